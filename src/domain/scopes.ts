@@ -1,0 +1,15 @@
+/** Every scope an API key can carry (spec: Authentication). */
+export const SCOPES = [
+  'mcp:access',
+  'tickets:create',
+  'tickets:read',
+  'tickets:update',
+  'message:send',
+  'conversation:handover:request',
+  'conversation:handover:open',
+  'chat:send',
+  'resource:create',
+  'webhook:create',
+] as const;
+
+export type Scope = (typeof SCOPES)[number];

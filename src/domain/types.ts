@@ -1,0 +1,73 @@
+export const TICKET_STATUSES = ['open', 'in_progress', 'resolved', 'closed'] as const;
+export const TICKET_PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
+export const USER_ROLES = ['admin', 'agent'] as const;
+
+export type TicketStatus = (typeof TICKET_STATUSES)[number];
+export type TicketPriority = (typeof TICKET_PRIORITIES)[number];
+export type UserRole = (typeof USER_ROLES)[number];
+
+export interface Organization {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface User {
+  id: string;
+  organizationId: string;
+  email: string;
+  name: string;
+  role: UserRole;
+  /** scrypt: `scrypt$N$r$p$salt$hash`, base64url parts. */
+  passwordHash: string;
+  createdAt: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  organizationId: string;
+  /** The dashboard user who created the key; the key sees what they see. */
+  userId: string;
+  name: string;
+  /** SHA-256 of the whole key, hex. The key itself is never stored. */
+  hash: string;
+  /** First characters of the key, to recognise it in listings. */
+  prefix: string;
+  scopes: string[];
+  createdAt: string;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+export interface Contact {
+  id: string;
+  organizationId: string;
+  /** `<phone>:<phoneNumberId>` on the chat network. */
+  audienceExternalId: string;
+  name: string | null;
+  createdAt: string;
+}
+
+export interface Ticket {
+  _id: string;
+  ticketId: string;
+  title: string;
+  description: string;
+  status: TicketStatus;
+  priority: TicketPriority;
+  assigneeId: string | null;
+  audienceId: string | null;
+  organizationId: string;
+  resolutionDate: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Who is calling: resolved from an API key. */
+export interface Principal {
+  organizationId: string;
+  userId: string;
+  role: UserRole;
+  keyId: string;
+  scopes: ReadonlySet<string>;
+}

@@ -1,0 +1,110 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Real redis-server and nats-server processes for tests, each on a free
+ * loopback port with its own temporary directory. Never the machine's shared
+ * services on the default ports.
+ */
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      if (addr === null || typeof addr === 'string') return reject(new Error('no port'));
+      const port = addr.port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPort(port: number, timeoutMs: number, proc: ChildProcess, name: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`${name} exited early with ${proc.exitCode}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      s.once('connect', () => { s.destroy(); resolve(true); });
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${name} did not listen on ${port} within ${timeoutMs} ms`);
+}
+
+export interface ServerProcess {
+  url: string;
+  port: number;
+  dir: string;
+  proc: ChildProcess;
+  /** SIGKILL and restart on the same port and directory (for fault tests). */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function startProcess(name: string, cmd: string, args: (port: number, dir: string) => string[], url: (port: number) => string): Promise<ServerProcess> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), `sb-${name}-`));
+  let stderr = '';
+  const launch = () => {
+    const p = spawn(cmd, args(port, dir), { stdio: ['ignore', 'ignore', 'pipe'] });
+    p.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
+    return p;
+  };
+  const handle: ServerProcess = {
+    url: url(port),
+    port,
+    dir,
+    proc: launch(),
+    async restart() {
+      await killAndWait(handle.proc, 'SIGKILL');
+      handle.proc = launch();
+      await waitForPort(port, 10_000, handle.proc, name);
+    },
+    async stop() {
+      await killAndWait(handle.proc, 'SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await waitForPort(port, 10_000, handle.proc, name);
+  } catch (e) {
+    handle.proc.kill('SIGKILL');
+    throw new Error(`${(e as Error).message}\n${stderr}`);
+  }
+  return handle;
+}
+
+function killAndWait(p: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(() => p.kill('SIGKILL'), 5000);
+    p.once('exit', () => { clearTimeout(t); resolve(); });
+    p.kill(signal);
+  });
+}
+
+export function startRedis(): Promise<ServerProcess> {
+  return startProcess(
+    'redis',
+    'redis-server',
+    (port, dir) => ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no'],
+    (port) => `redis://127.0.0.1:${port}`,
+  );
+}
+
+export function startNats(): Promise<ServerProcess> {
+  return startProcess(
+    'nats',
+    'nats-server',
+    (port, dir) => ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir],
+    (port) => `nats://127.0.0.1:${port}`,
+  );
+}

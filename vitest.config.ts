@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    // Two cores: integration suites start their own redis-server / nats-server;
+    // running too many at once only adds noise.
+    maxWorkers: 2,
+  },
+});
