@@ -1,0 +1,50 @@
+import type { Ticket, TicketPriority, TicketStatus } from './types.js';
+
+export interface TicketChanges {
+  title?: string;
+  description?: string;
+  status?: TicketStatus;
+  priority?: TicketPriority;
+  assigneeId?: string | null;
+  resolutionDate?: string | null;
+}
+
+const isDone = (s: TicketStatus) => s === 'resolved' || s === 'closed';
+
+/**
+ * Applies an update to a ticket. Only the given fields change; `updatedAt`
+ * moves. `resolutionDate` follows the status unless the caller sets it: it is
+ * stamped when the ticket becomes resolved or closed, and cleared when it is
+ * reopened (open / in_progress).
+ */
+export function applyTicketChanges(ticket: Ticket, changes: TicketChanges, now: string): Ticket {
+  const next: Ticket = { ...ticket, updatedAt: now };
+  if (changes.title !== undefined) next.title = changes.title;
+  if (changes.description !== undefined) next.description = changes.description;
+  if (changes.priority !== undefined) next.priority = changes.priority;
+  if (changes.assigneeId !== undefined) next.assigneeId = changes.assigneeId;
+  if (changes.status !== undefined) next.status = changes.status;
+
+  if (changes.resolutionDate !== undefined) {
+    next.resolutionDate = changes.resolutionDate;
+  } else if (changes.status !== undefined && changes.status !== ticket.status) {
+    if (isDone(changes.status) && !isDone(ticket.status)) next.resolutionDate = now;
+    else if (!isDone(changes.status)) next.resolutionDate = null;
+  }
+  return next;
+}
+
+/** Resolution date for a ticket created directly in a given status. */
+export function initialResolutionDate(status: TicketStatus, now: string): string | null {
+  return isDone(status) ? now : null;
+}
+
+/** `T-<yymmdd>-<sequence padded to 6>`: readable, sortable, unique per organization. */
+export function formatTicketId(createdAt: Date, sequence: number): string {
+  const y = String(createdAt.getUTCFullYear() % 100).padStart(2, '0');
+  const m = String(createdAt.getUTCMonth() + 1).padStart(2, '0');
+  const d = String(createdAt.getUTCDate()).padStart(2, '0');
+  return `T-${y}${m}${d}-${String(sequence).padStart(6, '0')}`;
+}
+
+export const TICKET_ID_PATTERN = /^T-\d+-\d+$/;
