@@ -1,0 +1,5 @@
+export type * from './types.js';
+export { EmbeddedDb, type WriteOp } from './embedded-db.js';
+export { createEmbeddedStore } from './memory.js';
+export { createRedisStore } from './redis.js';
+export { connectRedis, LuaScript, orgKeys, type RedisClient } from './redis-client.js';

@@ -1,0 +1,315 @@
+import { randomBytes } from 'node:crypto';
+import { conflict } from '../errors.js';
+import type { ApiKeyRecord, Contact, Organization, Ticket, User } from '../domain/types.js';
+import { formatTicketId } from '../domain/ticket-rules.js';
+import { LuaScript, orgKeys, type RedisClient } from './redis-client.js';
+import type { NewTicket, Store, TicketPage, TicketQuery } from './types.js';
+
+/*
+ * Key layout (prefix `sb` by default). Everything of one organization carries
+ * the `{o:<org>}` hash tag, so a ticket and its indexes change together in one
+ * script, also on Redis Cluster.
+ *
+ *   sb:orgs                          set of organization ids
+ *   sb:org:<id>                      organization JSON
+ *   sb:apikey:<sha256>               API key record JSON (global: looked up by hash)
+ *   sb:meta:<key>                    service metadata
+ *   sb:{o:<org>}:user:<id>           user JSON
+ *   sb:{o:<org>}:users               hash email -> user id
+ *   sb:{o:<org>}:apikeys             hash key id -> sha256
+ *   sb:{o:<org>}:contact:<aeid>      contact JSON
+ *   sb:{o:<org>}:contact-ids         hash contact id -> audienceExternalId
+ *   sb:{o:<org>}:ticket-seq          counter behind ticketId
+ *   sb:{o:<org>}:ticket:<ticketId>   ticket JSON (+ seq, version)
+ *   sb:{o:<org>}:tix                 zset of all ticketIds, score = seq
+ *   sb:{o:<org>}:tix:s:<status>      zset per status
+ *   sb:{o:<org>}:tix:c:<contactId>   zset per contact
+ *   sb:{o:<org>}:tix:a:<userId|->    zset per assignee ('-' = unassigned)
+ */
+
+type StoredTicket = Ticket & { seq: number; version: number };
+
+// The ticket key is derived inside the script from the sequence it draws; it
+// shares the hash tag of the declared keys, so it lives in the same slot.
+const createTicketScript = new LuaScript(`
+local seq = redis.call('INCR', KEYS[1])
+local id = 'T-' .. ARGV[1] .. '-' .. string.format('%06d', seq)
+local t = cjson.decode(ARGV[2])
+t.ticketId = id
+t.seq = seq
+t.version = 1
+redis.call('SET', ARGV[3] .. id, cjson.encode(t))
+for i = 2, #KEYS do redis.call('ZADD', KEYS[i], seq, id) end
+return seq
+`);
+
+const updateTicketScript = new LuaScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return -1 end
+local t = cjson.decode(cur)
+if tostring(t.version) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+local n = tonumber(ARGV[3])
+for i = 2, 1 + n do redis.call('ZREM', KEYS[i], ARGV[4]) end
+for i = 2 + n, #KEYS do redis.call('ZADD', KEYS[i], ARGV[5], ARGV[4]) end
+return 1
+`);
+
+const listTicketsScript = new LuaScript(`
+local sets = {}
+for i = 6, #KEYS do sets[#sets + 1] = KEYS[i] end
+if ARGV[1] == '1' then
+  redis.call('ZUNIONSTORE', KEYS[2], 2, KEYS[4], KEYS[5])
+  sets[#sets + 1] = KEYS[2]
+end
+local src = KEYS[3]
+if #sets == 1 then
+  src = sets[1]
+elseif #sets > 1 then
+  local args = {'ZINTERSTORE', KEYS[1], #sets}
+  for _, s in ipairs(sets) do args[#args + 1] = s end
+  args[#args + 1] = 'AGGREGATE'
+  args[#args + 1] = 'MAX'
+  redis.call(unpack(args))
+  src = KEYS[1]
+end
+local total = redis.call('ZCARD', src)
+local offset = tonumber(ARGV[2])
+local ids = redis.call('ZREVRANGE', src, offset, offset + tonumber(ARGV[3]) - 1)
+redis.call('DEL', KEYS[1], KEYS[2])
+local out = {total}
+for _, id in ipairs(ids) do out[#out + 1] = redis.call('GET', ARGV[4] .. id) end
+return out
+`);
+
+const createUserScript = new LuaScript(`
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('SET', KEYS[2], ARGV[3])
+return 1
+`);
+
+const upsertContactScript = new LuaScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur then return cur end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+return ARGV[1]
+`);
+
+const revokeKeyScript = new LuaScript(`
+local hash = redis.call('HGET', KEYS[1], ARGV[1])
+if not hash then return false end
+local key = ARGV[3] .. hash
+local cur = redis.call('GET', key)
+if not cur then return false end
+local rec = cjson.decode(cur)
+if rec.revokedAt == cjson.null or rec.revokedAt == nil then rec.revokedAt = ARGV[2] end
+local out = cjson.encode(rec)
+redis.call('SET', key, out)
+return out
+`);
+
+const touchKeyScript = new LuaScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return 0 end
+local rec = cjson.decode(cur)
+rec.lastUsedAt = ARGV[1]
+redis.call('SET', KEYS[1], cjson.encode(rec))
+return 1
+`);
+
+const MAX_UPDATE_ATTEMPTS = 20;
+
+function ymd(createdAt: string): string {
+  // formatTicketId's date part, so both adapters print the same shape.
+  return formatTicketId(new Date(createdAt), 0).split('-')[1]!;
+}
+
+function toTicket(raw: string): Ticket {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  const { seq, version, ...t } = JSON.parse(raw) as StoredTicket;
+  return t;
+}
+
+/** Redis adapter of the store ports. Multi-key changes are Lua scripts. */
+export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
+  const k = (orgId: string) => orgKeys(prefix, orgId);
+  const indexKeys = (orgId: string, t: Pick<Ticket, 'status' | 'audienceId' | 'assigneeId'>) => {
+    const key = k(orgId);
+    const keys = [key('tix'), key('tix', 's', t.status), key('tix', 'a', t.assigneeId ?? '-')];
+    if (t.audienceId !== null) keys.push(key('tix', 'c', t.audienceId));
+    return keys;
+  };
+
+  return {
+    kind: 'redis',
+    organizations: {
+      async create(org: Organization) {
+        await client.multi().set(`${prefix}:org:${org.id}`, JSON.stringify(org)).sAdd(`${prefix}:orgs`, org.id).exec();
+      },
+      async get(id) {
+        const raw = await client.get(`${prefix}:org:${id}`);
+        return raw === null ? null : (JSON.parse(raw) as Organization);
+      },
+      async list() {
+        const ids = await client.sMembers(`${prefix}:orgs`);
+        if (ids.length === 0) return [];
+        const raws = await client.mGet(ids.map((id) => `${prefix}:org:${id}`));
+        return raws
+          .filter((r): r is string => r !== null)
+          .map((r) => JSON.parse(r) as Organization)
+          .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      },
+    },
+    users: {
+      async create(user: User) {
+        const key = k(user.organizationId);
+        const ok = await createUserScript.run(client, [key('users'), key('user', user.id)], [user.email.toLowerCase(), user.id, JSON.stringify(user)]);
+        if (ok === 0) throw conflict('email_taken', 'a user with this email exists in the organization');
+      },
+      async get(organizationId, id) {
+        const raw = await client.get(k(organizationId)('user', id));
+        return raw === null ? null : (JSON.parse(raw) as User);
+      },
+      async list(organizationId) {
+        const key = k(organizationId);
+        const ids = Object.values(await client.hGetAll(key('users')));
+        if (ids.length === 0) return [];
+        const raws = await client.mGet(ids.map((id) => key('user', id)));
+        return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as User);
+      },
+    },
+    apiKeys: {
+      async create(rec: ApiKeyRecord) {
+        await client
+          .multi()
+          .set(`${prefix}:apikey:${rec.hash}`, JSON.stringify(rec))
+          .hSet(k(rec.organizationId)('apikeys'), rec.id, rec.hash)
+          .exec();
+      },
+      async getByHash(hash) {
+        const raw = await client.get(`${prefix}:apikey:${hash}`);
+        return raw === null ? null : (JSON.parse(raw) as ApiKeyRecord);
+      },
+      async list(organizationId) {
+        const hashes = Object.values(await client.hGetAll(k(organizationId)('apikeys')));
+        if (hashes.length === 0) return [];
+        const raws = await client.mGet(hashes.map((h) => `${prefix}:apikey:${h}`));
+        return raws
+          .filter((r): r is string => r !== null)
+          .map((r) => JSON.parse(r) as ApiKeyRecord)
+          .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      },
+      async revoke(organizationId, id, at) {
+        // The key record lives outside the org's slot (it is found by hash), so
+        // this script touches keys of two slots: fine on a single Redis; on
+        // Redis Cluster it would be split into HGET + a script on the record.
+        const out = await revokeKeyScript.run(client, [k(organizationId)('apikeys')], [id, at, `${prefix}:apikey:`]);
+        return typeof out === 'string' ? (JSON.parse(out) as ApiKeyRecord) : null;
+      },
+      async touch(hash, at) {
+        await touchKeyScript.run(client, [`${prefix}:apikey:${hash}`], [at]);
+      },
+    },
+    contacts: {
+      async upsert(contact: Contact) {
+        const key = k(contact.organizationId);
+        const out = await upsertContactScript.run(
+          client,
+          [key('contact', contact.audienceExternalId), key('contact-ids')],
+          [JSON.stringify(contact), contact.id, contact.audienceExternalId],
+        );
+        return JSON.parse(String(out)) as Contact;
+      },
+      async get(organizationId, audienceExternalId) {
+        const raw = await client.get(k(organizationId)('contact', audienceExternalId));
+        return raw === null ? null : (JSON.parse(raw) as Contact);
+      },
+      async getById(organizationId, id) {
+        const aeid = await client.hGet(k(organizationId)('contact-ids'), id);
+        if (aeid === null || aeid === undefined) return null;
+        const raw = await client.get(k(organizationId)('contact', aeid));
+        return raw === null ? null : (JSON.parse(raw) as Contact);
+      },
+      async list(organizationId) {
+        const key = k(organizationId);
+        const aeids = Object.values(await client.hGetAll(key('contact-ids')));
+        if (aeids.length === 0) return [];
+        const raws = await client.mGet(aeids.map((a) => key('contact', a)));
+        return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as Contact);
+      },
+    },
+    tickets: {
+      async create(ticket: NewTicket) {
+        const key = k(ticket.organizationId);
+        const seq = Number(
+          await createTicketScript.run(
+            client,
+            [key('ticket-seq'), ...indexKeys(ticket.organizationId, ticket)],
+            [ymd(ticket.createdAt), JSON.stringify(ticket), key('ticket', '')],
+          ),
+        );
+        return { ...ticket, ticketId: formatTicketId(new Date(ticket.createdAt), seq) } as Ticket;
+      },
+      async get(organizationId, ticketId) {
+        const raw = await client.get(k(organizationId)('ticket', ticketId));
+        return raw === null ? null : toTicket(raw);
+      },
+      async update(organizationId, ticketId, change) {
+        const key = k(organizationId)('ticket', ticketId);
+        for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+          const raw = await client.get(key);
+          if (raw === null) return null;
+          const stored = JSON.parse(raw) as StoredTicket;
+          const next = change(toTicket(raw));
+          if (next === null) return null;
+          const oldIdx = indexKeys(organizationId, stored);
+          const newIdx = indexKeys(organizationId, next);
+          const removed = oldIdx.filter((x) => !newIdx.includes(x));
+          const added = newIdx.filter((x) => !oldIdx.includes(x));
+          const body: StoredTicket = { ...next, seq: stored.seq, version: stored.version + 1 };
+          const ok = await updateTicketScript.run(
+            client,
+            [key, ...removed, ...added],
+            [stored.version, JSON.stringify(body), removed.length, ticketId, stored.seq],
+          );
+          if (ok === 1) return next;
+          if (ok === -1) return null;
+        }
+        throw conflict('concurrent_update', 'the ticket is being changed by others; try again');
+      },
+      async list(q: TicketQuery): Promise<TicketPage> {
+        const key = k(q.organizationId);
+        const tmp = randomBytes(8).toString('hex');
+        const filters: string[] = [];
+        if (q.status !== undefined) filters.push(key('tix', 's', q.status));
+        if (q.audienceId !== undefined) filters.push(key('tix', 'c', q.audienceId));
+        const vis = q.visibleToAgent;
+        const out = (await listTicketsScript.run(
+          client,
+          [key('tmp', tmp, 'i'), key('tmp', tmp, 'v'), key('tix'), key('tix', 'a', vis ?? '-'), key('tix', 'a', '-'), ...filters],
+          [vis === undefined ? '0' : '1', q.offset, q.limit, key('ticket', '')],
+        )) as [number, ...(string | null)[]];
+        const [total, ...raws] = out;
+        return { total: Number(total), tickets: raws.filter((r): r is string => r !== null).map(toTicket) };
+      },
+    },
+    meta: {
+      async get(key) {
+        return client.get(`${prefix}:meta:${key}`);
+      },
+      async setIfAbsent(key, value) {
+        return (await client.set(`${prefix}:meta:${key}`, value, { NX: true })) === 'OK';
+      },
+    },
+    async isEmpty() {
+      return (await client.exists(`${prefix}:orgs`)) === 0;
+    },
+    async ping() {
+      await client.ping();
+    },
+    async close() {
+      if (client.isOpen) await client.quit();
+    },
+  };
+}

@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/index.js';
+import type { Ticket, TicketStatus } from '../../src/domain/types.js';
+import { TICKET_ID_PATTERN } from '../../src/domain/ticket-rules.js';
+
+const now = () => new Date().toISOString();
+
+function newTicket(orgId: string, over: Partial<Ticket> = {}): Omit<Ticket, 'ticketId'> {
+  const t = now();
+  return {
+    _id: randomUUID(),
+    title: 'Printer on fire',
+    description: 'It is on fire',
+    status: 'open',
+    priority: 'medium',
+    assigneeId: null,
+    audienceId: null,
+    organizationId: orgId,
+    resolutionDate: null,
+    createdAt: t,
+    updatedAt: t,
+    ...over,
+  };
+}
+
+/** One suite, run against every Store adapter. */
+export function runStoreContract(name: string, create: () => Promise<Store>): void {
+  describe(`store contract: ${name}`, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await create();
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    it('is empty at first and creates, gets and lists organizations', async () => {
+      expect(await store.isEmpty()).toBe(true);
+      const org = { id: randomUUID(), name: 'Acme', createdAt: now() };
+      await store.organizations.create(org);
+      expect(await store.isEmpty()).toBe(false);
+      expect(await store.organizations.get(org.id)).toEqual(org);
+      expect(await store.organizations.get(randomUUID())).toBeNull();
+      expect((await store.organizations.list()).map((o) => o.id)).toEqual([org.id]);
+    });
+
+    it('refuses a second user with the same email in one organization, not across organizations', async () => {
+      const user = { id: randomUUID(), organizationId: 'o1', email: 'Ann@x.io', name: 'Ann', role: 'admin' as const, passwordHash: 'h', createdAt: now() };
+      await store.users.create(user);
+      await expect(store.users.create({ ...user, id: randomUUID(), email: 'ann@x.io' })).rejects.toMatchObject({ code: 'email_taken', status: 409 });
+      await store.users.create({ ...user, id: randomUUID(), organizationId: 'o2' });
+      expect(await store.users.get('o1', user.id)).toEqual(user);
+      expect(await store.users.get('o2', user.id)).toBeNull();
+      expect(await store.users.list('o1')).toHaveLength(1);
+    });
+
+    it('stores API keys by hash, revokes and touches them, scoped to the organization', async () => {
+      const rec = { id: randomUUID(), organizationId: 'o1', userId: 'u1', name: 'k', hash: 'a'.repeat(64), prefix: 'org_abc', scopes: ['tickets:read'], createdAt: now(), revokedAt: null, lastUsedAt: null };
+      await store.apiKeys.create(rec);
+      expect(await store.apiKeys.getByHash(rec.hash)).toEqual(rec);
+      expect(await store.apiKeys.revoke('o2', rec.id, now())).toBeNull();
+      expect((await store.apiKeys.getByHash(rec.hash))?.revokedAt).toBeNull();
+      const at = now();
+      await store.apiKeys.touch(rec.hash, at);
+      expect((await store.apiKeys.getByHash(rec.hash))?.lastUsedAt).toBe(at);
+      const revoked = await store.apiKeys.revoke('o1', rec.id, at);
+      expect(revoked?.revokedAt).toBe(at);
+      expect((await store.apiKeys.getByHash(rec.hash))?.revokedAt).toBe(at);
+      expect(await store.apiKeys.list('o1')).toHaveLength(1);
+      expect(await store.apiKeys.list('o2')).toHaveLength(0);
+    });
+
+    it('upserts contacts once and finds them by external id and id, per organization', async () => {
+      const c = { id: randomUUID(), organizationId: 'o1', audienceExternalId: '4915112345678:1000', name: null, createdAt: now() };
+      expect(await store.contacts.upsert(c)).toEqual(c);
+      expect(await store.contacts.upsert({ ...c, id: randomUUID() })).toEqual(c);
+      expect(await store.contacts.get('o1', c.audienceExternalId)).toEqual(c);
+      expect(await store.contacts.get('o2', c.audienceExternalId)).toBeNull();
+      expect(await store.contacts.getById('o1', c.id)).toEqual(c);
+      expect(await store.contacts.getById('o2', c.id)).toBeNull();
+      expect(await store.contacts.list('o1')).toHaveLength(1);
+    });
+
+    it('gives tickets unique T-<digits>-<digits> ids and lists newest first with totals and pages', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 7; i++) ids.push((await store.tickets.create(newTicket('o1', { title: `t${i}` }))).ticketId);
+      for (const id of ids) expect(id).toMatch(TICKET_ID_PATTERN);
+      expect(new Set(ids).size).toBe(7);
+      const page1 = await store.tickets.list({ organizationId: 'o1', offset: 0, limit: 3 });
+      expect(page1.total).toBe(7);
+      expect(page1.tickets.map((t) => t.title)).toEqual(['t6', 't5', 't4']);
+      const page3 = await store.tickets.list({ organizationId: 'o1', offset: 6, limit: 3 });
+      expect(page3.tickets.map((t) => t.title)).toEqual(['t0']);
+      expect((await store.tickets.list({ organizationId: 'o2', offset: 0, limit: 10 })).total).toBe(0);
+      const got = await store.tickets.get('o1', ids[0]!);
+      expect(got).toMatchObject({ ticketId: ids[0], title: 't0', organizationId: 'o1', assigneeId: null });
+      expect(Object.keys(got!).sort()).toEqual(Object.keys(newTicket('x')).concat('ticketId').sort());
+      expect(await store.tickets.get('o2', ids[0]!)).toBeNull();
+    });
+
+    it('filters by status, contact and agent visibility, and keeps indexes right after updates', async () => {
+      const mk = (status: TicketStatus, audienceId: string | null, assigneeId: string | null) =>
+        store.tickets.create(newTicket('o1', { status, audienceId, assigneeId, title: `${status}/${audienceId}/${assigneeId}` }));
+      const a = await mk('open', 'c1', null);
+      await mk('open', 'c2', 'agent1');
+      await mk('resolved', 'c1', 'agent2');
+      await mk('in_progress', null, 'agent1');
+      const titles = async (q: Partial<Parameters<Store['tickets']['list']>[0]>) =>
+        (await store.tickets.list({ organizationId: 'o1', offset: 0, limit: 100, ...q })).tickets.map((t) => t.title).sort();
+
+      expect(await titles({ status: 'open' })).toEqual(['open/c1/null', 'open/c2/agent1']);
+      expect(await titles({ audienceId: 'c1' })).toEqual(['open/c1/null', 'resolved/c1/agent2']);
+      expect(await titles({ audienceId: 'c1', status: 'resolved' })).toEqual(['resolved/c1/agent2']);
+      expect(await titles({ visibleToAgent: 'agent1' })).toEqual(['in_progress/null/agent1', 'open/c1/null', 'open/c2/agent1']);
+      expect(await titles({ visibleToAgent: 'agent1', status: 'open', audienceId: 'c2' })).toEqual(['open/c2/agent1']);
+
+      const updated = await store.tickets.update('o1', a.ticketId, (t) => ({ ...t, status: 'closed', assigneeId: 'agent2' }));
+      expect(updated?.status).toBe('closed');
+      expect(await titles({ status: 'open' })).toEqual(['open/c2/agent1']);
+      expect(await titles({ status: 'closed' })).toEqual(['open/c1/null']);
+      expect(await titles({ visibleToAgent: 'agent1' })).toEqual(['in_progress/null/agent1', 'open/c2/agent1']);
+      const list = await store.tickets.list({ organizationId: 'o1', status: 'closed', offset: 0, limit: 5 });
+      expect(list.total).toBe(1);
+      expect(list.tickets[0]).toEqual(updated);
+    });
+
+    it('applies concurrent updates of one ticket without losing any', async () => {
+      const t = await store.tickets.create(newTicket('o1', { description: '' }));
+      await Promise.all(
+        Array.from({ length: 15 }, (_, i) => store.tickets.update('o1', t.ticketId, (cur) => ({ ...cur, description: cur.description + `[${i}]` }))),
+      );
+      const final = await store.tickets.get('o1', t.ticketId);
+      for (let i = 0; i < 15; i++) expect(final!.description).toContain(`[${i}]`);
+    });
+
+    it('returns null when updating a missing or foreign ticket, and when the change aborts', async () => {
+      const t = await store.tickets.create(newTicket('o1'));
+      expect(await store.tickets.update('o2', t.ticketId, (c) => c)).toBeNull();
+      expect(await store.tickets.update('o1', 'T-1-1', (c) => c)).toBeNull();
+      expect(await store.tickets.update('o1', t.ticketId, () => null)).toBeNull();
+    });
+
+    it('sets meta values only once', async () => {
+      expect(await store.meta.get('x')).toBeNull();
+      expect(await store.meta.setIfAbsent('x', '1')).toBe(true);
+      expect(await store.meta.setIfAbsent('x', '2')).toBe(false);
+      expect(await store.meta.get('x')).toBe('1');
+    });
+
+    it('answers ping', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+  });
+}

@@ -1,0 +1,56 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectRedis, createEmbeddedStore, createRedisStore, EmbeddedDb } from '../../src/store/index.js';
+import { startRedis, type ServerProcess } from '../harness/servers.js';
+import { runStoreContract } from './contract.js';
+
+runStoreContract('embedded (in memory)', async () => createEmbeddedStore(await EmbeddedDb.open(null)));
+
+const dirs: string[] = [];
+runStoreContract('embedded (on disk)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-store-'));
+  dirs.push(dir);
+  return createEmbeddedStore(await EmbeddedDb.open(dir));
+});
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+let redis: ServerProcess;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+runStoreContract('redis', async () => {
+  // A fresh key prefix per test keeps cases independent on one server.
+  const client = await connectRedis(redis.url);
+  return createRedisStore(client, `t${randomUUID().slice(0, 8)}`);
+});
+
+describe('embedded store durability', () => {
+  it('keeps every acknowledged write across a restart, with and without a clean close', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-durable-'));
+    try {
+      const db1 = await EmbeddedDb.open(dir);
+      const s1 = createEmbeddedStore(db1);
+      await s1.organizations.create({ id: 'o1', name: 'A', createdAt: new Date().toISOString() });
+      const base = { _id: 'x', title: 't', description: 'd', status: 'open' as const, priority: 'low' as const, assigneeId: null, audienceId: null, organizationId: 'o1', resolutionDate: null, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() };
+      const t1 = await s1.tickets.create(base);
+      await s1.tickets.update('o1', t1.ticketId, (t) => ({ ...t, status: 'resolved' }));
+      // No close: simulates a crash after the acknowledgements.
+      const s2 = createEmbeddedStore(await EmbeddedDb.open(dir));
+      expect((await s2.tickets.get('o1', t1.ticketId))?.status).toBe('resolved');
+      const t2 = await s2.tickets.create(base);
+      expect(t2.ticketId).not.toBe(t1.ticketId);
+      await s2.close();
+      const s3 = createEmbeddedStore(await EmbeddedDb.open(dir));
+      expect((await s3.tickets.list({ organizationId: 'o1', offset: 0, limit: 10 })).tickets.map((t) => t.ticketId)).toEqual([t2.ticketId, t1.ticketId]);
+      await s3.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
