@@ -36,6 +36,25 @@ export const configSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
   /** Seed a demo organization on the first embedded start (when nothing is stored yet). */
   SEED_DEMO: bool.default(true),
+  /** Events (issue 5): how long the JetStream stream keeps events whatever consumers did. */
+  EVENTS_MAX_AGE_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(168),
+  /** Replicas of the events stream: 3 on a NATS cluster so a lost server loses no event. */
+  EVENTS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /** Webhooks: development only — allow http:// and loopback receivers (never private ranges). */
+  WEBHOOK_ALLOW_LOOPBACK: bool.default(false),
+  /** Webhooks: one delivery attempt (connect + response) gives up after this long. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  /** Webhooks: first retry delay; doubles per attempt (with jitter) up to WEBHOOK_RETRY_MAX_DELAY_MS. */
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(5_000),
+  WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().min(10).max(86_400_000).default(6 * 3_600_000),
+  /** Webhooks: no retry is scheduled past this long after the first attempt (about three days). */
+  WEBHOOK_RETRY_WINDOW_MS: z.coerce.number().int().min(0).max(30 * 86_400_000).default(72 * 3_600_000),
+  /** Webhooks: requests in flight at once to one registration. */
+  WEBHOOK_CONCURRENCY_PER_ENDPOINT: z.coerce.number().int().min(1).max(256).default(8),
+  /** Webhooks: registrations one node serves at once (each in its own queue). */
+  WEBHOOK_MAX_ACTIVE_ENDPOINTS: z.coerce.number().int().min(1).max(10_000).default(256),
+  /** Webhooks: finished deliveries (and their attempts) are kept this many days. */
+  WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(365).default(30),
 });
 
 export type Config = z.infer<typeof configSchema> & {
