@@ -28,3 +28,61 @@ export interface EventPublisher {
 export function eventSubject(prefix: string, event: Pick<DomainEvent, 'organizationId' | 'type'>): string {
   return `${prefix}.events.${event.organizationId}.${event.type}`;
 }
+
+/** Every event type the service emits (and that webhooks may subscribe to). */
+export const EVENT_TYPES = [
+  'message_status',
+  'inbound_message',
+  'message.sent',
+  'resource.created',
+  'resource.updated',
+  'ticket.created',
+  'ticket.updated',
+  'handover.requested',
+  'handover.opened',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** What a consumer's handler learns about one delivery of an event. */
+export interface EventDeliveryInfo {
+  /** Position of the event in the log (monotonic per log). */
+  seq: number;
+  /** 1 on the first delivery, more when the event is redelivered. */
+  deliveryCount: number;
+}
+
+/**
+ * Handles one event. Resolving acknowledges it (it is never delivered to this
+ * consumer again); rejecting makes the log redeliver it later, with backoff.
+ * Delivery is at least once: after a crash an event can arrive again even if
+ * its handler had finished, so handlers must be idempotent.
+ */
+export type EventHandler = (event: DomainEvent, info: EventDeliveryInfo) => Promise<void>;
+
+export interface ConsumeOptions {
+  /** Most handler calls in flight at once (default 16). Order is only kept when 1. */
+  concurrency?: number;
+  /** Only events of this organization (the live inbox); default all. */
+  organizationId?: string;
+}
+
+export interface EventSubscription {
+  /** Stops fetching; resolves once the handlers in flight have settled. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The durable event log: the `EventPublisher` port plus durable consumers.
+ *
+ * A consumer is identified by its durable `name`: its position survives
+ * restarts of the process (and, clustered, is shared by every node, which
+ * split the events between them). A name seen for the first time starts at
+ * the oldest event still retained. Two adapters: `EmbeddedEventLog` (an
+ * fsynced append-only log under DATA_DIR) and `JetStreamEventLog`.
+ */
+export interface EventLog extends EventPublisher {
+  consume(name: string, handler: EventHandler, options?: ConsumeOptions): Promise<EventSubscription>;
+  /** Stops every consumer and releases files / connections. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,14 @@
+export { eventSubject, EVENT_TYPES } from './types.js';
+export type {
+  ConsumeOptions,
+  DomainEvent,
+  EventDeliveryInfo,
+  EventHandler,
+  EventLog,
+  EventPublisher,
+  EventSubscription,
+  EventType,
+} from './types.js';
+export { EmbeddedEventLog, type EmbeddedEventLogOptions } from './embedded-log.js';
+export { JetStreamEventLog, type JetStreamEventLogOptions } from './jetstream-log.js';
+export { openEventLog } from './open.js';

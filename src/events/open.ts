@@ -1,0 +1,19 @@
+import { join } from 'node:path';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { EmbeddedEventLog } from './embedded-log.js';
+import { JetStreamEventLog } from './jetstream-log.js';
+import type { EventLog } from './types.js';
+
+/** The event log of the configured mode: JetStream when NATS_URL is set, else the embedded log under DATA_DIR/events. */
+export async function openEventLog(config: Config, log: Logger): Promise<EventLog> {
+  if (config.NATS_URL !== undefined) {
+    return JetStreamEventLog.connect(config.NATS_URL, {
+      prefix: config.KEY_PREFIX,
+      maxAgeMs: config.EVENTS_MAX_AGE_HOURS * 3600_000,
+      replicas: config.EVENTS_STREAM_REPLICAS,
+      log: log.child({ component: 'events' }),
+    });
+  }
+  return EmbeddedEventLog.open(join(config.DATA_DIR, 'events'), { log: log.child({ component: 'events' }) });
+}
