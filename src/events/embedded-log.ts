@@ -125,7 +125,11 @@ export class EmbeddedEventLog implements EventLog {
 
   publish(event: DomainEvent): Promise<void> {
     if (this.closed) return Promise.reject(new Error('event log is closed'));
-    assertPublishable(event);
+    try {
+      assertPublishable(event);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     const entry: Entry = { seq: this.nextSeq++, event };
     if (this.dir === null) {
       this.append([entry]);
