@@ -48,3 +48,21 @@ export function formatTicketId(createdAt: Date, sequence: number): string {
 }
 
 export const TICKET_ID_PATTERN = /^T-\d+-\d+$/;
+
+/** The ticket's fields in the spec's order, and nothing else (storage may add its own). */
+export function canonicalTicket(t: Ticket): Ticket {
+  return {
+    _id: t._id,
+    ticketId: t.ticketId,
+    title: t.title,
+    description: t.description,
+    status: t.status,
+    priority: t.priority,
+    assigneeId: t.assigneeId,
+    audienceId: t.audienceId,
+    organizationId: t.organizationId,
+    resolutionDate: t.resolutionDate,
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+  };
+}

@@ -1,6 +1,6 @@
 import { conflict } from '../errors.js';
 import type { ApiKeyRecord, Contact, Organization, Ticket, User } from '../domain/types.js';
-import { formatTicketId } from '../domain/ticket-rules.js';
+import { canonicalTicket, formatTicketId } from '../domain/ticket-rules.js';
 import type { EmbeddedDb } from './embedded-db.js';
 import type { NewTicket, Store, TicketPage, TicketQuery } from './types.js';
 
@@ -105,7 +105,7 @@ export function createEmbeddedStore(db: EmbeddedDb): Store {
     tickets: {
       async create(ticket: NewTicket) {
         const seq = (db.get<number>('ticketSeq', ticket.organizationId) ?? 0) + 1;
-        const full: Ticket = { ...ticket, ticketId: formatTicketId(new Date(ticket.createdAt), seq) };
+        const full = canonicalTicket({ ...ticket, ticketId: formatTicketId(new Date(ticket.createdAt), seq) });
         const list = ticketOrder.get(ticket.organizationId) ?? [];
         list.push(full.ticketId);
         ticketOrder.set(ticket.organizationId, list);
@@ -169,7 +169,5 @@ function seqOf(db: EmbeddedDb, org: string, ticketId: string): number {
 }
 
 function stripSeq(t: Ticket & { seq?: number }): Ticket {
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  const { seq, ...rest } = t;
-  return rest;
+  return canonicalTicket(t);
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { conflict } from '../errors.js';
 import type { ApiKeyRecord, Contact, Organization, Ticket, User } from '../domain/types.js';
-import { formatTicketId } from '../domain/ticket-rules.js';
+import { canonicalTicket, formatTicketId } from '../domain/ticket-rules.js';
 import { LuaScript, orgKeys, type RedisClient } from './redis-client.js';
 import type { NewTicket, Store, TicketPage, TicketQuery } from './types.js';
 
@@ -126,9 +126,7 @@ function ymd(createdAt: string): string {
 }
 
 function toTicket(raw: string): Ticket {
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  const { seq, version, ...t } = JSON.parse(raw) as StoredTicket;
-  return t;
+  return canonicalTicket(JSON.parse(raw) as StoredTicket);
 }
 
 /** Redis adapter of the store ports. Multi-key changes are Lua scripts. */
@@ -249,7 +247,7 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
             [ymd(ticket.createdAt), JSON.stringify(ticket), key('ticket', '')],
           ),
         );
-        return { ...ticket, ticketId: formatTicketId(new Date(ticket.createdAt), seq) } as Ticket;
+        return canonicalTicket({ ...ticket, ticketId: formatTicketId(new Date(ticket.createdAt), seq) });
       },
       async get(organizationId, ticketId) {
         const raw = await client.get(k(organizationId)('ticket', ticketId));

@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, badRequest, notFound } from '../errors.js';
+import type { Clock } from '../clock.js';
+import type { ApiKeyRecord, Contact, Organization, Principal, User, UserRole } from '../domain/types.js';
+import type { Scope } from '../domain/scopes.js';
+import { API_KEY_PATTERN, generateApiKey, hashApiKey, hashPassword } from '../domain/secrets.js';
+import type { Store } from '../store/index.js';
+
+/** How often `lastUsedAt` is written per key: a write per request would double the load. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export type PublicUser = Omit<User, 'passwordHash'>;
+export type PublicApiKey = Omit<ApiKeyRecord, 'hash'>;
+
+const publicUser = ({ passwordHash: _p, ...u }: User): PublicUser => u;
+const publicKey = ({ hash: _h, ...k }: ApiKeyRecord): PublicApiKey => k;
+
+/** Organizations, dashboard users, API keys and contacts, and resolving a key to a Principal. */
+export class AccountService {
+  private readonly touched = new Map<string, number>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  private now(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+
+  async createOrganization(name: string): Promise<Organization> {
+    const org = { id: randomUUID(), name, createdAt: this.now() };
+    await this.store.organizations.create(org);
+    return org;
+  }
+
+  listOrganizations(): Promise<Organization[]> {
+    return this.store.organizations.list();
+  }
+
+  async requireOrganization(id: string): Promise<Organization> {
+    const org = await this.store.organizations.get(id);
+    if (!org) throw notFound('organization');
+    return org;
+  }
+
+  async createUser(organizationId: string, input: { email: string; name: string; role: UserRole; password: string }): Promise<PublicUser> {
+    await this.requireOrganization(organizationId);
+    const user: User = {
+      id: randomUUID(),
+      organizationId,
+      email: input.email.toLowerCase(),
+      name: input.name,
+      role: input.role,
+      passwordHash: await hashPassword(input.password),
+      createdAt: this.now(),
+    };
+    await this.store.users.create(user);
+    return publicUser(user);
+  }
+
+  async listUsers(organizationId: string): Promise<PublicUser[]> {
+    await this.requireOrganization(organizationId);
+    return (await this.store.users.list(organizationId)).map(publicUser);
+  }
+
+  /** Issues a key; the returned `key` is the only time its text exists outside the caller. */
+  async createApiKey(organizationId: string, input: { userId: string; name: string; scopes: Scope[] }): Promise<PublicApiKey & { key: string }> {
+    await this.requireOrganization(organizationId);
+    const user = await this.store.users.get(organizationId, input.userId);
+    if (!user) throw badRequest('unknown_user', 'userId is not a user of this organization', { field: 'userId' });
+    const key = generateApiKey();
+    const rec: ApiKeyRecord = {
+      id: randomUUID(),
+      organizationId,
+      userId: user.id,
+      name: input.name,
+      hash: hashApiKey(key),
+      prefix: key.slice(0, 10),
+      scopes: [...new Set(input.scopes)],
+      createdAt: this.now(),
+      revokedAt: null,
+      lastUsedAt: null,
+    };
+    await this.store.apiKeys.create(rec);
+    return { ...publicKey(rec), key };
+  }
+
+  async listApiKeys(organizationId: string): Promise<PublicApiKey[]> {
+    await this.requireOrganization(organizationId);
+    return (await this.store.apiKeys.list(organizationId)).map(publicKey);
+  }
+
+  async revokeApiKey(organizationId: string, keyId: string): Promise<PublicApiKey> {
+    const rec = await this.store.apiKeys.revoke(organizationId, keyId, this.now());
+    if (!rec) throw notFound('API key');
+    return publicKey(rec);
+  }
+
+  async createContact(organizationId: string, input: { audienceExternalId: string; name?: string | undefined }): Promise<Contact> {
+    await this.requireOrganization(organizationId);
+    return this.store.contacts.upsert({
+      id: randomUUID(),
+      organizationId,
+      audienceExternalId: input.audienceExternalId,
+      name: input.name ?? null,
+      createdAt: this.now(),
+    });
+  }
+
+  async listContacts(organizationId: string): Promise<Contact[]> {
+    await this.requireOrganization(organizationId);
+    return this.store.contacts.list(organizationId);
+  }
+
+  /**
+   * Resolves the text of an API key to the caller. Unknown, malformed and
+   * revoked keys are all the same 401: the answer does not tell which.
+   */
+  async authenticate(rawKey: string | undefined): Promise<Principal> {
+    const denied = new AppError(401, 'unauthorized', 'missing or invalid API key');
+    if (rawKey === undefined || !API_KEY_PATTERN.test(rawKey)) throw denied;
+    // Lookup is by SHA-256 of the key: the database comparison is on a hash an
+    // attacker cannot steer byte by byte, so it leaks nothing useful in timing.
+    const hash = hashApiKey(rawKey);
+    const rec = await this.store.apiKeys.getByHash(hash);
+    if (!rec || rec.revokedAt !== null) throw denied;
+    const user = await this.store.users.get(rec.organizationId, rec.userId);
+    if (!user) throw denied;
+    this.touch(hash);
+    return { organizationId: rec.organizationId, userId: user.id, role: user.role, keyId: rec.id, scopes: new Set(rec.scopes) };
+  }
+
+  private touch(hash: string): void {
+    const now = this.clock.now();
+    const last = this.touched.get(hash);
+    if (last !== undefined && now - last < TOUCH_INTERVAL_MS) return;
+    this.touched.set(hash, now);
+    if (this.touched.size > 10_000) this.touched.clear();
+    // Best effort: a failed lastUsedAt write must not fail the request.
+    this.store.apiKeys.touch(hash, new Date(now).toISOString()).catch(() => this.touched.delete(hash));
+  }
+}

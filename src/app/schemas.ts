@@ -1,0 +1,135 @@
+import { z } from 'zod';
+import { TICKET_PRIORITIES, TICKET_STATUSES, USER_ROLES } from '../domain/types.js';
+import { SCOPES } from '../domain/scopes.js';
+
+/*
+ * Request and response schemas shared by the REST API, the MCP gateway and
+ * the OpenAPI document: one definition validates and documents.
+ */
+
+const text = (max: number) => z.string().trim().min(1).max(max);
+export const isoDateTime = z.iso.datetime({ offset: true });
+
+export const ticketStatus = z.enum(TICKET_STATUSES).describe('open, in_progress, resolved or closed');
+export const ticketPriority = z.enum(TICKET_PRIORITIES).describe('low, medium, high or urgent');
+export const audienceExternalId = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^\S+$/, 'must not contain spaces')
+  .describe("the contact's ID on its channel; on the chat network `<phone>:<phone number id>`");
+
+function subjectOrTitle<T extends { subject?: string | undefined; title?: string | undefined }>(v: T, ctx: z.RefinementCtx, required: boolean) {
+  if (v.subject !== undefined && v.title !== undefined && v.subject !== v.title) {
+    ctx.addIssue({ code: 'custom', path: ['title'], message: 'subject and title are the same field; when both are sent they must agree' });
+  }
+  if (required && v.subject === undefined && v.title === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['subject'], message: 'subject is required' });
+  }
+}
+
+export const createTicketBody = z
+  .object({
+    subject: text(500).optional().describe('the ticket subject (returned as `title`)'),
+    title: text(500).optional().describe('deprecated older name of `subject`'),
+    description: text(20_000),
+    status: ticketStatus.optional().describe('default open'),
+    priority: ticketPriority.optional().describe('default medium'),
+    assigneeId: z.string().min(1).max(100).nullable().optional().describe('ID of the dashboard user to assign'),
+    audienceExternalId: audienceExternalId.optional().describe('links the ticket to an existing contact'),
+  })
+  .strict()
+  .superRefine((v, ctx) => subjectOrTitle(v, ctx, true));
+export type CreateTicketInput = z.infer<typeof createTicketBody>;
+
+export const updateTicketBody = z
+  .object({
+    subject: text(500).optional(),
+    title: text(500).optional().describe('deprecated older name of `subject`'),
+    description: text(20_000).optional(),
+    status: ticketStatus.optional(),
+    priority: ticketPriority.optional(),
+    assigneeId: z.string().min(1).max(100).nullable().optional().describe('a user ID, or null to unassign'),
+    resolutionDate: isoDateTime.nullable().optional().describe('set automatically when the status becomes resolved or closed, unless given'),
+  })
+  .strict()
+  .superRefine((v, ctx) => {
+    subjectOrTitle(v, ctx, false);
+    if (Object.keys(v).length === 0) ctx.addIssue({ code: 'custom', path: [], message: 'send at least one field to change' });
+  });
+export type UpdateTicketInput = z.infer<typeof updateTicketBody>;
+
+export const listTicketsQuery = z.object({
+  audienceExternalId: audienceExternalId.optional(),
+  status: ticketStatus.optional(),
+  page: z.coerce.number().int().min(1).default(1).describe('>= 1, default 1'),
+  limit: z.coerce.number().int().min(1).max(100).default(20).describe('1 to 100, default 20'),
+});
+export type ListTicketsInput = z.infer<typeof listTicketsQuery>;
+
+export const ticketIdParams = z.object({ ticketId: z.string().min(1).max(64) });
+
+export const ticketSchema = z.object({
+  _id: z.string(),
+  ticketId: z.string().describe('T-<digits>-<digits>'),
+  title: z.string(),
+  description: z.string(),
+  status: ticketStatus,
+  priority: ticketPriority,
+  assigneeId: z.string().nullable(),
+  audienceId: z.string().nullable(),
+  organizationId: z.string(),
+  resolutionDate: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const ticketListSchema = z.object({
+  tickets: z.array(ticketSchema),
+  total: z.number().int(),
+  page: z.number().int(),
+  totalPages: z.number().int(),
+});
+
+export const errorSchema = z.object({
+  success: z.literal(false),
+  error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
+});
+
+// Operator (admin) API
+
+export const createOrganizationBody = z.object({ name: text(200) }).strict();
+export const orgParams = z.object({ orgId: z.string().min(1).max(64) });
+export const createUserBody = z
+  .object({
+    email: z.email().max(320),
+    name: text(200),
+    role: z.enum(USER_ROLES),
+    password: z.string().min(10).max(200),
+  })
+  .strict();
+export const createApiKeyBody = z
+  .object({
+    userId: z.string().min(1).max(64).describe('the dashboard user the key belongs to'),
+    name: text(200).default('API key'),
+    scopes: z.array(z.enum(SCOPES)).min(1).describe('scopes from the spec'),
+  })
+  .strict();
+export const keyParams = z.object({ orgId: z.string().min(1).max(64), keyId: z.string().min(1).max(64) });
+export const createContactBody = z.object({ audienceExternalId, name: text(200).optional() }).strict();
+
+export const organizationSchema = z.object({ id: z.string(), name: z.string(), createdAt: z.string() });
+export const userSchema = z.object({ id: z.string(), organizationId: z.string(), email: z.string(), name: z.string(), role: z.enum(USER_ROLES), createdAt: z.string() });
+export const apiKeySchema = z.object({
+  id: z.string(),
+  organizationId: z.string(),
+  userId: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  scopes: z.array(z.string()),
+  createdAt: z.string(),
+  revokedAt: z.string().nullable(),
+  lastUsedAt: z.string().nullable(),
+});
+export const createdApiKeySchema = apiKeySchema.extend({ key: z.string().describe('the key itself; shown only once') });
+export const contactSchema = z.object({ id: z.string(), organizationId: z.string(), audienceExternalId: z.string(), name: z.string().nullable(), createdAt: z.string() });

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { badRequest, notFound } from '../errors.js';
+import type { Clock } from '../clock.js';
+import type { Principal, Ticket } from '../domain/types.js';
+import { applyTicketChanges, initialResolutionDate, TICKET_ID_PATTERN } from '../domain/ticket-rules.js';
+import type { Store } from '../store/index.js';
+import { requireScope } from './principal.js';
+import type { CreateTicketInput, ListTicketsInput, UpdateTicketInput } from './schemas.js';
+
+export interface TicketList {
+  tickets: Ticket[];
+  total: number;
+  page: number;
+  totalPages: number;
+}
+
+/** Listener for ticket changes (the event log subscribes to publish ticket.* events). */
+export type TicketListener = (event: 'ticket.created' | 'ticket.updated', ticket: Ticket, principal: Principal) => Promise<void>;
+
+/**
+ * Tickets as a caller sees them. Visibility follows the key's owner: an admin
+ * sees every ticket of the organization, an agent those assigned to them or
+ * unassigned. Tickets a caller cannot see answer exactly like missing ones.
+ */
+export class TicketService {
+  private readonly listeners: TicketListener[] = [];
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  onChange(listener: TicketListener): void {
+    this.listeners.push(listener);
+  }
+
+  private async emit(event: 'ticket.created' | 'ticket.updated', ticket: Ticket, principal: Principal): Promise<void> {
+    for (const l of this.listeners) await l(event, ticket, principal);
+  }
+
+  private visible(principal: Principal, t: Ticket): boolean {
+    return principal.role === 'admin' || t.assigneeId === null || t.assigneeId === principal.userId;
+  }
+
+  private async checkAssignee(organizationId: string, assigneeId: string | null | undefined): Promise<void> {
+    if (assigneeId === undefined || assigneeId === null) return;
+    if (!(await this.store.users.get(organizationId, assigneeId))) {
+      throw badRequest('unknown_assignee', 'assigneeId is not a user of this organization', { field: 'assigneeId' });
+    }
+  }
+
+  async create(principal: Principal, input: CreateTicketInput): Promise<Ticket> {
+    requireScope(principal, 'tickets:create');
+    const org = principal.organizationId;
+    let audienceId: string | null = null;
+    const [contact] = await Promise.all([
+      input.audienceExternalId === undefined ? null : this.store.contacts.get(org, input.audienceExternalId),
+      this.checkAssignee(org, input.assigneeId),
+    ]);
+    if (input.audienceExternalId !== undefined) {
+      if (!contact) throw badRequest('unknown_contact', 'audienceExternalId matches no contact of this organization', { field: 'audienceExternalId' });
+      audienceId = contact.id;
+    }
+    const now = new Date(this.clock.now()).toISOString();
+    const status = input.status ?? 'open';
+    const ticket = await this.store.tickets.create({
+      _id: randomUUID(),
+      title: (input.subject ?? input.title)!,
+      description: input.description,
+      status,
+      priority: input.priority ?? 'medium',
+      assigneeId: input.assigneeId ?? null,
+      audienceId,
+      organizationId: org,
+      resolutionDate: initialResolutionDate(status, now),
+      createdAt: now,
+      updatedAt: now,
+    });
+    await this.emit('ticket.created', ticket, principal);
+    return ticket;
+  }
+
+  async get(principal: Principal, ticketId: string): Promise<Ticket> {
+    requireScope(principal, 'tickets:read');
+    const t = TICKET_ID_PATTERN.test(ticketId) ? await this.store.tickets.get(principal.organizationId, ticketId) : null;
+    if (!t || !this.visible(principal, t)) throw notFound('ticket');
+    return t;
+  }
+
+  async list(principal: Principal, q: ListTicketsInput): Promise<TicketList> {
+    requireScope(principal, 'tickets:read');
+    const org = principal.organizationId;
+    let audienceId: string | undefined;
+    if (q.audienceExternalId !== undefined) {
+      const contact = await this.store.contacts.get(org, q.audienceExternalId);
+      if (!contact) return { tickets: [], total: 0, page: q.page, totalPages: 0 };
+      audienceId = contact.id;
+    }
+    const { tickets, total } = await this.store.tickets.list({
+      organizationId: org,
+      status: q.status,
+      audienceId,
+      visibleToAgent: principal.role === 'admin' ? undefined : principal.userId,
+      offset: (q.page - 1) * q.limit,
+      limit: q.limit,
+    });
+    return { tickets, total, page: q.page, totalPages: Math.ceil(total / q.limit) };
+  }
+
+  async update(principal: Principal, ticketId: string, input: UpdateTicketInput): Promise<Ticket> {
+    requireScope(principal, 'tickets:update');
+    const org = principal.organizationId;
+    await this.checkAssignee(org, input.assigneeId);
+    const now = new Date(this.clock.now()).toISOString();
+    const updated = TICKET_ID_PATTERN.test(ticketId)
+      ? await this.store.tickets.update(org, ticketId, (current) =>
+          this.visible(principal, current)
+            ? applyTicketChanges(
+                current,
+                {
+                  title: input.subject ?? input.title,
+                  description: input.description,
+                  status: input.status,
+                  priority: input.priority,
+                  assigneeId: input.assigneeId,
+                  resolutionDate: input.resolutionDate,
+                },
+                now,
+              )
+            : null,
+        )
+      : null;
+    if (!updated) throw notFound('ticket');
+    await this.emit('ticket.updated', updated, principal);
+    return updated;
+  }
+}

@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
+import { AppError } from '../errors.js';
+import type { Principal } from '../domain/types.js';
+import type { Logger } from '../log.js';
+import { requireScope } from '../app/principal.js';
+import { errorHandler, validationError } from './errors.js';
+import type { RouteDef } from './route.js';
+
+export interface HttpAppOptions {
+  routes: RouteDef[];
+  log: Logger;
+  bodyLimit: string;
+  /** Resolves a bearer API key to its principal; throws 401. */
+  authenticate(key: string | undefined): Promise<Principal>;
+  /** Checks the operator token; throws 401. */
+  authenticateOperator(token: string | undefined): Promise<void>;
+  /** Handlers mounted before the catch-all 404, for protocols that are not JSON routes (MCP, sandbox). */
+  mounts?: { path: string; handler: RequestHandler }[];
+  /** Public base URL, for `Link` headers. */
+  publicUrl?: string | undefined;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The exact bytes of the body, for signature checks. */
+    rawBody?: Buffer;
+  }
+}
+
+export function bearerToken(req: Request): string | undefined {
+  const h = req.headers.authorization;
+  if (h === undefined) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m?.[1];
+}
+
+
+export function createHttpApp(opts: HttpAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.set('query parser', 'simple');
+
+  app.use((req, res, next) => {
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
+    res.locals.requestId = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      opts.log.info('request', {
+        requestId,
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        ms: Number(process.hrtime.bigint() - started) / 1e6,
+        organizationId: res.locals.organizationId,
+      });
+    });
+    next();
+  });
+
+  app.use(
+    express.json({
+      limit: opts.bodyLimit,
+      type: ['application/json', 'application/*+json'],
+      verify: (req, _res, buf) => {
+        (req as Request).rawBody = buf;
+      },
+    }),
+  );
+
+  for (const m of opts.mounts ?? []) app.use(m.path, m.handler);
+
+  for (const route of opts.routes) {
+    app[route.method](route.path, async (req: Request, res: Response) => {
+      const log = opts.log.child({ requestId: res.locals.requestId });
+      let principal: Principal | undefined;
+      if (route.auth === 'apiKey') {
+        principal = await opts.authenticate(bearerToken(req));
+        res.locals.organizationId = principal.organizationId;
+        if (route.scope) requireScope(principal, route.scope);
+      } else if (route.auth === 'operator') {
+        await opts.authenticateOperator(bearerToken(req));
+      }
+      const params = route.params ? route.params.safeParse(req.params) : { success: true as const, data: req.params };
+      if (!params.success) throw new AppError(404, 'not_found', 'no such resource');
+      const query = route.query ? route.query.safeParse(req.query ?? {}) : { success: true as const, data: req.query };
+      if (!query.success) throw validationError(query.error, 'query');
+      let body: unknown = undefined;
+      if (route.body) {
+        const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+        if (hasBody && !req.is(['application/json', 'application/*+json'])) {
+          throw new AppError(415, 'unsupported_media_type', 'send the body as application/json');
+        }
+        const parsed = route.body.safeParse(req.body ?? {});
+        if (!parsed.success) throw validationError(parsed.error, 'body');
+        body = parsed.data;
+      }
+      if (route.deprecated) {
+        res.setHeader('Deprecation', 'true');
+        res.setHeader('Link', `<${(opts.publicUrl ?? '').replace(/\/$/, '')}${route.deprecated.successor}>; rel="successor-version"`);
+      }
+      const result = await route.handler({
+        body,
+        query: query.data,
+        params: params.data,
+        principal: principal as Principal,
+        req,
+        res,
+        log,
+        requestId: res.locals.requestId as string,
+      });
+      for (const [k, v] of Object.entries(result.headers ?? {})) res.setHeader(k, v);
+      if (result.body === undefined) res.status(result.status ?? 204).end();
+      else res.status(result.status ?? 200).json(result.body);
+    });
+  }
+
+  app.use((_req, _res, next) => next(new AppError(404, 'not_found', 'no such endpoint')));
+  app.use(errorHandler(opts.log));
+  return app;
+}

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import type { RouteDef } from './route.js';
+import { errorSchema } from '../app/schemas.js';
+
+function schemaOf(s: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const json = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  delete json.$schema;
+  return json;
+}
+
+function parameters(route: RouteDef): unknown[] {
+  const out: unknown[] = [];
+  const add = (s: z.ZodType | undefined, where: 'path' | 'query') => {
+    if (!s) return;
+    const json = schemaOf(s, 'input') as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+    for (const [name, schema] of Object.entries(json.properties ?? {})) {
+      out.push({
+        name,
+        in: where,
+        required: where === 'path' || (json.required ?? []).includes(name),
+        description: schema.description,
+        schema,
+      });
+    }
+  };
+  add(route.params, 'path');
+  add(route.query, 'query');
+  return out;
+}
+
+/** OpenAPI 3.1 from the same route definitions and zod schemas that serve requests. */
+export function buildOpenApi(routes: RouteDef[], info: { version: string; serverUrl?: string | undefined }): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) {
+    const path = r.path.replace(/:(\w+)/g, '{$1}');
+    const responses: Record<string, unknown> = {};
+    for (const [status, resp] of Object.entries(r.responses)) {
+      responses[status] = resp.schema
+        ? { description: resp.description, content: { 'application/json': { schema: schemaOf(resp.schema, 'output') } } }
+        : { description: resp.description };
+    }
+    if (r.body) responses['400'] ??= { description: 'invalid request', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    if (r.auth !== 'none') responses['401'] ??= { description: 'missing or invalid credentials', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    if (r.scope) responses['403'] ??= { description: `the key lacks the scope ${r.scope}`, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    paths[path] ??= {};
+    paths[path][r.method] = {
+      summary: r.summary,
+      tags: [r.tag],
+      ...(r.deprecated ? { deprecated: true, description: `Deprecated: use ${r.deprecated.successor}.` } : {}),
+      ...(r.scope ? { 'x-required-scope': r.scope } : {}),
+      security: r.auth === 'apiKey' ? [{ apiKey: [] }] : r.auth === 'operator' ? [{ operatorToken: [] }] : [],
+      parameters: parameters(r),
+      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } } } : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Switchboard API',
+      version: info.version,
+      description: 'Support tickets, chat messaging on the WhatsApp Cloud API, human handover, webhooks and an MCP tool gateway. Errors are `{"success": false, "error": {"code", "message", "details"}}`.',
+    },
+    ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'Organization API key (`org_...`) with the scope each operation names.' },
+        operatorToken: { type: 'http', scheme: 'bearer', description: 'Operator token of the deployment.' },
+      },
+      schemas: { Error: schemaOf(errorSchema, 'output') },
+    },
+    paths,
+  };
+}

@@ -1,0 +1,56 @@
+import type { Request, Response } from 'express';
+import type { z } from 'zod';
+import type { Principal } from '../domain/types.js';
+import type { Scope } from '../domain/scopes.js';
+import type { Logger } from '../log.js';
+
+export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+export interface RouteContext<B, Q, P> {
+  body: B;
+  query: Q;
+  params: P;
+  /** Present on `auth: 'apiKey'` routes. */
+  principal: Principal;
+  req: Request;
+  res: Response;
+  log: Logger;
+  requestId: string;
+}
+
+export interface RouteResult {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/**
+ * One endpoint: how it is authenticated, what it accepts (zod schemas that
+ * both validate the request and document it in OpenAPI), and its handler.
+ * Handlers return data; the route table turns it into a response and turns
+ * thrown errors into the error shape.
+ */
+export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, P extends z.ZodType = z.ZodType> {
+  method: HttpMethod;
+  /** Express-style path, `/v1/tickets/:ticketId`. */
+  path: string;
+  summary: string;
+  tag: string;
+  auth: 'apiKey' | 'operator' | 'none';
+  /** Checked before the body is validated, so a key without it gets 403 whatever it sent. */
+  scope?: Scope;
+  body?: B;
+  query?: Q;
+  params?: P;
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  deprecated?: { successor: string };
+  /** Answer 401 with the plain error (no WWW-Authenticate realm) — for the /api/v1 family. */
+  handler(ctx: RouteContext<z.output<B>, z.output<Q>, z.output<P>>): Promise<RouteResult> | RouteResult;
+}
+
+/** Identity function that keeps the schema types flowing into the handler. */
+export function defineRoute<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodType = z.ZodUnknown, P extends z.ZodType = z.ZodUnknown>(
+  def: RouteDef<B, Q, P>,
+): RouteDef {
+  return def as unknown as RouteDef;
+}

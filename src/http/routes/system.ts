@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { defineRoute, type RouteDef } from '../route.js';
+import { docsPage } from '../docs-page.js';
+
+export interface ReadinessCheck {
+  name: string;
+  /** Resolves when the dependency answers; rejects (or times out) otherwise. */
+  check(): Promise<void>;
+}
+
+const READY_TIMEOUT_MS = 2000;
+
+async function runCheck(c: ReadinessCheck): Promise<'ok' | string> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      c.check(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('timed out')), READY_TIMEOUT_MS);
+      }),
+    ]);
+    return 'ok';
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function systemRoutes(opts: { checks: () => ReadinessCheck[]; openApi: () => Record<string, unknown>; shuttingDown: () => boolean }): RouteDef[] {
+  const statusSchema = z.object({ status: z.string(), checks: z.record(z.string(), z.string()).optional() });
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/healthz',
+      summary: 'Liveness: the process is up',
+      tag: 'Operations',
+      auth: 'none',
+      responses: { 200: { description: 'up', schema: statusSchema } },
+      handler: () => ({ body: { status: 'ok' } }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/readyz',
+      summary: 'Readiness: every backing service answers',
+      tag: 'Operations',
+      auth: 'none',
+      responses: { 200: { description: 'ready', schema: statusSchema }, 503: { description: 'not ready', schema: statusSchema } },
+      handler: async () => {
+        const checks = opts.checks();
+        const results = await Promise.all(checks.map(runCheck));
+        const byName = Object.fromEntries(checks.map((c, i) => [c.name, results[i]!]));
+        const ready = !opts.shuttingDown() && results.every((r) => r === 'ok');
+        return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : opts.shuttingDown() ? 'shutting_down' : 'not_ready', checks: byName } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/openapi.json',
+      summary: 'This API description (OpenAPI 3.1)',
+      tag: 'Operations',
+      auth: 'none',
+      responses: { 200: { description: 'OpenAPI document' } },
+      handler: () => ({ body: opts.openApi() }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/docs',
+      summary: 'Readable API documentation',
+      tag: 'Operations',
+      auth: 'none',
+      responses: { 200: { description: 'HTML page' } },
+      handler: ({ res }) => {
+        res.type('html').send(docsPage);
+        return { status: 200 };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,53 @@
+import type { TicketService } from '../../app/tickets.js';
+import { createTicketBody, errorSchema, listTicketsQuery, ticketIdParams, ticketListSchema, ticketSchema, updateTicketBody } from '../../app/schemas.js';
+import { defineRoute, type RouteDef } from '../route.js';
+
+export function ticketRoutes(tickets: TicketService): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/tickets',
+      summary: 'Create a ticket',
+      tag: 'Tickets',
+      auth: 'apiKey',
+      scope: 'tickets:create',
+      body: createTicketBody,
+      responses: { 201: { description: 'the ticket', schema: ticketSchema }, 400: { description: 'invalid body, unknown contact or assignee', schema: errorSchema } },
+      handler: async ({ principal, body }) => ({ status: 201, body: await tickets.create(principal, body) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/tickets',
+      summary: 'List tickets, newest first',
+      tag: 'Tickets',
+      auth: 'apiKey',
+      scope: 'tickets:read',
+      query: listTicketsQuery,
+      responses: { 200: { description: 'a page of tickets the key can see', schema: ticketListSchema } },
+      handler: async ({ principal, query }) => ({ body: await tickets.list(principal, query) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/tickets/:ticketId',
+      summary: 'Fetch one ticket',
+      tag: 'Tickets',
+      auth: 'apiKey',
+      scope: 'tickets:read',
+      params: ticketIdParams,
+      responses: { 200: { description: 'the ticket', schema: ticketSchema }, 404: { description: 'no such ticket visible to this key', schema: errorSchema } },
+      handler: async ({ principal, params }) => ({ body: await tickets.get(principal, params.ticketId) }),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/v1/tickets/:ticketId',
+      summary: 'Update a ticket (only the fields sent change)',
+      tag: 'Tickets',
+      auth: 'apiKey',
+      scope: 'tickets:update',
+      params: ticketIdParams,
+      body: updateTicketBody,
+      responses: { 200: { description: 'the updated ticket', schema: ticketSchema }, 404: { description: 'no such ticket visible to this key', schema: errorSchema } },
+      handler: async ({ principal, params, body }) => ({ body: await tickets.update(principal, params.ticketId, body) }),
+    }),
+  ];
+}

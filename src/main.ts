@@ -1,0 +1,36 @@
+import { ConfigError, loadConfig } from './config.js';
+import { startServer } from './server.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`switchboard: ${e.message}\n`);
+      process.exit(78);
+    }
+    throw e;
+  }
+  const running = await startServer(config);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    running.services.log.info('shutting down', { signal });
+    running.close().then(
+      () => process.exit(0),
+      (err) => {
+        running.services.log.error('shutdown failed', { err });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`switchboard: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
