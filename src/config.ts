@@ -55,6 +55,28 @@ export const configSchema = z.object({
   WEBHOOK_MAX_ACTIVE_ENDPOINTS: z.coerce.number().int().min(1).max(10_000).default(256),
   /** Webhooks: finished deliveries (and their attempts) are kept this many days. */
   WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  /** Messaging (issue 4): the Graph API base URL, with version, for channels on the real WhatsApp Cloud API. */
+  GRAPH_API_BASE_URL: z.url().default('https://graph.facebook.com/v21.0'),
+  /** Messaging: one Graph API request gives up after this long. */
+  GRAPH_API_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  /** Messaging: serve the sandbox chat network. Unset: on in embedded mode, off in clustered mode. */
+  SANDBOX_NETWORK: bool.optional(),
+  /** Messaging: where the adapter reaches the sandbox's Graph API. Unset: this process (`http://127.0.0.1:PORT/sandbox/graph/v21.0`). */
+  SANDBOX_GRAPH_URL: optionalUrl,
+  /** Messaging: base URL the sandbox posts its webhooks to (this service's receiver). Unset: this process. */
+  SANDBOX_WEBHOOK_BASE_URL: optionalUrl,
+  /** Sandbox: pause before each of the sent / delivered / read status webhooks of a message. */
+  SANDBOX_STATUS_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(250),
+  /** Sandbox: messages per second one sandbox phone number accepts; past it sends fail with 130429. */
+  SANDBOX_MAX_MPS: z.coerce.number().int().min(1).max(100_000).default(80),
+  /** Key that encrypts channel secrets at rest: 32 bytes as base64 or hex. Unset in embedded mode: generated under DATA_DIR. Required in clustered mode. */
+  SECRETS_KEY: z.string().regex(/^([A-Za-z0-9+/_-]{43}=?|[0-9a-fA-F]{64})$/, 'must be 32 bytes as base64 or hex').optional(),
+  /** Credits one template send costs, per template category. */
+  CREDIT_PRICE_MARKETING: z.coerce.number().int().min(0).max(1_000_000).default(2),
+  CREDIT_PRICE_UTILITY: z.coerce.number().int().min(0).max(1_000_000).default(1),
+  CREDIT_PRICE_AUTHENTICATION: z.coerce.number().int().min(0).max(1_000_000).default(1),
+  /** POST /v2/wa/template (and its v1 / api-v1 siblings): requests per minute per API key, shared by all nodes. */
+  TEMPLATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
 });
 
 export type Config = z.infer<typeof configSchema> & {
