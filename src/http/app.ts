@@ -37,6 +37,18 @@ export function bearerToken(req: Request): string | undefined {
 
 
 export function createHttpApp(opts: HttpAppOptions): Express {
+  // Parsed per route, after authentication: a caller without access learns
+  // nothing from how its body was judged.
+  const jsonParser = express.json({
+    limit: opts.bodyLimit,
+    type: ['application/json', 'application/*+json'],
+    verify: (req, _res, buf) => {
+      (req as Request).rawBody = buf;
+    },
+  });
+  const parseJson = (req: Request, res: Response) =>
+    new Promise<void>((resolve, reject) => jsonParser(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -61,16 +73,6 @@ export function createHttpApp(opts: HttpAppOptions): Express {
     next();
   });
 
-  app.use(
-    express.json({
-      limit: opts.bodyLimit,
-      type: ['application/json', 'application/*+json'],
-      verify: (req, _res, buf) => {
-        (req as Request).rawBody = buf;
-      },
-    }),
-  );
-
   for (const m of opts.mounts ?? []) app.use(m.path, m.handler);
 
   for (const route of opts.routes) {
@@ -94,6 +96,7 @@ export function createHttpApp(opts: HttpAppOptions): Express {
         if (hasBody && !req.is(['application/json', 'application/*+json'])) {
           throw new AppError(415, 'unsupported_media_type', 'send the body as application/json');
         }
+        await parseJson(req, res);
         const parsed = route.body.safeParse(req.body ?? {});
         if (!parsed.success) throw validationError(parsed.error, 'body');
         body = parsed.data;
