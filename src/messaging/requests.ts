@@ -1,0 +1,263 @@
+import { z } from 'zod';
+import { MEDIA_TYPES, type GraphMedia, type GraphMessage, type GraphTemplateComponent, type GraphTemplateParameter } from '../network/graph-api.js';
+import type { MessageContent } from './types.js';
+
+/*
+ * Request bodies of the send endpoints (spec: Template message, Reply-buttons
+ * message, Media message, /api/v1 send-template) and their translation into
+ * the network's message shapes. Pure: routes and MCP tools share them.
+ */
+
+/** `to` on the /v1 and /v2 endpoints: international format, digits only, no `+`. */
+export const phoneDigits = z
+  .string()
+  .regex(/^[1-9][0-9]{6,14}$/, 'must be an international phone number: 7 to 15 digits, no +, spaces or dashes');
+
+const httpsUrl = z
+  .string()
+  .max(2048)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return u.protocol === 'https:' && u.hostname !== '';
+    } catch {
+      return false;
+    }
+  }, 'must be a public https:// URL');
+
+const channelId = z.string().trim().min(1).max(128);
+
+// ------------------------------------------------------------------ templates
+
+const templateMedia = z
+  .object({
+    link: httpsUrl.optional(),
+    id: z.string().min(1).max(256).optional(),
+    caption: z.string().max(1024).optional(),
+    filename: z.string().min(1).max(240).optional(),
+  })
+  .strict()
+  .refine((m) => (m.link === undefined) !== (m.id === undefined), 'give exactly one of link or id');
+
+const parameterSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string().min(1).max(32_768), parameter_name: z.string().max(128).optional() }),
+  z.object({
+    type: z.literal('currency'),
+    currency: z.object({
+      fallback_value: z.string().min(1).max(256),
+      code: z.string().regex(/^[A-Z]{3}$/, 'ISO 4217 code, e.g. USD'),
+      amount_1000: z.number().int(),
+    }),
+  }),
+  z.object({ type: z.literal('date_time'), date_time: z.looseObject({ fallback_value: z.string().min(1).max(256) }) }),
+  z.object({ type: z.literal('image'), image: templateMedia }),
+  z.object({ type: z.literal('video'), video: templateMedia }),
+  z.object({ type: z.literal('document'), document: templateMedia }),
+  z.object({ type: z.literal('audio'), audio: templateMedia }),
+  z.object({ type: z.literal('payload'), payload: z.string().min(1).max(1000) }),
+  z.object({ type: z.literal('coupon_code'), coupon_code: z.string().min(1).max(20) }),
+  z.object({
+    type: z.literal('action'),
+    action: z.object({ flow_token: z.string().max(1000).optional(), flow_action_data: z.record(z.string(), z.unknown()).optional() }),
+  }),
+]);
+
+const BUTTON_PARAM: Record<'quick_reply' | 'url' | 'copy_code' | 'flow', GraphTemplateParameter['type']> = {
+  quick_reply: 'payload',
+  url: 'text',
+  copy_code: 'coupon_code',
+  flow: 'action',
+};
+const CONTENT_PARAMS = new Set(['text', 'currency', 'date_time', 'image', 'video', 'document', 'audio']);
+
+const componentSchema = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('header'), parameters: z.array(parameterSchema).min(1).max(10) }),
+    z.object({ type: z.literal('body'), parameters: z.array(parameterSchema).min(1).max(100) }),
+    z.object({
+      type: z.literal('button'),
+      sub_type: z.enum(['quick_reply', 'url', 'copy_code', 'flow']),
+      index: z.union([z.number().int().min(0).max(9), z.string().regex(/^[0-9]$/).transform(Number)]),
+      parameters: z.array(parameterSchema).min(1).max(1),
+    }),
+  ])
+  .superRefine((c, ctx) => {
+    c.parameters.forEach((p, i) => {
+      if (c.type === 'button') {
+        const want = BUTTON_PARAM[c.sub_type];
+        if (p.type !== want) ctx.addIssue({ code: 'custom', path: ['parameters', i, 'type'], message: `a ${c.sub_type} button takes a ${want} parameter` });
+      } else if (!CONTENT_PARAMS.has(p.type)) {
+        ctx.addIssue({ code: 'custom', path: ['parameters', i, 'type'], message: `a ${c.type} component does not take ${p.type} parameters` });
+      } else if (c.type === 'body' && p.type !== 'text' && p.type !== 'currency' && p.type !== 'date_time') {
+        ctx.addIssue({ code: 'custom', path: ['parameters', i, 'type'], message: 'body parameters are text, currency or date_time' });
+      }
+    });
+  });
+
+export const templateSendSchema = z.object({
+  channelId,
+  to: phoneDigits,
+  template: z.object({
+    name: z.string().regex(/^[a-z0-9_]{1,512}$/, 'template names are lowercase letters, digits and _'),
+    language: z.object({
+      code: z.string().regex(/^[a-z]{2,3}(_[A-Za-z]{2,4})?$/, 'a language code such as en or en_US'),
+      policy: z.literal('deterministic', { error: 'policy must be "deterministic"' }),
+    }),
+    components: z.array(componentSchema).max(20).optional(),
+  }),
+});
+export type TemplateSendRequest = z.infer<typeof templateSendSchema>;
+
+/** `POST /api/v1/whatsapp/send-template`: its own, flatter body. */
+export const apiV1TemplateSendSchema = z.object({
+  to: z.string().regex(/^\+[1-9][0-9]{6,14}$/, 'must be an international phone number with a leading +, digits only'),
+  template: z.string().regex(/^[a-z0-9_]{1,512}$/, 'template names are lowercase letters, digits and _'),
+  language: z.string().regex(/^[a-z]{2,3}(_[A-Za-z]{2,4})?$/, 'a language code such as en or en_US'),
+  components: z
+    .array(
+      z.object({
+        type: z.enum(['header', 'body', 'button']),
+        sub_type: z.enum(['quick_reply', 'url', 'copy_code', 'flow']).optional(),
+        index: z.union([z.number().int().min(0).max(9), z.string().regex(/^[0-9]$/).transform(Number)]).optional(),
+        parameters: z.array(z.object({ type: z.literal('text'), text: z.string().min(1).max(32_768) })).min(1).max(100),
+      }),
+    )
+    .max(20)
+    .optional(),
+  /** Which chat channel to send from; defaults to the organization's first chat-network channel. */
+  channelId: channelId.optional(),
+});
+export type ApiV1TemplateSendRequest = z.infer<typeof apiV1TemplateSendSchema>;
+
+/** The /api/v1 components in the network's shape (URL buttons are the ones that take text). */
+export function apiV1Components(req: ApiV1TemplateSendRequest): GraphTemplateComponent[] | undefined {
+  if (req.components === undefined) return undefined;
+  let buttonOrdinal = 0;
+  return req.components.map((c): GraphTemplateComponent => {
+    if (c.type === 'button') {
+      const index = c.index ?? buttonOrdinal;
+      buttonOrdinal++;
+      return { type: 'button', sub_type: c.sub_type ?? 'url', index, parameters: c.parameters };
+    }
+    return { type: c.type, parameters: c.parameters };
+  });
+}
+
+// ------------------------------------------------------------------ reply buttons
+
+export const buttonsSendSchema = z.object({
+  channelId,
+  to: phoneDigits,
+  interactive: z.object({
+    header: z.object({ type: z.literal('text').default('text'), text: z.string().min(1).max(60) }).optional(),
+    body: z.object({ text: z.string().min(1).max(1024) }),
+    footer: z.object({ text: z.string().min(1).max(60) }).optional(),
+    buttons: z
+      .array(z.object({ id: z.string().min(1).max(256), title: z.string().trim().min(1).max(20) }))
+      .min(1, 'give 1 to 3 buttons')
+      .max(3, 'give 1 to 3 buttons')
+      .superRefine((buttons, ctx) => {
+        const seen = new Set<string>();
+        buttons.forEach((b, i) => {
+          if (seen.has(b.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `button id ${JSON.stringify(b.id)} is used twice` });
+          seen.add(b.id);
+        });
+      }),
+  }),
+});
+export type ButtonsSendRequest = z.infer<typeof buttonsSendSchema>;
+
+// ------------------------------------------------------------------ media
+
+const mediaObject = z
+  .object({
+    link: httpsUrl.optional(),
+    mediaId: z.string().min(1).max(256).optional(),
+    caption: z.string().max(1024).optional(),
+    filename: z.string().min(1).max(240).optional(),
+  })
+  .strict()
+  .refine((m) => (m.link === undefined) !== (m.mediaId === undefined), 'give exactly one of link or mediaId');
+
+export const mediaSendSchema = z.object({
+  channelId,
+  to: phoneDigits,
+  media: z
+    .object({
+      type: z.enum(MEDIA_TYPES),
+      image: mediaObject.optional(),
+      video: mediaObject.optional(),
+      audio: mediaObject.optional(),
+      document: mediaObject.optional(),
+      sticker: mediaObject.optional(),
+    })
+    .strict()
+    .superRefine((m, ctx) => {
+      for (const t of MEDIA_TYPES) {
+        const present = m[t] !== undefined;
+        if (t === m.type && !present) ctx.addIssue({ code: 'custom', path: [t], message: `media.${t} is required when media.type is ${t}` });
+        if (t !== m.type && present) ctx.addIssue({ code: 'custom', path: [t], message: `media.${t} given but media.type is ${m.type}` });
+      }
+      const obj = m[m.type];
+      if (obj?.filename !== undefined && m.type !== 'document') ctx.addIssue({ code: 'custom', path: [m.type, 'filename'], message: 'only documents take a filename' });
+      if (obj?.caption !== undefined && (m.type === 'audio' || m.type === 'sticker')) ctx.addIssue({ code: 'custom', path: [m.type, 'caption'], message: `${m.type} messages take no caption` });
+    }),
+});
+export type MediaSendRequest = z.infer<typeof mediaSendSchema>;
+
+// ------------------------------------------------------------------ to network shapes + stored content
+
+/** A validated send, in the network's shape and as the session history keeps it. */
+export interface OutboundSend {
+  message: GraphMessage;
+  content: MessageContent;
+}
+
+export function buttonsMessage(req: ButtonsSendRequest): OutboundSend {
+  const i = req.interactive;
+  const interactive: Extract<GraphMessage, { type: 'interactive' }>['interactive'] = {
+    type: 'button',
+    body: { text: i.body.text },
+    action: { buttons: i.buttons.map((b) => ({ type: 'reply', reply: { id: b.id, title: b.title } })) },
+  };
+  if (i.header) interactive.header = { type: 'text', text: i.header.text };
+  if (i.footer) interactive.footer = { text: i.footer.text };
+  return {
+    message: { type: 'interactive', interactive },
+    content: { type: 'interactive', text: i.body.text, buttons: i.buttons.map((b) => ({ id: b.id, title: b.title })) },
+  };
+}
+
+export function mediaMessage(req: MediaSendRequest): OutboundSend {
+  const type = req.media.type;
+  const m = req.media[type]!;
+  const media: GraphMedia = m.link !== undefined ? { link: m.link } : { id: m.mediaId! };
+  if (m.caption !== undefined) media.caption = m.caption;
+  if (m.filename !== undefined) media.filename = m.filename;
+  const content: MessageContent = { type };
+  if (m.link !== undefined) content.mediaUrl = m.link;
+  if (m.mediaId !== undefined) content.mediaId = m.mediaId;
+  if (m.caption !== undefined) {
+    content.caption = m.caption;
+    content.text = m.caption;
+  }
+  if (m.filename !== undefined) content.filename = m.filename;
+  return { message: { type, [type]: media } as GraphMessage, content };
+}
+
+export function templateMessage(
+  name: string,
+  languageCode: string,
+  components: GraphTemplateComponent[] | undefined,
+  renderedBody: string | undefined,
+): OutboundSend {
+  const template: Extract<GraphMessage, { type: 'template' }>['template'] = {
+    name,
+    language: { code: languageCode, policy: 'deterministic' },
+  };
+  if (components !== undefined && components.length > 0) template.components = components;
+  const content: MessageContent = { type: 'template', template: { name, language: languageCode } };
+  if (template.components) content.template!.components = template.components;
+  if (renderedBody !== undefined) content.text = renderedBody;
+  return { message: { type: 'template', template }, content };
+}

@@ -1,0 +1,83 @@
+import type { GraphTemplateComponent, MediaType } from '../network/graph-api.js';
+import type { MessageStatus } from './rules.js';
+
+/** Who wrote a session message (DESIGN: Session message). */
+export const MESSAGE_SENDERS = ['contact', 'bot', 'agent', 'system'] as const;
+export type MessageSender = (typeof MESSAGE_SENDERS)[number];
+
+export const CONTENT_TYPES = [
+  'text',
+  'template',
+  'interactive',
+  'button_reply',
+  'image',
+  'video',
+  'audio',
+  'document',
+  'sticker',
+  'location',
+  'unsupported',
+] as const;
+export type ContentType = (typeof CONTENT_TYPES)[number];
+
+/**
+ * The content of a session message. `type` and `text` are always the
+ * readable gist (the rendered template body, the button title tapped);
+ * the other fields carry what that type has.
+ */
+export interface MessageContent {
+  type: ContentType;
+  text?: string;
+  /** Media sent by link. */
+  mediaUrl?: string;
+  /** Media by the network's media id (uploads and inbound media). */
+  mediaId?: string;
+  mimeType?: string;
+  caption?: string;
+  filename?: string;
+  template?: { name: string; language: string; components?: GraphTemplateComponent[] };
+  /** The reply buttons of an interactive message. */
+  buttons?: { id: string; title: string }[];
+  /** The id of the reply button tapped (button_reply from an interactive message). */
+  buttonId?: string;
+  /** The payload of the template quick-reply button tapped. */
+  payload?: string;
+  location?: { latitude: number; longitude: number; name?: string; address?: string };
+  /** The network's message type when it is one this service does not model. */
+  originalType?: string;
+}
+
+export function isMediaContentType(t: ContentType): t is MediaType {
+  return t === 'image' || t === 'video' || t === 'audio' || t === 'document' || t === 'sticker';
+}
+
+/** An error the network reported for a message (`errors[]` of a status webhook, or a rejected send). */
+export interface NetworkErrorDetails {
+  code: number;
+  title: string;
+  message: string;
+}
+
+/**
+ * One message of a session, as stored and as `GET /v1/sessions/{id}/messages`
+ * returns it (spec: Session message, plus the fields below).
+ */
+export interface SessionMessage {
+  _id: string;
+  sessionId: string;
+  organizationId: string;
+  channelId: string;
+  audienceExternalId: string;
+  direction: 'inbound' | 'outbound';
+  sender: MessageSender;
+  content: MessageContent;
+  sentAt: string;
+  /** The chat network's message id (`wamid…`); null for a send the network never accepted. */
+  messageId: string | null;
+  /** Outbound messages only. */
+  status?: MessageStatus;
+  statusUpdatedAt?: string;
+  errors?: NetworkErrorDetails[];
+  /** The network message this one replies to (a button tap names the message whose button it was). */
+  replyTo?: string;
+}

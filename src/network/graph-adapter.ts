@@ -1,0 +1,152 @@
+import {
+  errorEnvelopeSchema,
+  graphErrorTitle,
+  graphTemplateDefinitionSchema,
+  sendResponseSchema,
+  templateListResponseSchema,
+  type GraphMessage,
+  type GraphSendRequest,
+  type GraphTemplateDefinition,
+} from './graph-api.js';
+import {
+  NetworkRejectedError,
+  NetworkUnavailableError,
+  type ChatNetwork,
+  type NetworkAccount,
+  type NetworkRejection,
+  type SendOutcome,
+} from './port.js';
+
+export interface GraphApiOptions {
+  /** Graph API base with version, e.g. `https://graph.facebook.com/v21.0`. */
+  baseUrl: string | (() => string);
+  timeoutMs?: number;
+  /** Injected for tests; defaults to the global fetch. */
+  fetch?: typeof fetch;
+}
+
+const MAX_TEMPLATE_PAGES = 50;
+
+/**
+ * The real chat-network adapter: the WhatsApp Cloud API over HTTP. Points at
+ * graph.facebook.com in production and at the sandbox network in embedded
+ * mode and tests, with the same code path.
+ */
+export class GraphApiNetwork implements ChatNetwork {
+  private readonly fetchImpl: typeof fetch;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly options: GraphApiOptions) {
+    this.fetchImpl = options.fetch ?? fetch;
+    this.timeoutMs = options.timeoutMs ?? 15_000;
+  }
+
+  private base(): string {
+    const b = typeof this.options.baseUrl === 'function' ? this.options.baseUrl() : this.options.baseUrl;
+    return b.replace(/\/+$/, '');
+  }
+
+  async send(account: NetworkAccount, to: string, message: GraphMessage): Promise<SendOutcome> {
+    const body: GraphSendRequest = { messaging_product: 'whatsapp', recipient_type: 'individual', to, ...message };
+    const url = `${this.base()}/${encodeURIComponent(account.phoneNumberId)}/messages`;
+    const res = await this.request(url, account.accessToken, { method: 'POST', body: JSON.stringify(body) }, true);
+    if (res.status >= 200 && res.status < 300) {
+      const parsed = sendResponseSchema.safeParse(res.json);
+      if (!parsed.success) {
+        // Accepted (2xx) but unreadable: the message may well have left.
+        throw new NetworkUnavailableError(`unexpected send response from the chat network (HTTP ${res.status})`, true);
+      }
+      const first = parsed.data.messages[0]!;
+      const out: SendOutcome = { ok: true, messageId: first.id };
+      const waId = parsed.data.contacts?.[0]?.wa_id;
+      if (waId) out.waId = waId;
+      return out;
+    }
+    return { ok: false, rejection: rejectionFrom(res.status, res.json) };
+  }
+
+  async listTemplates(account: Pick<NetworkAccount, 'businessAccountId' | 'accessToken'>): Promise<GraphTemplateDefinition[]> {
+    const base = this.base();
+    const origin = new URL(base).origin;
+    let url: string | undefined =
+      `${base}/${encodeURIComponent(account.businessAccountId)}/message_templates?limit=100` +
+      '&fields=id,name,language,status,category,parameter_format,components';
+    const out: GraphTemplateDefinition[] = [];
+    for (let page = 0; url !== undefined && page < MAX_TEMPLATE_PAGES; page++) {
+      const res = await this.request(url, account.accessToken, { method: 'GET' }, false);
+      if (res.status < 200 || res.status >= 300) throw new NetworkRejectedError(rejectionFrom(res.status, res.json));
+      const list = templateListResponseSchema.safeParse(res.json);
+      if (!list.success) throw new NetworkUnavailableError('unexpected template list response from the chat network', false);
+      for (const item of list.data.data) {
+        const t = graphTemplateDefinitionSchema.safeParse(item);
+        if (t.success) out.push(t.data);
+      }
+      const next = list.data.paging?.next;
+      // Follow the cursor only on the same origin: the token must not leave for another host.
+      url = next !== undefined && new URL(next, base).origin === origin ? new URL(next, base).toString() : undefined;
+    }
+    return out;
+  }
+
+  private async request(
+    url: string,
+    token: string,
+    init: { method: string; body?: string },
+    isSend: boolean,
+  ): Promise<{ status: number; json: unknown }> {
+    const ctrl = new AbortController();
+    const timer = setTimeout(() => ctrl.abort(), this.timeoutMs);
+    let res: Response;
+    try {
+      res = await this.fetchImpl(url, {
+        method: init.method,
+        body: init.body,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
+        signal: ctrl.signal,
+      });
+    } catch (e) {
+      clearTimeout(timer);
+      // A timeout may hit after the network took the message; a refused connection cannot.
+      const timedOut = ctrl.signal.aborted;
+      throw new NetworkUnavailableError(
+        timedOut ? `the chat network did not answer within ${this.timeoutMs} ms` : 'the chat network is unreachable',
+        isSend && timedOut,
+        { cause: e },
+      );
+    }
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (e) {
+      throw new NetworkUnavailableError('the chat network closed the connection mid-answer', isSend, { cause: e });
+    } finally {
+      clearTimeout(timer);
+    }
+    let json: unknown = undefined;
+    try {
+      json = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    if (res.status >= 500 && !errorEnvelopeSchema.safeParse(json).success) {
+      throw new NetworkUnavailableError(`the chat network answered HTTP ${res.status}`, isSend);
+    }
+    return { status: res.status, json };
+  }
+}
+
+function rejectionFrom(status: number, json: unknown): NetworkRejection {
+  const env = errorEnvelopeSchema.safeParse(json);
+  if (!env.success) {
+    return { code: 0, title: 'Unexpected response', message: `the chat network answered HTTP ${status} without an error body`, httpStatus: status };
+  }
+  const e = env.data.error;
+  const out: NetworkRejection = {
+    code: e.code,
+    title: e.error_user_title ?? graphErrorTitle(e.code) ?? e.type ?? 'Error',
+    message: e.error_data?.details ?? e.error_user_msg ?? e.message,
+    httpStatus: status,
+  };
+  if (e.fbtrace_id) out.fbtraceId = e.fbtrace_id;
+  return out;
+}

@@ -1,0 +1,291 @@
+import { z } from 'zod';
+
+/*
+ * The WhatsApp Cloud API (Graph API) wire shapes this service speaks: the send
+ * request and response of `POST /{phone-number-id}/messages`, the error
+ * envelope, the template list of `GET /{waba-id}/message_templates`, and the
+ * webhook envelope. The real adapter, the sandbox network and the test fake
+ * all use these, so a shape is written down once.
+ */
+
+// ---------------------------------------------------------------- send payloads
+
+export const MEDIA_TYPES = ['image', 'video', 'audio', 'document', 'sticker'] as const;
+export type MediaType = (typeof MEDIA_TYPES)[number];
+
+/** A media object: exactly one of `link` (HTTPS) or `id` (uploaded media). */
+export interface GraphMedia {
+  link?: string;
+  id?: string;
+  caption?: string;
+  filename?: string;
+}
+
+export type GraphTemplateParameter =
+  | { type: 'text'; text: string; parameter_name?: string }
+  | { type: 'currency'; currency: { fallback_value: string; code: string; amount_1000: number } }
+  | { type: 'date_time'; date_time: { fallback_value: string } & Record<string, unknown> }
+  | { type: 'image'; image: GraphMedia }
+  | { type: 'video'; video: GraphMedia }
+  | { type: 'document'; document: GraphMedia }
+  | { type: 'audio'; audio: GraphMedia }
+  | { type: 'payload'; payload: string }
+  | { type: 'coupon_code'; coupon_code: string }
+  | { type: 'action'; action: { flow_token?: string; flow_action_data?: Record<string, unknown> } };
+
+export type GraphTemplateComponent =
+  | { type: 'header' | 'body'; parameters: GraphTemplateParameter[] }
+  | {
+      type: 'button';
+      sub_type: 'quick_reply' | 'url' | 'copy_code' | 'flow';
+      index: number | string;
+      parameters: GraphTemplateParameter[];
+    };
+
+export interface GraphTemplate {
+  name: string;
+  language: { code: string; policy?: 'deterministic' };
+  components?: GraphTemplateComponent[];
+}
+
+export interface GraphReplyButton {
+  type: 'reply';
+  reply: { id: string; title: string };
+}
+
+/** The message part of a send request (everything except `messaging_product`, `to`). */
+export type GraphMessage =
+  | { type: 'template'; template: GraphTemplate }
+  | { type: 'text'; text: { body: string; preview_url?: boolean } }
+  | {
+      type: 'interactive';
+      interactive: {
+        type: 'button';
+        header?: { type: 'text'; text: string };
+        body: { text: string };
+        footer?: { text: string };
+        action: { buttons: GraphReplyButton[] };
+      };
+    }
+  | { type: 'image'; image: GraphMedia }
+  | { type: 'video'; video: GraphMedia }
+  | { type: 'audio'; audio: GraphMedia }
+  | { type: 'document'; document: GraphMedia }
+  | { type: 'sticker'; sticker: GraphMedia };
+
+export type GraphSendRequest = GraphMessage & {
+  messaging_product: 'whatsapp';
+  recipient_type?: 'individual';
+  to: string;
+  biz_opaque_callback_data?: string;
+};
+
+export const sendResponseSchema = z.object({
+  messaging_product: z.literal('whatsapp'),
+  contacts: z.array(z.object({ input: z.string(), wa_id: z.string() })).optional(),
+  messages: z.array(z.object({ id: z.string().min(1), message_status: z.string().optional() })).min(1),
+});
+export type GraphSendResponse = z.infer<typeof sendResponseSchema>;
+
+// ---------------------------------------------------------------- errors
+
+/** The Graph API error envelope: `{ error: { message, type, code, error_data: { details }, fbtrace_id } }`. */
+export const errorEnvelopeSchema = z.object({
+  error: z.object({
+    message: z.string(),
+    type: z.string().optional(),
+    code: z.number().int(),
+    error_subcode: z.number().int().optional(),
+    error_user_title: z.string().optional(),
+    error_user_msg: z.string().optional(),
+    error_data: z
+      .object({ messaging_product: z.string().optional(), details: z.string().optional() })
+      .loose()
+      .optional(),
+    fbtrace_id: z.string().optional(),
+  }),
+});
+export type GraphErrorEnvelope = z.infer<typeof errorEnvelopeSchema>;
+
+/**
+ * Error codes of the Cloud API this service knows by name. Titles follow
+ * Meta's error-code reference; the HTTP status is the one the Graph API
+ * answers with for that code.
+ */
+export const GRAPH_ERRORS = {
+  100: { title: 'Invalid parameter', http: 400 },
+  190: { title: 'Access token has expired or is invalid', http: 401 },
+  131000: { title: 'Something went wrong', http: 500 },
+  131008: { title: 'Required parameter is missing', http: 400 },
+  131009: { title: 'Parameter value is not valid', http: 400 },
+  131026: { title: 'Message undeliverable', http: 400 },
+  131047: { title: 'Re-engagement message', http: 400 },
+  130429: { title: 'Rate limit hit', http: 400 },
+  132000: { title: 'Number of parameters does not match the expected number of params', http: 400 },
+  132001: { title: 'Template does not exist', http: 404 },
+  132012: { title: 'Parameter format does not match format in the created template', http: 400 },
+  132015: { title: 'Template is paused', http: 400 },
+  132016: { title: 'Template is disabled', http: 400 },
+  133010: { title: 'Phone number not registered', http: 400 },
+} as const satisfies Record<number, { title: string; http: number }>;
+export type KnownGraphErrorCode = keyof typeof GRAPH_ERRORS;
+
+export function graphErrorTitle(code: number): string | undefined {
+  return (GRAPH_ERRORS as Record<number, { title: string } | undefined>)[code]?.title;
+}
+
+/** Builds the envelope and HTTP status the Graph API answers a rejected request with. */
+export function graphError(
+  code: KnownGraphErrorCode,
+  details: string,
+  fbtraceId = 'sandbox',
+): { status: number; body: GraphErrorEnvelope } {
+  const known = GRAPH_ERRORS[code];
+  return {
+    status: known.http,
+    body: {
+      error: {
+        message: `(#${code}) ${known.title}`,
+        type: 'OAuthException',
+        code,
+        error_data: { messaging_product: 'whatsapp', details },
+        fbtrace_id: fbtraceId,
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------- templates API
+
+export const TEMPLATE_CATEGORIES = ['MARKETING', 'UTILITY', 'AUTHENTICATION'] as const;
+export type TemplateCategory = (typeof TEMPLATE_CATEGORIES)[number];
+
+export const TEMPLATE_STATUSES = ['APPROVED', 'PENDING', 'REJECTED', 'PAUSED', 'DISABLED', 'IN_APPEAL', 'PENDING_DELETION', 'DELETED', 'LIMIT_EXCEEDED'] as const;
+export type TemplateStatus = (typeof TEMPLATE_STATUSES)[number];
+
+const graphTemplateButtonSchema = z
+  .object({
+    type: z.string(),
+    text: z.string().optional(),
+    url: z.string().optional(),
+    phone_number: z.string().optional(),
+    otp_type: z.string().optional(),
+    example: z.array(z.string()).optional(),
+  })
+  .loose();
+
+export const graphTemplateComponentSchema = z
+  .object({
+    type: z.string(),
+    format: z.string().optional(),
+    text: z.string().optional(),
+    buttons: z.array(graphTemplateButtonSchema).optional(),
+  })
+  .loose();
+export type GraphTemplateDefinitionComponent = z.infer<typeof graphTemplateComponentSchema>;
+
+/** One node of `GET /{waba-id}/message_templates`. */
+export const graphTemplateDefinitionSchema = z
+  .object({
+    id: z.string().optional(),
+    name: z.string().min(1),
+    language: z.string().min(1),
+    status: z.string(),
+    category: z.string(),
+    parameter_format: z.string().optional(),
+    components: z.array(graphTemplateComponentSchema).default([]),
+  })
+  .loose();
+export type GraphTemplateDefinition = z.infer<typeof graphTemplateDefinitionSchema>;
+
+export const templateListResponseSchema = z.object({
+  data: z.array(z.unknown()),
+  paging: z
+    .object({
+      cursors: z.object({ before: z.string().optional(), after: z.string().optional() }).optional(),
+      next: z.string().optional(),
+    })
+    .optional(),
+});
+
+// ---------------------------------------------------------------- webhooks
+
+const webhookErrorSchema = z
+  .object({
+    code: z.number().int(),
+    title: z.string().optional(),
+    message: z.string().optional(),
+    error_data: z.object({ details: z.string().optional() }).loose().optional(),
+  })
+  .loose();
+export type GraphWebhookError = z.infer<typeof webhookErrorSchema>;
+
+export const webhookStatusSchema = z
+  .object({
+    id: z.string().min(1),
+    status: z.string(),
+    timestamp: z.string(),
+    recipient_id: z.string().optional(),
+    errors: z.array(webhookErrorSchema).optional(),
+  })
+  .loose();
+export type GraphWebhookStatus = z.infer<typeof webhookStatusSchema>;
+
+const webhookMediaSchema = z
+  .object({ id: z.string().optional(), link: z.string().optional(), mime_type: z.string().optional(), sha256: z.string().optional(), caption: z.string().optional(), filename: z.string().optional() })
+  .loose();
+
+export const webhookMessageSchema = z
+  .object({
+    from: z.string().min(1),
+    id: z.string().min(1),
+    timestamp: z.string(),
+    type: z.string(),
+    context: z.object({ from: z.string().optional(), id: z.string().optional() }).loose().optional(),
+    text: z.object({ body: z.string() }).loose().optional(),
+    button: z.object({ payload: z.string().optional(), text: z.string().optional() }).loose().optional(),
+    interactive: z
+      .object({
+        type: z.string(),
+        button_reply: z.object({ id: z.string(), title: z.string() }).loose().optional(),
+        list_reply: z.object({ id: z.string(), title: z.string(), description: z.string().optional() }).loose().optional(),
+      })
+      .loose()
+      .optional(),
+    image: webhookMediaSchema.optional(),
+    video: webhookMediaSchema.optional(),
+    audio: webhookMediaSchema.optional(),
+    document: webhookMediaSchema.optional(),
+    sticker: webhookMediaSchema.optional(),
+    location: z
+      .object({ latitude: z.number(), longitude: z.number(), name: z.string().optional(), address: z.string().optional() })
+      .loose()
+      .optional(),
+    errors: z.array(webhookErrorSchema).optional(),
+  })
+  .loose();
+export type GraphWebhookMessage = z.infer<typeof webhookMessageSchema>;
+
+export const webhookValueSchema = z
+  .object({
+    messaging_product: z.literal('whatsapp'),
+    metadata: z.object({ display_phone_number: z.string().optional(), phone_number_id: z.string().min(1) }).loose(),
+    contacts: z.array(z.object({ wa_id: z.string(), profile: z.object({ name: z.string().optional() }).loose().optional() }).loose()).optional(),
+    messages: z.array(webhookMessageSchema).optional(),
+    statuses: z.array(webhookStatusSchema).optional(),
+    errors: z.array(webhookErrorSchema).optional(),
+  })
+  .loose();
+export type GraphWebhookValue = z.infer<typeof webhookValueSchema>;
+
+/** `{ object: 'whatsapp_business_account', entry: [{ id: <waba>, changes: [{ field, value }] }] }` */
+export const webhookEnvelopeSchema = z.object({
+  object: z.literal('whatsapp_business_account'),
+  entry: z.array(
+    z.object({
+      id: z.string(),
+      changes: z.array(z.object({ field: z.string(), value: z.unknown() })),
+    }),
+  ),
+});
+export type GraphWebhookEnvelope = z.infer<typeof webhookEnvelopeSchema>;

@@ -1,0 +1,171 @@
+import type { MessageContent, NetworkErrorDetails } from '../messaging/types.js';
+import type { MessageStatus } from '../messaging/rules.js';
+import {
+  graphErrorTitle,
+  webhookEnvelopeSchema,
+  webhookValueSchema,
+  type GraphWebhookError,
+  type GraphWebhookMessage,
+} from './graph-api.js';
+
+/** A customer's message, as the network webhook reported it. */
+export interface InboundMessageEvent {
+  kind: 'message';
+  businessAccountId: string;
+  phoneNumberId: string;
+  /** The customer's number, digits only. */
+  from: string;
+  profileName?: string;
+  /** The network's id of the customer's message. */
+  networkMessageId: string;
+  at: string;
+  content: MessageContent;
+  /** The business message this one answers (button taps, quoted replies). */
+  replyTo?: string;
+}
+
+/** A status update of a message the business sent. */
+export interface StatusEvent {
+  kind: 'status';
+  businessAccountId: string;
+  phoneNumberId: string;
+  networkMessageId: string;
+  recipientId?: string;
+  status: Exclude<MessageStatus, 'accepted'>;
+  at: string;
+  errors: NetworkErrorDetails[];
+}
+
+export type NetworkEvent = InboundMessageEvent | StatusEvent;
+
+/** Identifies an event across redeliveries of the same webhook (the network delivers at least once). */
+export function networkEventKey(e: NetworkEvent): string {
+  return e.kind === 'message' ? `m:${e.networkMessageId}` : `s:${e.networkMessageId}:${e.status}`;
+}
+
+export interface ParsedWebhook {
+  events: NetworkEvent[];
+  /** Parts of the payload that were not understood (logged, never fatal: the rest still counts). */
+  skipped: string[];
+}
+
+const unixToIso = (ts: string): string => {
+  const n = Number(ts);
+  return Number.isFinite(n) && n > 0 ? new Date(n * 1000).toISOString() : new Date().toISOString();
+};
+
+export function errorDetailsFrom(e: GraphWebhookError): NetworkErrorDetails {
+  return {
+    code: e.code,
+    title: e.title ?? graphErrorTitle(e.code) ?? 'Error',
+    message: e.error_data?.details ?? e.message ?? e.title ?? '',
+  };
+}
+
+const STATUSES = new Set(['sent', 'delivered', 'read', 'failed']);
+
+/**
+ * Turns a (verified) webhook body into events. Rejects a body that is not the
+ * `whatsapp_business_account` envelope; inside it, changes of other fields and
+ * items of unknown shape are skipped and named in `skipped`.
+ */
+export function parseWebhook(body: unknown): { ok: true; value: ParsedWebhook } | { ok: false; reason: string } {
+  const env = webhookEnvelopeSchema.safeParse(body);
+  if (!env.success) return { ok: false, reason: 'not a whatsapp_business_account webhook envelope' };
+  const events: NetworkEvent[] = [];
+  const skipped: string[] = [];
+  env.data.entry.forEach((entry, i) => {
+    entry.changes.forEach((change, j) => {
+      const where = `entry[${i}].changes[${j}]`;
+      if (change.field !== 'messages') {
+        skipped.push(`${where}: field ${change.field}`);
+        return;
+      }
+      const value = webhookValueSchema.safeParse(change.value);
+      if (!value.success) {
+        skipped.push(`${where}: unexpected value shape`);
+        return;
+      }
+      const v = value.data;
+      const phoneNumberId = v.metadata.phone_number_id;
+      const names = new Map((v.contacts ?? []).map((c) => [c.wa_id, c.profile?.name]));
+      for (const m of v.messages ?? []) {
+        const ev: InboundMessageEvent = {
+          kind: 'message',
+          businessAccountId: entry.id,
+          phoneNumberId,
+          from: m.from,
+          networkMessageId: m.id,
+          at: unixToIso(m.timestamp),
+          content: contentOf(m),
+        };
+        const name = names.get(m.from);
+        if (name) ev.profileName = name;
+        if (m.context?.id) ev.replyTo = m.context.id;
+        events.push(ev);
+      }
+      for (const s of v.statuses ?? []) {
+        if (!STATUSES.has(s.status)) {
+          skipped.push(`${where}: status ${s.status}`);
+          continue;
+        }
+        const ev: StatusEvent = {
+          kind: 'status',
+          businessAccountId: entry.id,
+          phoneNumberId,
+          networkMessageId: s.id,
+          status: s.status as StatusEvent['status'],
+          at: unixToIso(s.timestamp),
+          errors: (s.errors ?? []).map(errorDetailsFrom),
+        };
+        if (s.recipient_id) ev.recipientId = s.recipient_id;
+        events.push(ev);
+      }
+    });
+  });
+  return { ok: true, value: { events, skipped } };
+}
+
+function contentOf(m: GraphWebhookMessage): MessageContent {
+  switch (m.type) {
+    case 'text':
+      return { type: 'text', text: m.text?.body ?? '' };
+    case 'interactive': {
+      const reply = m.interactive?.button_reply ?? m.interactive?.list_reply;
+      if (reply) return { type: 'button_reply', text: reply.title, buttonId: reply.id };
+      return { type: 'unsupported', originalType: `interactive/${m.interactive?.type ?? '?'}` };
+    }
+    case 'button': {
+      const c: MessageContent = { type: 'button_reply', text: m.button?.text ?? m.button?.payload ?? '' };
+      if (m.button?.payload !== undefined) c.payload = m.button.payload;
+      return c;
+    }
+    case 'image':
+    case 'video':
+    case 'audio':
+    case 'document':
+    case 'sticker': {
+      const media = m[m.type];
+      const c: MessageContent = { type: m.type };
+      if (media?.id) c.mediaId = media.id;
+      if (media?.link) c.mediaUrl = media.link;
+      if (media?.mime_type) c.mimeType = media.mime_type;
+      if (media?.caption) {
+        c.caption = media.caption;
+        c.text = media.caption;
+      }
+      if (media?.filename) c.filename = media.filename;
+      return c;
+    }
+    case 'location': {
+      if (!m.location) return { type: 'unsupported', originalType: 'location' };
+      const loc: NonNullable<MessageContent['location']> = { latitude: m.location.latitude, longitude: m.location.longitude };
+      if (m.location.name) loc.name = m.location.name;
+      if (m.location.address) loc.address = m.location.address;
+      const text = [loc.name, loc.address].filter(Boolean).join(', ');
+      return text ? { type: 'location', location: loc, text } : { type: 'location', location: loc };
+    }
+    default:
+      return { type: 'unsupported', originalType: m.type };
+  }
+}

@@ -1,0 +1,59 @@
+import type { NetworkErrorDetails } from '../messaging/types.js';
+import type { GraphMessage, GraphTemplateDefinition } from './graph-api.js';
+
+/** The credentials of one business phone number on the chat network. */
+export interface NetworkAccount {
+  phoneNumberId: string;
+  businessAccountId: string;
+  accessToken: string;
+}
+
+/** The network refused the request; nothing was sent. */
+export interface NetworkRejection extends NetworkErrorDetails {
+  httpStatus: number;
+  fbtraceId?: string;
+}
+
+export type SendOutcome =
+  | { ok: true; messageId: string; waId?: string }
+  | { ok: false; rejection: NetworkRejection };
+
+/**
+ * The network did not answer (connection refused, timeout, a non-Graph error
+ * page). Whether the message left is unknown only when `maybeSent` is true
+ * (the request may have reached the network before the answer was lost).
+ */
+export class NetworkUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly maybeSent: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'NetworkUnavailableError';
+  }
+}
+
+/**
+ * The chat network (WhatsApp Cloud API) as this service uses it. The real
+ * adapter talks HTTP to the Graph API or to the sandbox network that
+ * simulates it; both sides speak the wire shapes of `graph-api.ts`.
+ *
+ * `send` resolves with the network's message id once the network accepted
+ * the message (accepted, not delivered: delivery is reported later by status
+ * webhooks), or with the network's rejection. It throws
+ * `NetworkUnavailableError` when no answer came back.
+ */
+export interface ChatNetwork {
+  send(account: NetworkAccount, to: string, message: GraphMessage): Promise<SendOutcome>;
+  /** Every template of the business account (all pages). */
+  listTemplates(account: Pick<NetworkAccount, 'businessAccountId' | 'accessToken'>): Promise<GraphTemplateDefinition[]>;
+}
+
+/** A non-send request (template sync) the network refused. */
+export class NetworkRejectedError extends Error {
+  constructor(readonly rejection: NetworkRejection) {
+    super(`chat network refused the request: (#${rejection.code}) ${rejection.message}`);
+    this.name = 'NetworkRejectedError';
+  }
+}

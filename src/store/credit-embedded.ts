@@ -1,0 +1,62 @@
+import type { Clock } from '../clock.js';
+import type { EmbeddedDb, WriteOp } from './embedded-db.js';
+import { CREDIT_RECORD_TTL_MS, type CreditRepo } from './credit-types.js';
+
+interface Reservation {
+  amount: number;
+  state: 'reserved' | 'refunded';
+  at: number;
+}
+
+/**
+ * Credits in the embedded db. One process, and each check-and-change runs
+ * without an await in between (the db applies writes in memory at once), so
+ * no two sends can both pass the balance check on the same credits.
+ */
+export function createEmbeddedCreditRepo(db: EmbeddedDb, clock: Clock): CreditRepo {
+  const bal = (org: string) => db.get<number>('credits', org) ?? 0;
+  const resKey = (org: string, id: string) => `${org}/${id}`;
+
+  // Forget old reservations and top-up ids at start, as Redis expires them.
+  const cutoff = clock.now() - CREDIT_RECORD_TTL_MS;
+  const stale: WriteOp[] = [];
+  for (const [k, r] of db.entries<Reservation>('creditRes')) if (r.at < cutoff) stale.push({ coll: 'creditRes', key: k, delete: true });
+  for (const [k, at] of db.entries<number>('creditTopUps')) if (at < cutoff) stale.push({ coll: 'creditTopUps', key: k, delete: true });
+  if (stale.length > 0) void db.write(stale);
+
+  return {
+    async balance(org) {
+      return bal(org);
+    },
+    async topUp(org, amount, operationId) {
+      if (operationId !== undefined && db.has('creditTopUps', resKey(org, operationId))) return { balance: bal(org), applied: false };
+      const next = bal(org) + amount;
+      const ops: WriteOp[] = [{ coll: 'credits', key: org, value: next }];
+      if (operationId !== undefined) ops.push({ coll: 'creditTopUps', key: resKey(org, operationId), value: clock.now() });
+      await db.write(ops);
+      return { balance: next, applied: true };
+    },
+    async reserve(org, id, amount) {
+      const existing = db.get<Reservation>('creditRes', resKey(org, id));
+      if (existing !== undefined) return { ok: true, balance: bal(org) };
+      const cur = bal(org);
+      if (cur < amount) return { ok: false, balance: cur };
+      const next = cur - amount;
+      await db.write([
+        { coll: 'credits', key: org, value: next },
+        { coll: 'creditRes', key: resKey(org, id), value: { amount, state: 'reserved', at: clock.now() } satisfies Reservation },
+      ]);
+      return { ok: true, balance: next };
+    },
+    async refund(org, id) {
+      const r = db.get<Reservation>('creditRes', resKey(org, id));
+      if (r === undefined || r.state !== 'reserved') return { refunded: false, balance: bal(org) };
+      const next = bal(org) + r.amount;
+      await db.write([
+        { coll: 'credits', key: org, value: next },
+        { coll: 'creditRes', key: resKey(org, id), value: { ...r, state: 'refunded' } satisfies Reservation },
+      ]);
+      return { refunded: true, balance: next };
+    },
+  };
+}

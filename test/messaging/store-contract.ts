@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ChannelRepo, Channel, WhatsAppChannel } from '../../src/store/channel-types.js';
+import type { TemplateRecord, TemplateRepo } from '../../src/store/template-types.js';
+import type { CreditRepo } from '../../src/store/credit-types.js';
+import type { RateLimiter } from '../../src/store/ratelimit-types.js';
+import { shapeFromDefinition } from '../../src/network/template-rules.js';
+
+/** What one adapter family provides to the suite. */
+export interface MessagingStoresUnderTest {
+  channels: ChannelRepo;
+  templates: TemplateRepo;
+  credits: CreditRepo;
+  rateLimiter: RateLimiter;
+  /** A second limiter on the same backing store (another node). */
+  otherNodeRateLimiter(): RateLimiter;
+  /** Everything stored, as raw text (to check secrets are not in it). */
+  rawDump(): Promise<string>;
+  close(): Promise<void>;
+}
+
+const now = () => new Date().toISOString();
+
+export function waChannel(org: string, over: Partial<WhatsAppChannel> = {}): WhatsAppChannel {
+  return {
+    id: `ch_${randomUUID().slice(0, 12)}`,
+    organizationId: org,
+    name: 'Support line',
+    kind: 'whatsapp_cloud',
+    network: 'sandbox',
+    phoneNumberId: String(100000000000000 + Math.floor(Math.random() * 1e14)),
+    businessAccountId: '200000000000001',
+    displayPhoneNumber: '15550001111',
+    credentials: { accessToken: `EAAtoken-${randomUUID()}`, appSecret: `secret-${randomUUID()}`, verifyToken: `verify-${randomUUID()}` },
+    createdAt: now(),
+    updatedAt: now(),
+    ...over,
+  };
+}
+
+function template(org: string, channelId: string, name: string, language: string, over: Partial<TemplateRecord> = {}): TemplateRecord {
+  const components = [{ type: 'BODY', text: 'Hello {{1}}' }];
+  return {
+    organizationId: org,
+    channelId,
+    name,
+    language,
+    category: 'UTILITY',
+    status: 'APPROVED',
+    components,
+    shape: shapeFromDefinition(components),
+    networkTemplateId: null,
+    source: 'network',
+    updatedAt: now(),
+    ...over,
+  };
+}
+
+export function runMessagingStoreContract(name: string, create: () => Promise<MessagingStoresUnderTest>): void {
+  describe(`messaging stores contract: ${name}`, () => {
+    let s: MessagingStoresUnderTest;
+    beforeEach(async () => {
+      s = await create();
+    });
+    afterEach(async () => {
+      await s.close();
+    });
+
+    describe('channels', () => {
+      it('creates, gets, lists and deletes channels of one organization only', async () => {
+        const a = waChannel('orgA');
+        const web: Channel = { id: 'ch_web1', organizationId: 'orgA', name: 'Site', kind: 'web_chat', allowedOrigins: ['https://a.example'], createdAt: now(), updatedAt: now() };
+        await s.channels.create(a);
+        await s.channels.create(web);
+        expect(await s.channels.get('orgA', a.id)).toEqual(a);
+        expect(await s.channels.get('orgB', a.id)).toBeNull();
+        expect(await s.channels.getGlobal(a.id)).toEqual(a);
+        expect((await s.channels.list('orgA')).map((c) => c.id).sort()).toEqual([a.id, web.id].sort());
+        expect(await s.channels.list('orgB')).toEqual([]);
+        expect(await s.channels.getByPhoneNumberId(a.phoneNumberId)).toEqual(a);
+        expect(await s.channels.delete('orgB', a.id)).toBe(false);
+        expect(await s.channels.delete('orgA', a.id)).toBe(true);
+        expect(await s.channels.get('orgA', a.id)).toBeNull();
+        expect(await s.channels.getByPhoneNumberId(a.phoneNumberId)).toBeNull();
+      });
+
+      it('gives a phone number id to one channel only, across organizations', async () => {
+        const a = waChannel('orgA');
+        await s.channels.create(a);
+        await expect(s.channels.create(waChannel('orgB', { phoneNumberId: a.phoneNumberId }))).rejects.toMatchObject({ status: 409, code: 'phone_number_in_use' });
+        const races = await Promise.allSettled([1, 2, 3, 4].map(() => s.channels.create(waChannel('orgC', { phoneNumberId: '999000111' }))));
+        expect(races.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      });
+
+      it('keeps credentials encrypted at rest and updates them', async () => {
+        const a = waChannel('orgA');
+        await s.channels.create(a);
+        const dump = await s.rawDump();
+        expect(dump).toContain(a.phoneNumberId);
+        expect(dump).not.toContain(a.credentials.accessToken);
+        expect(dump).not.toContain(a.credentials.appSecret);
+        expect(dump).not.toContain(a.credentials.verifyToken);
+        const rotated = { ...a, credentials: { ...a.credentials, accessToken: 'EAAnew' } };
+        await s.channels.update(rotated);
+        expect((await s.channels.get('orgA', a.id)) as WhatsAppChannel).toMatchObject({ credentials: { accessToken: 'EAAnew' } });
+        // Another organization cannot overwrite it.
+        await s.channels.update({ ...rotated, organizationId: 'orgB', credentials: { ...a.credentials, accessToken: 'EAAevil' } });
+        expect((await s.channels.get('orgA', a.id)) as WhatsAppChannel).toMatchObject({ credentials: { accessToken: 'EAAnew' } });
+      });
+    });
+
+    describe('templates', () => {
+      it('stores templates per channel and organization, sorted', async () => {
+        await s.templates.put(template('orgA', 'ch1', 'order_update', 'en_US'));
+        await s.templates.put(template('orgA', 'ch1', 'hello_world', 'en_US'));
+        await s.templates.put(template('orgA', 'ch1', 'hello_world', 'de'));
+        await s.templates.put(template('orgB', 'ch1', 'secret_template', 'en_US'));
+        const list = await s.templates.list('orgA', 'ch1');
+        expect(list.map((t) => `${t.name}/${t.language}`)).toEqual(['hello_world/de', 'hello_world/en_US', 'order_update/en_US']);
+        expect(await s.templates.get('orgA', 'ch1', 'secret_template', 'en_US')).toBeNull();
+        expect(await s.templates.get('orgA', 'ch1', 'hello_world', 'de')).toMatchObject({ name: 'hello_world', language: 'de' });
+        expect(await s.templates.delete('orgA', 'ch1', 'hello_world', 'de')).toBe(true);
+        expect(await s.templates.delete('orgA', 'ch1', 'hello_world', 'de')).toBe(false);
+      });
+
+      it('sync replaces network templates, keeps operator entries', async () => {
+        await s.templates.put(template('orgA', 'ch1', 'gone', 'en_US'));
+        await s.templates.put(template('orgA', 'ch1', 'manual', 'en_US', { source: 'operator' }));
+        await s.templates.put(template('orgA', 'ch1', 'both', 'en_US', { source: 'operator', status: 'PENDING' }));
+        const r = await s.templates.replaceFromNetwork('orgA', 'ch1', [template('orgA', 'ch1', 'both', 'en_US'), template('orgA', 'ch1', 'fresh', 'en_US')]);
+        expect(r.removed).toBe(1);
+        const list = await s.templates.list('orgA', 'ch1');
+        expect(list.map((t) => `${t.name}:${t.source}:${t.status}`)).toEqual(['both:network:APPROVED', 'fresh:network:APPROVED', 'manual:operator:APPROVED']);
+        await s.templates.deleteChannel('orgA', 'ch1');
+        expect(await s.templates.list('orgA', 'ch1')).toEqual([]);
+      });
+    });
+
+    describe('credits', () => {
+      it('tops up once per operation id and reserves only what the balance covers', async () => {
+        expect(await s.credits.balance('orgA')).toBe(0);
+        expect(await s.credits.topUp('orgA', 5, 'op1')).toEqual({ balance: 5, applied: true });
+        expect(await s.credits.topUp('orgA', 5, 'op1')).toEqual({ balance: 5, applied: false });
+        expect(await s.credits.topUp('orgA', 1)).toEqual({ balance: 6, applied: true });
+        expect(await s.credits.reserve('orgA', 'r1', 4)).toEqual({ ok: true, balance: 2 });
+        expect(await s.credits.reserve('orgA', 'r1', 4)).toEqual({ ok: true, balance: 2 });
+        expect(await s.credits.reserve('orgA', 'r2', 3)).toEqual({ ok: false, balance: 2 });
+        expect(await s.credits.balance('orgB')).toBe(0);
+      });
+
+      it('refunds a reservation once, and never an unknown one', async () => {
+        await s.credits.topUp('orgA', 3);
+        await s.credits.reserve('orgA', 'r1', 2);
+        const refunds = await Promise.all([1, 2, 3, 4, 5].map(() => s.credits.refund('orgA', 'r1')));
+        expect(refunds.filter((r) => r.refunded)).toHaveLength(1);
+        expect(await s.credits.balance('orgA')).toBe(3);
+        expect((await s.credits.refund('orgA', 'nope')).refunded).toBe(false);
+        expect((await s.credits.refund('orgB', 'r1')).refunded).toBe(false);
+        expect(await s.credits.balance('orgA')).toBe(3);
+      });
+
+      it('never goes below zero under concurrent reservations', async () => {
+        await s.credits.topUp('orgA', 25);
+        const results = await Promise.all(Array.from({ length: 100 }, (_, i) => s.credits.reserve('orgA', `c${i}`, 1 + (i % 2))));
+        const taken = results.map((r, i) => (r.ok ? 1 + (i % 2) : 0)).reduce((a, b) => a + b, 0);
+        const balance = await s.credits.balance('orgA');
+        expect(balance).toBeGreaterThanOrEqual(0);
+        expect(balance + taken).toBe(25);
+        for (const r of results) expect(r.balance).toBeGreaterThanOrEqual(0);
+      });
+    });
+
+    describe('rate limiter', () => {
+      it('allows the limit per window per key, then refuses with a retry time', async () => {
+        const key = `k-${randomUUID()}`;
+        const results = [];
+        for (let i = 0; i < 4; i++) results.push(await s.rateLimiter.hit(key, 3, 60_000));
+        expect(results.map((r) => r.allowed)).toEqual([true, true, true, false]);
+        expect(results.map((r) => r.remaining)).toEqual([2, 1, 0, 0]);
+        expect(results[3]!.retryAfterMs).toBeGreaterThan(0);
+        expect(results[3]!.retryAfterMs).toBeLessThanOrEqual(60_000);
+        expect((await s.rateLimiter.hit(`other-${key}`, 3, 60_000)).allowed).toBe(true);
+      });
+
+      it('is shared by every node of the deployment', async () => {
+        const key = `k-${randomUUID()}`;
+        const other = s.otherNodeRateLimiter();
+        const a = await Promise.all([1, 2, 3].map(() => s.rateLimiter.hit(key, 5, 60_000)));
+        const b = await Promise.all([1, 2, 3].map(() => other.hit(key, 5, 60_000)));
+        expect([...a, ...b].filter((r) => r.allowed)).toHaveLength(5);
+      });
+    });
+  });
+}
