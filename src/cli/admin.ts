@@ -1,0 +1,156 @@
+/**
+ * The operator CLI: a thin client of the operator API.
+ *
+ *   npm run admin -- org create --name "Acme"
+ *   npm run admin -- key create --org <id> --user <id> --scopes tickets:read,tickets:create --json
+ *
+ * Connection: --url / SWITCHBOARD_URL (default http://localhost:3000),
+ * --token / SWITCHBOARD_OPERATOR_TOKEN.
+ */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { SCOPES } from '../domain/scopes.js';
+
+interface Command {
+  usage: string;
+  required: string[];
+  run(flags: Record<string, string>): { method: string; path: string; body?: unknown };
+  /** Human-readable one-liner for a successful result. */
+  show(result: any): string; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+const org = (f: Record<string, string>) => `/admin/v1/organizations/${encodeURIComponent(f.org!)}`;
+const table = (rows: Record<string, unknown>[], cols: string[]) =>
+  rows.length === 0 ? '(none)' : rows.map((r) => cols.map((c) => String(r[c] ?? '-')).join('  ')).join('\n');
+
+/** Command table: `<noun> <verb>` → request. Later capabilities add entries here. */
+export const commands: Record<string, Command> = {
+  'org create': {
+    usage: '--name <name>',
+    required: ['name'],
+    run: (f) => ({ method: 'POST', path: '/admin/v1/organizations', body: { name: f.name } }),
+    show: (o) => `organization ${o.id} (${o.name})`,
+  },
+  'org list': {
+    usage: '',
+    required: [],
+    run: () => ({ method: 'GET', path: '/admin/v1/organizations' }),
+    show: (r) => table(r.organizations, ['id', 'name', 'createdAt']),
+  },
+  'user create': {
+    usage: '--org <id> --email <email> --name <name> --role admin|agent --password <password>',
+    required: ['org', 'email', 'name', 'role', 'password'],
+    run: (f) => ({ method: 'POST', path: `${org(f)}/users`, body: { email: f.email, name: f.name, role: f.role, password: f.password } }),
+    show: (u) => `user ${u.id} ${u.email} (${u.role})`,
+  },
+  'user list': {
+    usage: '--org <id>',
+    required: ['org'],
+    run: (f) => ({ method: 'GET', path: `${org(f)}/users` }),
+    show: (r) => table(r.users, ['id', 'email', 'role', 'name']),
+  },
+  'key create': {
+    usage: `--org <id> --user <id> --scopes <scope,scope|all> [--name <label>]   scopes: ${SCOPES.join(', ')}`,
+    required: ['org', 'user', 'scopes'],
+    run: (f) => ({
+      method: 'POST',
+      path: `${org(f)}/api-keys`,
+      body: { userId: f.user, scopes: f.scopes === 'all' ? [...SCOPES] : f.scopes!.split(',').map((s) => s.trim()).filter(Boolean), ...(f.name ? { name: f.name } : {}) },
+    }),
+    show: (k) => `key ${k.id} for user ${k.userId}\nscopes: ${k.scopes.join(' ')}\n\n  ${k.key}\n\nThis is the only time the key is shown.`,
+  },
+  'key list': {
+    usage: '--org <id>',
+    required: ['org'],
+    run: (f) => ({ method: 'GET', path: `${org(f)}/api-keys` }),
+    show: (r) => table(r.apiKeys, ['id', 'prefix', 'userId', 'name', 'revokedAt', 'lastUsedAt']),
+  },
+  'key revoke': {
+    usage: '--org <id> --key <key id>',
+    required: ['org', 'key'],
+    run: (f) => ({ method: 'DELETE', path: `${org(f)}/api-keys/${encodeURIComponent(f.key!)}` }),
+    show: (k) => `key ${k.id} revoked at ${k.revokedAt}`,
+  },
+  'contact create': {
+    usage: '--org <id> --aeid <phone:phoneNumberId> [--name <name>]',
+    required: ['org', 'aeid'],
+    run: (f) => ({ method: 'POST', path: `${org(f)}/contacts`, body: { audienceExternalId: f.aeid, ...(f.name ? { name: f.name } : {}) } }),
+    show: (c) => `contact ${c.id} ${c.audienceExternalId}`,
+  },
+  'contact list': {
+    usage: '--org <id>',
+    required: ['org'],
+    run: (f) => ({ method: 'GET', path: `${org(f)}/contacts` }),
+    show: (r) => table(r.contacts, ['id', 'audienceExternalId', 'name']),
+  },
+};
+
+/** Every `--flag <value>` any command's usage names (parseArgs must know them to read their values). */
+const STRING_FLAGS = [...new Set(['url', 'token', ...Object.values(commands).flatMap((c) => [...c.usage.matchAll(/--([\w-]+) </g)].map((m) => m[1]!))])];
+
+const envSchema = z.object({
+  SWITCHBOARD_URL: z.url().default('http://localhost:3000'),
+  SWITCHBOARD_OPERATOR_TOKEN: z.string().optional(),
+});
+
+function usage(): string {
+  return ['usage: npm run admin -- <command> [flags] [--json] [--url URL] [--token TOKEN]', '', ...Object.entries(commands).map(([n, c]) => `  ${n} ${c.usage}`)].join('\n');
+}
+
+export async function main(argv: string[], env: Record<string, string | undefined>, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: false,
+    options: {
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])),
+    },
+  });
+  const name = positionals.slice(0, 2).join(' ');
+  const cmd = commands[name];
+  if (values.help || !cmd) {
+    (cmd ? out : err)(usage());
+    return cmd || values.help ? 0 : 2;
+  }
+  const flags = Object.fromEntries(Object.entries(values).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+  const missing = cmd.required.filter((r) => !flags[r]);
+  if (missing.length > 0) {
+    err(`missing ${missing.map((m) => '--' + m).join(', ')}\nusage: ${name} ${cmd.usage}`);
+    return 2;
+  }
+  const e = envSchema.parse(env);
+  const base = (flags.url ?? e.SWITCHBOARD_URL).replace(/\/$/, '');
+  const token = flags.token ?? e.SWITCHBOARD_OPERATOR_TOKEN;
+  if (!token) {
+    err('no operator token: pass --token or set SWITCHBOARD_OPERATOR_TOKEN');
+    return 2;
+  }
+  const req = cmd.run(flags);
+  let res: Response;
+  try {
+    res = await fetch(base + req.path, {
+      method: req.method,
+      headers: { authorization: `Bearer ${token}`, ...(req.body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: req.body === undefined ? undefined : JSON.stringify(req.body),
+    });
+  } catch (e2) {
+    err(`cannot reach ${base}: ${(e2 as Error).message}`);
+    return 1;
+  }
+  const text = await res.text();
+  const body = text === '' ? null : JSON.parse(text);
+  if (!res.ok) {
+    if (values.json) out(JSON.stringify(body));
+    else err(`error ${res.status}: ${body?.error?.message ?? text}${body?.error?.details ? '\n' + JSON.stringify(body.error.details) : ''}`);
+    return 1;
+  }
+  out(values.json ? JSON.stringify(body) : cmd.show(body));
+  return 0;
+}
+
+const isMain = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/').split('/').pop()!);
+if (isMain) {
+  main(process.argv.slice(2), process.env, (s) => process.stdout.write(s + '\n'), (s) => process.stderr.write(s + '\n')).then((code) => process.exit(code));
+}
