@@ -86,7 +86,7 @@ export const commands: Record<string, Command> = {
 };
 
 /** Every `--flag <value>` any command's usage names (parseArgs must know them to read their values). */
-const STRING_FLAGS = [...new Set(['url', 'token', ...Object.values(commands).flatMap((c) => [...c.usage.matchAll(/--([\w-]+) </g)].map((m) => m[1]!))])];
+const STRING_FLAGS = [...new Set(['url', 'token', ...Object.values(commands).flatMap((c) => [...c.usage.matchAll(/--([\w-]+) [^-\s]/g)].map((m) => m[1]!))])];
 
 const envSchema = z.object({
   SWITCHBOARD_URL: z.url().default('http://localhost:3000'),
