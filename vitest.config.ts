@@ -9,5 +9,6 @@ export default defineConfig({
     // Two cores: integration suites start their own redis-server / nats-server;
     // running too many at once only adds noise.
     maxWorkers: 2,
+    reporters: ['default', './test/harness/summary-reporter.ts'],
   },
 });
