@@ -12,16 +12,8 @@ const orgKey = (orgId: string, id: string) => `${orgId}/${id}`;
  * without awaiting in between and need no locks.
  */
 export function createEmbeddedStore(db: EmbeddedDb): Store {
-  // Tickets per organization in creation order, rebuilt from the db at start.
-  const ticketOrder = new Map<string, string[]>();
-  for (const t of db.values<Ticket & { seq: number }>('tickets')) {
-    const list = ticketOrder.get(t.organizationId) ?? [];
-    list.push(t.ticketId);
-    ticketOrder.set(t.organizationId, list);
-  }
-  for (const [org, list] of ticketOrder) {
-    list.sort((a, b) => seqOf(db, org, a) - seqOf(db, org, b));
-  }
+  const index = new TicketIndex();
+  for (const t of db.values<StoredTicket>('tickets')) index.add(t);
 
   return {
     kind: 'embedded',
@@ -106,9 +98,7 @@ export function createEmbeddedStore(db: EmbeddedDb): Store {
       async create(ticket: NewTicket) {
         const seq = (db.get<number>('ticketSeq', ticket.organizationId) ?? 0) + 1;
         const full = canonicalTicket({ ...ticket, ticketId: formatTicketId(new Date(ticket.createdAt), seq) });
-        const list = ticketOrder.get(ticket.organizationId) ?? [];
-        list.push(full.ticketId);
-        ticketOrder.set(ticket.organizationId, list);
+        index.add({ ...full, seq });
         await db.write([
           { coll: 'ticketSeq', key: ticket.organizationId, value: seq },
           { coll: 'tickets', key: orgKey(ticket.organizationId, full.ticketId), value: { ...full, seq } },
@@ -121,25 +111,42 @@ export function createEmbeddedStore(db: EmbeddedDb): Store {
       },
       async update(organizationId, ticketId, change) {
         const key = orgKey(organizationId, ticketId);
-        const current = db.get<Ticket & { seq: number }>('tickets', key);
+        const current = db.get<StoredTicket>('tickets', key);
         if (!current) return null;
         const next = change(stripSeq(current));
         if (next === null) return null;
-        await db.put('tickets', key, { ...next, seq: current.seq });
+        const stored = { ...next, seq: current.seq };
+        index.move(current, stored);
+        await db.put('tickets', key, stored);
         return next;
       },
       async list(q: TicketQuery): Promise<TicketPage> {
-        const ids = ticketOrder.get(q.organizationId) ?? [];
-        const matches: Ticket[] = [];
-        for (let i = ids.length - 1; i >= 0; i--) {
-          const t = db.get<Ticket & { seq: number }>('tickets', orgKey(q.organizationId, ids[i]!));
-          if (!t) continue;
-          if (q.status !== undefined && t.status !== q.status) continue;
-          if (q.audienceId !== undefined && t.audienceId !== q.audienceId) continue;
-          if (q.visibleToAgent !== undefined && t.assigneeId !== null && t.assigneeId !== q.visibleToAgent) continue;
-          matches.push(t);
+        const get = (seqId: SeqId) => db.get<StoredTicket>('tickets', orgKey(q.organizationId, seqId.id))!;
+        const keep = (t: StoredTicket) =>
+          (q.status === undefined || t.status === q.status) &&
+          (q.audienceId === undefined || t.audienceId === q.audienceId) &&
+          (q.visibleToAgent === undefined || t.assigneeId === null || t.assigneeId === q.visibleToAgent);
+        const candidates = [index.get(q.organizationId, 'all')];
+        if (q.status !== undefined) candidates.push(index.get(q.organizationId, `s:${q.status}`));
+        if (q.audienceId !== undefined) candidates.push(index.get(q.organizationId, `c:${q.audienceId}`));
+        if (candidates.length <= 2 && q.visibleToAgent === undefined) {
+          // One index is exactly the answer: slice the page out of it.
+          const exact = candidates[candidates.length - 1]!;
+          const end = exact.length - q.offset;
+          const page = exact.slice(Math.max(0, end - q.limit), Math.max(0, end)).reverse();
+          return { tickets: page.map((x) => stripSeq(get(x))), total: exact.length };
         }
-        return { tickets: matches.slice(q.offset, q.offset + q.limit).map(stripSeq), total: matches.length };
+        // Otherwise walk the smallest index that applies, newest first.
+        const list = candidates.reduce((a, b) => (b.length < a.length ? b : a));
+        let total = 0;
+        const tickets: Ticket[] = [];
+        for (let i = list.length - 1; i >= 0; i--) {
+          const t = get(list[i]!);
+          if (!keep(t)) continue;
+          if (total >= q.offset && tickets.length < q.limit) tickets.push(stripSeq(t));
+          total++;
+        }
+        return { tickets, total };
       },
     },
     meta: {
@@ -164,10 +171,63 @@ export function createEmbeddedStore(db: EmbeddedDb): Store {
   };
 }
 
-function seqOf(db: EmbeddedDb, org: string, ticketId: string): number {
-  return db.get<{ seq: number }>('tickets', orgKey(org, ticketId))?.seq ?? 0;
-}
-
 function stripSeq(t: Ticket & { seq?: number }): Ticket {
   return canonicalTicket(t);
+}
+
+type StoredTicket = Ticket & { seq: number };
+interface SeqId {
+  seq: number;
+  id: string;
+}
+
+/**
+ * Per-organization ticket indexes (all, by status, by contact), each an array
+ * sorted by sequence, so listing walks only the tickets that can match.
+ */
+class TicketIndex {
+  private readonly lists = new Map<string, SeqId[]>();
+
+  private keys(t: StoredTicket): string[] {
+    const keys = [`${t.organizationId}|all`, `${t.organizationId}|s:${t.status}`];
+    if (t.audienceId !== null) keys.push(`${t.organizationId}|c:${t.audienceId}`);
+    return keys;
+  }
+
+  get(org: string, name: string): SeqId[] {
+    return this.lists.get(`${org}|${name}`) ?? [];
+  }
+
+  add(t: StoredTicket): void {
+    for (const k of this.keys(t)) {
+      let list = this.lists.get(k);
+      if (!list) this.lists.set(k, (list = []));
+      const at = lowerBound(list, t.seq);
+      if (list[at]?.seq !== t.seq) list.splice(at, 0, { seq: t.seq, id: t.ticketId });
+    }
+  }
+
+  move(from: StoredTicket, to: StoredTicket): void {
+    const before = this.keys(from);
+    const after = this.keys(to);
+    for (const k of before) {
+      if (after.includes(k)) continue;
+      const list = this.lists.get(k);
+      if (!list) continue;
+      const at = lowerBound(list, from.seq);
+      if (list[at]?.seq === from.seq) list.splice(at, 1);
+    }
+    this.add(to);
+  }
+}
+
+function lowerBound(list: SeqId[], seq: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]!.seq < seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

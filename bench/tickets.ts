@@ -1,0 +1,65 @@
+/**
+ * Tickets: create and list, embedded and Redis, against a bare express
+ * endpoint that does one Redis write, all in the same run.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { loadConfig } from '../src/config.js';
+import { silentLogger } from '../src/log.js';
+import { startServer } from '../src/server.js';
+import { connectRedis } from '../src/store/index.js';
+import { startRedis } from '../test/harness/servers.js';
+import { load, report, type LoadResult } from './lib.js';
+
+const OPERATOR = 'bench-operator-token-0123456789';
+
+async function bareBaseline(redisUrl: string): Promise<LoadResult> {
+  const client = await connectRedis(redisUrl);
+  const app = express();
+  app.use(express.json());
+  let n = 0;
+  app.post('/write', async (req, res) => {
+    await client.set(`bare:${n++}`, JSON.stringify(req.body));
+    res.status(201).json({ ok: true });
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/write`;
+  const result = await load('bare express + 1 Redis SET', { url, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'x', description: 'y' }) });
+  server.close();
+  await client.close();
+  return result;
+}
+
+async function ticketRun(label: string, env: Record<string, string>): Promise<LoadResult[]> {
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', OPERATOR_TOKEN: OPERATOR, LOG_LEVEL: 'silent', SEED_DEMO: 'false', ...env });
+  const running = await startServer(config, { log: silentLogger });
+  const base = `http://127.0.0.1:${running.port}`;
+  const op = async (path: string, body: unknown) =>
+    (await fetch(base + path, { method: 'POST', headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<any>;
+  const org = await op('/admin/v1/organizations', { name: 'Bench' });
+  const user = await op(`/admin/v1/organizations/${org.id}/users`, { email: 'b@x.io', name: 'B', role: 'admin', password: 'bench password' });
+  const key = (await op(`/admin/v1/organizations/${org.id}/api-keys`, { userId: user.id, scopes: ['tickets:create', 'tickets:read'] })).key;
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const create = await load(`ticket create (${label})`, { url: `${base}/v1/tickets`, method: 'POST', headers, body: JSON.stringify({ subject: 'Printer on fire', description: 'Third floor', priority: 'high' }) });
+  const list = await load(`ticket list, limit 20 (${label})`, { url: `${base}/v1/tickets?limit=20`, headers });
+  const filtered = await load(`ticket list, status filter (${label})`, { url: `${base}/v1/tickets?status=open&limit=20&page=3`, headers });
+  await running.close();
+  return [create, list, filtered];
+}
+
+export async function run(): Promise<void> {
+  const redis = await startRedis();
+  const dir = mkdtempSync(join(tmpdir(), 'sb-bench-'));
+  try {
+    const baseline = await bareBaseline(redis.url);
+    const rows = [...(await ticketRun('embedded, on disk', { DATA_DIR: dir })), ...(await ticketRun('Redis', { REDIS_URL: redis.url }))];
+    report('Tickets (16 connections, autocannon)', baseline, rows);
+  } finally {
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
