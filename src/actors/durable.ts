@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import { isAppError } from '../errors.js';
+import type { DomainEvent, EventPublisher } from '../events/types.js';
+import { FencedWriteError, type ActorStateStore } from '../store/actor-store.js';
+import { actorUnavailable, ownershipLost } from './errors.js';
+import type { Actor, ActorContext, ActorFactory, MessageMeta } from './types.js';
+
+/** A command: plain data with a `kind` naming its handler. */
+export interface Command {
+  kind: string;
+}
+
+/** What a handler decides: the next state, the reply, and events to publish. */
+export interface Outcome<S, R> {
+  /** Return the same object to mean "unchanged" (no write unless a key or event needs one). */
+  state: S;
+  reply: R;
+  events?: DomainEvent[];
+}
+
+export interface HandlerContext {
+  key: string;
+  /** Current time from the actor's clock. */
+  now: Date;
+  /** A fresh unique id (for sessions, events); injectable for tests. */
+  newId(): string;
+}
+
+export type Handler<S, C, R> = (state: S, command: C, ctx: HandlerContext) => Outcome<S, R> | Promise<Outcome<S, R>>;
+
+/**
+ * The handlers of an actor type: one per command kind, each mapping (state,
+ * command) to an outcome. Adding a command kind is adding an entry here.
+ */
+export type HandlerMap<S, C extends Command, Replies extends { [K in C['kind']]: unknown }> = {
+  [K in C['kind']]: Handler<S, Extract<C, { kind: K }>, Replies[K]>;
+};
+
+export interface DurableActorSpec<S, C extends Command, Replies extends { [K in C['kind']]: unknown }> {
+  type: string;
+  /** State of an address that has never been written. */
+  initial(key: string): S;
+  /** Validates a command that arrived (possibly from the network); throw AppError(400) to refuse it. */
+  parse(command: unknown): C;
+  handlers: HandlerMap<S, C, Replies>;
+  /** Idempotency keys remembered per actor (oldest forgotten first). */
+  maxIdempotencyKeys: number;
+  /** Kinds that only read: never written, and their idempotency keys are not remembered. */
+  readOnly?: readonly C['kind'][];
+}
+
+/** What is stored per actor: the state, recent idempotency keys with their replies, and events not yet published. */
+export interface StoredActorState<S> {
+  state: S;
+  replies: [key: string, reply: unknown][];
+  outbox: DomainEvent[];
+}
+
+export interface DurableActorDeps {
+  store: ActorStateStore;
+  events: EventPublisher;
+  newId?: () => string;
+}
+
+/**
+ * Returns a factory of actors whose state lives in an `ActorStateStore`:
+ *
+ * - `onStart` loads the state once; each command runs its handler and, when
+ *   something changed, writes the new state with the actor's fence before
+ *   replying (so an acknowledged command is durable, and a command of an
+ *   owner that lost its partition is refused, never applied).
+ * - A command with an idempotency key seen before gets the first reply
+ *   without running again. Keys are stored in the same write as the state,
+ *   so "applied" and "remembered" can't come apart.
+ * - Events are written to an outbox with the state, then published; the
+ *   reply waits for publishing. If publishing fails the caller gets a
+ *   retryable error, and the outbox is published again on the retry, on the
+ *   next command or at the next start: events are at least once, with stable
+ *   ids.
+ */
+export function durableActor<S, C extends Command, Replies extends { [K in C['kind']]: unknown }>(
+  spec: DurableActorSpec<S, C, Replies>,
+  deps: DurableActorDeps,
+): ActorFactory {
+  return (ctx) => createDurableActor(spec, deps, ctx);
+}
+
+function createDurableActor<S, C extends Command, Replies extends { [K in C['kind']]: unknown }>(
+  spec: DurableActorSpec<S, C, Replies>,
+  deps: DurableActorDeps,
+  ctx: ActorContext,
+): Actor {
+  const ref = { type: ctx.address.type, key: ctx.address.key, partition: ctx.fence.partition };
+  const readOnly = new Set<string>(spec.readOnly ?? []);
+  const newId = deps.newId ?? randomUUID;
+  let current: StoredActorState<S> = { state: spec.initial(ctx.address.key), replies: [], outbox: [] };
+  /** The stored outbox still lists events that have been published since. */
+  let outboxStale = false;
+
+  const save = async (next: StoredActorState<S>) => {
+    try {
+      await deps.store.save(ref, next, ctx.fence);
+    } catch (e) {
+      if (e instanceof FencedWriteError) throw ownershipLost(ctx.fence.partition, e);
+      throw e;
+    }
+  };
+
+  const flushOutbox = async () => {
+    while (current.outbox.length > 0) {
+      const ev = current.outbox[0]!;
+      try {
+        await deps.events.publish(ev);
+      } catch (e) {
+        ctx.log.warn('event publish failed; kept in the outbox', { eventId: ev.id, type: ev.type, err: e });
+        throw actorUnavailable('the event log is unavailable; retry with the same idempotency key');
+      }
+      current = { ...current, outbox: current.outbox.slice(1) };
+      outboxStale = true;
+    }
+  };
+
+  return {
+    async onStart() {
+      const stored = (await deps.store.load(ref)) as StoredActorState<S> | undefined;
+      if (stored !== undefined) current = stored;
+      if (current.outbox.length > 0) {
+        try {
+          await flushOutbox();
+        } catch {
+          // Left for the next command; loading succeeded.
+        }
+      }
+    },
+
+    async onMessage(raw: unknown, meta: MessageMeta) {
+      const key = meta.idempotencyKey;
+      if (key !== undefined) {
+        const seen = current.replies.find(([k]) => k === key);
+        if (seen !== undefined) {
+          await flushOutbox();
+          return seen[1];
+        }
+      }
+      const command = spec.parse(raw);
+      const handler = spec.handlers[command.kind as C['kind']] as Handler<S, C, unknown> | undefined;
+      if (handler === undefined) throw new Error(`no handler for ${ctx.address.type} command ${command.kind}`);
+      // A handler that throws changes nothing: the error is the reply.
+      const outcome = await handler(current.state, command, { key: ctx.address.key, now: new Date(ctx.clock.now()), newId });
+      const events = outcome.events ?? [];
+      const remember = key !== undefined && !readOnly.has(command.kind);
+      if (outcome.state !== current.state || events.length > 0 || remember || outboxStale) {
+        let replies = current.replies;
+        if (remember) {
+          replies = [...replies, [key, outcome.reply]];
+          if (replies.length > spec.maxIdempotencyKeys) replies = replies.slice(replies.length - spec.maxIdempotencyKeys);
+        }
+        const next: StoredActorState<S> = { state: outcome.state, replies, outbox: [...current.outbox, ...events] };
+        await save(next);
+        current = next;
+        outboxStale = false;
+      }
+      await flushOutbox();
+      return outcome.reply;
+    },
+
+    async onStop() {
+      if (!outboxStale) return;
+      try {
+        await save(current);
+        outboxStale = false;
+      } catch (e) {
+        // Harmless: the stored outbox is only republished (same event ids).
+        if (!isAppError(e)) ctx.log.warn('could not persist the emptied outbox', { err: e });
+      }
+    },
+  };
+}

@@ -1,0 +1,33 @@
+export type { Actor, ActorAddress, ActorContext, ActorFactory, AskOptions, Clock, Envelope, Fence, MessageMeta } from './types.js';
+export { systemClock } from './types.js';
+export { ActorHost, type ActorHostOptions, type CommandObserver, type PartitionOwnership } from './host.js';
+export { ActorSystem, createClusteredActorSystem, createEmbeddedActorSystem, type ActorClient, type ActorSystemDeps, type ActorSystemSettings } from './system.js';
+export { durableActor, type Command, type DurableActorDeps, type DurableActorSpec, type Handler, type HandlerContext, type HandlerMap, type Outcome, type StoredActorState } from './durable.js';
+export { PartitionCoordinator, type PartitionCoordinatorOptions, type PartitionListener } from './placement.js';
+export { InProcessTransport, type ActorTransport } from './transport.js';
+export { NatsActorTransport, type NatsActorTransportOptions } from './nats-transport.js';
+export { desiredOwners, partitionOf } from './partitions.js';
+export { actorUnavailable, mailboxFull, ownershipLost, partitionMoved, partitionNotOwned, ROUTING_RETRY_CODES } from './errors.js';
+export {
+  CONVERSATION_ACTOR,
+  conversationActorSpec,
+  conversationCommandSchema,
+  conversationHandlers,
+  type ConversationCommand,
+  type ConversationReplies,
+  type HandoverEventData,
+  type HandoverReply,
+} from './conversation/actor.js';
+export { conversationKey, initialConversationState, parseConversationKey, type ConversationState, type HandoverState, type Session, type SessionStatus } from './conversation/state.js';
+export {
+  assignAgent,
+  currentSession,
+  isWithHuman,
+  isWithinServiceWindow,
+  openHandover,
+  requestHandover,
+  serviceWindowClosesAt,
+  SERVICE_WINDOW_MS,
+  type HandoverRefusal,
+  type Transition,
+} from './conversation/rules.js';

@@ -1,0 +1,147 @@
+import { errors as natsErrors, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { isAppError } from '../errors.js';
+import { silentLogger, type Logger } from '../log.js';
+import { actorUnavailable, fromWireError, ROUTING_RETRY_CODES, toWireError, type WireError } from './errors.js';
+import type { ActorHost } from './host.js';
+import type { ActorTransport } from './transport.js';
+import type { Envelope } from './types.js';
+
+export interface NatsActorTransportOptions {
+  nc: NatsConnection;
+  /** Subject prefix (`KEY_PREFIX`): commands go to `<prefix>.actors.p.<n>`. */
+  prefix: string;
+  host: ActorHost;
+  /** One attempt's wait for a reply; longer than the slowest command. */
+  attemptTimeoutMs: number;
+  log?: Logger;
+}
+
+type WireReply = { ok: true; reply?: unknown } | { ok: false; error: WireError };
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/**
+ * Commands as NATS requests to the subject of the actor's partition. Only the
+ * partition's owner subscribes there (a plain subscription, not a queue
+ * group: during a takeover a stale owner may still be subscribed for a
+ * moment, and the real owner must see every request regardless; the stale
+ * one's writes are fenced).
+ *
+ * The sender retries, within its deadline, whenever nobody could have applied
+ * the command yet or a repeat is harmless: no responders (the partition is
+ * between owners), a routing refusal from a node that no longer owns it, a
+ * lost connection, and a timed-out attempt (safe because every envelope has
+ * an idempotency key).
+ */
+export class NatsActorTransport implements ActorTransport {
+  private readonly subs = new Map<number, Subscription>();
+  private readonly log: Logger;
+  private placementSub: Subscription | null = null;
+  private readonly placementCbs: (() => void)[] = [];
+
+  constructor(private readonly opts: NatsActorTransportOptions) {
+    this.log = opts.log ?? silentLogger;
+  }
+
+  subject(partition: number): string {
+    return `${this.opts.prefix}.actors.p.${partition}`;
+  }
+
+  private get placementSubject(): string {
+    return `${this.opts.prefix}.actors.placement`;
+  }
+
+  async send(envelope: Envelope, timeoutMs: number): Promise<unknown> {
+    const { nc, host, attemptTimeoutMs } = this.opts;
+    const subject = this.subject(host.partitionOf(envelope));
+    const payload = enc.encode(JSON.stringify(envelope));
+    const deadline = performance.now() + timeoutMs;
+    let backoff = 10;
+    let last: unknown = null;
+    for (;;) {
+      const remaining = Math.floor(deadline - performance.now());
+      if (remaining <= 0) break;
+      try {
+        const msg = await nc.request(subject, payload, { timeout: Math.max(1, Math.min(attemptTimeoutMs, remaining)) });
+        const r = JSON.parse(dec.decode(msg.data)) as WireReply;
+        if (r.ok) return r.reply;
+        const err = fromWireError(r.error);
+        if (!ROUTING_RETRY_CODES.has(err.code)) throw err;
+        last = err;
+      } catch (e) {
+        if (isAppError(e)) throw e;
+        if (!(e instanceof natsErrors.TimeoutError || e instanceof natsErrors.RequestError)) throw e;
+        last = e;
+        if (e instanceof natsErrors.TimeoutError) {
+          backoff = 10;
+          continue; // the attempt already waited
+        }
+      }
+      await new Promise((r) => setTimeout(r, Math.min(backoff, Math.max(0, deadline - performance.now()))));
+      backoff = Math.min(backoff * 2, 250);
+    }
+    this.log.warn('actor command timed out', { actor: envelope.type, key: envelope.key, last: String(last) });
+    throw actorUnavailable('no node answered for this conversation in time; retry with the same idempotency key');
+  }
+
+  async listen(partition: number): Promise<void> {
+    if (this.subs.has(partition)) return;
+    const sub = this.opts.nc.subscribe(this.subject(partition), { callback: (err, msg) => (err ? this.log.warn('subscription error', { err }) : this.handle(msg)) });
+    this.subs.set(partition, sub);
+    // The subscription must be registered on the server before we count as listening.
+    await this.opts.nc.flush();
+  }
+
+  async unlisten(partition: number): Promise<void> {
+    const sub = this.subs.get(partition);
+    if (sub === undefined) return;
+    this.subs.delete(partition);
+    // drain: messages already delivered to us are still handled (and answered).
+    await sub.drain().catch(() => sub.unsubscribe());
+  }
+
+  private handle(msg: Msg): void {
+    let envelope: Envelope;
+    try {
+      envelope = JSON.parse(dec.decode(msg.data)) as Envelope;
+      if (typeof envelope.type !== 'string' || typeof envelope.key !== 'string') throw new Error('bad envelope');
+    } catch (e) {
+      this.log.warn('malformed actor request', { err: e });
+      msg.respond(enc.encode(JSON.stringify({ ok: false, error: { status: 400, code: 'bad_request', message: 'malformed actor request' } })));
+      return;
+    }
+    this.opts.host.deliver(envelope).then(
+      (reply) => msg.respond(enc.encode(JSON.stringify({ ok: true, reply }))),
+      (e: unknown) => {
+        if (!isAppError(e)) this.log.error('actor command failed', { actor: envelope.type, key: envelope.key, err: e });
+        msg.respond(enc.encode(JSON.stringify({ ok: false, error: toWireError(e) })));
+      },
+    );
+  }
+
+  announcePlacementChange(): void {
+    try {
+      this.opts.nc.publish(this.placementSubject);
+    } catch (e) {
+      this.log.warn('could not announce a placement change', { err: e });
+    }
+  }
+
+  onPlacementChange(cb: () => void): void {
+    this.placementCbs.push(cb);
+    if (this.placementSub === null) {
+      this.placementSub = this.opts.nc.subscribe(this.placementSubject, {
+        callback: () => {
+          for (const f of this.placementCbs) f();
+        },
+      });
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.subs.keys()].map((p) => this.unlisten(p)));
+    this.placementSub?.unsubscribe();
+    this.placementSub = null;
+  }
+}
