@@ -77,6 +77,16 @@ export const configSchema = z.object({
   CREDIT_PRICE_AUTHENTICATION: z.coerce.number().int().min(0).max(1_000_000).default(1),
   /** POST /v2/wa/template (and its v1 / api-v1 siblings): requests per minute per API key, shared by all nodes. */
   TEMPLATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
+  /** MCP gateway (issue 6): serve `/mcp/{id}` on its own port. Unset: on the REST listener (PORT). */
+  MCP_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** MCP gateway: base URL clients use to reach `/mcp/{id}` (the `mcp_url` of integrations). Unset: PUBLIC_URL, or http://localhost:MCP_PORT. */
+  MCP_PUBLIC_URL: optionalUrl,
+  /** MCP gateway: Host names accepted (DNS-rebinding guard), comma-separated, no ports. Unset: localhost, 127.0.0.1, [::1] and the hosts of PUBLIC_URL / MCP_PUBLIC_URL. */
+  MCP_ALLOWED_HOSTS: z.string().trim().optional().transform((v) => (v ? v.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '') : undefined)),
+  /** MCP gateway: browser Origins accepted, comma-separated (`https://app.example.com`). Unset: loopback origins and those of PUBLIC_URL / MCP_PUBLIC_URL. Requests without Origin are not affected. */
+  MCP_ALLOWED_ORIGINS: z.string().trim().optional().transform((v) => (v ? v.split(',').map((o) => o.trim().toLowerCase().replace(/\/$/, '')).filter((o) => o !== '') : undefined)),
+  /** MCP gateway: largest JSON-RPC request body, in bytes (413 beyond). */
+  MCP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
 });
 
 export type Config = z.infer<typeof configSchema> & {
