@@ -103,6 +103,13 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
   const app = buildApp(services, state);
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;
+  // While draining, a connection whose last response went out is closed at
+  // once instead of idling until the shutdown timeout.
+  server.on('request', (_req, res) => {
+    res.once('finish', () => {
+      if (state.shuttingDown) setImmediate(() => server.closeIdleConnections());
+    });
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => resolve());
