@@ -87,6 +87,20 @@ export const configSchema = z.object({
   MCP_ALLOWED_ORIGINS: z.string().trim().optional().transform((v) => (v ? v.split(',').map((o) => o.trim().toLowerCase().replace(/\/$/, '')).filter((o) => o !== '') : undefined)),
   /** MCP gateway: largest JSON-RPC request body, in bytes (413 beyond). */
   MCP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  /** Actors (issue 3): partitions contacts hash to. Fixed for a deployment's lifetime (Redis keys are tagged with it). */
+  ACTOR_PARTITIONS: z.coerce.number().int().min(1).max(4096).default(64),
+  /** Actors: partition lease (and node membership) time to live. A dead node's contacts move after about 1.25x this. */
+  ACTOR_LEASE_MS: z.coerce.number().int().min(200).max(120_000).default(5_000),
+  /** Actors: unfinished commands one actor may hold; more are refused with 503 `mailbox_full`. */
+  ACTOR_MAILBOX_SIZE: z.coerce.number().int().min(1).max(100_000).default(1_000),
+  /** Actors: an actor with nothing to do for this long is passivated (its state stays in the store). */
+  ACTOR_IDLE_MS: z.coerce.number().int().min(100).max(86_400_000).default(300_000),
+  /** Actors: how long a caller waits for a command's reply, failover included, before a retryable 503. */
+  ACTOR_ASK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
+  /** Actors (clustered): one NATS request's wait; must exceed the slowest command. Timed-out attempts are retried. */
+  ACTOR_ATTEMPT_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(5_000),
+  /** Actors: idempotency keys (with their first reply) remembered per contact. */
+  ACTOR_IDEMPOTENCY_KEYS: z.coerce.number().int().min(1).max(10_000).default(100),
 });
 
 export type Config = z.infer<typeof configSchema> & {
