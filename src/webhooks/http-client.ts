@@ -164,7 +164,9 @@ export class WebhookHttpClient {
       signal?.addEventListener('abort', onAbort, { once: true });
 
       req.on('socket', (socket: Socket) => {
-        // Belt and braces: the peer we are actually connected to.
+        // Belt and braces: the peer we are actually connected to (a pooled
+        // socket was checked when it connected).
+        if (!socket.connecting) return;
         socket.once('connect', () => {
           const remote = socket.remoteAddress;
           const why = remote === undefined ? 'unknown peer address' : this.refuse(remote, plainHttp);

@@ -16,6 +16,17 @@ export async function waitFor(cond: () => boolean, timeoutMs = 15_000, what = 'c
   }
 }
 
+/** Polls an async probe until it returns a value that is not undefined. */
+export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 export function makeEvent(org = 'org1', type = 'resource.created', data: unknown = {}): DomainEvent {
   return { id: randomUUID(), type, organizationId: org, createdAt: new Date().toISOString(), data };
 }
