@@ -1,0 +1,17 @@
+export * from './graph-api.js';
+export { GraphApiNetwork, type GraphApiOptions } from './graph-adapter.js';
+export { NetworkRejectedError, NetworkUnavailableError, type ChatNetwork, type NetworkAccount, type NetworkRejection, type SendOutcome } from './port.js';
+export { parseWebhook, networkEventKey, errorDetailsFrom, type InboundMessageEvent, type NetworkEvent, type ParsedWebhook, type StatusEvent } from './inbound.js';
+export { HUB_SIGNATURE_HEADER, signHubSignature, verifyHubSignature } from './signature.js';
+export {
+  checkTemplateComponents,
+  placeholders,
+  renderTemplateBody,
+  renderText,
+  shapeFromDefinition,
+  templateStatusIssue,
+  type ParamKind,
+  type TemplateIssue,
+  type TemplateShape,
+  type TemplateSlot,
+} from './template-rules.js';

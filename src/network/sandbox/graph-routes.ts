@@ -1,0 +1,47 @@
+import { Router, type Request, type Response } from 'express';
+import { graphError } from '../graph-api.js';
+import type { GraphReply, SandboxNetwork } from './sandbox-network.js';
+
+function bearer(req: Request): string | undefined {
+  const h = req.headers.authorization;
+  const m = h === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(h);
+  if (m) return m[1];
+  // The Graph API also takes the token as a query parameter.
+  return typeof req.query.access_token === 'string' ? req.query.access_token : undefined;
+}
+
+const VERSION = /^v\d+\.\d+$/;
+
+/**
+ * The sandbox network's Graph API over HTTP, mounted at `/sandbox/graph`:
+ * the real adapter reaches it exactly as it reaches graph.facebook.com, with
+ * `SANDBOX_GRAPH_URL` (default `<this service>/sandbox/graph/v21.0`) as base.
+ */
+export function sandboxGraphRouter(sandbox: SandboxNetwork): Router {
+  const r = Router();
+  const reply = (fn: (req: Request) => Promise<GraphReply>) => async (req: Request, res: Response) => {
+    if (!VERSION.test(String(req.params.version))) {
+      const e = graphError(100, `Unknown path components: /${req.params.version}`);
+      res.status(e.status).json(e.body);
+      return;
+    }
+    let out: GraphReply;
+    try {
+      out = await fn(req);
+    } catch {
+      const e = graphError(131000, 'the sandbox network failed to process the request');
+      out = { status: 500, body: e.body };
+    }
+    res.setHeader('x-sandbox-network', 'true');
+    res.status(out.status).json(out.body);
+  };
+  r.post('/:version/:phoneNumberId/messages', reply((req) => sandbox.send(String(req.params.phoneNumberId), bearer(req), req.body)));
+  r.get('/:version/:wabaId/message_templates', reply((req) => sandbox.listTemplates(String(req.params.wabaId), bearer(req), req.query as Record<string, unknown>)));
+  r.post('/:version/:wabaId/message_templates', reply((req) => sandbox.createTemplate(String(req.params.wabaId), bearer(req), req.body)));
+  r.delete('/:version/:wabaId/message_templates', reply((req) => sandbox.deleteTemplate(String(req.params.wabaId), bearer(req), req.query as Record<string, unknown>)));
+  r.use((req, res) => {
+    const e = graphError(100, `Unsupported ${req.method.toLowerCase()} request to the sandbox network: ${req.path}`);
+    res.status(e.status).json(e.body);
+  });
+  return r;
+}

@@ -1,0 +1,491 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import { AppError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { RateLimiter } from '../../store/ratelimit-types.js';
+import { CUSTOMER_SERVICE_WINDOW_MS } from '../../messaging/rules.js';
+import {
+  graphError,
+  graphTemplateDefinitionSchema,
+  GRAPH_ERRORS,
+  TEMPLATE_CATEGORIES,
+  type GraphErrorEnvelope,
+  type GraphWebhookMessage,
+  type KnownGraphErrorCode,
+} from '../graph-api.js';
+import { signHubSignature } from '../signature.js';
+import { checkTemplateComponents, shapeFromDefinition, templateStatusIssue } from '../template-rules.js';
+import { parseSendRequest } from './validate.js';
+import { SANDBOX_TEMPLATES } from './seed-templates.js';
+import type { SandboxAccount, SandboxMessage, SandboxState, SandboxTemplate } from './state.js';
+
+/** An HTTP answer of the simulated Graph API. */
+export interface GraphReply {
+  status: number;
+  body: unknown;
+}
+
+export interface SandboxNetworkOptions {
+  state: SandboxState;
+  /** Throughput limit per phone number (130429), shared by nodes in clustered mode. */
+  limiter: RateLimiter;
+  clock: Clock;
+  log: Logger;
+  /** Pause before each of the sent / delivered / read webhooks. */
+  statusDelayMs: number;
+  maxMessagesPerSecond: number;
+  /** Base URL that callback URLs starting with `/` are relative to: this service. */
+  webhookBaseUrl: () => string;
+  fetch?: typeof fetch;
+  /** Waits before each redelivery of a webhook the receiver did not answer 200. */
+  retryDelaysMs?: number[];
+}
+
+/** The customer's side of an action in the sandbox: the id of the message they sent, and whether the service took it. */
+export interface CustomerActionResult {
+  messageId: string;
+  /** True when the service's webhook receiver answered 200 to the first delivery. */
+  delivered: boolean;
+}
+
+/**
+ * Numbers in the unassigned country code +999 are "not on WhatsApp": sends to
+ * them are accepted and then fail with 131026, as the real network reports an
+ * undeliverable message.
+ */
+export const SANDBOX_UNREACHABLE_PREFIX = '999';
+
+const unix = (ms: number) => String(Math.floor(ms / 1000));
+const wamid = () => 'wamid.' + randomBytes(24).toString('base64url');
+const digits = (n: number) => String(randomInt(1, 10)) + Array.from({ length: n - 1 }, () => randomInt(0, 10)).join('');
+
+/**
+ * A faithful simulator of the WhatsApp Cloud API, served by the service
+ * itself in embedded mode so every flow works on one machine.
+ *
+ * The business side is the Graph HTTP API (`send`, the template API), with
+ * the network's validation and error codes. What follows an accepted send is
+ * reported like the network does it: `sent`, `delivered`, `read` (or
+ * `failed` with the error) as status webhooks signed with the account's app
+ * secret, in the real envelope, posted to the account's callback URL and
+ * redelivered when not answered 200. The customer side lets a person play
+ * the customer: send a text, tap a reply button, tap a template quick reply;
+ * each reaches the service as a real inbound webhook.
+ */
+export class SandboxNetwork {
+  private closed = false;
+  private readonly timers = new Map<NodeJS.Timeout, () => void>();
+  private readonly tasks = new Set<Promise<unknown>>();
+  private readonly fetchImpl: typeof fetch;
+  private readonly retryDelays: number[];
+
+  constructor(private readonly o: SandboxNetworkOptions) {
+    this.fetchImpl = o.fetch ?? fetch;
+    this.retryDelays = o.retryDelaysMs ?? [1_000, 5_000, 30_000, 120_000, 600_000];
+  }
+
+  // ------------------------------------------------------------------ accounts
+
+  /** Registers a new business phone number (what signing up with Meta gives you), with the sample templates. */
+  async provisionAccount(opts: { callbackUrl: string; displayPhoneNumber?: string; verifiedName?: string; businessAccountId?: string; seedTemplates?: boolean }): Promise<SandboxAccount> {
+    const account: SandboxAccount = {
+      phoneNumberId: digits(15),
+      businessAccountId: opts.businessAccountId ?? digits(15),
+      displayPhoneNumber: opts.displayPhoneNumber ?? `1555${digits(7)}`,
+      verifiedName: opts.verifiedName ?? 'Sandbox Business',
+      accessToken: 'EAASBX' + randomBytes(32).toString('base64url'),
+      appSecret: randomBytes(16).toString('hex'),
+      verifyToken: randomBytes(18).toString('base64url'),
+      callbackUrl: opts.callbackUrl,
+      createdAt: new Date(this.o.clock.now()).toISOString(),
+    };
+    await this.o.state.putAccount(account);
+    if (opts.seedTemplates !== false && opts.businessAccountId === undefined) {
+      for (const t of SANDBOX_TEMPLATES) await this.o.state.putTemplate(account.businessAccountId, { ...t, id: digits(16) });
+    }
+    return account;
+  }
+
+  getAccount(phoneNumberId: string): Promise<SandboxAccount | null> {
+    return this.o.state.getAccount(phoneNumberId);
+  }
+
+  /**
+   * Meta's check when a callback URL is configured: a GET with `hub.mode`,
+   * `hub.verify_token` and `hub.challenge`; the receiver must echo the challenge.
+   */
+  async verifyCallback(phoneNumberId: string): Promise<boolean> {
+    const a = await this.o.state.getAccount(phoneNumberId);
+    if (a === null) return false;
+    const challenge = randomBytes(8).toString('hex');
+    const url = new URL(this.resolveCallback(a.callbackUrl));
+    url.searchParams.set('hub.mode', 'subscribe');
+    url.searchParams.set('hub.verify_token', a.verifyToken);
+    url.searchParams.set('hub.challenge', challenge);
+    try {
+      const res = await this.fetchImpl(url, { method: 'GET' });
+      return res.status === 200 && (await res.text()) === challenge;
+    } catch {
+      return false;
+    }
+  }
+
+  // ------------------------------------------------------------------ Graph API: messages
+
+  /** `POST /{phone-number-id}/messages` */
+  async send(phoneNumberId: string, bearer: string | undefined, body: unknown): Promise<GraphReply> {
+    const auth = await this.authorize(phoneNumberId, bearer);
+    if ('status' in auth) return auth;
+    const account = auth.account;
+    const parsed = parseSendRequest(body);
+    if (!parsed.ok) return graphError(parsed.code, parsed.details, trace());
+    const limit = await this.o.limiter.hit(`sbx-mps:${phoneNumberId}`, this.o.maxMessagesPerSecond, 1000);
+    if (!limit.allowed) return graphError(130429, `Cloud API message throughput (${this.o.maxMessagesPerSecond} messages per second) has been reached.`, trace());
+
+    const msg = parsed.message;
+    const record: SandboxMessage = {
+      id: wamid(),
+      phoneNumberId,
+      customer: parsed.to,
+      direction: 'to_customer',
+      at: this.o.clock.now(),
+      sent: msg,
+      status: 'accepted',
+    };
+    let category = 'service';
+    if (msg.type === 'template') {
+      const templates = await this.o.state.listTemplates(account.businessAccountId);
+      const t = templates.find((x) => x.name === msg.template.name && x.language === msg.template.language.code);
+      if (t === undefined) {
+        return graphError(132001, `template name (${msg.template.name}) does not exist in ${msg.template.language.code}`, trace());
+      }
+      const statusIssue = templateStatusIssue(t.status);
+      if (statusIssue) return graphError(statusIssue.code, `${statusIssue.message}: ${t.name} (${t.language})`, trace());
+      const shape = shapeFromDefinition(t.components);
+      const issues = checkTemplateComponents(shape, msg.template.components);
+      if (issues.length > 0) return graphError(issues[0]!.code, issues.map((i) => `${i.path}: ${i.message}`).join('; '), trace());
+      category = t.category.toLowerCase();
+      record.quickReplies = shape.buttons
+        .filter((b) => b.type === 'QUICK_REPLY')
+        .map((b) => {
+          const given = msg.template.components?.find((c) => c.type === 'button' && Number(c.index) === b.index);
+          const p = given?.parameters[0];
+          return { index: b.index, text: b.text, payload: p?.type === 'payload' ? p.payload : b.text };
+        });
+    } else if (msg.type === 'interactive') {
+      record.buttons = msg.interactive.action.buttons.map((b) => ({ id: b.reply.id, title: b.reply.title }));
+    }
+    await this.o.state.putMessage(record);
+
+    let failure: { code: KnownGraphErrorCode; details: string } | null = null;
+    if (parsed.to.startsWith(SANDBOX_UNREACHABLE_PREFIX)) {
+      failure = { code: 131026, details: 'Message Undeliverable: the recipient is not a WhatsApp user.' };
+    } else if (msg.type !== 'template') {
+      const last = await this.o.state.lastInbound(phoneNumberId, parsed.to);
+      if (last === null || record.at - last >= CUSTOMER_SERVICE_WINDOW_MS) {
+        failure = { code: 131047, details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.' };
+      }
+    }
+    this.track(this.reportStatuses(account, record, category, failure));
+
+    const reply: Record<string, unknown> = {
+      messaging_product: 'whatsapp',
+      contacts: [{ input: parsed.input, wa_id: parsed.to }],
+      messages: [msg.type === 'template' ? { id: record.id, message_status: 'accepted' } : { id: record.id }],
+    };
+    return { status: 200, body: reply };
+  }
+
+  private async reportStatuses(account: SandboxAccount, record: SandboxMessage, category: string, failure: { code: KnownGraphErrorCode; details: string } | null): Promise<void> {
+    const steps: ('sent' | 'delivered' | 'read' | 'failed')[] = failure ? ['failed'] : ['sent', 'delivered', 'read'];
+    for (const status of steps) {
+      if (!(await this.sleep(this.o.statusDelayMs))) return;
+      const at = this.o.clock.now();
+      const s: Record<string, unknown> = { id: record.id, status, timestamp: unix(at), recipient_id: record.customer };
+      if (status === 'failed' && failure) {
+        const title = GRAPH_ERRORS[failure.code].title;
+        s.errors = [{ code: failure.code, title, message: title, error_data: { details: failure.details }, href: 'https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/' }];
+      } else if (status !== 'read') {
+        s.conversation = { id: record.customer + record.phoneNumberId.slice(-6), origin: { type: category } };
+        s.pricing = { billable: true, pricing_model: 'PMP', category };
+      }
+      await this.o.state.putMessage({ ...record, status });
+      await this.deliver(account, { statuses: [s] });
+    }
+  }
+
+  // ------------------------------------------------------------------ Graph API: templates
+
+  /** `GET /{waba-id}/message_templates` with `limit`, `after`, and the name / status / language / category filters. */
+  async listTemplates(businessAccountId: string, bearer: string | undefined, query: Record<string, unknown>): Promise<GraphReply> {
+    const auth = await this.authorizeBusiness(businessAccountId, bearer);
+    if (auth) return auth;
+    const str = (k: string) => (typeof query[k] === 'string' ? (query[k] as string) : undefined);
+    let all = await this.o.state.listTemplates(businessAccountId);
+    const name = str('name');
+    const status = str('status');
+    const language = str('language');
+    const category = str('category');
+    if (name) all = all.filter((t) => t.name.includes(name));
+    if (status) all = all.filter((t) => status.split(',').includes(t.status));
+    if (language) all = all.filter((t) => t.language === language);
+    if (category) all = all.filter((t) => category.toUpperCase().split(',').includes(t.category));
+    const limit = Math.min(Math.max(Number(str('limit') ?? 25) || 25, 1), 100);
+    const after = str('after');
+    const start = after ? Number(Buffer.from(after, 'base64url').toString()) || 0 : 0;
+    const page = all.slice(start, start + limit);
+    const body: Record<string, unknown> = { data: page };
+    if (page.length > 0) {
+      const cursors = { before: Buffer.from(String(start)).toString('base64url'), after: Buffer.from(String(start + page.length)).toString('base64url') };
+      const paging: Record<string, unknown> = { cursors };
+      if (start + page.length < all.length) {
+        const q = new URLSearchParams();
+        for (const [k, v] of Object.entries(query)) if (typeof v === 'string' && k !== 'after') q.set(k, v);
+        q.set('after', cursors.after);
+        paging.next = `message_templates?${q.toString()}`;
+      }
+      body.paging = paging;
+    }
+    return { status: 200, body };
+  }
+
+  /**
+   * `POST /{waba-id}/message_templates`. The sandbox reviews at once: a
+   * well-formed template is APPROVED (or takes the `status` given, so a
+   * paused or rejected template can be tried out).
+   */
+  async createTemplate(businessAccountId: string, bearer: string | undefined, body: unknown): Promise<GraphReply> {
+    const auth = await this.authorizeBusiness(businessAccountId, bearer);
+    if (auth) return auth;
+    const parsed = graphTemplateDefinitionSchema.omit({ status: true }).extend({ status: graphTemplateDefinitionSchema.shape.status.optional() }).safeParse(body);
+    if (!parsed.success) return graphError(100, `Invalid parameter: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}`, trace());
+    const t = parsed.data;
+    if (!/^[a-z0-9_]{1,512}$/.test(t.name)) return graphError(100, 'template names are lowercase letters, digits and underscores', trace());
+    if (!(TEMPLATE_CATEGORIES as readonly string[]).includes(t.category.toUpperCase())) return graphError(100, `category must be one of ${TEMPLATE_CATEGORIES.join(', ')}`, trace());
+    if (!t.components.some((c) => c.type.toUpperCase() === 'BODY')) return graphError(100, 'a template needs a BODY component', trace());
+    const existing = (await this.o.state.listTemplates(businessAccountId)).find((x) => x.name === t.name && x.language === t.language);
+    const stored: SandboxTemplate = { ...t, id: existing?.id ?? digits(16), category: t.category.toUpperCase(), status: t.status ?? 'APPROVED' };
+    await this.o.state.putTemplate(businessAccountId, stored);
+    return { status: 200, body: { id: stored.id, status: stored.status, category: stored.category } };
+  }
+
+  /** `DELETE /{waba-id}/message_templates?name=…[&language=…]` */
+  async deleteTemplate(businessAccountId: string, bearer: string | undefined, query: Record<string, unknown>): Promise<GraphReply> {
+    const auth = await this.authorizeBusiness(businessAccountId, bearer);
+    if (auth) return auth;
+    const name = typeof query.name === 'string' ? query.name : undefined;
+    if (!name) return graphError(131008, 'The parameter name is required', trace());
+    const language = typeof query.language === 'string' ? query.language : undefined;
+    const n = await this.o.state.deleteTemplates(businessAccountId, name, language);
+    if (n === 0) return graphError(100, `Message template "${name}" not found`, trace());
+    return { status: 200, body: { success: true } };
+  }
+
+  // ------------------------------------------------------------------ the customer's side
+
+  /** The simulated customer writes a text message to the business number. */
+  async customerText(phoneNumberId: string, customer: string, text: string, profileName?: string): Promise<CustomerActionResult> {
+    return this.customerMessage(phoneNumberId, customer, profileName, { type: 'text', text: { body: text } });
+  }
+
+  /** The customer taps a reply button of an interactive message they received. */
+  async customerTapButton(phoneNumberId: string, customer: string, messageId: string, buttonId: string, profileName?: string): Promise<CustomerActionResult> {
+    const m = await this.receivedMessage(phoneNumberId, customer, messageId);
+    const button = m.buttons?.find((b) => b.id === buttonId);
+    if (!m.buttons) throw new AppError(400, 'not_an_interactive_message', 'that message has no reply buttons');
+    if (!button) throw new AppError(400, 'no_such_button', `that message has no button with id ${JSON.stringify(buttonId)}`, { buttons: m.buttons });
+    const account = (await this.o.state.getAccount(phoneNumberId))!;
+    return this.customerMessage(phoneNumberId, customer, profileName, {
+      type: 'interactive',
+      interactive: { type: 'button_reply', button_reply: { id: button.id, title: button.title } },
+      context: { from: account.displayPhoneNumber, id: m.id },
+    });
+  }
+
+  /** The customer taps a quick-reply button of a template message they received. */
+  async customerTapQuickReply(phoneNumberId: string, customer: string, messageId: string, index: number, profileName?: string): Promise<CustomerActionResult> {
+    const m = await this.receivedMessage(phoneNumberId, customer, messageId);
+    if (!m.quickReplies || m.quickReplies.length === 0) throw new AppError(400, 'no_quick_replies', 'that message has no quick-reply buttons');
+    const qr = m.quickReplies.find((q) => q.index === index);
+    if (!qr) throw new AppError(400, 'no_such_button', `that message has no quick-reply button at index ${index}`, { quickReplies: m.quickReplies });
+    const account = (await this.o.state.getAccount(phoneNumberId))!;
+    return this.customerMessage(phoneNumberId, customer, profileName, {
+      type: 'button',
+      button: { payload: qr.payload, text: qr.text },
+      context: { from: account.displayPhoneNumber, id: m.id },
+    });
+  }
+
+  /** What the customer's phone shows: the conversation with the business number, oldest first. */
+  async customerPhone(phoneNumberId: string, customer: string, limit = 50): Promise<SandboxMessage[]> {
+    return this.o.state.conversation(phoneNumberId, customer, limit);
+  }
+
+  private async receivedMessage(phoneNumberId: string, customer: string, messageId: string): Promise<SandboxMessage> {
+    const m = await this.o.state.getMessage(messageId);
+    if (m === null || m.phoneNumberId !== phoneNumberId || m.customer !== customer || m.direction !== 'to_customer') {
+      throw new AppError(404, 'not_found', 'no such message on this customer\'s phone');
+    }
+    if (m.status === 'failed') throw new AppError(400, 'message_not_delivered', 'that message never reached the customer');
+    return m;
+  }
+
+  private async customerMessage(
+    phoneNumberId: string,
+    customer: string,
+    profileName: string | undefined,
+    content: Omit<GraphWebhookMessage, 'from' | 'id' | 'timestamp'>,
+  ): Promise<CustomerActionResult> {
+    const account = await this.o.state.getAccount(phoneNumberId);
+    if (account === null) throw new AppError(404, 'not_found', 'no such sandbox phone number');
+    if (!/^[1-9][0-9]{6,14}$/.test(customer)) throw new AppError(400, 'validation_failed', 'the customer number must be 7 to 15 digits, no +');
+    const at = this.o.clock.now();
+    const message = { from: customer, id: wamid(), timestamp: unix(at), ...content } as GraphWebhookMessage;
+    await this.o.state.noteInbound(phoneNumberId, customer, at);
+    await this.o.state.putMessage({ id: message.id, phoneNumberId, customer, direction: 'from_customer', at, received: message });
+    const delivered = await this.deliver(account, {
+      contacts: [{ profile: { name: profileName ?? `Customer ${customer.slice(-4)}` }, wa_id: customer }],
+      messages: [message],
+    });
+    return { messageId: message.id, delivered };
+  }
+
+  // ------------------------------------------------------------------ webhooks
+
+  /**
+   * Posts one change to the account's callback URL, signed. Resolves with the
+   * outcome of the first attempt; failed deliveries are retried in the
+   * background on the retry schedule, as the network does.
+   */
+  private async deliver(account: SandboxAccount, value: Record<string, unknown>): Promise<boolean> {
+    const envelope = {
+      object: 'whatsapp_business_account',
+      entry: [
+        {
+          id: account.businessAccountId,
+          changes: [
+            {
+              value: { messaging_product: 'whatsapp', metadata: { display_phone_number: account.displayPhoneNumber, phone_number_id: account.phoneNumberId }, ...value },
+              field: 'messages',
+            },
+          ],
+        },
+      ],
+    };
+    const body = JSON.stringify(envelope);
+    const ok = await this.post(account, body);
+    if (!ok) this.track(this.redeliver(account, body));
+    return ok;
+  }
+
+  private async redeliver(account: SandboxAccount, body: string): Promise<void> {
+    for (const delay of this.retryDelays) {
+      if (!(await this.sleep(delay))) return;
+      // Re-read: the callback URL or app secret may have changed meanwhile.
+      const current = (await this.o.state.getAccount(account.phoneNumberId)) ?? account;
+      if (await this.post(current, body)) return;
+    }
+    this.o.log.warn('sandbox webhook dropped after retries', { phoneNumberId: account.phoneNumberId });
+  }
+
+  private async post(account: SandboxAccount, body: string): Promise<boolean> {
+    if (this.closed) return false;
+    try {
+      const res = await this.fetchImpl(this.resolveCallback(account.callbackUrl), {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'facebookexternalua',
+          'x-hub-signature-256': signHubSignature(account.appSecret, body),
+        },
+        body,
+        signal: AbortSignal.timeout(20_000),
+      });
+      await res.arrayBuffer().catch(() => undefined);
+      return res.status === 200;
+    } catch (err) {
+      this.o.log.debug('sandbox webhook delivery failed', { err });
+      return false;
+    }
+  }
+
+  private resolveCallback(url: string): string {
+    return url.startsWith('/') ? this.o.webhookBaseUrl().replace(/\/+$/, '') + url : url;
+  }
+
+  // ------------------------------------------------------------------ auth, lifecycle
+
+  private async authorize(phoneNumberId: string, bearer: string | undefined): Promise<{ account: SandboxAccount } | GraphReply> {
+    if (!bearer) return graphError(190, 'An access token is required to request this resource.', trace());
+    const account = await this.o.state.getAccount(phoneNumberId);
+    if (account !== null && account.accessToken === bearer) return { account };
+    if (!(await this.tokenKnown(bearer))) return graphError(190, 'Invalid OAuth access token - Cannot parse access token', trace());
+    return unsupportedObject(phoneNumberId);
+  }
+
+  private async authorizeBusiness(businessAccountId: string, bearer: string | undefined): Promise<GraphReply | null> {
+    if (!bearer) return graphError(190, 'An access token is required to request this resource.', trace());
+    const accounts = await this.o.state.accountsOfBusiness(businessAccountId);
+    if (accounts.some((a) => a.accessToken === bearer)) return null;
+    if (!(await this.tokenKnown(bearer))) return graphError(190, 'Invalid OAuth access token - Cannot parse access token', trace());
+    return unsupportedObject(businessAccountId);
+  }
+
+  private async tokenKnown(bearer: string): Promise<boolean> {
+    return (await this.o.state.listAccounts()).some((a) => a.accessToken === bearer);
+  }
+
+  private track(p: Promise<unknown>): void {
+    const t = p.catch((err) => this.o.log.warn('sandbox background task failed', { err })).finally(() => this.tasks.delete(t));
+    this.tasks.add(t);
+  }
+
+  /** Resolves true after `ms`, or false at once when the sandbox is closing. */
+  private sleep(ms: number): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        resolve(!this.closed);
+      }, ms);
+      this.timers.set(timer, () => resolve(false));
+    });
+  }
+
+  /** Waits (up to `timeoutMs`) until no status report or redelivery is pending: for tests and benchmarks. */
+  async idle(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.tasks.size > 0 && Date.now() < deadline) {
+      await Promise.race([Promise.allSettled([...this.tasks]), new Promise((r) => setTimeout(r, 25))]);
+    }
+  }
+
+  /** Stops redeliveries and pending status reports. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const [timer, cancel] of this.timers) {
+      clearTimeout(timer);
+      cancel();
+    }
+    this.timers.clear();
+    await Promise.allSettled([...this.tasks]);
+  }
+}
+
+function trace(): string {
+  return randomBytes(12).toString('base64url');
+}
+
+function unsupportedObject(id: string): GraphReply {
+  const body: GraphErrorEnvelope = {
+    error: {
+      message: `Unsupported post request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+      type: 'GraphMethodException',
+      code: 100,
+      error_subcode: 33,
+      fbtrace_id: trace(),
+    },
+  };
+  return { status: 400, body };
+}
+

@@ -1,0 +1,76 @@
+import type { RedisClient } from '../../store/index.js';
+import { SANDBOX_CONVERSATION_KEEP, type SandboxAccount, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
+
+/*
+ * Key layout (prefix + `:sbx`):
+ *   :acct:<pnid>            account JSON           :accts      set of pnids
+ *   :tpl:<waba>             hash name\0lang → JSON
+ *   :in:<pnid>:<customer>   last inbound ms
+ *   :msg:<id>               message JSON (7 days)  :conv:<pnid>:<customer>  list of ids (capped)
+ */
+const MESSAGE_TTL_S = 7 * 24 * 3600;
+
+export function createRedisSandboxState(redis: RedisClient, prefix: string): SandboxState {
+  const p = `${prefix}:sbx`;
+  return {
+    async putAccount(a) {
+      await redis.multi().set(`${p}:acct:${a.phoneNumberId}`, JSON.stringify(a)).sAdd(`${p}:accts`, a.phoneNumberId).exec();
+    },
+    async getAccount(pnid) {
+      const raw = await redis.get(`${p}:acct:${pnid}`);
+      return raw === null ? null : (JSON.parse(raw) as SandboxAccount);
+    },
+    async accountsOfBusiness(waba) {
+      return (await this.listAccounts()).filter((a) => a.businessAccountId === waba);
+    },
+    async listAccounts() {
+      const ids = await redis.sMembers(`${p}:accts`);
+      if (ids.length === 0) return [];
+      const raws = await redis.mGet(ids.map((id) => `${p}:acct:${id}`));
+      return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as SandboxAccount);
+    },
+    async putTemplate(waba, t) {
+      await redis.hSet(`${p}:tpl:${waba}`, `${t.name}\u0000${t.language}`, JSON.stringify(t));
+    },
+    async listTemplates(waba) {
+      return (await redis.hVals(`${p}:tpl:${waba}`))
+        .map((r) => JSON.parse(r) as SandboxTemplate)
+        .sort((a, b) => a.name.localeCompare(b.name) || a.language.localeCompare(b.language));
+    },
+    async deleteTemplates(waba, name, language) {
+      const doomed = (await this.listTemplates(waba)).filter((t) => t.name === name && (language === undefined || t.language === language));
+      if (doomed.length === 0) return 0;
+      return redis.hDel(`${p}:tpl:${waba}`, doomed.map((t) => `${t.name}\u0000${t.language}`));
+    },
+    async noteInbound(pnid, customer, at) {
+      // Keep the later time: webhooks and taps may race.
+      await redis.eval(
+        "local c = tonumber(redis.call('GET', KEYS[1]) or '0') if c < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end return 1",
+        { keys: [`${p}:in:${pnid}:${customer}`], arguments: [String(at)] },
+      );
+    },
+    async lastInbound(pnid, customer) {
+      const raw = await redis.get(`${p}:in:${pnid}:${customer}`);
+      return raw === null ? null : Number(raw);
+    },
+    async putMessage(m) {
+      const conv = `${p}:conv:${m.phoneNumberId}:${m.customer}`;
+      const isNew = await redis.set(`${p}:msg:${m.id}`, JSON.stringify(m), { EX: MESSAGE_TTL_S, NX: true });
+      if (isNew === null) {
+        await redis.set(`${p}:msg:${m.id}`, JSON.stringify(m), { EX: MESSAGE_TTL_S });
+        return;
+      }
+      await redis.multi().rPush(conv, m.id).lTrim(conv, -SANDBOX_CONVERSATION_KEEP, -1).expire(conv, MESSAGE_TTL_S).exec();
+    },
+    async getMessage(id) {
+      const raw = await redis.get(`${p}:msg:${id}`);
+      return raw === null ? null : (JSON.parse(raw) as SandboxMessage);
+    },
+    async conversation(pnid, customer, limit) {
+      const ids = await redis.lRange(`${p}:conv:${pnid}:${customer}`, -limit, -1);
+      if (ids.length === 0) return [];
+      const raws = await redis.mGet(ids.map((id) => `${p}:msg:${id}`));
+      return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as SandboxMessage);
+    },
+  };
+}

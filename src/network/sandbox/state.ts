@@ -1,0 +1,63 @@
+import type { GraphMessage, GraphTemplateDefinition, GraphWebhookMessage } from '../graph-api.js';
+
+/** A business phone number registered on the sandbox network (Meta's side of a channel). */
+export interface SandboxAccount {
+  phoneNumberId: string;
+  businessAccountId: string;
+  displayPhoneNumber: string;
+  verifiedName: string;
+  accessToken: string;
+  appSecret: string;
+  verifyToken: string;
+  /** Where webhooks go: an absolute URL, or a path on this service (resolved at delivery time). */
+  callbackUrl: string;
+  createdAt: string;
+}
+
+export type SandboxTemplate = GraphTemplateDefinition & { id: string };
+
+/** A message on the sandbox network, in either direction; what the simulated customer's phone shows. */
+export interface SandboxMessage {
+  id: string;
+  phoneNumberId: string;
+  customer: string;
+  direction: 'to_customer' | 'from_customer';
+  at: number;
+  /** What the business sent (to_customer). */
+  sent?: GraphMessage;
+  /** What the customer sent, as it appeared in the webhook (from_customer). */
+  received?: GraphWebhookMessage;
+  /** The last status reported for a to_customer message. */
+  status?: 'accepted' | 'sent' | 'delivered' | 'read' | 'failed';
+  /** Reply buttons of an interactive message: tappable by the customer. */
+  buttons?: { id: string; title: string }[];
+  /** Quick-reply buttons of a template message, with the payload a tap returns. */
+  quickReplies?: { index: number; text: string; payload: string }[];
+}
+
+/**
+ * The sandbox network's own records. The embedded adapter keeps accounts,
+ * templates and customer windows in the embedded db and recent messages in
+ * memory; the Redis adapter keeps all of it in Redis (clustered mode, when
+ * the sandbox is asked for), so every node serves the same simulated network.
+ */
+export interface SandboxState {
+  putAccount(a: SandboxAccount): Promise<void>;
+  getAccount(phoneNumberId: string): Promise<SandboxAccount | null>;
+  accountsOfBusiness(businessAccountId: string): Promise<SandboxAccount[]>;
+  listAccounts(): Promise<SandboxAccount[]>;
+  putTemplate(businessAccountId: string, t: SandboxTemplate): Promise<void>;
+  listTemplates(businessAccountId: string): Promise<SandboxTemplate[]>;
+  /** Deletes by name (every language) or by name and language; returns how many. */
+  deleteTemplates(businessAccountId: string, name: string, language?: string): Promise<number>;
+  /** Records the customer's latest message time (opens the 24-hour window). */
+  noteInbound(phoneNumberId: string, customer: string, at: number): Promise<void>;
+  lastInbound(phoneNumberId: string, customer: string): Promise<number | null>;
+  putMessage(m: SandboxMessage): Promise<void>;
+  getMessage(id: string): Promise<SandboxMessage | null>;
+  /** The latest messages between the number and the customer, oldest first. */
+  conversation(phoneNumberId: string, customer: string, limit: number): Promise<SandboxMessage[]>;
+}
+
+/** Messages kept per conversation (the simulated phone's scrollback). */
+export const SANDBOX_CONVERSATION_KEEP = 100;

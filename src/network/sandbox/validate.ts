@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { MEDIA_TYPES, type GraphMessage, type KnownGraphErrorCode } from '../graph-api.js';
+
+/*
+ * How the sandbox network reads a send request: the structural checks the
+ * Cloud API makes before it looks at templates or recipients. Failures carry
+ * the network's code (100 for a malformed request, 131008 for a missing
+ * required field, 131009 for a value out of range).
+ */
+
+export type ParsedSend =
+  | { ok: true; to: string; input: string; message: GraphMessage }
+  | { ok: false; code: KnownGraphErrorCode; details: string };
+
+const media = z
+  .object({
+    link: z.string().optional(),
+    id: z.string().min(1).optional(),
+    caption: z.string().max(1024).optional(),
+    filename: z.string().optional(),
+  })
+  .loose();
+
+const parameter = z.looseObject({ type: z.string() });
+const component = z.looseObject({
+  type: z.enum(['header', 'body', 'button']),
+  sub_type: z.enum(['quick_reply', 'url', 'copy_code', 'flow']).optional(),
+  index: z.union([z.number().int(), z.string().regex(/^\d+$/)]).optional(),
+  parameters: z.array(parameter).default([]),
+});
+
+const base = z.looseObject({
+  messaging_product: z.string().optional(),
+  recipient_type: z.string().optional(),
+  to: z.unknown(),
+  type: z.string().default('text'),
+});
+
+function fail(code: KnownGraphErrorCode, details: string): ParsedSend {
+  return { ok: false, code, details };
+}
+
+function linkOk(link: string): boolean {
+  try {
+    const u = new URL(link);
+    return u.protocol === 'https:' || u.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}
+
+export function parseSendRequest(body: unknown): ParsedSend {
+  const b = base.safeParse(body);
+  if (!b.success) return fail(100, 'the request body must be a JSON object');
+  const req = b.data;
+  if (req.messaging_product !== 'whatsapp') return fail(100, 'The parameter messaging_product is required and must be "whatsapp"');
+  if (req.recipient_type !== undefined && req.recipient_type !== 'individual') return fail(100, 'recipient_type must be individual');
+  if (typeof req.to !== 'string' || req.to === '') return fail(131008, 'The parameter to is required');
+  const to = req.to.replace(/^\+/, '');
+  if (!/^[0-9]{7,15}$/.test(to)) return fail(100, `Invalid parameter: to (${req.to}) is not a phone number`);
+  const raw = body as Record<string, unknown>;
+  const type = req.type;
+  const payload = raw[type];
+  if (payload === undefined) return fail(131008, `The parameter ${type} is required for messages of type ${type}`);
+
+  switch (type) {
+    case 'text': {
+      const t = z.object({ body: z.string().min(1).max(4096), preview_url: z.boolean().optional() }).safeParse(payload);
+      if (!t.success) return fail(100, 'text.body must be 1 to 4096 characters');
+      return { ok: true, to, input: req.to, message: { type: 'text', text: t.data } };
+    }
+    case 'template': {
+      const t = z
+        .object({
+          name: z.string().min(1),
+          language: z.object({ code: z.string().min(1), policy: z.literal('deterministic').optional() }),
+          components: z.array(component).optional(),
+        })
+        .safeParse(payload);
+      if (!t.success) return fail(100, `Invalid parameter: template (${t.error.issues[0]?.path.join('.') ?? ''} ${t.error.issues[0]?.message ?? ''})`);
+      for (const c of t.data.components ?? []) {
+        if (c.type === 'button' && (c.sub_type === undefined || c.index === undefined)) return fail(100, 'button components need sub_type and index');
+        for (const p of c.parameters) {
+          const kind = p.type;
+          if (['image', 'video', 'document', 'audio'].includes(kind)) {
+            const m = media.safeParse(p[kind]);
+            if (!m.success || (m.data.link === undefined) === (m.data.id === undefined)) return fail(100, `Param ${kind} must contain either id or link`);
+            if (m.data.link !== undefined && !linkOk(m.data.link)) return fail(131009, `${kind}.link is not a valid URL`);
+          } else if (kind === 'text' && (typeof p.text !== 'string' || p.text === '')) {
+            return fail(131008, 'text parameters need a non-empty text');
+          }
+        }
+      }
+      return { ok: true, to, input: req.to, message: { type: 'template', template: t.data as Extract<GraphMessage, { type: 'template' }>['template'] } };
+    }
+    case 'interactive': {
+      const i = z
+        .object({
+          type: z.string(),
+          header: z.object({ type: z.literal('text'), text: z.string().max(60) }).optional(),
+          body: z.object({ text: z.string().min(1).max(1024) }),
+          footer: z.object({ text: z.string().max(60) }).optional(),
+          action: z.object({
+            buttons: z.array(z.object({ type: z.literal('reply'), reply: z.object({ id: z.string().min(1).max(256), title: z.string().min(1).max(20) }) })),
+          }),
+        })
+        .safeParse(payload);
+      if (!i.success) return fail(100, `Invalid parameter: interactive (${i.error.issues[0]?.path.join('.') ?? ''} ${i.error.issues[0]?.message ?? ''})`);
+      if (i.data.type !== 'button') return fail(100, `the sandbox supports interactive messages of type button, not ${i.data.type}`);
+      const buttons = i.data.action.buttons;
+      if (buttons.length < 1 || buttons.length > 3) return fail(131009, 'interactive buttons: 1 to 3 are allowed');
+      if (new Set(buttons.map((x) => x.reply.id)).size !== buttons.length) return fail(131009, 'interactive button ids must be unique');
+      if (new Set(buttons.map((x) => x.reply.title)).size !== buttons.length) return fail(131009, 'interactive button titles must be unique');
+      return { ok: true, to, input: req.to, message: { type: 'interactive', interactive: { ...i.data, type: 'button' } } };
+    }
+    default: {
+      if (!(MEDIA_TYPES as readonly string[]).includes(type)) return fail(100, `Invalid parameter: type ${type} is not supported`);
+      const m = media.safeParse(payload);
+      if (!m.success || (m.data.link === undefined) === (m.data.id === undefined)) return fail(100, `Param ${type} must contain either id or link`);
+      if (m.data.link !== undefined && !linkOk(m.data.link)) return fail(131009, `${type}.link is not a valid URL`);
+      if (m.data.caption !== undefined && (type === 'audio' || type === 'sticker')) return fail(100, `${type} messages take no caption`);
+      return { ok: true, to, input: req.to, message: { type, [type]: m.data } as GraphMessage };
+    }
+  }
+}
