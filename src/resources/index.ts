@@ -1,0 +1,1 @@
+export { ResourceService, resourceView, type ResourceView } from './service.js';

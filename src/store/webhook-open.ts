@@ -1,0 +1,41 @@
+import { join } from 'node:path';
+import type { Config } from '../config.js';
+import { EmbeddedDb } from './embedded-db.js';
+import { connectRedis } from './redis-client.js';
+import { createEmbeddedResourceStore } from './resource-embedded.js';
+import { createRedisResourceStore } from './resource-redis.js';
+import type { ResourceStore } from './resource-types.js';
+import { createEmbeddedWebhookStore } from './webhook-embedded.js';
+import { createRedisWebhookStore } from './webhook-redis.js';
+import type { WebhookStore } from './webhook-types.js';
+
+export interface WebhookStores {
+  webhooks: WebhookStore;
+  resources: ResourceStore;
+  close(): Promise<void>;
+}
+
+/**
+ * The stores behind webhooks and `/api/v1/resource`: a Redis connection of
+ * their own in clustered mode, an EmbeddedDb under DATA_DIR/webhooks
+ * otherwise (`:memory:` keeps it in memory).
+ */
+export async function openWebhookStores(config: Config): Promise<WebhookStores> {
+  const retentionMs = config.WEBHOOK_DELIVERY_RETENTION_DAYS * 86_400_000;
+  if (config.REDIS_URL) {
+    const client = await connectRedis(config.REDIS_URL, `switchboard-webhooks-${config.NODE_ID ?? process.pid}`);
+    return {
+      webhooks: createRedisWebhookStore(client, config.KEY_PREFIX, { retentionMs }),
+      resources: createRedisResourceStore(client, config.KEY_PREFIX),
+      close: async () => {
+        await client.quit();
+      },
+    };
+  }
+  const db = await EmbeddedDb.open(config.DATA_DIR === ':memory:' ? null : join(config.DATA_DIR, 'webhooks'));
+  return {
+    webhooks: createEmbeddedWebhookStore(db, { retentionMs }),
+    resources: createEmbeddedResourceStore(db),
+    close: () => db.close(),
+  };
+}
