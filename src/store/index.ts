@@ -6,3 +6,7 @@ export { connectRedis, LuaScript, orgKeys, type RedisClient } from './redis-clie
 export type * from './webhook-types.js';
 export { createEmbeddedWebhookStore, type EmbeddedWebhookStoreOptions } from './webhook-embedded.js';
 export { createRedisWebhookStore, type RedisWebhookStoreOptions } from './webhook-redis.js';
+export type * from './resource-types.js';
+export { createEmbeddedResourceStore } from './resource-embedded.js';
+export { createRedisResourceStore } from './resource-redis.js';
+export { openWebhookStores, type WebhookStores } from './webhook-open.js';
