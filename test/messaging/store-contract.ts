@@ -4,6 +4,8 @@ import type { ChannelRepo, Channel, WhatsAppChannel } from '../../src/store/chan
 import type { TemplateRecord, TemplateRepo } from '../../src/store/template-types.js';
 import type { CreditRepo } from '../../src/store/credit-types.js';
 import type { RateLimiter } from '../../src/store/ratelimit-types.js';
+import type { SessionMessageRepo } from '../../src/store/session-message-types.js';
+import type { SessionMessage } from '../../src/messaging/types.js';
 import { shapeFromDefinition } from '../../src/network/template-rules.js';
 
 /** What one adapter family provides to the suite. */
@@ -12,6 +14,7 @@ export interface MessagingStoresUnderTest {
   templates: TemplateRepo;
   credits: CreditRepo;
   rateLimiter: RateLimiter;
+  messages: SessionMessageRepo;
   /** A second limiter on the same backing store (another node). */
   otherNodeRateLimiter(): RateLimiter;
   /** Everything stored, as raw text (to check secrets are not in it). */
@@ -167,6 +170,51 @@ export function runMessagingStoreContract(name: string, create: () => Promise<Me
         expect(balance).toBeGreaterThanOrEqual(0);
         expect(balance + taken).toBe(25);
         for (const r of results) expect(r.balance).toBeGreaterThanOrEqual(0);
+      });
+    });
+
+    describe('session messages', () => {
+      const msg = (over: Partial<SessionMessage>): SessionMessage => ({
+        _id: `m-${randomUUID()}`,
+        sessionId: 's1',
+        organizationId: 'orgA',
+        channelId: 'ch1',
+        audienceExternalId: '4911:pn1',
+        direction: 'outbound',
+        sender: 'bot',
+        content: { type: 'text', text: 'hi' },
+        sentAt: now(),
+        messageId: `wamid.${randomUUID()}`,
+        status: 'accepted',
+        ...over,
+      });
+
+      it('appends in order, once per _id, and lists a session of its organization only', async () => {
+        const a = msg({ content: { type: 'template', text: 'first' } });
+        const b = msg({ direction: 'inbound', sender: 'contact', status: undefined, content: { type: 'text', text: 'second' } });
+        const c = msg({ messageId: null, content: { type: 'text', text: 'third' } });
+        expect(await s.messages.append(a)).toBe(true);
+        expect(await s.messages.append(b)).toBe(true);
+        expect(await s.messages.append(c)).toBe(true);
+        expect(await s.messages.append(a)).toBe(false);
+        expect((await s.messages.listSession('orgA', 's1'))!.map((m) => m.content.text)).toEqual(['first', 'second', 'third']);
+        expect(await s.messages.listSession('orgB', 's1')).toBeNull();
+        expect(await s.messages.listSession('orgA', 'nope')).toBeNull();
+        expect(await s.messages.getSession('orgA', 's1')).toMatchObject({ sessionId: 's1', audienceExternalId: '4911:pn1' });
+        expect(await s.messages.getByNetworkId('orgA', a.messageId!)).toEqual(a);
+        expect(await s.messages.getByNetworkId('orgB', a.messageId!)).toBeNull();
+      });
+
+      it('updates a message in place and registers empty sessions', async () => {
+        const a = msg({});
+        await s.messages.append(a);
+        await s.messages.update({ ...a, status: 'read', statusUpdatedAt: now() });
+        expect(await s.messages.getByNetworkId('orgA', a.messageId!)).toMatchObject({ status: 'read' });
+        expect((await s.messages.listSession('orgA', 's1'))!).toHaveLength(1);
+        await s.messages.registerSession({ sessionId: 's2', organizationId: 'orgA', audienceExternalId: 'x:y', openedAt: now() });
+        await s.messages.registerSession({ sessionId: 's2', organizationId: 'orgA', audienceExternalId: 'other', openedAt: now() });
+        expect(await s.messages.listSession('orgA', 's2')).toEqual([]);
+        expect(await s.messages.getSession('orgA', 's2')).toMatchObject({ audienceExternalId: 'x:y' });
       });
     });
 

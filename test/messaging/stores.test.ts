@@ -10,6 +10,8 @@ import { createEmbeddedCreditRepo } from '../../src/store/credit-embedded.js';
 import { createRedisCreditRepo } from '../../src/store/credit-redis.js';
 import { createMemoryRateLimiter } from '../../src/store/ratelimit-embedded.js';
 import { createRedisRateLimiter } from '../../src/store/ratelimit-redis.js';
+import { createEmbeddedSessionMessageRepo } from '../../src/store/session-message-embedded.js';
+import { createRedisSessionMessageRepo } from '../../src/store/session-message-redis.js';
 import { systemClock } from '../../src/clock.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 import { runMessagingStoreContract, waChannel } from './store-contract.js';
@@ -23,6 +25,7 @@ runMessagingStoreContract('embedded', async () => {
     templates: createEmbeddedTemplateRepo(db),
     credits: createEmbeddedCreditRepo(db, systemClock),
     rateLimiter: limiter,
+    messages: createEmbeddedSessionMessageRepo(db),
     // One process in embedded mode: every "node" is this one.
     otherNodeRateLimiter: () => limiter,
     rawDump: async () => JSON.stringify([...db.entries('channels')]),
@@ -48,6 +51,7 @@ runMessagingStoreContract('redis', async () => {
     templates: createRedisTemplateRepo(client, prefix),
     credits: createRedisCreditRepo(client, prefix),
     rateLimiter: createRedisRateLimiter(client, prefix),
+    messages: createRedisSessionMessageRepo(client, prefix),
     otherNodeRateLimiter: () => {
       // A second connection, as another node would have.
       const c = client.duplicate();
@@ -81,6 +85,24 @@ describe('secret box', () => {
     expect(() => box.open(sealed, 'channel:b:accessToken')).toThrow();
     expect(() => new SecretBox(randomBytes(32)).open(sealed, 'channel:a:accessToken')).toThrow();
     expect(() => box.open({ ...sealed, data: Buffer.from('x').toString('base64url') }, 'channel:a:accessToken')).toThrow();
+  });
+
+  it('embedded session messages keep their order across a restart', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'sb-msgs-'));
+    try {
+      const db = await EmbeddedDb.open(dir);
+      const repo = createEmbeddedSessionMessageRepo(db);
+      for (let i = 0; i < 5; i++) {
+        await repo.append({ _id: `m${9 - i}`, sessionId: 's', organizationId: 'o', channelId: 'c', audienceExternalId: 'a', direction: 'inbound', sender: 'contact', content: { type: 'text', text: String(i) }, sentAt: new Date().toISOString(), messageId: null });
+      }
+      const again = createEmbeddedSessionMessageRepo(await EmbeddedDb.open(dir));
+      expect((await again.listSession('o', 's'))!.map((m) => m.content.text)).toEqual(['0', '1', '2', '3', '4']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a channel stored with one key does not open with another', async () => {

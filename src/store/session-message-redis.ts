@@ -1,0 +1,63 @@
+import type { SessionMessage } from '../messaging/types.js';
+import { LuaScript, orgKeys, type RedisClient } from './redis-client.js';
+import type { SessionMessageRepo, SessionRef } from './session-message-types.js';
+
+/*
+ * Key layout (organization hash tag):
+ *   <p>:{o:<org>}:smsg:<_id>            message JSON
+ *   <p>:{o:<org>}:smsg-net:<wamid>      _id of the message with that network id
+ *   <p>:{o:<org>}:session:<sid>         session JSON (SessionRef)
+ *   <p>:{o:<org>}:session-msgs:<sid>    list of _id, in recorded order
+ */
+
+// KEYS: msg, net (or msg again when none), session, session list. ARGV: json, _id, session json.
+const appendScript = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+if KEYS[2] ~= KEYS[1] then redis.call('SET', KEYS[2], ARGV[2]) end
+redis.call('SET', KEYS[3], ARGV[3], 'NX')
+redis.call('RPUSH', KEYS[4], ARGV[2])
+return 1
+`);
+
+export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string): SessionMessageRepo {
+  const k = (org: string) => orgKeys(prefix, org);
+  return {
+    async registerSession(ref) {
+      await redis.set(k(ref.organizationId)('session', ref.sessionId), JSON.stringify(ref), { NX: true });
+    },
+    async append(m) {
+      const ok = k(m.organizationId);
+      const ref: SessionRef = { sessionId: m.sessionId, organizationId: m.organizationId, audienceExternalId: m.audienceExternalId, openedAt: m.sentAt };
+      const r = await appendScript.run(
+        redis,
+        [ok('smsg', m._id), m.messageId === null ? ok('smsg', m._id) : ok('smsg-net', m.messageId), ok('session', m.sessionId), ok('session-msgs', m.sessionId)],
+        [JSON.stringify(m), m._id, JSON.stringify(ref)],
+      );
+      return Number(r) === 1;
+    },
+    async update(m) {
+      const ok = k(m.organizationId);
+      const multi = redis.multi().set(ok('smsg', m._id), JSON.stringify(m), { XX: true });
+      if (m.messageId !== null) multi.set(ok('smsg-net', m.messageId), m._id);
+      await multi.exec();
+    },
+    async getByNetworkId(org, netId) {
+      const id = await redis.get(k(org)('smsg-net', netId));
+      if (id === null) return null;
+      const raw = await redis.get(k(org)('smsg', id));
+      return raw === null ? null : (JSON.parse(raw) as SessionMessage);
+    },
+    async getSession(org, sid) {
+      const raw = await redis.get(k(org)('session', sid));
+      return raw === null ? null : (JSON.parse(raw) as SessionRef);
+    },
+    async listSession(org, sid) {
+      const [ref, ids] = await Promise.all([redis.get(k(org)('session', sid)), redis.lRange(k(org)('session-msgs', sid), 0, -1)]);
+      if (ref === null) return null;
+      if (ids.length === 0) return [];
+      const raws = await redis.mGet(ids.map((id) => k(org)('smsg', id)));
+      return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as SessionMessage);
+    },
+  };
+}
