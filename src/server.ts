@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
@@ -15,6 +16,14 @@ import type { RouteDef } from './http/route.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { systemRoutes, type ReadinessCheck } from './http/routes/system.js';
 import { ticketRoutes } from './http/routes/tickets.js';
+import { integrationRoutes } from './http/routes/integrations.js';
+import { McpGateway, mcpBaseUrl, startMcpListener } from './mcp/index.js';
+import { openEventLog, type EventLog } from './events/index.js';
+import { openWebhookStores } from './store/index.js';
+import { createWebhooks, type Webhooks } from './webhooks/index.js';
+import { ResourceService } from './resources/index.js';
+import { webhookRoutes } from './http/routes/webhooks.js';
+import { resourceRoutes } from './http/routes/resources.js';
 
 export const VERSION = '0.1.0';
 
@@ -28,6 +37,12 @@ export interface Services {
   tickets: TicketService;
   operator: OperatorAuth;
   readiness: ReadinessCheck[];
+  /** The durable event log (issue 5): publish domain events here before acknowledging the operation. */
+  events: EventLog;
+  webhooks: Webhooks;
+  resources: ResourceService;
+  /** The MCP tool gateway (issue 6): mounted at /mcp, or on its own listener with MCP_PORT. */
+  mcp: McpGateway;
   /** Run in reverse order on shutdown, after the HTTP server stopped taking requests. */
   closers: (() => Promise<void>)[];
 }
@@ -56,11 +71,34 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const tickets = new TicketService(store, clock);
   const operator = await OperatorAuth.load(store, config.OPERATOR_TOKEN);
   const readiness: ReadinessCheck[] = [{ name: store.kind === 'redis' ? 'redis' : 'store', check: () => store.ping() }];
-  return { config, log, clock, store, accounts, tickets, operator, readiness, closers };
+  // Events and webhooks (issue 5). Closers run in reverse: dispatcher, then its stores, then the log.
+  const events = await openEventLog(config, log);
+  closers.push(() => events.close());
+  const webhookStores = await openWebhookStores(config);
+  closers.push(() => webhookStores.close());
+  const webhooks = createWebhooks(config, { store: webhookStores.webhooks, events, log });
+  await webhooks.start();
+  closers.push(() => webhooks.stop(Math.min(5000, config.SHUTDOWN_TIMEOUT_MS)));
+  const resources = new ResourceService(webhookStores.resources, events, () => clock.now());
+  tickets.onChange(async (type, ticket) => {
+    await events.publish({ id: randomUUID(), type, organizationId: ticket.organizationId, createdAt: new Date(clock.now()).toISOString(), data: ticket });
+  });
+  const mcp = new McpGateway({
+    version: VERSION,
+    log,
+    authenticate: (key) => accounts.authenticate(key),
+    platform: { tickets },
+    allowedHosts: config.MCP_ALLOWED_HOSTS,
+    allowedOrigins: config.MCP_ALLOWED_ORIGINS,
+    publicUrls: [config.PUBLIC_URL, config.MCP_PUBLIC_URL],
+    maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
+  });
+  return { config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp };
 }
 
 export function buildRoutes(s: Services, state: { shuttingDown: boolean }): RouteDef[] {
-  const routes: RouteDef[] = [...ticketRoutes(s.tickets), ...adminRoutes(s.accounts)];
+  const routes: RouteDef[] = [...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
+  routes.push(...integrationRoutes(s.mcp, (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort)));
   let openApi: Record<string, unknown> | undefined;
   routes.push(
     ...systemRoutes({
@@ -80,6 +118,7 @@ export function buildApp(s: Services, state = { shuttingDown: false }): Express 
     authenticate: (key) => s.accounts.authenticate(key),
     authenticateOperator: (token) => s.operator.authenticate(token),
     publicUrl: s.config.PUBLIC_URL,
+    mounts: s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : [],
   });
 }
 
@@ -89,6 +128,8 @@ export interface RunningServer {
   url: string;
   port: number;
   demo: DemoCredentials | null;
+  /** Base URL of the MCP gateway (`{mcp_url}`): the REST URL, or the MCP_PORT listener's. */
+  mcpUrl: string;
   /** Graceful: stop accepting, finish in-flight requests (up to the timeout), then close services. */
   close(): Promise<void>;
 }
@@ -118,15 +159,22 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
   const url = config.PUBLIC_URL ?? `http://localhost:${port}`;
   if (demo) process.stdout.write(demoBanner(demo, url));
   services.log.info('listening', { port, mode: config.mode });
+  const mcpListener =
+    config.MCP_PORT === undefined
+      ? undefined
+      : await startMcpListener(services.mcp, { port: config.MCP_PORT, host: config.HOST, log: services.log, authenticate: (key) => services.accounts.authenticate(key) });
+  const mcpUrl = mcpListener ? (config.MCP_PUBLIC_URL ?? `http://localhost:${mcpListener.port}`) : url;
 
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       state.shuttingDown = true;
+      const mcpDrained = mcpListener?.close(config.SHUTDOWN_TIMEOUT_MS);
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
       await drained;
+      await mcpDrained;
       clearTimeout(timer);
       for (const c of [...services.closers].reverse()) {
         try {
@@ -137,5 +185,5 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
       }
       services.log.info('stopped');
     })());
-  return { services, server, url, port, demo, close };
+  return { services, server, url, port, demo, mcpUrl, close };
 }
