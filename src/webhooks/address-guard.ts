@@ -50,14 +50,16 @@ const lists = ranges.map(([net, prefix, family, label]) => {
   return { bl, family, label };
 });
 
-const loopback = new BlockList();
-loopback.addSubnet('127.0.0.0', 8, 'ipv4');
-loopback.addAddress('::1', 'ipv6');
+const loopback4 = new BlockList();
+loopback4.addSubnet('127.0.0.0', 8, 'ipv4');
+const loopback6 = new BlockList();
+loopback6.addAddress('::1', 'ipv6');
 
-/** The loopback addresses a development setup may use. */
+/** The loopback addresses a development setup may use: 127.0.0.0/8 and ::1 (not their IPv4-mapped forms). */
 export function isLoopback(ip: string): boolean {
   const family = isIP(ip);
-  return family !== 0 && loopback.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+  if (family === 4) return loopback4.check(ip, 'ipv4');
+  return family === 6 && loopback6.check(ip, 'ipv6');
 }
 
 /** Why `ip` may not be contacted, or null when it may. */
@@ -67,7 +69,7 @@ export function blockedReason(ip: string, policy: AddressPolicy): string | null 
   if (policy.allowLoopback && isLoopback(ip)) return null;
   const fam = family === 4 ? 'ipv4' : 'ipv6';
   for (const { bl, family: f, label } of lists) {
-    if (f === fam && bl.check(ip, fam)) return `${ip} is a ${label} address`;
+    if (f === fam && bl.check(ip, fam)) return `${ip} is in the ${label} range`;
   }
   return null;
 }
@@ -106,7 +108,9 @@ export function checkWebhookUrl(raw: string, policy: AddressPolicy): UrlCheck {
     if (url.protocol === 'http:' && !isLoopback(host)) return { ok: false, reason: 'plain http is only allowed to loopback (development)' };
   } else {
     const lower = host.toLowerCase().replace(/\.$/, '');
-    if ((lower === 'localhost' || lower.endsWith('.localhost')) && !policy.allowLoopback) return { ok: false, reason: 'url points to localhost' };
+    const local = lower === 'localhost' || lower.endsWith('.localhost');
+    if (local && !policy.allowLoopback) return { ok: false, reason: 'url points to localhost' };
+    if (url.protocol === 'http:' && !local) return { ok: false, reason: 'plain http is only allowed to loopback (development)' };
   }
   return { ok: true, url };
 }

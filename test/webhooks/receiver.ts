@@ -25,6 +25,8 @@ export interface TestReceiver {
   url: string;
   port: number;
   requests: ReceivedRequest[];
+  /** Challenge values received by GET. */
+  challenges: string[];
   /** POSTs answered 2xx, by webhook-id. */
   delivered(): Map<string, number>;
   setSecret(secret: string): void;
@@ -41,6 +43,7 @@ export async function startReceiver(opts: { secret?: string; path?: string } = {
   let secret = opts.secret ?? '';
   let behaviour: (n: number, req: IncomingMessage) => Behaviour | Promise<Behaviour> = () => ({ status: 200 });
   const requests: ReceivedRequest[] = [];
+  const challenges: string[] = [];
   const sockets = new Set<Socket>();
   let posts = 0;
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -52,6 +55,7 @@ export async function startReceiver(opts: { secret?: string; path?: string } = {
         const url = new URL(req.url ?? '/', 'http://x');
         if (req.method === 'GET') {
           const challenge = url.searchParams.get('challenge');
+          if (challenge !== null) challenges.push(challenge);
           res.writeHead(200, { 'content-type': 'text/plain' }).end(challenge ?? '');
           return;
         }
@@ -106,6 +110,7 @@ export async function startReceiver(opts: { secret?: string; path?: string } = {
     url: `http://127.0.0.1:${port}${opts.path ?? '/hook'}`,
     port,
     requests,
+    challenges,
     delivered() {
       const m = new Map<string, number>();
       for (const r of requests) {
