@@ -1,7 +1,7 @@
 export type { Actor, ActorAddress, ActorContext, ActorFactory, AskOptions, Clock, Envelope, Fence, MessageMeta } from './types.js';
 export { systemClock } from './types.js';
 export { ActorHost, type ActorHostOptions, type CommandObserver, type PartitionOwnership } from './host.js';
-export { ActorSystem, createClusteredActorSystem, createEmbeddedActorSystem, type ActorClient, type ActorSystemDeps, type ActorSystemSettings } from './system.js';
+export { ActorSystem, actorSettingsFromConfig, createClusteredActorSystem, createEmbeddedActorSystem, type ActorClient, type ActorSystemDeps, type ActorSystemSettings } from './system.js';
 export { durableActor, type Command, type DurableActorDeps, type DurableActorSpec, type Handler, type HandlerContext, type HandlerMap, type Outcome, type StoredActorState } from './durable.js';
 export { PartitionCoordinator, type PartitionCoordinatorOptions, type PartitionListener } from './placement.js';
 export { InProcessTransport, type ActorTransport } from './transport.js';

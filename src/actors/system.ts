@@ -1,4 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Config } from '../config.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { silentLogger, type Logger } from '../log.js';
 import type { MetricsRegistry } from '../metrics.js';
@@ -157,4 +159,17 @@ export function createClusteredActorSystem(
   return new ActorSystem(settings, deps, (host) =>
     new NatsActorTransport({ nc: deps.nats, prefix: deps.prefix, host, attemptTimeoutMs: settings.attemptTimeoutMs, log: deps.log }),
   );
+}
+
+/** The runtime's settings from the parsed config. Without NODE_ID, a node id unique to this process. */
+export function actorSettingsFromConfig(cfg: Config): ActorSystemSettings {
+  return {
+    nodeId: cfg.NODE_ID ?? `${hostname().replace(/[^a-zA-Z0-9_.-]/g, '-').slice(0, 40)}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    partitions: cfg.ACTOR_PARTITIONS,
+    leaseMs: cfg.ACTOR_LEASE_MS,
+    mailboxSize: cfg.ACTOR_MAILBOX_SIZE,
+    idleMs: cfg.ACTOR_IDLE_MS,
+    askTimeoutMs: cfg.ACTOR_ASK_TIMEOUT_MS,
+    attemptTimeoutMs: cfg.ACTOR_ATTEMPT_TIMEOUT_MS,
+  };
 }
