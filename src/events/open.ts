@@ -12,6 +12,7 @@ export async function openEventLog(config: Config, log: Logger): Promise<EventLo
       prefix: config.KEY_PREFIX,
       maxAgeMs: config.EVENTS_MAX_AGE_HOURS * 3600_000,
       replicas: config.EVENTS_STREAM_REPLICAS,
+      ackWaitMs: config.EVENTS_ACK_WAIT_MS,
       log: log.child({ component: 'events' }),
     });
   }
