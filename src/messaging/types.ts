@@ -80,4 +80,15 @@ export interface SessionMessage {
   errors?: NetworkErrorDetails[];
   /** The network message this one replies to (a button tap names the message whose button it was). */
   replyTo?: string;
+  /** The agent who sent it (sender `agent`). */
+  agentId?: string;
+  /** Credits this send reserved; refunded if the network reports it failed. Internal: not in API responses. */
+  charge?: { reservationId: string; amount: number };
+}
+
+/** A session message as `GET /v1/sessions/{sessionId}/messages` shows it (internal fields left out). */
+export function publicMessage(m: SessionMessage): Omit<SessionMessage, 'charge' | 'organizationId'> {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  const { charge, organizationId, ...rest } = m;
+  return rest;
 }

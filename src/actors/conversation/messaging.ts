@@ -1,0 +1,282 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { AppError } from '../../errors.js';
+import type { DomainEvent } from '../../events/types.js';
+import type { Logger } from '../../log.js';
+import type { ContactRepo } from '../../store/types.js';
+import type { ChannelRepo, WhatsAppChannel } from '../../store/channel-types.js';
+import type { CreditRepo } from '../../store/credit-types.js';
+import type { SessionMessageRepo } from '../../store/session-message-types.js';
+import { NetworkUnavailableError, type ChatNetwork, type NetworkRejection } from '../../network/port.js';
+import type { GraphMessage } from '../../network/graph-api.js';
+import type { InboundMessageEvent, StatusEvent } from '../../network/inbound.js';
+import { customerServiceWindow, laterInbound, nextStatus, type MessageStatus } from '../../messaging/rules.js';
+import type { MessageContent, SessionMessage } from '../../messaging/types.js';
+import type { InboundMessageEventData, MessageSentEventData, MessageStatusEventData } from '../../messaging/events.js';
+import type { HandlerContext, HandlerMap } from '../durable.js';
+import { currentSession, isWithHuman } from './rules.js';
+import type { ConversationState, Session } from './state.js';
+
+/*
+ * The conversation actor's messaging commands (issue 4): sends, inbound
+ * customer messages and network status updates. They run in the contact's
+ * actor, so sends to one contact leave one at a time in order, and the 24-hour
+ * window and handover are judged on the actor's own, current state.
+ */
+
+export interface MessagingHandlerDeps {
+  channels: ChannelRepo;
+  /** The network a channel talks to (the Graph API or the sandbox network). */
+  networkFor(channel: WhatsAppChannel): ChatNetwork;
+  messages: SessionMessageRepo;
+  contacts: ContactRepo;
+  credits: CreditRepo;
+  log: Logger;
+}
+
+const isObjectWithType = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string';
+
+export const messagingCommandSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('message.send'),
+    channelId: z.string().min(1),
+    to: z.string().regex(/^[0-9]{7,15}$/),
+    /** `template` sends go whatever the window and handover; `freeform` ones are checked against both. */
+    policy: z.enum(['template', 'freeform']),
+    message: z.custom<GraphMessage>(isObjectWithType, 'message must be a network message'),
+    content: z.custom<MessageContent>(isObjectWithType, 'content must be message content'),
+    sender: z.enum(['bot', 'agent', 'system']),
+    agentId: z.string().optional(),
+    /** Credits reserved for this send; the actor refunds them when the network refuses it. */
+    reservation: z.object({ id: z.string().min(1), amount: z.number().int().min(0) }).optional(),
+  }),
+  z.object({ kind: z.literal('network.inbound'), channelId: z.string().min(1), event: z.custom<InboundMessageEvent>((v) => typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'message') }),
+  z.object({ kind: z.literal('network.status'), channelId: z.string().min(1), event: z.custom<StatusEvent>((v) => typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'status') }),
+]);
+export type MessagingCommand = z.infer<typeof messagingCommandSchema>;
+
+export type SendReply =
+  | { outcome: 'sent'; messageId: string; sessionId: string; contactId: string; sentAt: string; _id: string }
+  | { outcome: 'rejected'; rejection: NetworkRejection; refunded: boolean }
+  | { outcome: 'unavailable'; maybeSent: boolean; message: string; refunded: boolean };
+
+export interface InboundReply {
+  duplicate: boolean;
+  sessionId: string | null;
+}
+
+export interface StatusReply {
+  applied: boolean;
+  status: MessageStatus | null;
+}
+
+export interface MessagingReplies {
+  'message.send': SendReply;
+  'network.inbound': InboundReply;
+  'network.status': StatusReply;
+}
+
+/** The kinds above, to tell a messaging command from the actor's other commands. */
+export const MESSAGING_COMMAND_KINDS: ReadonlySet<string> = new Set(['message.send', 'network.inbound', 'network.status']);
+
+/** Handlers for a node that was started without messaging: every messaging command is refused. */
+export function messagingUnavailableHandlers(): HandlerMap<ConversationState, MessagingCommand, MessagingReplies> {
+  const refuse = () => {
+    throw new AppError(503, 'messaging_unavailable', 'chat messaging is not configured on this node', undefined, { retryAfterSeconds: 5 });
+  };
+  return { 'message.send': refuse, 'network.inbound': refuse, 'network.status': refuse };
+}
+
+/** Event ids derived from the network's ids, so a re-run after a crash republishes the same event, not a new one. */
+function stableEventId(prefix: string, ...parts: string[]): string {
+  return `${prefix}_${createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 32)}`;
+}
+
+function event<T>(type: string, id: string, s: ConversationState, now: Date, data: T): DomainEvent<T> {
+  return { id, type, organizationId: s.organizationId, createdAt: now.toISOString(), data };
+}
+
+async function ensureContact(deps: MessagingHandlerDeps, s: ConversationState, ctx: HandlerContext, name: string | null): Promise<string> {
+  if (s.contactId !== null) return s.contactId;
+  const c = await deps.contacts.upsert({ id: ctx.newId(), organizationId: s.organizationId, audienceExternalId: s.audienceExternalId, name, createdAt: ctx.now.toISOString() });
+  return c.id;
+}
+
+async function sessionFor(deps: MessagingHandlerDeps, s: ConversationState, ctx: HandlerContext): Promise<Session> {
+  const session = currentSession(s, ctx.now, ctx.newId());
+  if (session !== s.session) {
+    await deps.messages.registerSession({ sessionId: session.id, organizationId: s.organizationId, audienceExternalId: s.audienceExternalId, openedAt: session.openedAt });
+  }
+  return session;
+}
+
+export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<ConversationState, MessagingCommand, MessagingReplies> {
+  const refund = async (s: ConversationState, reservation: { id: string } | undefined): Promise<boolean> => {
+    if (reservation === undefined) return false;
+    return (await deps.credits.refund(s.organizationId, reservation.id)).refunded;
+  };
+
+  return {
+    'message.send': async (s, cmd, ctx) => {
+      const channel = await deps.channels.get(s.organizationId, cmd.channelId);
+      if (channel === null || channel.kind !== 'whatsapp_cloud') {
+        await refund(s, cmd.reservation);
+        throw new AppError(404, 'channel_not_found', 'no chat-network channel with this id in the organization');
+      }
+      if (cmd.policy === 'freeform') {
+        const window = customerServiceWindow(s.lastInboundAt, ctx.now);
+        if (!window.open) {
+          throw new AppError(
+            422,
+            'outside_customer_service_window',
+            'the customer has not written in the last 24 hours: only a template can reopen the conversation',
+            { lastInboundAt: s.lastInboundAt, closedAt: window.closedAt },
+          );
+        }
+        if (cmd.sender === 'bot' && isWithHuman(s.handover)) {
+          throw new AppError(409, 'conversation_with_agent', 'a human agent has this conversation; the bot may send templates only until it is handed back', {
+            handover: s.handover.status,
+          });
+        }
+      }
+
+      const account = { phoneNumberId: channel.phoneNumberId, businessAccountId: channel.businessAccountId, accessToken: channel.credentials.accessToken };
+      let outcome;
+      try {
+        outcome = await deps.networkFor(channel).send(account, cmd.to, cmd.message);
+      } catch (e) {
+        if (!(e instanceof NetworkUnavailableError)) throw e;
+        // Charged only if it may have left; a refused connection sent nothing.
+        const refunded = e.maybeSent ? false : await refund(s, cmd.reservation);
+        deps.log.warn('chat network unavailable', { channelId: channel.id, maybeSent: e.maybeSent, err: e });
+        return { state: s, reply: { outcome: 'unavailable', maybeSent: e.maybeSent, message: e.message, refunded } };
+      }
+      if (!outcome.ok) {
+        return { state: s, reply: { outcome: 'rejected', rejection: outcome.rejection, refunded: await refund(s, cmd.reservation) } };
+      }
+
+      const contactId = await ensureContact(deps, s, ctx, null);
+      const session = await sessionFor(deps, s, ctx);
+      const sentAt = ctx.now.toISOString();
+      const message: SessionMessage = {
+        _id: ctx.newId(),
+        sessionId: session.id,
+        organizationId: s.organizationId,
+        channelId: channel.id,
+        audienceExternalId: s.audienceExternalId,
+        direction: 'outbound',
+        sender: cmd.sender,
+        content: cmd.content,
+        sentAt,
+        messageId: outcome.messageId,
+        status: 'accepted',
+        statusUpdatedAt: sentAt,
+      };
+      if (cmd.agentId !== undefined) message.agentId = cmd.agentId;
+      if (cmd.reservation !== undefined) message.charge = { reservationId: cmd.reservation.id, amount: cmd.reservation.amount };
+      await deps.messages.append(message);
+      const next: ConversationState = { ...s, contactId, session };
+      const data: MessageSentEventData = {
+        messageId: outcome.messageId,
+        channelId: channel.id,
+        audienceExternalId: s.audienceExternalId,
+        contactId,
+        sessionId: session.id,
+        to: cmd.to,
+        sender: cmd.sender,
+        content: cmd.content,
+        status: 'accepted',
+        timestamp: sentAt,
+      };
+      return {
+        state: next,
+        reply: { outcome: 'sent', messageId: outcome.messageId, sessionId: session.id, contactId, sentAt, _id: message._id },
+        events: [event('message.sent', stableEventId('sent', s.organizationId, outcome.messageId), next, ctx.now, data)],
+      };
+    },
+
+    'network.inbound': async (s, cmd, ctx) => {
+      const e = cmd.event;
+      // Never let a network timestamp push the window past what really happened.
+      const at = Date.parse(e.at) > ctx.now.getTime() ? ctx.now.toISOString() : e.at;
+      const existing = await deps.messages.getByNetworkId(s.organizationId, e.networkMessageId);
+      if (existing !== null && s.lastInboundAt !== null && Date.parse(s.lastInboundAt) >= Date.parse(at)) {
+        return { state: s, reply: { duplicate: true, sessionId: existing.sessionId } };
+      }
+      const contactId = await ensureContact(deps, s, ctx, e.profileName ?? null);
+      let session: Session;
+      if (existing !== null) {
+        // Stored before a crash cut the first run short: finish that run, in the session it chose.
+        session = s.session?.id === existing.sessionId ? s.session : { id: existing.sessionId, status: 'open', openedAt: existing.sentAt };
+      } else {
+        session = await sessionFor(deps, s, ctx);
+        const message: SessionMessage = {
+          _id: ctx.newId(),
+          sessionId: session.id,
+          organizationId: s.organizationId,
+          channelId: cmd.channelId,
+          audienceExternalId: s.audienceExternalId,
+          direction: 'inbound',
+          sender: 'contact',
+          content: e.content,
+          sentAt: at,
+          messageId: e.networkMessageId,
+        };
+        if (e.replyTo !== undefined) message.replyTo = e.replyTo;
+        await deps.messages.append(message);
+      }
+      const next: ConversationState = { ...s, contactId, session, lastInboundAt: laterInbound(s.lastInboundAt, at) };
+      const data: InboundMessageEventData = {
+        messageId: e.networkMessageId,
+        channelId: cmd.channelId,
+        audienceExternalId: s.audienceExternalId,
+        contactId,
+        sessionId: session.id,
+        from: e.from,
+        profileName: e.profileName ?? null,
+        content: e.content,
+        receivedAt: at,
+        handover: isWithHuman(s.handover),
+        handoverStatus: s.handover.status,
+      };
+      if (e.replyTo !== undefined) data.replyTo = e.replyTo;
+      return {
+        state: next,
+        reply: { duplicate: false, sessionId: session.id },
+        events: [event('inbound_message', stableEventId('in', s.organizationId, e.networkMessageId), next, ctx.now, data)],
+      };
+    },
+
+    'network.status': async (s, cmd, ctx) => {
+      const e = cmd.event;
+      const m = await deps.messages.getByNetworkId(s.organizationId, e.networkMessageId);
+      if (m === null || m.direction !== 'outbound') return { state: s, reply: { applied: false, status: null } };
+      const current = m.status ?? 'accepted';
+      const data: MessageStatusEventData = {
+        messageId: e.networkMessageId,
+        status: e.status,
+        timestamp: e.at,
+        channelId: m.channelId,
+        audienceExternalId: m.audienceExternalId,
+        sessionId: m.sessionId,
+        recipientId: e.recipientId ?? m.audienceExternalId.split(':')[0]!,
+      };
+      if (e.errors.length > 0) data.errors = e.errors;
+      const ev = event('message_status', stableEventId('st', s.organizationId, e.networkMessageId, e.status), s, ctx.now, data);
+      const to = nextStatus(current, e.status);
+      if (to === null) {
+        // Already at this status: a run cut short after the update may not have published; same event id again.
+        if (current === e.status && m.statusUpdatedAt === e.at) return { state: s, reply: { applied: false, status: current }, events: [ev] };
+        return { state: s, reply: { applied: false, status: current } };
+      }
+      const updated: SessionMessage = { ...m, status: to, statusUpdatedAt: e.at };
+      if (e.errors.length > 0) updated.errors = e.errors;
+      await deps.messages.update(updated);
+      if (to === 'failed' && m.charge !== undefined) {
+        // The network does not bill a message it could not deliver.
+        await deps.credits.refund(s.organizationId, m.charge.reservationId);
+      }
+      return { state: s, reply: { applied: true, status: to }, events: [ev] };
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import type { MessageStatus } from './rules.js';
+import type { MessageContent, MessageSender, NetworkErrorDetails } from './types.js';
+
+/*
+ * Data of the messaging events (`DomainEvent.data`), as webhooks and the live
+ * inbox receive them.
+ */
+
+/** `message.sent`: the network accepted a message (accepted, not yet delivered). */
+export interface MessageSentEventData {
+  messageId: string;
+  channelId: string;
+  audienceExternalId: string;
+  contactId: string;
+  sessionId: string;
+  to: string;
+  sender: MessageSender;
+  content: MessageContent;
+  status: 'accepted';
+  timestamp: string;
+}
+
+/** `message_status`: the network reported a new state of a sent message, against its `messageId`. */
+export interface MessageStatusEventData {
+  messageId: string;
+  status: Exclude<MessageStatus, 'accepted'>;
+  timestamp: string;
+  channelId: string;
+  audienceExternalId: string;
+  sessionId: string;
+  recipientId: string;
+  errors?: NetworkErrorDetails[];
+}
+
+/** `inbound_message`: a contact wrote, or tapped a button. `handover` is true while a human has the conversation. */
+export interface InboundMessageEventData {
+  messageId: string;
+  channelId: string;
+  audienceExternalId: string;
+  contactId: string;
+  sessionId: string;
+  from: string;
+  profileName: string | null;
+  content: MessageContent;
+  receivedAt: string;
+  handover: boolean;
+  handoverStatus: 'bot' | 'queued' | 'agent';
+  replyTo?: string;
+}
