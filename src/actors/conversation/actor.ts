@@ -4,6 +4,15 @@ import type { DomainEvent } from '../../events/types.js';
 import type { DurableActorSpec, HandlerMap, Outcome } from '../durable.js';
 import { assignAgent, currentSession, openHandover, requestHandover, type HandoverRefusal } from './rules.js';
 import { initialConversationState, type ConversationState, type HandoverState } from './state.js';
+import {
+  messagingCommandSchema,
+  messagingHandlers,
+  messagingUnavailableHandlers,
+  MESSAGING_COMMAND_KINDS,
+  type MessagingCommand,
+  type MessagingHandlerDeps,
+  type MessagingReplies,
+} from './messaging.js';
 
 export const CONVERSATION_ACTOR = 'conversation';
 
@@ -101,16 +110,27 @@ export const conversationHandlers: HandlerMap<ConversationState, ConversationCom
   'state.get': (s) => ({ state: s, reply: s }),
 };
 
-export function conversationActorSpec(maxIdempotencyKeys: number): DurableActorSpec<ConversationState, ConversationCommand, ConversationReplies> {
+/**
+ * The conversation actor. With `messaging` it also handles the messaging
+ * commands of `messaging.ts` (sends, inbound messages, statuses); without it
+ * those are refused with 503.
+ */
+export function conversationActorSpec(
+  maxIdempotencyKeys: number,
+  messaging?: MessagingHandlerDeps,
+): DurableActorSpec<ConversationState, ConversationCommand | MessagingCommand, ConversationReplies & MessagingReplies> {
   return {
     type: CONVERSATION_ACTOR,
     initial: initialConversationState,
     parse: (raw) => {
-      const r = conversationCommandSchema.safeParse(raw);
+      const kind = (raw as { kind?: unknown } | null)?.kind;
+      const schema: z.ZodType<ConversationCommand | MessagingCommand> =
+        typeof kind === 'string' && MESSAGING_COMMAND_KINDS.has(kind) ? messagingCommandSchema : conversationCommandSchema;
+      const r = schema.safeParse(raw);
       if (!r.success) throw badRequest('invalid_command', 'invalid conversation command', z.treeifyError(r.error));
       return r.data;
     },
-    handlers: conversationHandlers,
+    handlers: { ...conversationHandlers, ...(messaging ? messagingHandlers(messaging) : messagingUnavailableHandlers()) },
     maxIdempotencyKeys,
     readOnly: ['state.get'],
   };
