@@ -1,0 +1,96 @@
+import type { RequestHandler } from 'express';
+import type { Principal } from '../domain/types.js';
+import type { Logger } from '../log.js';
+import { mcpHttpHandler } from './http.js';
+import { platformServer, type PlatformDeps } from './platform.js';
+import { rebindingPolicy, type RebindingPolicy } from './rebinding.js';
+import type { McpServerDef } from './request-server.js';
+import type { ToolAnnotations } from './tool.js';
+
+export interface McpGatewayOptions {
+  version: string;
+  log: Logger;
+  authenticate(key: string | undefined): Promise<Principal>;
+  platform: PlatformDeps;
+  allowedHosts?: string[] | undefined;
+  allowedOrigins?: string[] | undefined;
+  /** The URLs clients reach the service under (PUBLIC_URL, MCP_PUBLIC_URL): their hosts are allowed by default. */
+  publicUrls: (string | undefined)[];
+  maxBodyBytes: number;
+}
+
+/** An integration as `GET /v1/integrations` lists it. */
+export interface IntegrationInfo {
+  id: string;
+  name: string;
+  description: string;
+  /** `none`: usable at once with the caller's own API key (the platform). */
+  connect: 'none';
+  mcp_url: string;
+  tools: { name: string; title: string; description: string; scopes: string[]; annotations: ToolAnnotations }[];
+}
+
+/**
+ * The MCP tool gateway of one node: every server it serves, their tool
+ * registries (built here, once), and the HTTP handler to mount at `/mcp`.
+ * Holds no per-caller state.
+ */
+export class McpGateway {
+  readonly platform: McpServerDef;
+  readonly policy: RebindingPolicy;
+  readonly handler: RequestHandler;
+  /** The port of the MCP_PORT listener once it listens (for `mcp_url`). */
+  listenPort: number | undefined;
+
+  constructor(opts: McpGatewayOptions) {
+    this.platform = platformServer(opts.platform, opts.version);
+    this.policy = rebindingPolicy({ allowedHosts: opts.allowedHosts, allowedOrigins: opts.allowedOrigins, publicUrls: opts.publicUrls });
+    this.handler = mcpHttpHandler({
+      log: opts.log,
+      authenticate: opts.authenticate,
+      resolve: (principal, id) => this.resolve(principal, id),
+      policy: this.policy,
+      maxBodyBytes: opts.maxBodyBytes,
+    });
+  }
+
+  /**
+   * The server at `/mcp/{id}` for this caller. The platform server is every
+   * organization's; connected tools (a later issue) will be looked up by id
+   * within the caller's organization only, so another organization's tool id
+   * answers exactly like an unknown one.
+   */
+  resolve(_principal: Principal, id: string): McpServerDef | undefined {
+    return id === this.platform.id ? this.platform : undefined;
+  }
+
+  integrations(mcpBaseUrl: string): IntegrationInfo[] {
+    const base = mcpBaseUrl.replace(/\/+$/, '');
+    const p = this.platform;
+    return [
+      {
+        id: p.id,
+        name: p.title,
+        description: 'The platform itself: tickets, handover, conversation history and chat messages, acting with the caller\'s API key and its scopes. Needs no connect step.',
+        connect: 'none',
+        mcp_url: `${base}/mcp/${p.id}`,
+        tools: p.registry.tools.map((t) => ({ name: t.name, title: t.title, description: t.description, scopes: [...t.scopes], annotations: { ...t.annotations } })),
+      },
+    ];
+  }
+}
+
+/**
+ * `{mcp_url}`, where clients reach the gateway: MCP_PUBLIC_URL when set;
+ * on the REST listener, PUBLIC_URL or the address the caller used; on its
+ * own listener (MCP_PORT), the caller's host with that port.
+ */
+export function mcpBaseUrl(
+  config: { MCP_PUBLIC_URL?: string | undefined; PUBLIC_URL?: string | undefined; MCP_PORT?: number | undefined },
+  req: { protocol: string; hostname: string; host: string },
+  listenPort: number | undefined,
+): string {
+  if (config.MCP_PUBLIC_URL) return config.MCP_PUBLIC_URL.replace(/\/+$/, '');
+  if (config.MCP_PORT === undefined) return (config.PUBLIC_URL ?? `${req.protocol}://${req.host}`).replace(/\/+$/, '');
+  return `${req.protocol}://${req.hostname}:${listenPort ?? config.MCP_PORT}`;
+}

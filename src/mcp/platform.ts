@@ -1,0 +1,33 @@
+import type { TicketService } from '../app/tickets.js';
+import { ToolRegistry } from './registry.js';
+import type { McpServerDef } from './request-server.js';
+import type { ToolDef } from './tool.js';
+import { ticketTools } from './tickets-tools.js';
+
+/** The platform's integration id: `{mcp_url}/mcp/platform`, the same for every organization. */
+export const PLATFORM_INTEGRATION_ID = 'platform';
+
+/** The application services the platform tools call (the same ones behind the REST API). */
+export interface PlatformDeps {
+  tickets: TicketService;
+  /** Tools built on other services (handover, history, sends), added as those services exist. */
+  extraTools?: ToolDef[];
+}
+
+const INSTRUCTIONS = [
+  'Switchboard platform: the support desk of the organization that owns your API key.',
+  'Tickets: list_tickets to find tickets (filter by status or contact), get_ticket for one, create_ticket to hand a problem to the human team, update_ticket to change status, priority or assignee.',
+  'Contacts are named by audienceExternalId, `<phone>:<phone number id>` on the chat network.',
+  'Every tool acts with your API key and needs its scope; a tool error that names a missing scope will not go away by retrying.',
+].join('\n');
+
+export function platformServer(deps: PlatformDeps, version: string): McpServerDef {
+  return {
+    id: PLATFORM_INTEGRATION_ID,
+    name: 'switchboard-platform',
+    title: 'Switchboard platform',
+    version,
+    instructions: INSTRUCTIONS,
+    registry: new ToolRegistry([...ticketTools(deps.tickets), ...(deps.extraTools ?? [])]),
+  };
+}

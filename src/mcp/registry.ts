@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import { ErrorCode, type CallToolResult, type ListToolsResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { isAppError } from '../errors.js';
+import type { ToolContext, ToolDef } from './tool.js';
+import { toolErrorText } from './tool-errors.js';
+
+function jsonSchema(s: z.ZodType, io: 'input' | 'output'): Tool['inputSchema'] {
+  const json = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  delete json.$schema;
+  return json as Tool['inputSchema'];
+}
+
+/** Zod issues as one line a model can act on: `field: message; field: message`. */
+function describeIssues(e: z.ZodError): string {
+  return e.issues
+    .slice(0, 10)
+    .map((i) => `${i.path.length > 0 ? i.path.map(String).join('.') : '(arguments)'}: ${i.message}`)
+    .join('; ');
+}
+
+/**
+ * The tools of one MCP server, with their listing and JSON Schemas computed
+ * once at start. Per request only `call` runs: look the tool up, validate
+ * the arguments with its zod schema, run it with the caller's context.
+ *
+ * Error contract (MCP 2025-11-25 "Error Handling"):
+ * - unknown tool, arguments that fail the input schema: a JSON-RPC error
+ *   (-32602 Invalid params), thrown as `ProtocolError`;
+ * - the tool ran and failed (`AppError`: missing scope, not found, outside
+ *   the 24-hour window...): an `isError: true` result whose text says what
+ *   to do instead;
+ * - anything else: logged with its stack, answered as an `isError` result
+ *   that leaks nothing.
+ */
+export class ToolRegistry {
+  readonly listResult: ListToolsResult;
+  private readonly byName: Map<string, ToolDef>;
+
+  constructor(readonly tools: readonly ToolDef[]) {
+    this.byName = new Map();
+    for (const t of tools) {
+      if (this.byName.has(t.name)) throw new Error(`tool ${t.name} is defined twice`);
+      this.byName.set(t.name, t);
+    }
+    this.listResult = {
+      tools: tools.map((t) => ({
+        name: t.name,
+        title: t.title,
+        description: t.description,
+        inputSchema: jsonSchema(t.input, 'input'),
+        outputSchema: jsonSchema(t.output, 'output'),
+        annotations: { title: t.title, ...t.annotations },
+      })),
+    };
+    // The JSON-RPC layer serializes results; a frozen listing can never be
+    // changed by one request and seen by the next.
+    deepFreeze(this.listResult);
+  }
+
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  async call(ctx: ToolContext, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
+    const tool = this.byName.get(name);
+    if (!tool) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${name}. Call tools/list for the tools of this server.`);
+    const parsed = tool.input.safeParse(args ?? {});
+    if (!parsed.success) throw new ProtocolError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${describeIssues(parsed.error)}`);
+    try {
+      const structured = (await tool.run(ctx, parsed.data)) as Record<string, unknown>;
+      return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+    } catch (err) {
+      if (isAppError(err) && err.status !== 500) return toolError(toolErrorText(err));
+      ctx.log.error('tool failed', { tool: name, err, organizationId: ctx.principal.organizationId });
+      return toolError(`Error (internal_error): ${name} failed on the service side (request id ${ctx.requestId}). Try again later; if it keeps failing, tell the user.`);
+    }
+  }
+}
+
+/**
+ * A JSON-RPC error for the SDK's Protocol to answer with (it sends `code`
+ * and `message` as they are). Not `McpError`: that prefixes its message
+ * with "MCP error <code>:", which clients then prefix again.
+ */
+export class ProtocolError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ProtocolError';
+  }
+}
+
+function toolError(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+function deepFreeze(o: unknown): void {
+  if (o === null || typeof o !== 'object' || Object.isFrozen(o)) return;
+  Object.freeze(o);
+  for (const v of Object.values(o)) deepFreeze(v);
+}
