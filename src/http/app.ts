@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import type { Principal } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import { requireScope } from '../app/principal.js';
-import { errorHandler, validationError } from './errors.js';
+import { errorHandler, sendError, validationError } from './errors.js';
 import type { RouteDef } from './route.js';
 
 export interface HttpAppOptions {
@@ -76,13 +76,14 @@ export function createHttpApp(opts: HttpAppOptions): Express {
   for (const m of opts.mounts ?? []) app.use(m.path, m.handler);
 
   for (const route of opts.routes) {
-    app[route.method](route.path, async (req: Request, res: Response) => {
+    const serve = async (req: Request, res: Response) => {
       const log = opts.log.child({ requestId: res.locals.requestId });
       let principal: Principal | undefined;
       if (route.auth === 'apiKey') {
         principal = await opts.authenticate(bearerToken(req));
         res.locals.organizationId = principal.organizationId;
         if (route.scope) requireScope(principal, route.scope);
+        if (route.preValidate) await route.preValidate({ principal, req, res });
       } else if (route.auth === 'operator') {
         await opts.authenticateOperator(bearerToken(req));
       }
@@ -118,6 +119,21 @@ export function createHttpApp(opts: HttpAppOptions): Express {
       for (const [k, v] of Object.entries(result.headers ?? {})) res.setHeader(k, v);
       if (result.body === undefined) res.status(result.status ?? 204).end();
       else res.status(result.status ?? 200).json(result.body);
+    };
+    app[route.method](route.path, async (req: Request, res: Response) => {
+      if (!route.opaqueFailures) return serve(req, res);
+      if (route.deprecated) {
+        res.setHeader('Deprecation', 'true');
+        res.setHeader('Link', `<${(opts.publicUrl ?? '').replace(/\/$/, '')}${route.deprecated.successor}>; rel="successor-version"`);
+      }
+      try {
+        await serve(req, res);
+      } catch (err) {
+        if (res.headersSent) return void res.destroy();
+        if (!(err instanceof AppError)) opts.log.error('unhandled error', { err, method: req.method, path: req.path, requestId: res.locals.requestId });
+        res.removeHeader('Retry-After');
+        sendError(res, new AppError(500, 'internal_error', 'the request failed'));
+      }
     });
   }
 

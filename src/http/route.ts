@@ -44,6 +44,14 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
   params?: P;
   responses: Record<number, { description: string; schema?: z.ZodType }>;
   deprecated?: { successor: string };
+  /**
+   * Runs after authentication and the scope check, before params, query and
+   * body are read: for per-key rate limits, which count every request. May
+   * set headers; throw to refuse.
+   */
+  preValidate?(ctx: { principal: Principal; req: Request; res: Response }): Promise<void>;
+  /** Any failure (authentication, validation, handler) is answered with a bare 500: the deprecated /v1/wa/template contract. */
+  opaqueFailures?: boolean;
   /** Answer 401 with the plain error (no WWW-Authenticate realm) — for the /api/v1 family. */
   handler(ctx: RouteContext<z.output<B>, z.output<Q>, z.output<P>>): Promise<RouteResult> | RouteResult;
 }
