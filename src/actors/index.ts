@@ -31,3 +31,5 @@ export {
   type HandoverRefusal,
   type Transition,
 } from './conversation/rules.js';
+export { HandoverService } from './conversation/handover.js';
+export { openActors, type OpenedActors } from './open.js';

@@ -64,6 +64,8 @@ export class PartitionCoordinator implements PartitionOwnership {
   private again = false;
   private stopped = false;
   private members: string[] = [];
+  /** `performance.now()` of the last membership heartbeat that succeeded. */
+  private lastHeartbeat = -Infinity;
   private readonly tickMs: number;
 
   constructor(private readonly opts: PartitionCoordinatorOptions) {
@@ -81,6 +83,11 @@ export class PartitionCoordinator implements PartitionOwnership {
   /** Partitions this node serves now. */
   ownedPartitions(): number[] {
     return [...this.owned.entries()].filter(([, o]) => !o.draining).map(([p]) => p).sort((a, b) => a - b);
+  }
+
+  /** True while this node's membership is being renewed (it is part of the cluster). */
+  isLive(): boolean {
+    return !this.stopped && performance.now() - this.lastHeartbeat < this.opts.leaseMs;
   }
 
   /** Live members seen at the last tick. */
@@ -137,6 +144,7 @@ export class PartitionCoordinator implements PartitionOwnership {
     try {
       members = await leases.heartbeat(nodeId, leaseMs);
       this.members = members;
+      this.lastHeartbeat = t0;
     } catch (e) {
       this.log.warn('membership heartbeat failed', { err: e });
     }

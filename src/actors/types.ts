@@ -1,11 +1,8 @@
+import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 
-/** Milliseconds since the epoch. Injectable so tests control time. */
-export interface Clock {
-  now(): number;
-}
-
-export const systemClock: Clock = { now: () => Date.now() };
+export type { Clock } from '../clock.js';
+export { systemClock } from '../clock.js';
 
 /** Names one actor: its kind and its identity within that kind. */
 export interface ActorAddress {

@@ -17,15 +17,7 @@ export class RecordingPublisher implements EventPublisher {
   }
 }
 
-export class ManualClock implements Clock {
-  constructor(public t = Date.parse('2030-01-01T00:00:00Z')) {}
-  now(): number {
-    return this.t;
-  }
-  advance(ms: number): void {
-    this.t += ms;
-  }
-}
+export { ManualClock } from '../../src/clock.js';
 
 export function deferred<T = void>() {
   let resolve!: (v: T) => void;

@@ -1,0 +1,44 @@
+import { notFound } from '../../errors.js';
+import type { Principal } from '../../domain/types.js';
+import type { ContactRepo } from '../../store/types.js';
+import type { ActorClient, ActorSystem } from '../system.js';
+import { CONVERSATION_ACTOR, type ConversationCommand, type ConversationReplies, type HandoverReply } from './actor.js';
+import { conversationKey } from './state.js';
+
+/** A caller's key names one operation: the same key on request and open are two commands. */
+const scoped = (op: string, key: string | undefined) => (key === undefined ? undefined : `handover.${op}:${key}`);
+
+/**
+ * The handover operations of the REST API (and the MCP `request_handover`
+ * tool): find the caller's contact, then let its conversation actor decide.
+ * The actor serializes concurrent requests, so of any number of simultaneous
+ * requests for one contact exactly one succeeds.
+ */
+export class HandoverService {
+  private readonly conversations: ActorClient<ConversationCommand, ConversationReplies>;
+
+  constructor(
+    private readonly contacts: ContactRepo,
+    actors: ActorSystem,
+  ) {
+    this.conversations = actors.client<ConversationCommand, ConversationReplies>(CONVERSATION_ACTOR);
+  }
+
+  private async contact(principal: Principal, audienceExternalId: string) {
+    const contact = await this.contacts.get(principal.organizationId, audienceExternalId);
+    if (contact === null) throw notFound('contact');
+    return contact;
+  }
+
+  /** Moves the contact's latest conversation to the live-chat queue; `success: false` when one is pending or an agent has it. */
+  async request(principal: Principal, audienceExternalId: string, idempotencyKey?: string): Promise<HandoverReply> {
+    const contact = await this.contact(principal, audienceExternalId);
+    return this.conversations.ask(conversationKey(principal.organizationId, audienceExternalId), { kind: 'handover.request', contactId: contact.id }, { idempotencyKey: scoped('request', idempotencyKey) });
+  }
+
+  /** Hands the conversation back to the bot; `success: false` when the bot already has it. */
+  async open(principal: Principal, audienceExternalId: string, idempotencyKey?: string): Promise<HandoverReply> {
+    const contact = await this.contact(principal, audienceExternalId);
+    return this.conversations.ask(conversationKey(principal.organizationId, audienceExternalId), { kind: 'handover.open', contactId: contact.id }, { idempotencyKey: scoped('open', idempotencyKey) });
+  }
+}

@@ -1,0 +1,78 @@
+import { join } from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { EventPublisher } from '../events/types.js';
+import type { Logger } from '../log.js';
+import type { MetricsRegistry } from '../metrics.js';
+import { EmbeddedActorStore } from '../store/actor-store-embedded.js';
+import { RedisActorStore } from '../store/actor-store-redis.js';
+import { EmbeddedDb } from '../store/embedded-db.js';
+import { connectRedis } from '../store/redis-client.js';
+import { CONVERSATION_ACTOR, conversationActorSpec } from './conversation/actor.js';
+import { durableActor } from './durable.js';
+import { actorSettingsFromConfig, ActorSystem, createClusteredActorSystem, createEmbeddedActorSystem } from './system.js';
+
+export interface OpenedActors {
+  system: ActorSystem;
+  /** Readiness checks of what the runtime depends on (`/readyz`). */
+  readiness: { name: string; check(): Promise<void> }[];
+  /** Stops the runtime (hands partitions over) and closes its connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * The actor runtime of the configured mode, with the conversation actor
+ * registered and started:
+ * - `NATS_URL` (and `REDIS_URL`): clustered — state and leases in Redis,
+ *   commands over NATS to the owner of each partition;
+ * - `REDIS_URL` alone: one node with its actor state in Redis (a second
+ *   node needs NATS to reach the partitions it does not own);
+ * - neither: embedded — state under `DATA_DIR/actors`, in-process delivery.
+ */
+export async function openActors(config: Config, deps: { log: Logger; events: EventPublisher; clock?: Clock; metrics?: MetricsRegistry }): Promise<OpenedActors> {
+  const settings = actorSettingsFromConfig(config);
+  const log = deps.log.child({ component: 'actors', node: settings.nodeId });
+  const closers: (() => Promise<void>)[] = [];
+  const readiness: OpenedActors['readiness'] = [];
+  let system: ActorSystem;
+  let store: EmbeddedActorStore | RedisActorStore;
+  if (config.REDIS_URL !== undefined) {
+    const redis = await connectRedis(config.REDIS_URL, `switchboard-actors-${settings.nodeId}`);
+    closers.push(async () => {
+      await redis.quit();
+    });
+    store = new RedisActorStore(redis, config.KEY_PREFIX);
+    readiness.push({ name: 'actor_store', check: async () => void (await redis.ping()) });
+    if (config.NATS_URL !== undefined) {
+      const nc: NatsConnection = await connect({ servers: config.NATS_URL, name: settings.nodeId, maxReconnectAttempts: -1 });
+      closers.push(() => nc.drain());
+      readiness.push({ name: 'nats', check: async () => void (await nc.rtt()) });
+      system = createClusteredActorSystem(settings, { store, nats: nc, prefix: config.KEY_PREFIX, log, clock: deps.clock, metrics: deps.metrics });
+    } else {
+      log.warn('REDIS_URL without NATS_URL: actors run on this node only; set NATS_URL to run several nodes');
+      system = createEmbeddedActorSystem(settings, { store, log, clock: deps.clock, metrics: deps.metrics });
+    }
+  } else {
+    const db = await EmbeddedDb.open(config.DATA_DIR === ':memory:' ? null : join(config.DATA_DIR, 'actors'));
+    closers.push(() => db.close());
+    store = new EmbeddedActorStore(db);
+    system = createEmbeddedActorSystem(settings, { store, log, clock: deps.clock, metrics: deps.metrics });
+  }
+  system.register(CONVERSATION_ACTOR, durableActor(conversationActorSpec(config.ACTOR_IDEMPOTENCY_KEYS), { store, events: deps.events }));
+  await system.start();
+  readiness.push({
+    name: 'actors',
+    check: async () => {
+      if (!system.coordinator.isLive()) throw new Error('placement has not renewed its membership recently');
+    },
+  });
+  return {
+    system,
+    readiness,
+    async close() {
+      await system.stop();
+      for (const c of closers.reverse()) await c();
+    },
+  };
+}
