@@ -24,6 +24,10 @@ import { createWebhooks, type Webhooks } from './webhooks/index.js';
 import { ResourceService } from './resources/index.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { resourceRoutes } from './http/routes/resources.js';
+import { HandoverService, openActors, type ActorSystem } from './actors/index.js';
+import { MetricsRegistry } from './metrics.js';
+import { handoverRoutes } from './http/routes/handover.js';
+import { metricsRoutes } from './http/routes/metrics.js';
 
 export const VERSION = '0.1.0';
 
@@ -45,6 +49,11 @@ export interface Services {
   mcp: McpGateway;
   /** Run in reverse order on shutdown, after the HTTP server stopped taking requests. */
   closers: (() => Promise<void>)[];
+  /** Prometheus metrics of this node, served at /metrics. */
+  metrics: MetricsRegistry;
+  /** The actor runtime (issue 3): per-contact conversation actors, routed over NATS when clustered. */
+  actors: ActorSystem;
+  handover: HandoverService;
 }
 
 export interface ServiceOptions {
@@ -93,11 +102,18 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     publicUrls: [config.PUBLIC_URL, config.MCP_PUBLIC_URL],
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
   });
-  return { config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp };
+  // Actors (issue 3) stop first on shutdown: they hand their partitions over while events and store still work.
+  const metrics = new MetricsRegistry();
+  const actors = await openActors(config, { log, events, clock, metrics });
+  closers.push(() => actors.close());
+  readiness.push(...actors.readiness);
+  const handover = new HandoverService(store.contacts, actors.system);
+  return { config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, actors: actors.system, handover };
 }
 
 export function buildRoutes(s: Services, state: { shuttingDown: boolean }): RouteDef[] {
   const routes: RouteDef[] = [...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
+  routes.push(...handoverRoutes(s.handover), ...metricsRoutes(s.metrics));
   routes.push(...integrationRoutes(s.mcp, (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort)));
   let openApi: Record<string, unknown> | undefined;
   routes.push(
