@@ -11,7 +11,7 @@ import { EmbeddedDb } from '../store/embedded-db.js';
 import { connectRedis } from '../store/redis-client.js';
 import { CONVERSATION_ACTOR, conversationActorSpec } from './conversation/actor.js';
 import { durableActor } from './durable.js';
-import { actorSettingsFromConfig, ActorSystem, createClusteredActorSystem, createEmbeddedActorSystem } from './system.js';
+import { actorSettingsFromConfig, createClusteredActorSystem, createEmbeddedActorSystem, type ActorSystem } from './system.js';
 
 export interface OpenedActors {
   system: ActorSystem;
