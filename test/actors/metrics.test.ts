@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MetricsRegistry } from '../../src/metrics.js';
+import { startTestService, type TestService } from '../harness/service.js';
+import { startNats, startRedis, type ServerProcess } from '../harness/servers.js';
+
+describe('metrics registry', () => {
+  it('renders counters, gauges and histograms in the Prometheus text format', () => {
+    const m = new MetricsRegistry();
+    m.counter('jobs_total', 'Jobs done.').inc({ kind: 'a"b' }, 2);
+    const g = m.gauge('queue_depth', 'Waiting.');
+    g.collect(() => 3);
+    g.collect(() => [{ labels: {}, value: 4 }]);
+    m.histogram('latency_seconds', 'Latency.', [0.1, 1]).observe(0.5, { type: 'x' });
+    expect(m.render()).toBe(
+      [
+        '# HELP jobs_total Jobs done.',
+        '# TYPE jobs_total counter',
+        'jobs_total{kind="a\\"b"} 2',
+        '# HELP queue_depth Waiting.',
+        '# TYPE queue_depth gauge',
+        'queue_depth 7',
+        '# HELP latency_seconds Latency.',
+        '# TYPE latency_seconds histogram',
+        'latency_seconds_bucket{type="x",le="0.1"} 0',
+        'latency_seconds_bucket{type="x",le="1"} 1',
+        'latency_seconds_bucket{type="x",le="+Inf"} 1',
+        'latency_seconds_sum{type="x"} 0.5',
+        'latency_seconds_count{type="x"} 1',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('refuses one name registered as two types', () => {
+    const m = new MetricsRegistry();
+    m.counter('x', 'x');
+    expect(() => m.gauge('x', 'x')).toThrow();
+  });
+});
+
+describe('/metrics and /readyz of a node', () => {
+  let svc: TestService;
+  afterAll(() => svc?.close());
+
+  it('exposes actor count, mailbox depth, partitions owned and command latency', async () => {
+    svc = await startTestService({ env: { ACTOR_PARTITIONS: '8' } });
+    const org = await svc.createOrg('M');
+    const c = await org.contact('15550009999:pn1');
+    expect((await svc.call('POST', '/v1/handover', { key: org.adminKey, body: { audienceExternalId: c.audienceExternalId } })).body).toEqual({ success: true });
+    const res = await fetch(`${svc.url}/metrics`);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    const text = await res.text();
+    expect(text).toContain('# TYPE switchboard_actors_active gauge');
+    expect(text).toMatch(/^switchboard_actors_active 1$/m);
+    expect(text).toMatch(/^switchboard_actor_mailbox_depth 0$/m);
+    expect(text).toMatch(/^switchboard_actor_partitions_owned 8$/m);
+    expect(text).toMatch(/^switchboard_actor_command_duration_seconds_count\{type="conversation",outcome="ok"\} 1$/m);
+  });
+});
+
+describe('/readyz in clustered mode', () => {
+  let redis: ServerProcess;
+  let nats: ServerProcess;
+  let svc: TestService;
+  beforeAll(async () => {
+    [redis, nats] = await Promise.all([startRedis(), startNats()]);
+  });
+  afterAll(async () => {
+    await svc?.close();
+    await Promise.all([redis?.stop(), nats?.stop()]);
+  });
+
+  it('reports NATS, the actor store and placement, and turns not ready when NATS is gone', async () => {
+    svc = await startTestService({ env: { REDIS_URL: redis.url, NATS_URL: nats.url, KEY_PREFIX: 'rz', NODE_ID: 'rz1', SECRETS_KEY: '0'.repeat(64) } });
+    const ok = await svc.call('GET', '/readyz');
+    expect(ok.status).toBe(200);
+    expect(ok.body.checks).toMatchObject({ nats: 'ok', actor_store: 'ok', actors: 'ok', redis: 'ok' });
+    await nats.stop();
+    const down = await svc.call('GET', '/readyz');
+    expect(down.status).toBe(503);
+    expect(down.body.checks.nats).not.toBe('ok');
+  });
+});
