@@ -244,9 +244,11 @@ export function createRedisWebhookStore(client: RedisClient, prefix: string, opt
       const next = (await firstDue(lane)) ?? IDLE;
       await client.zAdd(lanesKey, { score: next, value: member(lane) }, { condition: 'XX' });
       await releaseScript.run(client, [lockKey(lane)], [owner]);
-      // A delivery scheduled while we were deciding: make sure its wake-up stands.
+      // Whatever is due now must stand as the lane's score: a delivery
+      // scheduled meanwhile, or a claimer that saw our lease and pushed the
+      // lane back to its expiry (ZADD GT) just before we dropped it.
       const again = await firstDue(lane);
-      if (again !== undefined && again < next) await wake(lane, again);
+      if (again !== undefined) await wake(lane, again);
     },
   };
 }

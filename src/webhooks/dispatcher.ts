@@ -79,6 +79,7 @@ export class WebhookDispatcher {
   private readonly random: () => number;
   private readonly activeLanes = new Map<string, { wake: () => void; startedAt: number }>();
   private readonly aborts = new Set<AbortController>();
+  private readonly releasing = new Set<Promise<void>>();
   private subscription: EventSubscription | null = null;
   private stopping = false;
   private loopDone: Promise<void> = Promise.resolve();
@@ -116,6 +117,7 @@ export class WebhookDispatcher {
     }, graceMs);
     await this.loopDone;
     while (this.activeLanes.size > 0) await new Promise((r) => setTimeout(r, 10));
+    await Promise.all([...this.releasing]);
     clearTimeout(abortTimer);
   }
 
@@ -199,12 +201,15 @@ export class WebhookDispatcher {
     this.runLane(lane, state)
       .catch((err: unknown) => this.log.error('webhook lane failed', { ...lane, err }))
       .finally(async () => {
-        try {
-          await this.store.releaseLane(lane, this.owner);
-        } catch (err) {
-          this.log.warn('webhook lane: release failed (the lease will lapse)', { ...lane, err });
-        }
+        // Forget the runner before dropping the lease: once the lease is
+        // gone this node may claim the lane again and must start a runner.
         this.activeLanes.delete(key);
+        const release = this.store.releaseLane(lane, this.owner).catch((err: unknown) => {
+          this.log.warn('webhook lane: release failed (the lease will lapse)', { ...lane, err });
+        });
+        this.releasing.add(release);
+        await release;
+        this.releasing.delete(release);
         this.kick();
       });
   }

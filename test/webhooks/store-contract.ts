@@ -141,5 +141,19 @@ export function runWebhookStoreContract(name: string, create: () => Promise<Webh
       expect(await s.claimLanes(Date.now() + 5, 10, 'n2', 5000)).toEqual([lane]);
       expect(await s.dueDeliveries(lane, Date.now() + 5, 10)).toEqual([d2.id]);
     });
+
+    it('keeps a lane due when another node pushed it back while the owner was releasing it', async () => {
+      const s = await create();
+      const r = makeRegistration('orgA');
+      await s.createRegistration(r);
+      const lane = { organizationId: 'orgA', registrationId: r.id };
+      await s.enqueueDeliveries([makeDelivery(r)]);
+      expect(await s.claimLanes(Date.now(), 10, 'n1', 30_000)).toEqual([lane]);
+      await s.enqueueDeliveries([makeDelivery(r)]);
+      // n2 sees the lane due but leased: it looks again at the lease's expiry.
+      expect(await s.claimLanes(Date.now(), 10, 'n2', 30_000)).toEqual([]);
+      await s.releaseLane(lane, 'n1');
+      expect(await s.claimLanes(Date.now() + 5, 10, 'n2', 30_000)).toEqual([lane]);
+    });
   });
 }
