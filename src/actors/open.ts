@@ -10,6 +10,7 @@ import { RedisActorStore } from '../store/actor-store-redis.js';
 import { EmbeddedDb } from '../store/embedded-db.js';
 import { connectRedis } from '../store/redis-client.js';
 import { CONVERSATION_ACTOR, conversationActorSpec } from './conversation/actor.js';
+import type { MessagingHandlerDeps } from './conversation/messaging.js';
 import { durableActor } from './durable.js';
 import { actorSettingsFromConfig, createClusteredActorSystem, createEmbeddedActorSystem, type ActorSystem } from './system.js';
 
@@ -30,7 +31,10 @@ export interface OpenedActors {
  *   node needs NATS to reach the partitions it does not own);
  * - neither: embedded — state under `DATA_DIR/actors`, in-process delivery.
  */
-export async function openActors(config: Config, deps: { log: Logger; events: EventPublisher; clock?: Clock; metrics?: MetricsRegistry }): Promise<OpenedActors> {
+export async function openActors(
+  config: Config,
+  deps: { log: Logger; events: EventPublisher; clock?: Clock; metrics?: MetricsRegistry; /** Chat messaging (issue 4): enables the send / inbound / status commands. */ messaging?: MessagingHandlerDeps },
+): Promise<OpenedActors> {
   const settings = actorSettingsFromConfig(config);
   const log = deps.log.child({ component: 'actors', node: settings.nodeId });
   const closers: (() => Promise<void>)[] = [];
@@ -59,7 +63,7 @@ export async function openActors(config: Config, deps: { log: Logger; events: Ev
     store = new EmbeddedActorStore(db);
     system = createEmbeddedActorSystem(settings, { store, log, clock: deps.clock, metrics: deps.metrics });
   }
-  system.register(CONVERSATION_ACTOR, durableActor(conversationActorSpec(config.ACTOR_IDEMPOTENCY_KEYS), { store, events: deps.events }));
+  system.register(CONVERSATION_ACTOR, durableActor(conversationActorSpec(config.ACTOR_IDEMPOTENCY_KEYS, deps.messaging), { store, events: deps.events }));
   await system.start();
   readiness.push({
     name: 'actors',
