@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { graphError } from '../graph-api.js';
 import type { GraphReply, SandboxNetwork } from './sandbox-network.js';
 
@@ -19,6 +19,7 @@ const VERSION = /^v\d+\.\d+$/;
  */
 export function sandboxGraphRouter(sandbox: SandboxNetwork): Router {
   const r = Router();
+  r.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
   const reply = (fn: (req: Request) => Promise<GraphReply>) => async (req: Request, res: Response) => {
     if (!VERSION.test(String(req.params.version))) {
       const e = graphError(100, `Unknown path components: /${req.params.version}`);
@@ -41,6 +42,11 @@ export function sandboxGraphRouter(sandbox: SandboxNetwork): Router {
   r.delete('/:version/:wabaId/message_templates', reply((req) => sandbox.deleteTemplate(String(req.params.wabaId), bearer(req), req.query as Record<string, unknown>)));
   r.use((req, res) => {
     const e = graphError(100, `Unsupported ${req.method.toLowerCase()} request to the sandbox network: ${req.path}`);
+    res.status(e.status).json(e.body);
+  });
+  // Unreadable bodies get the network's answer, not the service's error shape.
+  r.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const e = graphError(100, (err as { type?: string })?.type === 'entity.too.large' ? 'the request body is too large' : 'the request body is not valid JSON');
     res.status(e.status).json(e.body);
   });
   return r;

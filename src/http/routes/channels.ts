@@ -1,0 +1,181 @@
+import { z } from 'zod';
+import { errorSchema, orgParams } from '../../app/schemas.js';
+import { createChannelBody, templateBody, topUpBody, updateChannelBody, type ChannelService } from '../../messaging/index.js';
+import { defineRoute, type RouteDef } from '../route.js';
+
+const channelParams = z.object({ orgId: z.string().min(1).max(64), channelId: z.string().min(1).max(128) });
+const templateParams = channelParams.extend({ name: z.string().min(1).max(512), language: z.string().min(1).max(16) });
+const channelView = z.object({
+  id: z.string().describe('the channelId used in sends'),
+  organizationId: z.string(),
+  name: z.string(),
+  kind: z.enum(['whatsapp_cloud', 'web_chat']),
+  network: z.enum(['graph', 'sandbox']).optional(),
+  phoneNumberId: z.string().optional(),
+  businessAccountId: z.string().optional(),
+  displayPhoneNumber: z.string().nullable().optional(),
+  allowedOrigins: z.array(z.string()).optional(),
+  webhook: z.object({ url: z.string(), verifyToken: z.string().optional().describe('shown once, when generated') }).optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+const templateView = z.object({
+  name: z.string(),
+  language: z.string(),
+  category: z.string(),
+  status: z.string(),
+  source: z.enum(['network', 'operator']),
+  variables: z.array(z.unknown()).describe('what a send must fill, per component'),
+  components: z.array(z.unknown()),
+  updatedAt: z.string(),
+});
+const creditsView = z.object({ organizationId: z.string(), balance: z.number().int(), prices: z.record(z.string(), z.number()).optional(), applied: z.boolean().optional() });
+
+/** Operator API for channels, templates and credits (guarded by the operator token; used by `npm run admin`). */
+export function channelAdminRoutes(channels: ChannelService): RouteDef[] {
+  const base = { tag: 'Operator: messaging', auth: 'operator' as const };
+  return [
+    defineRoute({
+      ...base,
+      method: 'post',
+      path: '/admin/v1/organizations/:orgId/channels',
+      summary: 'Create a channel: a WhatsApp number on the real network (its ids and secrets) or on the sandbox network (provisioned now), or a web chat',
+      params: orgParams,
+      body: createChannelBody,
+      responses: {
+        201: { description: 'the channel (secrets never shown; a generated verify token once), with the outcome of the first template sync', schema: channelView },
+        404: { description: 'no such organization', schema: errorSchema },
+        409: { description: 'the phone number id is used by another channel, or the sandbox is off', schema: errorSchema },
+      },
+      handler: async ({ params, body }) => ({ status: 201, body: await channels.create(params.orgId, body) }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/admin/v1/organizations/:orgId/channels',
+      summary: 'List the channels of an organization',
+      params: orgParams,
+      responses: { 200: { description: 'channels', schema: z.object({ channels: z.array(channelView) }) } },
+      handler: async ({ params }) => ({ body: { channels: await channels.list(params.orgId) } }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/admin/v1/organizations/:orgId/channels/:channelId',
+      summary: 'Get one channel',
+      params: channelParams,
+      responses: { 200: { description: 'the channel', schema: channelView }, 404: { description: 'no such channel', schema: errorSchema } },
+      handler: async ({ params }) => ({ body: channels.view(await channels.get(params.orgId, params.channelId)) }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'patch',
+      path: '/admin/v1/organizations/:orgId/channels/:channelId',
+      summary: 'Rename a channel or rotate its credentials',
+      params: channelParams,
+      body: updateChannelBody,
+      responses: { 200: { description: 'the channel', schema: channelView }, 404: { description: 'no such channel', schema: errorSchema } },
+      handler: async ({ params, body }) => ({ body: await channels.update(params.orgId, params.channelId, body) }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'delete',
+      path: '/admin/v1/organizations/:orgId/channels/:channelId',
+      summary: 'Delete a channel and its templates',
+      params: channelParams,
+      responses: { 204: { description: 'deleted' }, 404: { description: 'no such channel', schema: errorSchema } },
+      handler: async ({ params }) => {
+        await channels.delete(params.orgId, params.channelId);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      ...base,
+      method: 'post',
+      path: '/admin/v1/organizations/:orgId/channels/:channelId/templates/sync',
+      summary: "Sync the channel's template registry from the network's template API",
+      params: channelParams,
+      responses: {
+        200: { description: 'the registry after the sync', schema: z.object({ synced: z.number().int(), removed: z.number().int(), templates: z.array(templateView) }) },
+        502: { description: 'the network refused the request', schema: errorSchema },
+        503: { description: 'the network is unreachable', schema: errorSchema },
+      },
+      handler: async ({ params }) => ({ body: await channels.syncTemplates(params.orgId, params.channelId) }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/admin/v1/organizations/:orgId/channels/:channelId/templates',
+      summary: "The channel's template registry",
+      params: channelParams,
+      responses: { 200: { description: 'templates', schema: z.object({ templates: z.array(templateView) }) } },
+      handler: async ({ params }) => ({ body: { templates: await channels.listTemplates(params.orgId, params.channelId) } }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'post',
+      path: '/admin/v1/organizations/:orgId/channels/:channelId/templates',
+      summary: 'Add or replace a template in the registry by hand (name + language); a later sync overwrites network templates',
+      params: channelParams,
+      body: templateBody,
+      responses: { 201: { description: 'the template', schema: templateView } },
+      handler: async ({ params, body }) => ({ status: 201, body: await channels.putTemplate(params.orgId, params.channelId, body) }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'delete',
+      path: '/admin/v1/organizations/:orgId/channels/:channelId/templates/:name/:language',
+      summary: 'Remove a template from the registry',
+      params: templateParams,
+      responses: { 204: { description: 'removed' }, 404: { description: 'no such template', schema: errorSchema } },
+      handler: async ({ params }) => {
+        await channels.deleteTemplate(params.orgId, params.channelId, params.name, params.language);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/admin/v1/organizations/:orgId/credits',
+      summary: "The organization's credit balance and the price of a template send per category",
+      params: orgParams,
+      responses: { 200: { description: 'balance', schema: creditsView } },
+      handler: async ({ params }) => ({ body: await channels.credits(params.orgId) }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'post',
+      path: '/admin/v1/organizations/:orgId/credits/top-up',
+      summary: 'Add credits (operationId makes a retried top-up count once)',
+      params: orgParams,
+      body: topUpBody,
+      responses: { 200: { description: 'the new balance', schema: creditsView } },
+      handler: async ({ params, body }) => ({ body: await channels.topUp(params.orgId, body.amount, body.operationId) }),
+    }),
+  ];
+}
+
+/** What an API key sees of its organization's channels: the channelIds to send on, and their templates. */
+export function channelRoutes(channels: ChannelService): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/channels',
+      summary: "The organization's channels (the channelId of every send)",
+      tag: 'Channels',
+      auth: 'apiKey',
+      responses: { 200: { description: 'channels', schema: z.object({ channels: z.array(channelView) }) } },
+      handler: async ({ principal }) => ({ body: { channels: await channels.list(principal.organizationId) } }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/channels/:channelId/templates',
+      summary: 'The approved and pending templates of a chat channel, with the variables each expects',
+      tag: 'Channels',
+      auth: 'apiKey',
+      params: z.object({ channelId: z.string().min(1).max(128) }),
+      responses: { 200: { description: 'templates', schema: z.object({ templates: z.array(templateView) }) }, 404: { description: 'no such channel in the organization', schema: errorSchema } },
+      handler: async ({ principal, params }) => ({ body: { templates: await channels.listTemplates(principal.organizationId, params.channelId) } }),
+    }),
+  ];
+}

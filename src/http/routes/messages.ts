@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import { errorSchema } from '../../app/schemas.js';
+import { badRequest } from '../../errors.js';
+import {
+  apiV1TemplateSendSchema,
+  buttonsSendSchema,
+  mediaSendSchema,
+  templateSendSchema,
+  type MessagingService,
+} from '../../messaging/index.js';
+import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
+
+/** Optional `Idempotency-Key` header: a retried send with the same key gets the first answer and is never sent twice. */
+function idempotencyKey(ctx: RouteContext<unknown, unknown, unknown>): string | undefined {
+  const h = ctx.req.headers['idempotency-key'];
+  if (h === undefined) return undefined;
+  if (typeof h !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(h)) throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1 to 200 visible ASCII characters');
+  return h;
+}
+
+const templateResult = z.object({ success: z.literal(true), messageId: z.string().describe("the chat network's message id; key of later message_status events"), timestamp: z.string() });
+const sendResult = z.object({ success: z.boolean(), messageId: z.string().optional() });
+const rejectedSchema = errorSchema.extend({ errorDetails: z.object({ code: z.number().int(), title: z.string(), message: z.string() }) });
+const common = {
+  400: { description: 'invalid body (failing fields in details)', schema: errorSchema },
+  401: { description: 'missing or invalid API key', schema: errorSchema },
+  403: { description: 'the key lacks message:send', schema: errorSchema },
+  404: { description: 'no such channel in the organization', schema: errorSchema },
+  503: { description: 'the chat network or the conversation is unavailable; retry after Retry-After with the same Idempotency-Key', schema: errorSchema },
+};
+const templateErrors = {
+  ...common,
+  402: { description: 'not enough credits (nothing was sent)', schema: errorSchema },
+  404: { description: 'no such channel, or no such template (name and language) on it', schema: errorSchema },
+  422: { description: 'the channel is not a chat-network channel, or the template is not approved', schema: errorSchema },
+  429: { description: 'more than the per-key limit of template sends per minute (Retry-After, RateLimit headers)', schema: errorSchema },
+  502: { description: 'the chat network rejected the message; its code in errorDetails.code (credits refunded)', schema: rejectedSchema },
+};
+const freeformErrors = {
+  ...common,
+  409: { description: 'conversation_with_agent: a human has the conversation (templates still go)', schema: errorSchema },
+  422: { description: 'outside_customer_service_window: the customer has not written in 24 hours (details.closedAt)', schema: errorSchema },
+  502: { description: 'the chat network rejected the message; its code in errorDetails.code', schema: rejectedSchema },
+};
+
+export function messageRoutes(messaging: MessagingService): RouteDef[] {
+  const rateLimit = async ({ principal, res }: { principal: Parameters<MessagingService['checkTemplateRate']>[0]; res: { setHeader(n: string, v: string): unknown } }) =>
+    messaging.checkTemplateRate(principal, (n, v) => void res.setHeader(n, v));
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v2/wa/template',
+      summary: 'Send an approved template message (the first send to a number creates the contact and its conversation)',
+      tag: 'Messages',
+      auth: 'apiKey',
+      scope: 'message:send',
+      preValidate: rateLimit,
+      body: templateSendSchema,
+      responses: { 201: { description: 'accepted by the chat network (not yet delivered)', schema: templateResult }, ...templateErrors },
+      handler: async (ctx) => ({ status: 201, body: await messaging.sendTemplate(ctx.principal, ctx.body, idempotencyKey(ctx)) }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/wa/template',
+      summary: 'Send a template message (deprecated: every failure is an opaque 500; use /v2/wa/template)',
+      tag: 'Messages',
+      auth: 'apiKey',
+      scope: 'message:send',
+      preValidate: rateLimit,
+      body: templateSendSchema,
+      deprecated: { successor: '/v2/wa/template' },
+      opaqueFailures: true,
+      responses: { 201: { description: 'accepted by the chat network', schema: templateResult }, 500: { description: 'any failure, without detail', schema: errorSchema } },
+      handler: async (ctx) => ({ status: 201, body: await messaging.sendTemplate(ctx.principal, ctx.body, idempotencyKey(ctx)) }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/messages/buttons',
+      summary: 'Send an interactive message with 1 to 3 reply buttons (inside the 24-hour window)',
+      tag: 'Messages',
+      auth: 'apiKey',
+      scope: 'message:send',
+      body: buttonsSendSchema,
+      responses: { 200: { description: '`success: false` (nothing sent) when the channel is not a chat-network channel', schema: sendResult }, ...freeformErrors },
+      handler: async (ctx) => ({ body: await messaging.sendButtons(ctx.principal, ctx.body, idempotencyKey(ctx)) }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/messages/media',
+      summary: 'Send an image, video, audio, document or sticker by https link or media id (inside the 24-hour window)',
+      tag: 'Messages',
+      auth: 'apiKey',
+      scope: 'message:send',
+      body: mediaSendSchema,
+      responses: { 200: { description: '`success: false` (nothing sent) when the channel is not a chat-network channel', schema: sendResult }, ...freeformErrors },
+      handler: async (ctx) => ({ body: await messaging.sendMedia(ctx.principal, ctx.body, idempotencyKey(ctx)) }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/whatsapp/send-template',
+      summary: 'Send a template message (/api/v1 shape: `to` with +, template and language as strings)',
+      tag: 'Messages',
+      auth: 'apiKey',
+      scope: 'chat:send',
+      preValidate: rateLimit,
+      body: apiV1TemplateSendSchema,
+      responses: {
+        200: { description: 'accepted by the chat network', schema: z.object({ message_id: z.string(), status: z.string() }) },
+        400: { description: 'invalid payload (or parameters that do not fit the template)', schema: errorSchema },
+        401: { description: 'bad or missing API key', schema: errorSchema },
+        402: { description: 'not enough credits', schema: errorSchema },
+        404: { description: 'template not found or not approved (or no chat channel)', schema: errorSchema },
+        429: { description: 'rate limited', schema: errorSchema },
+        502: { description: 'the chat network rejected the message', schema: rejectedSchema },
+      },
+      handler: async (ctx) => ({ body: await messaging.sendApiV1Template(ctx.principal, ctx.body, idempotencyKey(ctx)) }),
+    }),
+  ];
+}

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { errorSchema } from '../../app/schemas.js';
+import type { NetworkWebhookReceiver } from '../../messaging/index.js';
+import { defineRoute, type RouteDef } from '../route.js';
+
+const channelParams = z.object({ channelId: z.string().min(1).max(128) });
+
+/**
+ * The chat network's webhook (the callback URL configured in Meta's app
+ * dashboard, or the sandbox network's): subscription check and deliveries.
+ */
+export function networkWebhookRoutes(receiver: NetworkWebhookReceiver): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/webhooks/whatsapp/:channelId',
+      summary: 'Webhook subscription check (hub.mode, hub.verify_token, hub.challenge): echoes the challenge',
+      tag: 'Chat network',
+      auth: 'none',
+      params: channelParams,
+      responses: { 200: { description: 'the challenge, as plain text' }, 403: { description: 'wrong verify token or mode', schema: errorSchema } },
+      handler: async ({ params, req, res }) => {
+        const challenge = await receiver.verify(params.channelId, req.query as Record<string, unknown>);
+        res.type('text/plain').send(challenge);
+        return { status: 200 };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/webhooks/whatsapp/:channelId',
+      summary: 'Webhook deliveries (messages and statuses), verified with X-Hub-Signature-256; 200 once recorded',
+      tag: 'Chat network',
+      auth: 'none',
+      params: channelParams,
+      // Parsed for the raw bytes; the receiver verifies them before reading anything.
+      body: z.unknown(),
+      responses: {
+        200: { description: 'recorded (or already recorded)' },
+        401: { description: 'missing or invalid X-Hub-Signature-256: nothing processed', schema: errorSchema },
+        503: { description: 'not all events could be recorded: the network delivers again', schema: errorSchema },
+      },
+      handler: async ({ params, req }) => ({ body: await receiver.receive(params.channelId, req.rawBody, req.headers['x-hub-signature-256'] as string | undefined) }),
+    }),
+  ];
+}

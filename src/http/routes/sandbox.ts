@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { errorSchema } from '../../app/schemas.js';
+import { phoneDigits } from '../../messaging/index.js';
+import type { SandboxCustomer } from '../../messaging/sandbox-customer.js';
+import { defineRoute, type RouteDef } from '../route.js';
+
+const params = z.object({ channelId: z.string().min(1).max(128), phone: phoneDigits });
+const profileName = z.string().trim().min(1).max(100).optional().describe("the customer's WhatsApp profile name");
+const actionResult = z.object({
+  messageId: z.string().describe("the network id of the customer's message"),
+  delivered: z.boolean().describe("true when the service's webhook receiver took it at the first attempt (otherwise it is redelivered)"),
+});
+const errors = {
+  400: { description: 'invalid body, or no such button on that message', schema: errorSchema },
+  404: { description: 'no such channel in the organization, or no such message on this phone', schema: errorSchema },
+  409: { description: 'the channel is not on the sandbox network', schema: errorSchema },
+};
+
+/** Playing the customer of a sandbox channel (embedded mode, or SANDBOX_NETWORK=true). */
+export function sandboxRoutes(customer: SandboxCustomer): RouteDef[] {
+  const base = { tag: 'Sandbox network', auth: 'apiKey' as const, scope: 'message:send' as const, params };
+  return [
+    defineRoute({
+      ...base,
+      method: 'post',
+      path: '/v1/sandbox/channels/:channelId/customers/:phone/messages',
+      summary: 'Sandbox: the customer sends a text message to the business',
+      body: z.object({ text: z.string().min(1).max(4096), profileName }),
+      responses: { 201: { description: 'sent by the simulated customer', schema: actionResult }, ...errors },
+      handler: async ({ principal, params: p, body }) => ({ status: 201, body: await customer.sendText(principal, p.channelId, p.phone, body.text, body.profileName) }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'post',
+      path: '/v1/sandbox/channels/:channelId/customers/:phone/button-replies',
+      summary: 'Sandbox: the customer taps a reply button of an interactive message they received',
+      body: z.object({ messageId: z.string().min(1).max(256), buttonId: z.string().min(1).max(256), profileName }),
+      responses: { 201: { description: 'tapped', schema: actionResult }, ...errors },
+      handler: async ({ principal, params: p, body }) => ({ status: 201, body: await customer.tapButton(principal, p.channelId, p.phone, body.messageId, body.buttonId, body.profileName) }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'post',
+      path: '/v1/sandbox/channels/:channelId/customers/:phone/quick-replies',
+      summary: 'Sandbox: the customer taps a quick-reply button of a template message they received',
+      body: z.object({ messageId: z.string().min(1).max(256), index: z.number().int().min(0).max(9), profileName }),
+      responses: { 201: { description: 'tapped', schema: actionResult }, ...errors },
+      handler: async ({ principal, params: p, body }) => ({ status: 201, body: await customer.tapQuickReply(principal, p.channelId, p.phone, body.messageId, body.index, body.profileName) }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/v1/sandbox/channels/:channelId/customers/:phone/messages',
+      summary: "Sandbox: the customer's phone — the conversation with the business number, oldest first",
+      responses: { 200: { description: 'messages both ways, with their buttons and statuses', schema: z.object({ messages: z.array(z.unknown()) }) }, ...errors },
+      handler: async ({ principal, params: p }) => ({ body: { messages: await customer.phone(principal, p.channelId, p.phone) } }),
+    }),
+  ];
+}

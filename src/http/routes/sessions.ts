@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { errorSchema } from '../../app/schemas.js';
+import { CONTENT_TYPES, MESSAGE_SENDERS, MESSAGE_STATUSES, type MessagingService } from '../../messaging/index.js';
+import { defineRoute, type RouteDef } from '../route.js';
+
+export const sessionMessageSchema = z.object({
+  _id: z.string(),
+  sessionId: z.string(),
+  sender: z.enum(MESSAGE_SENDERS),
+  content: z.object({ type: z.enum(CONTENT_TYPES), text: z.string().optional(), mediaUrl: z.string().optional() }).loose(),
+  sentAt: z.string(),
+  direction: z.enum(['inbound', 'outbound']),
+  messageId: z.string().nullable().describe("the chat network's message id"),
+  status: z.enum(MESSAGE_STATUSES).optional().describe('outbound messages: accepted, sent, delivered, read or failed'),
+  channelId: z.string(),
+  audienceExternalId: z.string(),
+});
+
+export function sessionRoutes(messaging: MessagingService): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/sessions/:sessionId/messages',
+      summary: 'All messages of one session (conversation), oldest first',
+      tag: 'Sessions',
+      auth: 'apiKey',
+      scope: 'conversation:handover:request',
+      params: z.object({ sessionId: z.string().min(1).max(128) }),
+      responses: {
+        200: { description: 'the messages', schema: z.array(sessionMessageSchema) },
+        404: { description: 'no such session in the organization', schema: errorSchema },
+      },
+      handler: async ({ principal, params }) => ({ body: await messaging.sessionMessages(principal, params.sessionId) }),
+    }),
+  ];
+}

@@ -1,0 +1,333 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { Clock } from '../clock.js';
+import { AppError, notFound } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { OrganizationRepo } from '../store/types.js';
+import type { Channel, ChannelRepo, WhatsAppChannel } from '../store/channel-types.js';
+import type { TemplateRecord, TemplateRepo } from '../store/template-types.js';
+import type { CreditRepo } from '../store/credit-types.js';
+import {
+  graphTemplateComponentSchema,
+  TEMPLATE_CATEGORIES,
+  TEMPLATE_STATUSES,
+  type GraphTemplateDefinition,
+} from '../network/graph-api.js';
+import { NetworkRejectedError, NetworkUnavailableError, type ChatNetwork } from '../network/port.js';
+import { shapeFromDefinition } from '../network/template-rules.js';
+import type { SandboxNetwork } from '../network/sandbox/index.js';
+
+const name = z.string().trim().min(1).max(120);
+const digits = z.string().regex(/^[0-9]{5,20}$/, 'digits only');
+
+export const createChannelBody = z.discriminatedUnion('kind', [
+  z
+    .object({
+      kind: z.literal('whatsapp_cloud'),
+      name,
+      /** `graph`: a real WhatsApp Business number (give its ids and secrets). `sandbox`: a number on the sandbox network, provisioned now. */
+      network: z.enum(['graph', 'sandbox']).default('graph'),
+      phoneNumberId: digits.optional(),
+      businessAccountId: digits.optional(),
+      displayPhoneNumber: z.string().regex(/^[0-9]{7,15}$/, 'digits only, no +').optional(),
+      accessToken: z.string().min(10).max(1024).optional(),
+      appSecret: z.string().min(8).max(256).optional(),
+      /** Unset: generated, and shown once in the response. */
+      verifyToken: z.string().min(8).max(256).optional(),
+    })
+    .superRefine((b, ctx) => {
+      const given = (['phoneNumberId', 'businessAccountId', 'accessToken', 'appSecret'] as const).filter((k) => b[k] !== undefined);
+      if (b.network === 'graph') {
+        for (const k of ['phoneNumberId', 'businessAccountId', 'accessToken', 'appSecret'] as const) {
+          if (b[k] === undefined) ctx.addIssue({ code: 'custom', path: [k], message: `${k} is required for a channel on the real network` });
+        }
+      } else {
+        for (const k of given) ctx.addIssue({ code: 'custom', path: [k], message: 'a sandbox channel is provisioned by the sandbox network; do not give credentials' });
+      }
+    }),
+  z.object({
+    kind: z.literal('web_chat'),
+    name,
+    allowedOrigins: z.array(z.url({ protocol: /^https?$/ })).max(20).default([]),
+  }),
+]);
+export type CreateChannelBody = z.infer<typeof createChannelBody>;
+
+export const updateChannelBody = z
+  .object({
+    name: name.optional(),
+    accessToken: z.string().min(10).max(1024).optional(),
+    appSecret: z.string().min(8).max(256).optional(),
+    verifyToken: z.string().min(8).max(256).optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, 'give at least one field');
+export type UpdateChannelBody = z.infer<typeof updateChannelBody>;
+
+export const templateBody = z.object({
+  name: z.string().regex(/^[a-z0-9_]{1,512}$/, 'lowercase letters, digits and _'),
+  language: z.string().regex(/^[a-z]{2,3}(_[A-Za-z]{2,4})?$/, 'a language code such as en or en_US'),
+  category: z.enum(TEMPLATE_CATEGORIES),
+  status: z.enum(TEMPLATE_STATUSES).default('APPROVED'),
+  components: z
+    .array(graphTemplateComponentSchema)
+    .min(1)
+    .max(10)
+    .refine((cs) => cs.some((c) => c.type.toUpperCase() === 'BODY'), 'a template needs a BODY component'),
+});
+export type TemplateBody = z.infer<typeof templateBody>;
+
+export const topUpBody = z.object({
+  amount: z.number().int().min(1).max(1_000_000_000),
+  /** Makes a retried top-up count once. */
+  operationId: z.string().min(1).max(128).optional(),
+});
+
+/** A channel as the API shows it: never its secrets. */
+export interface ChannelView {
+  id: string;
+  organizationId: string;
+  name: string;
+  kind: Channel['kind'];
+  createdAt: string;
+  updatedAt: string;
+  network?: 'graph' | 'sandbox';
+  phoneNumberId?: string;
+  businessAccountId?: string;
+  displayPhoneNumber?: string | null;
+  allowedOrigins?: string[];
+  /** Where the network must send its webhooks (configure it in Meta's app dashboard for `graph` channels). */
+  webhook?: { url: string; verifyToken?: string };
+}
+
+export interface ChannelServiceDeps {
+  channels: ChannelRepo;
+  templates: TemplateRepo;
+  credits: CreditRepo;
+  organizations: OrganizationRepo;
+  networkFor(channel: WhatsAppChannel): ChatNetwork;
+  sandbox: SandboxNetwork | null;
+  /** Base URL the network reaches this service at (for the webhook URL shown to operators). */
+  publicBaseUrl(): string;
+  prices: Record<string, number>;
+  clock: Clock;
+  log: Logger;
+}
+
+export const webhookPath = (channelId: string) => `/webhooks/whatsapp/${channelId}`;
+
+/**
+ * What operators do with channels, templates and credits (admin API and CLI).
+ * Every method is scoped to the organization in its first argument.
+ */
+export class ChannelService {
+  constructor(private readonly d: ChannelServiceDeps) {}
+
+  private now(): string {
+    return new Date(this.d.clock.now()).toISOString();
+  }
+
+  private async org(orgId: string): Promise<void> {
+    if ((await this.d.organizations.get(orgId)) === null) throw notFound('organization');
+  }
+
+  view(c: Channel, reveal?: { verifyToken?: string }): ChannelView {
+    const base = { id: c.id, organizationId: c.organizationId, name: c.name, kind: c.kind, createdAt: c.createdAt, updatedAt: c.updatedAt };
+    if (c.kind === 'web_chat') return { ...base, allowedOrigins: c.allowedOrigins };
+    const webhook: ChannelView['webhook'] = { url: this.d.publicBaseUrl().replace(/\/+$/, '') + webhookPath(c.id) };
+    if (reveal?.verifyToken) webhook.verifyToken = reveal.verifyToken;
+    return { ...base, network: c.network, phoneNumberId: c.phoneNumberId, businessAccountId: c.businessAccountId, displayPhoneNumber: c.displayPhoneNumber, webhook };
+  }
+
+  async create(orgId: string, body: CreateChannelBody): Promise<ChannelView & { templateSync?: { ok: boolean; synced?: number; error?: string } }> {
+    await this.org(orgId);
+    const id = 'ch_' + randomBytes(12).toString('base64url').replace(/[-_]/g, 'x');
+    const at = this.now();
+    if (body.kind === 'web_chat') {
+      const c: Channel = { id, organizationId: orgId, name: body.name, kind: 'web_chat', allowedOrigins: body.allowedOrigins, createdAt: at, updatedAt: at };
+      await this.d.channels.create(c);
+      return this.view(c);
+    }
+    let channel: WhatsAppChannel;
+    let revealVerify: string | undefined;
+    if (body.network === 'sandbox') {
+      if (this.d.sandbox === null) throw new AppError(409, 'sandbox_disabled', 'the sandbox network is off on this deployment (SANDBOX_NETWORK=false)');
+      const acct = await this.d.sandbox.provisionAccount({ callbackUrl: webhookPath(id), displayPhoneNumber: body.displayPhoneNumber, verifiedName: body.name });
+      channel = {
+        id,
+        organizationId: orgId,
+        name: body.name,
+        kind: 'whatsapp_cloud',
+        network: 'sandbox',
+        phoneNumberId: acct.phoneNumberId,
+        businessAccountId: acct.businessAccountId,
+        displayPhoneNumber: acct.displayPhoneNumber,
+        credentials: { accessToken: acct.accessToken, appSecret: acct.appSecret, verifyToken: acct.verifyToken },
+        createdAt: at,
+        updatedAt: at,
+      };
+    } else {
+      revealVerify = body.verifyToken === undefined ? randomBytes(18).toString('base64url') : undefined;
+      channel = {
+        id,
+        organizationId: orgId,
+        name: body.name,
+        kind: 'whatsapp_cloud',
+        network: 'graph',
+        phoneNumberId: body.phoneNumberId!,
+        businessAccountId: body.businessAccountId!,
+        displayPhoneNumber: body.displayPhoneNumber ?? null,
+        credentials: { accessToken: body.accessToken!, appSecret: body.appSecret!, verifyToken: body.verifyToken ?? revealVerify! },
+        createdAt: at,
+        updatedAt: at,
+      };
+    }
+    await this.d.channels.create(channel);
+    let templateSync: { ok: boolean; synced?: number; error?: string };
+    try {
+      const r = await this.syncTemplates(orgId, channel.id);
+      templateSync = { ok: true, synced: r.synced };
+    } catch (e) {
+      // The channel is usable without templates (buttons, media); sync can be run again later.
+      templateSync = { ok: false, error: e instanceof Error ? e.message : String(e) };
+      this.d.log.warn('template sync after channel creation failed', { channelId: channel.id, err: e });
+    }
+    return { ...this.view(channel, { verifyToken: revealVerify }), templateSync };
+  }
+
+  async list(orgId: string): Promise<ChannelView[]> {
+    await this.org(orgId);
+    return (await this.d.channels.list(orgId)).map((c) => this.view(c));
+  }
+
+  async get(orgId: string, channelId: string): Promise<Channel> {
+    const c = await this.d.channels.get(orgId, channelId);
+    if (c === null) throw notFound('channel');
+    return c;
+  }
+
+  async update(orgId: string, channelId: string, body: UpdateChannelBody): Promise<ChannelView> {
+    const c = await this.get(orgId, channelId);
+    if (c.kind !== 'whatsapp_cloud' && (body.accessToken || body.appSecret || body.verifyToken)) {
+      throw new AppError(400, 'validation_failed', 'only WhatsApp channels have credentials');
+    }
+    const next: Channel =
+      c.kind === 'whatsapp_cloud'
+        ? {
+            ...c,
+            name: body.name ?? c.name,
+            credentials: {
+              accessToken: body.accessToken ?? c.credentials.accessToken,
+              appSecret: body.appSecret ?? c.credentials.appSecret,
+              verifyToken: body.verifyToken ?? c.credentials.verifyToken,
+            },
+            updatedAt: this.now(),
+          }
+        : { ...c, name: body.name ?? c.name, updatedAt: this.now() };
+    await this.d.channels.update(next);
+    return this.view(next);
+  }
+
+  async delete(orgId: string, channelId: string): Promise<void> {
+    if (!(await this.d.channels.delete(orgId, channelId))) throw notFound('channel');
+    await this.d.templates.deleteChannel(orgId, channelId);
+  }
+
+  // ------------------------------------------------------------------ templates
+
+  private async whatsapp(orgId: string, channelId: string): Promise<WhatsAppChannel> {
+    const c = await this.get(orgId, channelId);
+    if (c.kind !== 'whatsapp_cloud') throw new AppError(422, 'not_a_chat_channel', 'templates belong to chat-network (WhatsApp) channels');
+    return c;
+  }
+
+  /** Pulls every template of the channel's business account from the network's template API into the registry. */
+  async syncTemplates(orgId: string, channelId: string): Promise<{ synced: number; removed: number; templates: TemplateView[] }> {
+    const c = await this.whatsapp(orgId, channelId);
+    let defs: GraphTemplateDefinition[];
+    try {
+      defs = await this.d.networkFor(c).listTemplates({ businessAccountId: c.businessAccountId, accessToken: c.credentials.accessToken });
+    } catch (e) {
+      if (e instanceof NetworkRejectedError) {
+        const r = e.rejection;
+        throw new AppError(502, 'network_rejected', `the chat network refused the template list: (#${r.code}) ${r.title}`, undefined, { extra: { errorDetails: { code: r.code, title: r.title, message: r.message } } });
+      }
+      if (e instanceof NetworkUnavailableError) throw new AppError(503, 'network_unavailable', e.message, undefined, { retryAfterSeconds: 5 });
+      throw e;
+    }
+    const at = this.now();
+    const records: TemplateRecord[] = defs.map((t) => ({
+      organizationId: orgId,
+      channelId: c.id,
+      name: t.name,
+      language: t.language,
+      category: t.category.toUpperCase(),
+      status: t.status.toUpperCase(),
+      components: t.components,
+      shape: shapeFromDefinition(t.components),
+      networkTemplateId: t.id ?? null,
+      source: 'network',
+      updatedAt: at,
+    }));
+    const { removed } = await this.d.templates.replaceFromNetwork(orgId, c.id, records);
+    return { synced: records.length, removed, templates: records.map(templateView) };
+  }
+
+  async listTemplates(orgId: string, channelId: string): Promise<TemplateView[]> {
+    await this.whatsapp(orgId, channelId);
+    return (await this.d.templates.list(orgId, channelId)).map(templateView);
+  }
+
+  /** An operator's own entry (or correction) in the registry; a later sync overwrites a network template of the same name and language. */
+  async putTemplate(orgId: string, channelId: string, body: TemplateBody): Promise<TemplateView> {
+    await this.whatsapp(orgId, channelId);
+    const rec: TemplateRecord = {
+      organizationId: orgId,
+      channelId,
+      name: body.name,
+      language: body.language,
+      category: body.category,
+      status: body.status,
+      components: body.components,
+      shape: shapeFromDefinition(body.components),
+      networkTemplateId: null,
+      source: 'operator',
+      updatedAt: this.now(),
+    };
+    await this.d.templates.put(rec);
+    return templateView(rec);
+  }
+
+  async deleteTemplate(orgId: string, channelId: string, tname: string, language: string): Promise<void> {
+    await this.whatsapp(orgId, channelId);
+    if (!(await this.d.templates.delete(orgId, channelId, tname, language))) throw notFound('template');
+  }
+
+  // ------------------------------------------------------------------ credits
+
+  async credits(orgId: string): Promise<{ organizationId: string; balance: number; prices: Record<string, number> }> {
+    await this.org(orgId);
+    return { organizationId: orgId, balance: await this.d.credits.balance(orgId), prices: this.d.prices };
+  }
+
+  async topUp(orgId: string, amount: number, operationId?: string): Promise<{ organizationId: string; balance: number; applied: boolean }> {
+    await this.org(orgId);
+    const r = await this.d.credits.topUp(orgId, amount, operationId);
+    return { organizationId: orgId, ...r };
+  }
+}
+
+export interface TemplateView {
+  name: string;
+  language: string;
+  category: string;
+  status: string;
+  source: 'network' | 'operator';
+  /** What a send must fill, per component. */
+  variables: TemplateRecord['shape']['slots'];
+  components: TemplateRecord['components'];
+  updatedAt: string;
+}
+
+export function templateView(t: TemplateRecord): TemplateView {
+  return { name: t.name, language: t.language, category: t.category, status: t.status, source: t.source, variables: t.shape.slots, components: t.components, updatedAt: t.updatedAt };
+}

@@ -1,0 +1,23 @@
+export { Messaging, SANDBOX_GRAPH_PATH, type MessagingOpenDeps } from './module.js';
+export { actorConversationGateway } from './gateway.js';
+export { MessagingService, audienceExternalIdOf, type ConversationGateway, type MessagingServiceDeps, type TemplateSendResult } from './service.js';
+export {
+  ChannelService,
+  createChannelBody,
+  templateBody,
+  templateView,
+  topUpBody,
+  updateChannelBody,
+  webhookPath,
+  type ChannelView,
+  type CreateChannelBody,
+  type TemplateBody,
+  type TemplateView,
+  type UpdateChannelBody,
+} from './channels.js';
+export { NetworkWebhookReceiver, type ReceiveResult } from './webhook-receiver.js';
+export * from './requests.js';
+export * from './rules.js';
+export * from './types.js';
+export type * from './events.js';
+export { SandboxCustomer, type PhoneMessage } from './sandbox-customer.js';

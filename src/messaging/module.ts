@@ -1,0 +1,143 @@
+import type { RequestHandler } from 'express';
+import type { Clock } from '../clock.js';
+import { systemClock } from '../clock.js';
+import type { Config } from '../config.js';
+import { AppError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { ContactRepo, OrganizationRepo } from '../store/types.js';
+import type { WhatsAppChannel } from '../store/channel-types.js';
+import { openMessagingStores, type MessagingStores } from '../store/messaging-open.js';
+import { createMemoryRateLimiter } from '../store/ratelimit-embedded.js';
+import { createRedisRateLimiter } from '../store/ratelimit-redis.js';
+import { GraphApiNetwork } from '../network/graph-adapter.js';
+import type { ChatNetwork } from '../network/port.js';
+import { createEmbeddedSandboxState, createRedisSandboxState, sandboxGraphRouter, SandboxNetwork } from '../network/sandbox/index.js';
+import type { MessagingHandlerDeps } from '../actors/conversation/messaging.js';
+import { ChannelService } from './channels.js';
+import { MessagingService, type ConversationGateway } from './service.js';
+import { NetworkWebhookReceiver } from './webhook-receiver.js';
+import { SandboxCustomer } from './sandbox-customer.js';
+
+export interface MessagingOpenDeps {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  organizations: OrganizationRepo;
+  contacts: ContactRepo;
+}
+
+/** The Graph API version the sandbox serves by default (and the one in GRAPH_API_BASE_URL's default). */
+export const SANDBOX_GRAPH_PATH = '/sandbox/graph';
+
+/**
+ * Chat messaging, wired: stores, the real and sandbox networks, the services
+ * behind the REST routes, and the dependencies the conversation actor's
+ * messaging handlers need. Open it before the actors (they need
+ * `actorDeps`), then `attach` the actor gateway, and tell it the URL it
+ * listens on (`listening`) so the sandbox network and the adapter can reach
+ * each other over HTTP.
+ */
+export class Messaging {
+  readonly service: MessagingService;
+  readonly channels: ChannelService;
+  readonly receiver: NetworkWebhookReceiver;
+  readonly sandbox: SandboxNetwork | null;
+  /** Playing the customer on sandbox channels; null when the sandbox network is off. */
+  readonly customer: SandboxCustomer | null;
+  readonly actorDeps: MessagingHandlerDeps;
+  private gateway: ConversationGateway | null = null;
+  private selfUrl: string | null = null;
+
+  private constructor(
+    readonly stores: MessagingStores,
+    readonly config: Config,
+    log: Logger,
+    clock: Clock,
+    deps: MessagingOpenDeps,
+  ) {
+    const self = () => {
+      if (this.selfUrl === null) throw new AppError(503, 'not_ready', 'the service is still starting', undefined, { retryAfterSeconds: 1 });
+      return this.selfUrl;
+    };
+    const graph = new GraphApiNetwork({ baseUrl: config.GRAPH_API_BASE_URL, timeoutMs: config.GRAPH_API_TIMEOUT_MS });
+    const sandboxGraph = new GraphApiNetwork({ baseUrl: () => config.SANDBOX_GRAPH_URL ?? `${self()}${SANDBOX_GRAPH_PATH}/v21.0`, timeoutMs: config.GRAPH_API_TIMEOUT_MS });
+    const sandboxOn = config.SANDBOX_NETWORK ?? config.mode === 'embedded';
+    const networkFor = (c: WhatsAppChannel): ChatNetwork => {
+      if (c.network === 'graph') return graph;
+      if (!sandboxOn && config.SANDBOX_GRAPH_URL === undefined) {
+        throw new AppError(409, 'sandbox_disabled', 'this channel is on the sandbox network, which is off on this deployment');
+      }
+      return sandboxGraph;
+    };
+    this.sandbox = sandboxOn
+      ? new SandboxNetwork({
+          state: 'db' in stores.backing ? createEmbeddedSandboxState(stores.backing.db) : createRedisSandboxState(stores.backing.redis, stores.backing.prefix),
+          // Throughput is a real-time limit, whatever clock the service runs on.
+          limiter: 'db' in stores.backing ? createMemoryRateLimiter(systemClock) : createRedisRateLimiter(stores.backing.redis, stores.backing.prefix),
+          clock,
+          log: log.child({ component: 'sandbox-network' }),
+          statusDelayMs: config.SANDBOX_STATUS_DELAY_MS,
+          maxMessagesPerSecond: config.SANDBOX_MAX_MPS,
+          webhookBaseUrl: () => config.SANDBOX_WEBHOOK_BASE_URL ?? self(),
+        })
+      : null;
+    this.customer = this.sandbox ? new SandboxCustomer(stores.channels, this.sandbox) : null;
+    const prices = { MARKETING: config.CREDIT_PRICE_MARKETING, UTILITY: config.CREDIT_PRICE_UTILITY, AUTHENTICATION: config.CREDIT_PRICE_AUTHENTICATION };
+    const conversations: ConversationGateway = {
+      ask: (org, aeid, cmd, key) => {
+        if (this.gateway === null) throw new AppError(503, 'not_ready', 'the actor runtime is still starting', undefined, { retryAfterSeconds: 1 });
+        return this.gateway.ask(org, aeid, cmd, key);
+      },
+    };
+    this.actorDeps = { channels: stores.channels, networkFor, messages: stores.messages, contacts: deps.contacts, credits: stores.credits, log: log.child({ component: 'messaging' }) };
+    this.service = new MessagingService({
+      channels: stores.channels,
+      templates: stores.templates,
+      credits: stores.credits,
+      rateLimiter: stores.rateLimiter,
+      messages: stores.messages,
+      conversations,
+      prices,
+      templateRatePerMinute: config.TEMPLATE_RATE_LIMIT_PER_MINUTE,
+      log,
+    });
+    this.channels = new ChannelService({
+      channels: stores.channels,
+      templates: stores.templates,
+      credits: stores.credits,
+      organizations: deps.organizations,
+      networkFor,
+      sandbox: this.sandbox,
+      publicBaseUrl: () => config.PUBLIC_URL ?? this.selfUrl ?? `http://localhost:${config.PORT}`,
+      prices,
+      clock,
+      log,
+    });
+    this.receiver = new NetworkWebhookReceiver({ channels: stores.channels, messages: stores.messages, conversations, log: log.child({ component: 'network-webhooks' }) });
+  }
+
+  static async open(deps: MessagingOpenDeps): Promise<Messaging> {
+    const stores = await openMessagingStores(deps.config, deps.clock);
+    return new Messaging(stores, deps.config, deps.log, deps.clock, deps);
+  }
+
+  /** Connects the services to the contacts' conversation actors. */
+  attach(gateway: ConversationGateway): void {
+    this.gateway = gateway;
+  }
+
+  /** The base URL this node answers on (`http://127.0.0.1:<port>`): the sandbox network and the adapter meet there. */
+  listening(url: string): void {
+    this.selfUrl = url.replace(/\/+$/, '');
+  }
+
+  /** Non-JSON-route handlers to mount: the sandbox network's Graph API. */
+  mounts(): { path: string; handler: RequestHandler }[] {
+    return this.sandbox ? [{ path: SANDBOX_GRAPH_PATH, handler: sandboxGraphRouter(this.sandbox) }] : [];
+  }
+
+  async close(): Promise<void> {
+    await this.sandbox?.close();
+    await this.stores.close();
+  }
+}

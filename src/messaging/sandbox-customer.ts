@@ -1,0 +1,72 @@
+import { AppError } from '../errors.js';
+import type { Principal } from '../domain/types.js';
+import type { ChannelRepo, WhatsAppChannel } from '../store/channel-types.js';
+import type { CustomerActionResult, SandboxMessage, SandboxNetwork } from '../network/sandbox/index.js';
+
+/** What the simulated customer's phone shows of one message. */
+export interface PhoneMessage {
+  id: string;
+  direction: 'to_customer' | 'from_customer';
+  at: string;
+  type: string;
+  status?: string;
+  text?: string;
+  buttons?: { id: string; title: string }[];
+  quickReplies?: { index: number; text: string }[];
+  message: unknown;
+}
+
+/**
+ * Playing the customer on a sandbox channel of the caller's organization:
+ * what the customer does here reaches the service as a real, signed inbound
+ * webhook from the sandbox network.
+ */
+export class SandboxCustomer {
+  constructor(
+    private readonly channels: ChannelRepo,
+    private readonly sandbox: SandboxNetwork,
+  ) {}
+
+  private async channel(principal: Principal, channelId: string): Promise<WhatsAppChannel> {
+    const c = await this.channels.get(principal.organizationId, channelId);
+    if (c === null) throw new AppError(404, 'channel_not_found', 'no channel with this id in the organization');
+    if (c.kind !== 'whatsapp_cloud' || c.network !== 'sandbox') throw new AppError(409, 'not_a_sandbox_channel', 'only channels on the sandbox network have a simulated customer');
+    return c;
+  }
+
+  async sendText(p: Principal, channelId: string, phone: string, text: string, profileName?: string): Promise<CustomerActionResult> {
+    const c = await this.channel(p, channelId);
+    return this.sandbox.customerText(c.phoneNumberId, phone, text, profileName);
+  }
+
+  async tapButton(p: Principal, channelId: string, phone: string, messageId: string, buttonId: string, profileName?: string): Promise<CustomerActionResult> {
+    const c = await this.channel(p, channelId);
+    return this.sandbox.customerTapButton(c.phoneNumberId, phone, messageId, buttonId, profileName);
+  }
+
+  async tapQuickReply(p: Principal, channelId: string, phone: string, messageId: string, index: number, profileName?: string): Promise<CustomerActionResult> {
+    const c = await this.channel(p, channelId);
+    return this.sandbox.customerTapQuickReply(c.phoneNumberId, phone, messageId, index, profileName);
+  }
+
+  async phone(p: Principal, channelId: string, phone: string): Promise<PhoneMessage[]> {
+    const c = await this.channel(p, channelId);
+    return (await this.sandbox.customerPhone(c.phoneNumberId, phone)).map(phoneView);
+  }
+}
+
+function phoneView(m: SandboxMessage): PhoneMessage {
+  const v: PhoneMessage = { id: m.id, direction: m.direction, at: new Date(m.at).toISOString(), type: m.sent?.type ?? m.received?.type ?? 'unknown', message: m.sent ?? m.received };
+  if (m.status) v.status = m.status;
+  const s = m.sent;
+  if (s?.type === 'text') v.text = s.text.body;
+  if (s?.type === 'interactive') v.text = s.interactive.body.text;
+  if (s?.type === 'template') v.text = `[template ${s.template.name}]`;
+  const r = m.received;
+  if (r?.type === 'text') v.text = r.text?.body;
+  if (r?.type === 'interactive') v.text = r.interactive?.button_reply?.title;
+  if (r?.type === 'button') v.text = r.button?.text;
+  if (m.buttons) v.buttons = m.buttons;
+  if (m.quickReplies) v.quickReplies = m.quickReplies.map((q) => ({ index: q.index, text: q.text }));
+  return v;
+}

@@ -1,0 +1,251 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { AppError, notFound } from '../errors.js';
+import type { Principal } from '../domain/types.js';
+import type { Logger } from '../log.js';
+import type { ChannelRepo, WhatsAppChannel } from '../store/channel-types.js';
+import type { TemplateRecord, TemplateRepo } from '../store/template-types.js';
+import type { CreditRepo } from '../store/credit-types.js';
+import type { RateLimiter } from '../store/ratelimit-types.js';
+import type { SessionMessageRepo } from '../store/session-message-types.js';
+import type { GraphTemplateComponent } from '../network/graph-api.js';
+import { checkTemplateComponents, renderTemplateBody } from '../network/template-rules.js';
+import type { MessagingCommand, MessagingReplies, SendReply } from '../actors/conversation/messaging.js';
+import {
+  apiV1Components,
+  buttonsMessage,
+  mediaMessage,
+  templateMessage,
+  type ApiV1TemplateSendRequest,
+  type ButtonsSendRequest,
+  type MediaSendRequest,
+  type OutboundSend,
+  type TemplateSendRequest,
+} from './requests.js';
+import { publicMessage, type SessionMessage } from './types.js';
+
+/** Delivers a messaging command to the contact's conversation actor and returns its reply. */
+export interface ConversationGateway {
+  ask<C extends MessagingCommand>(organizationId: string, audienceExternalId: string, command: C, idempotencyKey?: string): Promise<MessagingReplies[C['kind']]>;
+}
+
+export interface MessagingServiceDeps {
+  channels: ChannelRepo;
+  templates: TemplateRepo;
+  credits: CreditRepo;
+  rateLimiter: RateLimiter;
+  messages: SessionMessageRepo;
+  conversations: ConversationGateway;
+  /** Credits one template send costs, by category (MARKETING, UTILITY, AUTHENTICATION). */
+  prices: Record<string, number>;
+  templateRatePerMinute: number;
+  log: Logger;
+}
+
+/** `<phone>:<phone number id>`: how a chat-network contact is named. */
+export const audienceExternalIdOf = (phone: string, channel: WhatsAppChannel) => `${phone}:${channel.phoneNumberId}`;
+
+export interface TemplateSendResult {
+  success: true;
+  messageId: string;
+  timestamp: string;
+}
+
+/** Headers of the per-key limit on template sends (IETF RateLimit draft, plus the older trio). */
+export type RateLimitHeaders = Record<string, string>;
+
+/**
+ * Sends and history, as the REST endpoints (and MCP tools) use them. Checks
+ * everything the registry and the organization's channels can tell before a
+ * send reaches the contact's actor; the actor then judges the window and the
+ * handover on its own state and talks to the network.
+ */
+export class MessagingService {
+  constructor(private readonly d: MessagingServiceDeps) {}
+
+  /**
+   * Counts one template-send request of this key (60 a minute by default,
+   * shared by every node). Sets the RateLimit headers; throws 429 with
+   * Retry-After past the limit.
+   */
+  async checkTemplateRate(principal: Principal, setHeader: (name: string, value: string) => void): Promise<void> {
+    const limit = this.d.templateRatePerMinute;
+    const r = await this.d.rateLimiter.hit(`tpl:${principal.keyId}`, limit, 60_000);
+    const reset = Math.ceil(r.resetMs / 1000);
+    setHeader('RateLimit-Policy', `${limit};w=60`);
+    setHeader('RateLimit', `limit=${limit}, remaining=${r.remaining}, reset=${reset}`);
+    setHeader('RateLimit-Limit', String(limit));
+    setHeader('RateLimit-Remaining', String(r.remaining));
+    setHeader('RateLimit-Reset', String(reset));
+    if (!r.allowed) {
+      const retry = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
+      throw new AppError(429, 'rate_limited', `at most ${limit} template sends per minute per API key; retry in ${retry} s`, { limit, windowSeconds: 60 }, { retryAfterSeconds: retry });
+    }
+  }
+
+  // ------------------------------------------------------------------ templates
+
+  /** `POST /v2/wa/template` (and the deprecated v1, which hides the errors). */
+  async sendTemplate(principal: Principal, req: TemplateSendRequest, idempotencyKey?: string): Promise<TemplateSendResult> {
+    const channel = await this.chatChannel(principal.organizationId, req.channelId, 'template');
+    const template = await this.approvedTemplate(principal.organizationId, channel, req.template.name, req.template.language.code);
+    const components = req.template.components as GraphTemplateComponent[] | undefined;
+    this.checkParameters(template, components);
+    const send = templateMessage(template.name, template.language, components, renderTemplateBody(template.shape, components));
+    const reply = await this.sendCharged(principal, channel, req.to, template, send, idempotencyKey);
+    return { success: true, messageId: reply.messageId, timestamp: reply.sentAt };
+  }
+
+  /** `POST /api/v1/whatsapp/send-template`: 404 for a template that is unknown or not approved. */
+  async sendApiV1Template(principal: Principal, req: ApiV1TemplateSendRequest, idempotencyKey?: string): Promise<{ message_id: string; status: string }> {
+    const channel = req.channelId !== undefined ? await this.chatChannel(principal.organizationId, req.channelId, 'template') : await this.defaultChatChannel(principal.organizationId);
+    const t = await this.d.templates.get(principal.organizationId, channel.id, req.template, req.language);
+    if (t === null || t.status !== 'APPROVED') {
+      throw new AppError(404, 'template_not_found', `no approved template ${req.template} (${req.language}) on this channel`, { name: req.template, language: req.language, status: t?.status ?? null });
+    }
+    const components = apiV1Components(req);
+    this.checkParameters(t, components);
+    const send = templateMessage(t.name, t.language, components, renderTemplateBody(t.shape, components));
+    const reply = await this.sendCharged(principal, channel, req.to.slice(1), t, send, idempotencyKey);
+    return { message_id: reply.messageId, status: 'accepted' };
+  }
+
+  // ------------------------------------------------------------------ free-form
+
+  /** `POST /v1/messages/buttons`: `success: false` on a channel that is not on the chat network. */
+  async sendButtons(principal: Principal, req: ButtonsSendRequest, idempotencyKey?: string): Promise<{ success: boolean; messageId?: string }> {
+    return this.sendFreeform(principal, req.channelId, req.to, buttonsMessage(req), idempotencyKey);
+  }
+
+  /** `POST /v1/messages/media` */
+  async sendMedia(principal: Principal, req: MediaSendRequest, idempotencyKey?: string): Promise<{ success: boolean; messageId?: string }> {
+    return this.sendFreeform(principal, req.channelId, req.to, mediaMessage(req), idempotencyKey);
+  }
+
+  private async sendFreeform(principal: Principal, channelId: string, to: string, send: OutboundSend, idempotencyKey?: string) {
+    const channel = await this.d.channels.get(principal.organizationId, channelId);
+    if (channel === null) throw new AppError(404, 'channel_not_found', 'no channel with this id in the organization', { channelId });
+    // The spec's contract for a channel that is not on the chat network: not an error, just no send.
+    if (channel.kind !== 'whatsapp_cloud') return { success: false };
+    const reply = await this.d.conversations.ask(
+      principal.organizationId,
+      audienceExternalIdOf(to, channel),
+      { kind: 'message.send', channelId: channel.id, to, policy: 'freeform', message: send.message, content: send.content, sender: 'bot' },
+      this.scopedKey(principal, idempotencyKey),
+    );
+    const sent = this.expectSent(reply);
+    return { success: true, messageId: sent.messageId };
+  }
+
+  // ------------------------------------------------------------------ history
+
+  /** `GET /v1/sessions/{sessionId}/messages`: oldest first; 404 for an unknown session or another organization's. */
+  async sessionMessages(principal: Principal, sessionId: string) {
+    const list = await this.d.messages.listSession(principal.organizationId, sessionId);
+    if (list === null) throw notFound('session');
+    return [...list].sort(bySentAt).map(publicMessage);
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  private async chatChannel(organizationId: string, channelId: string, what: string): Promise<WhatsAppChannel> {
+    const channel = await this.d.channels.get(organizationId, channelId);
+    if (channel === null) throw new AppError(404, 'channel_not_found', 'no channel with this id in the organization', { channelId });
+    if (channel.kind !== 'whatsapp_cloud') {
+      throw new AppError(422, 'not_a_chat_channel', `a ${what} can only be sent on a chat-network (WhatsApp) channel; this one is ${channel.kind}`, { channelId, kind: channel.kind });
+    }
+    return channel;
+  }
+
+  private async defaultChatChannel(organizationId: string): Promise<WhatsAppChannel> {
+    const all = await this.d.channels.list(organizationId);
+    const chat = all.find((c): c is WhatsAppChannel => c.kind === 'whatsapp_cloud');
+    if (chat === undefined) throw new AppError(404, 'channel_not_found', 'the organization has no chat-network (WhatsApp) channel');
+    return chat;
+  }
+
+  private async approvedTemplate(organizationId: string, channel: WhatsAppChannel, name: string, language: string): Promise<TemplateRecord> {
+    const t = await this.d.templates.get(organizationId, channel.id, name, language);
+    if (t === null) {
+      const languages = (await this.d.templates.list(organizationId, channel.id)).filter((x) => x.name === name).map((x) => x.language);
+      throw new AppError(
+        404,
+        'template_not_found',
+        languages.length > 0 ? `template ${name} has no ${language} translation on this channel` : `no template named ${name} on this channel`,
+        { name, language, availableLanguages: languages },
+      );
+    }
+    if (t.status !== 'APPROVED') {
+      throw new AppError(422, 'template_not_approved', `template ${name} (${language}) is ${t.status}, not APPROVED`, { name, language, status: t.status });
+    }
+    return t;
+  }
+
+  private checkParameters(t: TemplateRecord, components: GraphTemplateComponent[] | undefined): void {
+    const issues = checkTemplateComponents(t.shape, components);
+    if (issues.length > 0) {
+      throw new AppError(
+        400,
+        'invalid_template_parameters',
+        `the parameters do not fit template ${t.name} (${t.language}): ${issues[0]!.message}`,
+        issues.map((i) => ({ field: i.path, message: i.message, networkCode: i.code })),
+      );
+    }
+  }
+
+  /**
+   * Reserves the template's price, then has the contact's actor send it. The
+   * actor refunds when the network refuses the message (or never got it);
+   * here a refund only happens when the command was refused before the actor
+   * could run it.
+   */
+  private async sendCharged(principal: Principal, channel: WhatsAppChannel, to: string, t: TemplateRecord, send: OutboundSend, idempotencyKey?: string) {
+    const org = principal.organizationId;
+    const price = this.d.prices[t.category.toUpperCase()] ?? 0;
+    const key = this.scopedKey(principal, idempotencyKey);
+    const reservationId = key ? 'res_' + createHash('sha256').update(key).digest('base64url').slice(0, 32) : `res_${randomUUID()}`;
+    const r = await this.d.credits.reserve(org, reservationId, price);
+    if (!r.ok) {
+      throw new AppError(402, 'insufficient_credits', `this template costs ${price} credits; the organization has ${r.balance}`, { price, balance: r.balance, category: t.category });
+    }
+    let reply: SendReply;
+    try {
+      reply = await this.d.conversations.ask(
+        org,
+        audienceExternalIdOf(to, channel),
+        { kind: 'message.send', channelId: channel.id, to, policy: 'template', message: send.message, content: send.content, sender: 'bot', reservation: { id: reservationId, amount: price } },
+        key,
+      );
+    } catch (e) {
+      // Refused at the door (mailbox full, bad command): it never ran, so it never will.
+      if (e instanceof AppError && (e.code === 'mailbox_full' || e.status === 400 || e.status === 404)) await this.d.credits.refund(org, reservationId);
+      throw e;
+    }
+    return this.expectSent(reply);
+  }
+
+  private expectSent(reply: SendReply): Extract<SendReply, { outcome: 'sent' }> {
+    if (reply.outcome === 'sent') return reply;
+    if (reply.outcome === 'rejected') {
+      const x = reply.rejection;
+      throw new AppError(502, 'network_rejected', `the chat network rejected the message: (#${x.code}) ${x.title}`, undefined, {
+        extra: { errorDetails: { code: x.code, title: x.title, message: x.message } },
+      });
+    }
+    throw new AppError(
+      503,
+      'network_unavailable',
+      reply.maybeSent ? 'the chat network did not confirm the send; it may have been delivered' : 'the chat network is unavailable; nothing was sent',
+      { maybeSent: reply.maybeSent },
+      { retryAfterSeconds: 5 },
+    );
+  }
+
+  /** Idempotency keys are per API key, so two keys never collide. */
+  private scopedKey(principal: Principal, key: string | undefined): string | undefined {
+    return key === undefined ? undefined : `send:${principal.keyId}:${key}`;
+  }
+}
+
+function bySentAt(a: SessionMessage, b: SessionMessage): number {
+  return Date.parse(a.sentAt) - Date.parse(b.sentAt);
+}

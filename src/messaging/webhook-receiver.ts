@@ -1,0 +1,135 @@
+import { AppError } from '../errors.js';
+import { safeEqual } from '../domain/secrets.js';
+import type { Logger } from '../log.js';
+import type { ChannelRepo, WhatsAppChannel } from '../store/channel-types.js';
+import type { SessionMessageRepo } from '../store/session-message-types.js';
+import { networkEventKey, parseWebhook, type NetworkEvent } from '../network/inbound.js';
+import { verifyHubSignature } from '../network/signature.js';
+import type { ConversationGateway } from './service.js';
+
+export interface NetworkWebhookReceiverDeps {
+  channels: ChannelRepo;
+  messages: SessionMessageRepo;
+  conversations: ConversationGateway;
+  log: Logger;
+}
+
+export interface ReceiveResult {
+  received: number;
+  applied: number;
+  duplicates: number;
+  skipped: string[];
+}
+
+/**
+ * The chat network's webhook receiver, one URL per channel
+ * (`/webhooks/whatsapp/{channelId}`).
+ *
+ * - `verify` answers Meta's subscription check (`hub.mode=subscribe`,
+ *   `hub.verify_token`, `hub.challenge`).
+ * - `receive` checks `X-Hub-Signature-256` over the raw body with the
+ *   channel's app secret before reading anything (401, nothing processed,
+ *   when it does not match), then routes every message and status to the
+ *   contact's conversation actor. It resolves only after each actor has
+ *   recorded its event durably, so the 200 that follows means "safe": a crash
+ *   before it makes the network deliver again. Redeliveries are recognised by
+ *   the network's ids and change nothing.
+ */
+export class NetworkWebhookReceiver {
+  constructor(private readonly d: NetworkWebhookReceiverDeps) {}
+
+  async verify(channelId: string, query: Record<string, unknown>): Promise<string> {
+    const channel = await this.d.channels.getGlobal(channelId);
+    const mode = query['hub.mode'];
+    const token = query['hub.verify_token'];
+    const challenge = query['hub.challenge'];
+    if (channel === null || channel.kind !== 'whatsapp_cloud' || mode !== 'subscribe' || typeof token !== 'string' || typeof challenge !== 'string' || challenge === '') {
+      throw new AppError(403, 'verification_failed', 'webhook verification failed');
+    }
+    if (!safeEqual(token, channel.credentials.verifyToken)) throw new AppError(403, 'verification_failed', 'webhook verification failed');
+    return challenge;
+  }
+
+  async receive(channelId: string, rawBody: Buffer | undefined, signature: string | undefined): Promise<ReceiveResult> {
+    const channel = await this.d.channels.getGlobal(channelId);
+    // Same answer for an unknown channel and a bad signature: nothing to learn by probing.
+    if (channel === null || channel.kind !== 'whatsapp_cloud' || rawBody === undefined || !verifyHubSignature(channel.credentials.appSecret, rawBody, signature)) {
+      throw new AppError(401, 'invalid_signature', 'missing or invalid X-Hub-Signature-256');
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(rawBody.toString('utf8'));
+    } catch {
+      throw new AppError(400, 'invalid_json', 'the webhook body is not valid JSON');
+    }
+    const parsed = parseWebhook(body);
+    if (!parsed.ok) {
+      // Signed by the network but not a shape we know: acknowledge, or it would be redelivered for days.
+      this.d.log.warn('network webhook not understood', { channelId, reason: parsed.reason });
+      return { received: 0, applied: 0, duplicates: 0, skipped: [parsed.reason] };
+    }
+    const skipped = [...parsed.value.skipped];
+    const groups = new Map<string, { channel: WhatsAppChannel; events: NetworkEvent[] }>();
+    for (const ev of parsed.value.events) {
+      const target = await this.channelFor(channel, ev.phoneNumberId);
+      if (target === null) {
+        skipped.push(`${ev.kind} ${ev.networkMessageId}: phone number ${ev.phoneNumberId} is not a channel of this app`);
+        continue;
+      }
+      const aeid = await this.audienceOf(target, ev);
+      if (aeid === null) {
+        skipped.push(`status ${ev.networkMessageId}: no recipient and no such message`);
+        continue;
+      }
+      const g = groups.get(aeid) ?? { channel: target, events: [] };
+      g.events.push(ev);
+      groups.set(aeid, g);
+    }
+    let applied = 0;
+    let duplicates = 0;
+    // One contact's events in order; different contacts side by side.
+    const results = await Promise.allSettled(
+      [...groups].map(async ([aeid, g]) => {
+        for (const ev of g.events) {
+          const key = `net:${g.channel.phoneNumberId}:${networkEventKey(ev)}`;
+          if (ev.kind === 'message') {
+            const r = await this.d.conversations.ask(g.channel.organizationId, aeid, { kind: 'network.inbound', channelId: g.channel.id, event: ev }, key);
+            if (r.duplicate) duplicates++;
+            else applied++;
+          } else {
+            const r = await this.d.conversations.ask(g.channel.organizationId, aeid, { kind: 'network.status', channelId: g.channel.id, event: ev }, key);
+            if (r.applied) applied++;
+            else duplicates++;
+          }
+        }
+      }),
+    );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      this.d.log.warn('network webhook not fully recorded; the network will redeliver', { channelId, err: failed.reason });
+      throw new AppError(503, 'not_recorded', 'the events could not all be recorded; deliver again', undefined, { retryAfterSeconds: 5 });
+    }
+    if (skipped.length > 0) this.d.log.info('network webhook parts skipped', { channelId, skipped });
+    return { received: parsed.value.events.length, applied, duplicates, skipped };
+  }
+
+  /**
+   * The channel an event belongs to: the receiving channel, or another
+   * channel of the same organization and the same Meta app (same app
+   * secret), since one app's webhooks all go to one callback URL.
+   */
+  private async channelFor(receiving: WhatsAppChannel, phoneNumberId: string): Promise<WhatsAppChannel | null> {
+    if (phoneNumberId === receiving.phoneNumberId) return receiving;
+    const other = await this.d.channels.getByPhoneNumberId(phoneNumberId);
+    if (other === null || other.organizationId !== receiving.organizationId) return null;
+    return safeEqual(other.credentials.appSecret, receiving.credentials.appSecret) ? other : null;
+  }
+
+  private async audienceOf(channel: WhatsAppChannel, ev: NetworkEvent): Promise<string | null> {
+    if (ev.kind === 'message') return `${ev.from}:${channel.phoneNumberId}`;
+    // The message names its contact exactly; the recipient id is the fallback (a send still being recorded).
+    const m = await this.d.messages.getByNetworkId(channel.organizationId, ev.networkMessageId);
+    if (m !== null) return m.audienceExternalId;
+    return ev.recipientId ? `${ev.recipientId}:${channel.phoneNumberId}` : null;
+  }
+}

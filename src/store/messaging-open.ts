@@ -1,0 +1,77 @@
+import { join } from 'node:path';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { ConfigError } from '../config.js';
+import { EmbeddedDb } from './embedded-db.js';
+import { connectRedis, type RedisClient } from './redis-client.js';
+import { SecretBox } from './secret-box.js';
+import type { ChannelRepo } from './channel-types.js';
+import type { TemplateRepo } from './template-types.js';
+import type { CreditRepo } from './credit-types.js';
+import type { RateLimiter } from './ratelimit-types.js';
+import type { SessionMessageRepo } from './session-message-types.js';
+import { createEmbeddedChannelRepo } from './channel-embedded.js';
+import { createRedisChannelRepo } from './channel-redis.js';
+import { createEmbeddedTemplateRepo } from './template-embedded.js';
+import { createRedisTemplateRepo } from './template-redis.js';
+import { createEmbeddedCreditRepo } from './credit-embedded.js';
+import { createRedisCreditRepo } from './credit-redis.js';
+import { createMemoryRateLimiter } from './ratelimit-embedded.js';
+import { createRedisRateLimiter } from './ratelimit-redis.js';
+import { createEmbeddedSessionMessageRepo } from './session-message-embedded.js';
+import { createRedisSessionMessageRepo } from './session-message-redis.js';
+
+/** The stores behind chat messaging (issue 4). */
+export interface MessagingStores {
+  kind: 'embedded' | 'redis';
+  channels: ChannelRepo;
+  templates: TemplateRepo;
+  credits: CreditRepo;
+  rateLimiter: RateLimiter;
+  messages: SessionMessageRepo;
+  /** The embedded db (embedded mode) or Redis connection (clustered), for the sandbox network's own state. */
+  backing: { db: EmbeddedDb } | { redis: RedisClient; prefix: string };
+  close(): Promise<void>;
+}
+
+/**
+ * Opens them: a Redis connection of their own in clustered mode (which needs
+ * `SECRETS_KEY`), an EmbeddedDb under DATA_DIR/messaging otherwise, with the
+ * secrets key from `SECRETS_KEY` or DATA_DIR/messaging/secrets.key.
+ */
+export async function openMessagingStores(config: Config, clock: Clock): Promise<MessagingStores> {
+  const memory = config.DATA_DIR === ':memory:';
+  const dir = memory ? null : join(config.DATA_DIR, 'messaging');
+  if (config.REDIS_URL) {
+    if (config.SECRETS_KEY === undefined) {
+      throw new ConfigError([{ variable: 'SECRETS_KEY', message: 'required in clustered mode: every node must decrypt the same channel secrets' }]);
+    }
+    const box = SecretBox.fromString(config.SECRETS_KEY);
+    const redis = await connectRedis(config.REDIS_URL, `switchboard-messaging-${config.NODE_ID ?? process.pid}`);
+    const p = config.KEY_PREFIX;
+    return {
+      kind: 'redis',
+      channels: createRedisChannelRepo(redis, p, box),
+      templates: createRedisTemplateRepo(redis, p),
+      credits: createRedisCreditRepo(redis, p),
+      rateLimiter: createRedisRateLimiter(redis, p),
+      messages: createRedisSessionMessageRepo(redis, p),
+      backing: { redis, prefix: p },
+      close: async () => {
+        await redis.quit();
+      },
+    };
+  }
+  const box = SecretBox.load(config.SECRETS_KEY, dir)!;
+  const db = await EmbeddedDb.open(dir);
+  return {
+    kind: 'embedded',
+    channels: createEmbeddedChannelRepo(db, box),
+    templates: createEmbeddedTemplateRepo(db),
+    credits: createEmbeddedCreditRepo(db, clock),
+    rateLimiter: createMemoryRateLimiter(clock),
+    messages: createEmbeddedSessionMessageRepo(db),
+    backing: { db },
+    close: () => db.close(),
+  };
+}
