@@ -131,9 +131,12 @@ describe('/api/v1/webhooks and /api/v1/resource over HTTP', () => {
     expect(rc).toMatchObject({ organizationId: a.id, data: { id: created.body.id, name: 'CRM sync', config: { region: 'eu' } } });
     expect(bodies.find((x) => x.type === 'ticket.created').data.ticketId).toBe(ticket.body.ticketId);
 
-    const deliveries = await svc.call('GET', `/api/v1/webhooks/${reg.body.id}/deliveries?status=succeeded`, { key: a.adminKey });
-    expect(deliveries.status).toBe(200);
-    expect(deliveries.body.total).toBe(3);
+    // The receiver answers before the dispatcher records the outcome.
+    const deliveries = await eventually(async () => {
+      const res = await svc.call('GET', `/api/v1/webhooks/${reg.body.id}/deliveries?status=succeeded`, { key: a.adminKey });
+      expect(res.status).toBe(200);
+      return res.body.total === 3 ? res : undefined;
+    });
     const d = deliveries.body.deliveries[0];
     expect(d.attempts[0]).toMatchObject({ status: 200, error: null, latencyMs: expect.any(Number) });
     const one = await svc.call('GET', `/api/v1/webhooks/${reg.body.id}/deliveries/${d.id}`, { key: a.adminKey });
