@@ -24,6 +24,12 @@ import { createWebhooks, type Webhooks } from './webhooks/index.js';
 import { ResourceService } from './resources/index.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { resourceRoutes } from './http/routes/resources.js';
+import { Messaging, actorConversationGateway } from './messaging/index.js';
+import { messageRoutes } from './http/routes/messages.js';
+import { sessionRoutes } from './http/routes/sessions.js';
+import { networkWebhookRoutes } from './http/routes/network-webhook.js';
+import { channelAdminRoutes, channelRoutes } from './http/routes/channels.js';
+import { sandboxRoutes } from './http/routes/sandbox.js';
 import { HandoverService, openActors, type ActorSystem } from './actors/index.js';
 import { MetricsRegistry } from './metrics.js';
 import { handoverRoutes } from './http/routes/handover.js';
@@ -47,6 +53,8 @@ export interface Services {
   resources: ResourceService;
   /** The MCP tool gateway (issue 6): mounted at /mcp, or on its own listener with MCP_PORT. */
   mcp: McpGateway;
+  /** Chat messaging (issue 4): channels, templates, credits, sends, the network webhook receiver, the sandbox network. */
+  messaging: Messaging;
   /** Run in reverse order on shutdown, after the HTTP server stopped taking requests. */
   closers: (() => Promise<void>)[];
   /** Prometheus metrics of this node, served at /metrics. */
@@ -104,16 +112,23 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   });
   // Actors (issue 3) stop first on shutdown: they hand their partitions over while events and store still work.
   const metrics = new MetricsRegistry();
-  const actors = await openActors(config, { log, events, clock, metrics });
+  // Messaging (issue 4) opens before the actors (its handlers run in the conversation actor) and closes after them.
+  const messaging = await Messaging.open({ config, clock, log, organizations: store.organizations, contacts: store.contacts });
+  closers.push(() => messaging.close());
+  const actors = await openActors(config, { log, events, clock, metrics, messaging: messaging.actorDeps });
   closers.push(() => actors.close());
   readiness.push(...actors.readiness);
   const handover = new HandoverService(store.contacts, actors.system);
-  return { config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, actors: actors.system, handover };
+  messaging.attach(actorConversationGateway(actors.system));
+  return { config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, actors: actors.system, handover, messaging };
 }
 
 export function buildRoutes(s: Services, state: { shuttingDown: boolean }): RouteDef[] {
   const routes: RouteDef[] = [...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
   routes.push(...handoverRoutes(s.handover), ...metricsRoutes(s.metrics));
+  routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
+  routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels));
+  if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));
   routes.push(...integrationRoutes(s.mcp, (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort)));
   let openApi: Record<string, unknown> | undefined;
   routes.push(
@@ -134,7 +149,7 @@ export function buildApp(s: Services, state = { shuttingDown: false }): Express 
     authenticate: (key) => s.accounts.authenticate(key),
     authenticateOperator: (token) => s.operator.authenticate(token),
     publicUrl: s.config.PUBLIC_URL,
-    mounts: s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : [],
+    mounts: [...(s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : []), ...s.messaging.mounts()],
   });
 }
 
@@ -172,8 +187,18 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
     server.listen(config.PORT, config.HOST, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  // The sandbox network and the Graph adapter meet over HTTP on this node's own address.
+  const selfHost = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
+  services.messaging.listening(`http://${selfHost.includes(':') ? `[${selfHost}]` : selfHost}:${port}`);
   const url = config.PUBLIC_URL ?? `http://localhost:${port}`;
   if (demo) process.stdout.write(demoBanner(demo, url));
+  if (demo) {
+    const line = await services.messaging.seedDemo(demo.organizationId).catch((err: unknown) => {
+      services.log.warn('could not create the demo sandbox channel', { err });
+      return null;
+    });
+    if (line) process.stdout.write(line + '\n\n');
+  }
   services.log.info('listening', { port, mode: config.mode });
   const mcpListener =
     config.MCP_PORT === undefined

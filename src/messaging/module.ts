@@ -136,6 +136,18 @@ export class Messaging {
     return this.sandbox ? [{ path: SANDBOX_GRAPH_PATH, handler: sandboxGraphRouter(this.sandbox) }] : [];
   }
 
+  /**
+   * First embedded start: a WhatsApp channel on the sandbox network and some
+   * credits for the demo organization, so every flow works at once. Returns
+   * the line to print.
+   */
+  async seedDemo(organizationId: string): Promise<string | null> {
+    if (this.sandbox === null) return null;
+    const ch = await this.channels.create(organizationId, { kind: 'whatsapp_cloud', name: 'Sandbox WhatsApp', network: 'sandbox' });
+    const { balance } = await this.channels.topUp(organizationId, 1000, 'demo-seed');
+    return `  sandbox channel : ${ch.id}  (WhatsApp on the sandbox network, ${ch.templateSync?.synced ?? 0} templates, ${balance} credits)\n  export SB_CHANNEL=${ch.id}`;
+  }
+
   async close(): Promise<void> {
     await this.sandbox?.close();
     await this.stores.close();
