@@ -111,9 +111,9 @@ describe('/api/v1/webhooks and /api/v1/resource over HTTP', () => {
     }
   });
 
-  it('delivers resource.created / resource.updated / ticket.created end to end, with the delivery log readable and resendable', async () => {
+  it('delivers resource.created / resource.updated / ticket.created / ticket.updated end to end, with the delivery log readable and resendable', async () => {
     const r = await receiver();
-    const reg = await svc.call('POST', '/api/v1/webhooks', { key: a.adminKey, body: { url: r.url, events: ['resource.created', 'resource.updated', 'ticket.created'] } });
+    const reg = await svc.call('POST', '/api/v1/webhooks', { key: a.adminKey, body: { url: r.url, events: ['resource.created', 'resource.updated', 'ticket.created', 'ticket.updated'] } });
     r.setSecret(reg.body.secret);
     const created = await svc.call('POST', '/api/v1/resource', { key: a.adminKey, body: { name: 'CRM sync', type: 'integration', config: { region: 'eu' } } });
     expect(created.status).toBe(201);
@@ -123,9 +123,11 @@ describe('/api/v1/webhooks and /api/v1/resource over HTTP', () => {
     expect(updated.body.config).toEqual({ region: 'us' });
     const ticket = await svc.call('POST', '/v1/tickets', { key: a.adminKey, body: { subject: 'hi', description: 'there' } });
     expect(ticket.status).toBe(201);
-    await eventually(async () => (r.delivered().size === 3 ? true : undefined));
+    expect((await svc.call('PATCH', `/v1/tickets/${ticket.body.ticketId}`, { key: a.adminKey, body: { status: 'resolved' } })).status).toBe(200);
+    await eventually(async () => (r.delivered().size === 4 ? true : undefined));
     const bodies = r.requests.map((q) => JSON.parse(q.body.toString('utf8')));
-    expect(bodies.map((x) => x.type).sort()).toEqual(['resource.created', 'resource.updated', 'ticket.created']);
+    expect(bodies.map((x) => x.type).sort()).toEqual(['resource.created', 'resource.updated', 'ticket.created', 'ticket.updated']);
+    expect(bodies.find((x) => x.type === 'ticket.updated').data.status).toBe('resolved');
     expect(r.requests.every((q) => q.signaturesValid)).toBe(true);
     const rc = bodies.find((x) => x.type === 'resource.created');
     expect(rc).toMatchObject({ organizationId: a.id, data: { id: created.body.id, name: 'CRM sync', config: { region: 'eu' } } });
@@ -135,7 +137,7 @@ describe('/api/v1/webhooks and /api/v1/resource over HTTP', () => {
     const deliveries = await eventually(async () => {
       const res = await svc.call('GET', `/api/v1/webhooks/${reg.body.id}/deliveries?status=succeeded`, { key: a.adminKey });
       expect(res.status).toBe(200);
-      return res.body.total === 3 ? res : undefined;
+      return res.body.total === 4 ? res : undefined;
     });
     const d = deliveries.body.deliveries[0];
     expect(d.attempts[0]).toMatchObject({ status: 200, error: null, latencyMs: expect.any(Number) });
