@@ -21,7 +21,7 @@ import {
   type OutboundSend,
   type TemplateSendRequest,
 } from './requests.js';
-import { publicMessage, type SessionMessage } from './types.js';
+import { publicMessage } from './types.js';
 
 /** Delivers a messaging command to the contact's conversation actor and returns its reply. */
 export interface ConversationGateway {
@@ -138,11 +138,16 @@ export class MessagingService {
 
   // ------------------------------------------------------------------ history
 
-  /** `GET /v1/sessions/{sessionId}/messages`: oldest first; 404 for an unknown session or another organization's. */
+  /**
+   * `GET /v1/sessions/{sessionId}/messages`: oldest first, in the order the
+   * conversation recorded them (network timestamps have one-second precision
+   * and may lag, so the record order is the truthful one); 404 for an unknown
+   * session or another organization's.
+   */
   async sessionMessages(principal: Principal, sessionId: string) {
     const list = await this.d.messages.listSession(principal.organizationId, sessionId);
     if (list === null) throw notFound('session');
-    return [...list].sort(bySentAt).map(publicMessage);
+    return list.map(publicMessage);
   }
 
   // ------------------------------------------------------------------ internals
@@ -244,8 +249,4 @@ export class MessagingService {
   private scopedKey(principal: Principal, key: string | undefined): string | undefined {
     return key === undefined ? undefined : `send:${principal.keyId}:${key}`;
   }
-}
-
-function bySentAt(a: SessionMessage, b: SessionMessage): number {
-  return Date.parse(a.sentAt) - Date.parse(b.sentAt);
 }
