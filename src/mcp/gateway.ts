@@ -37,12 +37,15 @@ export interface IntegrationInfo {
  */
 export class McpGateway {
   readonly platform: McpServerDef;
+  /** What the platform tools were built from (to build a variant, e.g. with a conformance fixture). */
+  readonly options: McpGatewayOptions;
   readonly policy: RebindingPolicy;
   readonly handler: RequestHandler;
   /** The port of the MCP_PORT listener once it listens (for `mcp_url`). */
   listenPort: number | undefined;
 
   constructor(opts: McpGatewayOptions) {
+    this.options = opts;
     this.platform = platformServer(opts.platform, opts.version);
     this.policy = rebindingPolicy({ allowedHosts: opts.allowedHosts, allowedOrigins: opts.allowedOrigins, publicUrls: opts.publicUrls });
     this.handler = mcpHttpHandler({
