@@ -205,6 +205,18 @@ export const mediaSendSchema = z.object({
 });
 export type MediaSendRequest = z.infer<typeof mediaSendSchema>;
 
+// ------------------------------------------------------------------ text (issue 6: POST /v1/messages/text, MCP send_text_message)
+
+export const textSendSchema = z.object({
+  channelId,
+  to: phoneDigits,
+  text: z.object({
+    body: z.string().trim().min(1).max(4096).describe('the message text; the chat network allows up to 4096 characters'),
+    previewUrl: z.boolean().optional().describe('show a preview of the first URL in the text'),
+  }),
+});
+export type TextSendRequest = z.infer<typeof textSendSchema>;
+
 // ------------------------------------------------------------------ to network shapes + stored content
 
 /** A validated send, in the network's shape and as the session history keeps it. */
@@ -226,6 +238,12 @@ export function buttonsMessage(req: ButtonsSendRequest): OutboundSend {
     message: { type: 'interactive', interactive },
     content: { type: 'interactive', text: i.body.text, buttons: i.buttons.map((b) => ({ id: b.id, title: b.title })) },
   };
+}
+
+export function textMessage(req: TextSendRequest): OutboundSend {
+  const text: { body: string; preview_url?: boolean } = { body: req.text.body };
+  if (req.text.previewUrl !== undefined) text.preview_url = req.text.previewUrl;
+  return { message: { type: 'text', text }, content: { type: 'text', text: req.text.body } };
 }
 
 export function mediaMessage(req: MediaSendRequest): OutboundSend {

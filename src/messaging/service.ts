@@ -15,11 +15,13 @@ import {
   buttonsMessage,
   mediaMessage,
   templateMessage,
+  textMessage,
   type ApiV1TemplateSendRequest,
   type ButtonsSendRequest,
   type MediaSendRequest,
   type OutboundSend,
   type TemplateSendRequest,
+  type TextSendRequest,
 } from './requests.js';
 import { publicMessage } from './types.js';
 
@@ -119,6 +121,11 @@ export class MessagingService {
   /** `POST /v1/messages/media` */
   async sendMedia(principal: Principal, req: MediaSendRequest, idempotencyKey?: string): Promise<{ success: boolean; messageId?: string }> {
     return this.sendFreeform(principal, req.channelId, req.to, mediaMessage(req), idempotencyKey);
+  }
+
+  /** `POST /v1/messages/text` (issue 6): free-form text, under the same window and handover rules as buttons and media. */
+  async sendText(principal: Principal, req: TextSendRequest, idempotencyKey?: string): Promise<{ success: boolean; messageId?: string }> {
+    return this.sendFreeform(principal, req.channelId, req.to, textMessage(req), idempotencyKey);
   }
 
   private async sendFreeform(principal: Principal, channelId: string, to: string, send: OutboundSend, idempotencyKey?: string) {
