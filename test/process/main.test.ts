@@ -61,7 +61,7 @@ describe('the service process', () => {
     const operator = /SB_OPERATOR_TOKEN=(op_\S+)/.exec(first.output())![1]!;
     const base = `http://127.0.0.1:${port}`;
     await waitHealthy(base);
-    const created = await (await fetch(`${base}/v1/tickets`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'persist me', description: 'd' }) })).json();
+    const created: any = await (await fetch(`${base}/v1/tickets`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'persist me', description: 'd' }) })).json();
     expect(created.ticketId).toMatch(/^T-/);
 
     // A request whose body is still arriving when SIGTERM comes must still be answered.
@@ -82,10 +82,10 @@ describe('the service process', () => {
 
     const second = launch(env);
     await waitHealthy(base);
-    const list = await (await fetch(`${base}/v1/tickets`, { headers: { authorization: `Bearer ${key}` } })).json();
+    const list: any = await (await fetch(`${base}/v1/tickets`, { headers: { authorization: `Bearer ${key}` } })).json();
     expect(list.tickets.map((t: any) => t.title)).toEqual(['in flight', 'persist me']);
     expect(second.output()).not.toContain('SB_KEY=');
-    const orgs = await (await fetch(`${base}/admin/v1/organizations`, { headers: { authorization: `Bearer ${operator}` } })).json();
+    const orgs: any = await (await fetch(`${base}/admin/v1/organizations`, { headers: { authorization: `Bearer ${operator}` } })).json();
     expect(orgs.organizations).toHaveLength(1);
     second.proc.kill('SIGTERM');
     expect(await second.exited).toBe(0);
