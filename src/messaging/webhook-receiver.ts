@@ -3,7 +3,7 @@ import { safeEqual } from '../domain/secrets.js';
 import type { Logger } from '../log.js';
 import type { ChannelRepo, WhatsAppChannel } from '../store/channel-types.js';
 import type { SessionMessageRepo } from '../store/session-message-types.js';
-import { networkEventKey, parseWebhook, type NetworkEvent } from '../network/inbound.js';
+import { parseWebhook, type NetworkEvent } from '../network/inbound.js';
 import { verifyHubSignature } from '../network/signature.js';
 import type { ConversationGateway } from './service.js';
 
@@ -90,14 +90,15 @@ export class NetworkWebhookReceiver {
     // One contact's events in order; different contacts side by side.
     const results = await Promise.allSettled(
       [...groups].map(async ([aeid, g]) => {
+        // No idempotency key of our own: the handlers recognise a redelivery by
+        // the network's ids and the stored state, and say so in their reply.
         for (const ev of g.events) {
-          const key = `net:${g.channel.phoneNumberId}:${networkEventKey(ev)}`;
           if (ev.kind === 'message') {
-            const r = await this.d.conversations.ask(g.channel.organizationId, aeid, { kind: 'network.inbound', channelId: g.channel.id, event: ev }, key);
+            const r = await this.d.conversations.ask(g.channel.organizationId, aeid, { kind: 'network.inbound', channelId: g.channel.id, event: ev });
             if (r.duplicate) duplicates++;
             else applied++;
           } else {
-            const r = await this.d.conversations.ask(g.channel.organizationId, aeid, { kind: 'network.status', channelId: g.channel.id, event: ev }, key);
+            const r = await this.d.conversations.ask(g.channel.organizationId, aeid, { kind: 'network.status', channelId: g.channel.id, event: ev });
             if (r.applied) applied++;
             else duplicates++;
           }

@@ -264,11 +264,8 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       if (e.errors.length > 0) data.errors = e.errors;
       const ev = event('message_status', stableEventId('st', s.organizationId, e.networkMessageId, e.status), s, ctx.now, data);
       const to = nextStatus(current, e.status);
-      if (to === null) {
-        // Already at this status: a run cut short after the update may not have published; same event id again.
-        if (current === e.status && m.statusUpdatedAt === e.at) return { state: s, reply: { applied: false, status: current }, events: [ev] };
-        return { state: s, reply: { applied: false, status: current } };
-      }
+      // A redelivered or late report changes nothing and publishes nothing.
+      if (to === null) return { state: s, reply: { applied: false, status: current } };
       const updated: SessionMessage = { ...m, status: to, statusUpdatedAt: e.at };
       if (e.errors.length > 0) updated.errors = e.errors;
       await deps.messages.update(updated);
