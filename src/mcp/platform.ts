@@ -3,6 +3,7 @@ import { ToolRegistry } from './registry.js';
 import type { McpServerDef } from './request-server.js';
 import type { ToolDef } from './tool.js';
 import { ticketTools } from './tickets-tools.js';
+import { conversationTools, type ConversationToolDeps } from './conversation-tools.js';
 
 /** The platform's integration id: `{mcp_url}/mcp/platform`, the same for every organization. */
 export const PLATFORM_INTEGRATION_ID = 'platform';
@@ -10,7 +11,9 @@ export const PLATFORM_INTEGRATION_ID = 'platform';
 /** The application services the platform tools call (the same ones behind the REST API). */
 export interface PlatformDeps {
   tickets: TicketService;
-  /** Tools built on other services (handover, history, sends), added as those services exist. */
+  /** Handover, history and sends. */
+  conversations: ConversationToolDeps;
+  /** More tools (the conformance run's fixture). */
   extraTools?: ToolDef[];
 }
 
@@ -18,6 +21,8 @@ const INSTRUCTIONS = [
   'Switchboard platform: the support desk of the organization that owns your API key.',
   'Tickets: list_tickets to find tickets (filter by status or contact), get_ticket for one, create_ticket to hand a problem to the human team, update_ticket to change status, priority or assignee.',
   'Contacts are named by audienceExternalId, `<phone>:<phone number id>` on the chat network.',
+  'Conversations: get_conversation_history to read one (by sessionId, or the latest of a contact); send_text_message, send_buttons_message and send_media_message to answer the customer',
+  '(only within 24 hours of their last message, and never while a human has the conversation); request_handover to hand the conversation to a human agent.',
   'Every tool acts with your API key and needs its scope; a tool error that names a missing scope will not go away by retrying.',
 ].join('\n');
 
@@ -28,6 +33,6 @@ export function platformServer(deps: PlatformDeps, version: string): McpServerDe
     title: 'Switchboard platform',
     version,
     instructions: INSTRUCTIONS,
-    registry: new ToolRegistry([...ticketTools(deps.tickets), ...(deps.extraTools ?? [])]),
+    registry: new ToolRegistry([...ticketTools(deps.tickets), ...conversationTools(deps.conversations), ...(deps.extraTools ?? [])]),
   };
 }

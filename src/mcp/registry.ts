@@ -67,7 +67,9 @@ export class ToolRegistry {
     const parsed = tool.input.safeParse(args ?? {});
     if (!parsed.success) throw new ProtocolError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${describeIssues(parsed.error)}`);
     try {
-      const structured = (await tool.run(ctx, parsed.data)) as Record<string, unknown>;
+      // Through the output schema: structuredContent is exactly what outputSchema
+      // promises (fields the schema does not name are dropped, never leaked).
+      const structured = tool.output.parse(await tool.run(ctx, parsed.data)) as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
     } catch (err) {
       if (isAppError(err) && err.status !== 500) return toolError(toolErrorText(err));
