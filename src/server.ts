@@ -17,6 +17,7 @@ import { adminRoutes } from './http/routes/admin.js';
 import { systemRoutes, type ReadinessCheck } from './http/routes/system.js';
 import { ticketRoutes } from './http/routes/tickets.js';
 import { integrationRoutes } from './http/routes/integrations.js';
+import { textMessageRoutes } from './http/routes/text-messages.js';
 import { McpGateway, mcpBaseUrl, startMcpListener } from './mcp/index.js';
 import { openEventLog, type EventLog } from './events/index.js';
 import { openWebhookStores } from './store/index.js';
@@ -100,16 +101,6 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   tickets.onChange(async (type, ticket) => {
     await events.publish({ id: randomUUID(), type, organizationId: ticket.organizationId, createdAt: new Date(clock.now()).toISOString(), data: ticket });
   });
-  const mcp = new McpGateway({
-    version: VERSION,
-    log,
-    authenticate: (key) => accounts.authenticate(key),
-    platform: { tickets },
-    allowedHosts: config.MCP_ALLOWED_HOSTS,
-    allowedOrigins: config.MCP_ALLOWED_ORIGINS,
-    publicUrls: [config.PUBLIC_URL, config.MCP_PUBLIC_URL],
-    maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
-  });
   // Actors (issue 3) stop first on shutdown: they hand their partitions over while events and store still work.
   const metrics = new MetricsRegistry();
   // Messaging (issue 4) opens before the actors (its handlers run in the conversation actor) and closes after them.
@@ -120,12 +111,24 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   readiness.push(...actors.readiness);
   const handover = new HandoverService(store.contacts, actors.system);
   messaging.attach(actorConversationGateway(actors.system));
+  // The MCP gateway (issue 6) calls the same services as the REST routes.
+  const mcp = new McpGateway({
+    version: VERSION,
+    log,
+    authenticate: (key) => accounts.authenticate(key),
+    platform: { tickets, conversations: { handover, messaging: messaging.service, contacts: store.contacts, actors: actors.system } },
+    allowedHosts: config.MCP_ALLOWED_HOSTS,
+    allowedOrigins: config.MCP_ALLOWED_ORIGINS,
+    publicUrls: [config.PUBLIC_URL, config.MCP_PUBLIC_URL],
+    maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
+  });
   return { config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, actors: actors.system, handover, messaging };
 }
 
 export function buildRoutes(s: Services, state: { shuttingDown: boolean }): RouteDef[] {
   const routes: RouteDef[] = [...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
   routes.push(...handoverRoutes(s.handover), ...metricsRoutes(s.metrics));
+  routes.push(...textMessageRoutes(s.messaging.service));
   routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
   routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels));
   if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));
