@@ -10,6 +10,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { SCOPES } from '../domain/scopes.js';
+import { messagingCommands } from './messaging-commands.js';
 
 interface Command {
   usage: string;
@@ -83,6 +84,7 @@ export const commands: Record<string, Command> = {
     run: (f) => ({ method: 'GET', path: `${org(f)}/contacts` }),
     show: (r) => table(r.contacts, ['id', 'audienceExternalId', 'name']),
   },
+  ...messagingCommands,
 };
 
 /** Every `--flag <value>` any command's usage names (parseArgs must know them to read their values). */

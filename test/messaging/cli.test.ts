@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/admin.js';
+import { OPERATOR_TOKEN, type TestService } from '../harness/service.js';
+import { orderUpdate, startMessagingService } from './messaging-helpers.js';
+
+describe('admin CLI: channels, templates, credits', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startMessagingService({ env: { GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v21.0' } });
+  });
+  afterAll(() => svc?.close());
+
+  async function cli(...args: string[]) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await main(args, { SWITCHBOARD_URL: svc.url, SWITCHBOARD_OPERATOR_TOKEN: OPERATOR_TOKEN }, (s) => out.push(s), (s) => err.push(s));
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  }
+
+  it('creates a sandbox channel, tops up credits, and the organization can send at once', async () => {
+    const org = await svc.createOrg('CLI');
+    const created = await cli('channel', 'create', '--org', org.id, '--name', 'Support', '--kind', 'whatsapp_cloud', '--network', 'sandbox');
+    expect(created.code).toBe(0);
+    expect(created.out).toMatch(/channel ch_\S+ \(whatsapp_cloud, sandbox\) Support/);
+    expect(created.out).toContain('templates synced: 7');
+    const channelId = /channel (ch_\S+)/.exec(created.out)![1]!;
+    expect((await cli('channel', 'list', '--org', org.id)).out).toContain(channelId);
+    expect((await cli('template', 'list', '--org', org.id, '--channel', channelId)).out).toContain('order_update  en_US  UTILITY  APPROVED  network');
+    expect((await cli('credits', 'top-up', '--org', org.id, '--amount', '3', '--operation-id', 'inv-1')).out).toBe('balance now 3 credits');
+    expect((await cli('credits', 'top-up', '--org', org.id, '--amount', '3', '--operation-id', 'inv-1')).out).toContain('already applied');
+    expect((await cli('credits', 'show', '--org', org.id)).out).toContain('balance 3 credits; template prices: MARKETING 2, UTILITY 1, AUTHENTICATION 1');
+    expect((await svc.call('POST', '/v2/wa/template', { key: org.adminKey, body: orderUpdate(channelId, '4915900000001') })).status).toBe(201);
+    const def = JSON.stringify({ name: 'cli_made', language: 'en', category: 'UTILITY', components: [{ type: 'BODY', text: 'Hi {{1}}' }] });
+    expect((await cli('template', 'add', '--org', org.id, '--channel', channelId, '--definition', def)).out).toBe('template cli_made (en) UTILITY APPROVED');
+    expect((await cli('template', 'delete', '--org', org.id, '--channel', channelId, '--template', 'cli_made', '--language', 'en')).code).toBe(0);
+    expect((await cli('template', 'sync', '--org', org.id, '--channel', channelId)).out).toContain('synced 7 template(s)');
+    const web = await cli('channel', 'create', '--org', org.id, '--name', 'Site', '--kind', 'web_chat', '--origins', 'https://shop.example');
+    expect(web.out).toMatch(/\(web_chat\) Site/);
+  });
+
+  it('a real-network channel shows its webhook URL and the generated verify token once; errors exit non-zero', async () => {
+    const org = await svc.createOrg('CLI2');
+    const r = await cli('channel', 'create', '--org', org.id, '--name', 'Prod', '--kind', 'whatsapp_cloud', '--network', 'graph', '--phone-number-id', '106540352242999', '--business-account-id', '102290129340399', '--access-token', 'EAAJBrealtoken', '--app-secret', 'the-app-secret');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/webhook URL: http:\/\/\S+\/webhooks\/whatsapp\/ch_/);
+    expect(r.out).toMatch(/verify token: \S+/);
+    expect(r.out).toContain('template sync failed');
+    const bad = await cli('channel', 'create', '--org', org.id, '--name', 'x', '--kind', 'whatsapp_cloud', '--network', 'graph');
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('400');
+    expect((await cli('credits', 'top-up', '--org', org.id)).code).toBe(2);
+  });
+});
