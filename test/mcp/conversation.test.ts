@@ -184,6 +184,20 @@ describe('MCP platform tools: handover, history and sends', () => {
     }
   });
 
+  it('POST /v1/messages/text validates like its siblings: 401, 403, 400 with the failing fields', async () => {
+    const body = text(a, '4915200000008', 'hi');
+    expect((await svc.call('POST', '/v1/messages/text', { body })).status).toBe(401);
+    const noScope = await svc.call('POST', '/v1/messages/text', { key: await a.keyWith(['tickets:read']), body });
+    expect(noScope.status).toBe(403);
+    expect(noScope.body.error.details).toEqual({ requiredScope: 'message:send' });
+    for (const bad of [{ ...body, text: { body: '' } }, { ...body, to: '+4915200000008' }, { ...body, text: { body: 'x'.repeat(4097) } }, { channelId: a.channelId }]) {
+      const r = await svc.call('POST', '/v1/messages/text', { key: a.adminKey, body: bad });
+      expect(r.status, JSON.stringify(bad).slice(0, 80)).toBe(400);
+      expect(r.body.error.code).toBe('validation_failed');
+    }
+    expect((await svc.call('POST', '/v1/messages/text', { key: a.adminKey, rawBody: '{"channelId": ' })).status).toBe(400);
+  });
+
   describe('cross-organization isolation', () => {
     it("a key of organization B cannot read, hand over or message organization A's conversations", async () => {
       const to = '4915200000006';
@@ -195,6 +209,9 @@ describe('MCP platform tools: handover, history and sends', () => {
       expect(errorText(await call(cb, 'get_conversation_history', { audienceExternalId: aeid }))).toMatch(/not_found/);
       expect(errorText(await call(cb, 'request_handover', { audienceExternalId: aeid }))).toMatch(/not_found/);
       expect(errorText(await call(cb, 'send_text_message', text(a, to, 'from B')))).toMatch(/channel_not_found/);
+      const restB = await svc.call('POST', '/v1/messages/text', { key: b.adminKey, body: text(a, to, 'from B') });
+      expect(restB.status).toBe(404);
+      expect(restB.body.error.code).toBe('channel_not_found');
       expect(errorText(await call(cb, 'send_buttons_message', { channelId: a.channelId, to, interactive: { body: { text: 'B' }, buttons: [{ id: 'x', title: 'X' }] } }))).toMatch(/channel_not_found/);
       expect(errorText(await call(cb, 'send_media_message', { channelId: a.channelId, to, media: { type: 'image', image: { link: 'https://example.com/b.png' } } }))).toMatch(/channel_not_found/);
 
