@@ -5,9 +5,20 @@ import { openChannel, sealChannel, type Channel, type ChannelRepo, type StoredCh
 
 /** Channels in the embedded db: `channels` by id, `channelPhones` phone number id → channel id. */
 export function createEmbeddedChannelRepo(db: EmbeddedDb, box: SecretBox): ChannelRepo {
+  // Opening costs three AES-GCM decryptions; stored values are immutable, so
+  // the opened channel is cached per stored object (an update stores a new one).
+  const opened = new WeakMap<StoredChannel, Channel>();
+  const open = (s: StoredChannel): Channel => {
+    let c = opened.get(s);
+    if (c === undefined) {
+      c = openChannel(s, box);
+      opened.set(s, c);
+    }
+    return c;
+  };
   const read = (id: string): Channel | null => {
     const s = db.get<StoredChannel>('channels', id);
-    return s === undefined ? null : openChannel(s, box);
+    return s === undefined ? null : open(s);
   };
   return {
     async create(channel) {
@@ -37,7 +48,7 @@ export function createEmbeddedChannelRepo(db: EmbeddedDb, box: SecretBox): Chann
       return [...db.values<StoredChannel>('channels')]
         .filter((c) => c.organizationId === organizationId)
         .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
-        .map((c) => openChannel(c, box));
+        .map(open);
     },
     async update(channel) {
       const cur = db.get<StoredChannel>('channels', channel.id);

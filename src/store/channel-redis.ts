@@ -33,9 +33,21 @@ export function createRedisChannelRepo(redis: RedisClient, prefix: string, box: 
   const channelKey = (id: string) => `${prefix}:channel:${id}`;
   const phoneKey = (pnid: string) => `${prefix}:channel-phone:${pnid}`;
   const listKey = (org: string) => orgKeys(prefix, org)('channels');
+  // Opening costs three AES-GCM decryptions: cache by the stored text, which
+  // changes whenever the channel does.
+  const opened = new Map<string, Channel>();
+  const open = (raw: string): Channel => {
+    let c = opened.get(raw);
+    if (c === undefined) {
+      c = openChannel(JSON.parse(raw) as StoredChannel, box);
+      if (opened.size >= 1000) opened.clear();
+      opened.set(raw, c);
+    }
+    return c;
+  };
   const read = async (id: string): Promise<Channel | null> => {
     const raw = await redis.get(channelKey(id));
-    return raw === null ? null : openChannel(JSON.parse(raw) as StoredChannel, box);
+    return raw === null ? null : open(raw);
   };
   return {
     async create(channel) {
@@ -66,7 +78,7 @@ export function createRedisChannelRepo(redis: RedisClient, prefix: string, box: 
       const raws = await redis.mGet(ids.map(channelKey));
       return raws
         .filter((r): r is string => r !== null)
-        .map((r) => openChannel(JSON.parse(r) as StoredChannel, box))
+        .map(open)
         .filter((c) => c.organizationId === organizationId);
     },
     async update(channel) {
