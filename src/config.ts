@@ -72,7 +72,12 @@ export const configSchema = z.object({
   /** Sandbox: messages per second one sandbox phone number accepts; past it sends fail with 130429. */
   SANDBOX_MAX_MPS: z.coerce.number().int().min(1).max(100_000).default(80),
   /** Key that encrypts channel secrets at rest: 32 bytes as base64 or hex. Unset in embedded mode: generated under DATA_DIR. Required in clustered mode. */
-  SECRETS_KEY: z.string().regex(/^([A-Za-z0-9+/_-]{43}=?|[0-9a-fA-F]{64})$/, 'must be 32 bytes as base64 or hex').optional(),
+  SECRETS_KEY: z
+    .string()
+    .trim()
+    .transform((v) => (v === '' ? undefined : v))
+    .pipe(z.string().regex(/^([A-Za-z0-9+/_-]{43}=?|[0-9a-fA-F]{64})$/, 'must be 32 bytes as base64 or hex (openssl rand -hex 32)').optional())
+    .optional(),
   /** Credits one template send costs, per template category. */
   CREDIT_PRICE_MARKETING: z.coerce.number().int().min(0).max(1_000_000).default(2),
   CREDIT_PRICE_UTILITY: z.coerce.number().int().min(0).max(1_000_000).default(1),
