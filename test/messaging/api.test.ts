@@ -179,6 +179,23 @@ describe('messaging API', () => {
     });
   });
 
+  describe('POST /v1/messages/text', () => {
+    const send = (over: Record<string, unknown> = {}, key = a.adminKey) => post('/v1/messages/text', key, { channelId: a.channelId, to: '4915199999999', text: { body: 'Hello!' }, ...over });
+    it('validates, refuses outside the window, isolates organizations, and answers success false on a web chat', async () => {
+      expectError(await send({ text: { body: '' } }), 400);
+      expectError(await send({ text: { body: 'x'.repeat(4097) } }), 400);
+      expectError(await send({ text: 'Hello!' }), 400);
+      expectError(await send({ to: '+4915199999999' }), 400);
+      expectError(await send({ to: '49151 99999999' }), 400);
+      expectError(await send(), 422, 'outside_customer_service_window');
+      expectError(await send({ channelId: b.channelId }), 404, 'channel_not_found');
+      expectError(await send({}, await a.keyWith(['chat:send'])), 403, 'insufficient_scope');
+      expect(await send({ channelId: a.webChannelId })).toMatchObject({ status: 200, body: { success: false } });
+      await post(`/v1/sandbox/channels/${a.channelId}/customers/4915199999999/messages`, a.adminKey, { text: 'hi' });
+      expect(await send()).toMatchObject({ status: 200, body: { success: true, messageId: expect.stringMatching(/^wamid\./) } });
+    });
+  });
+
   describe('POST /v1/messages/media', () => {
     const send = (media: unknown, over: Record<string, unknown> = {}) => post('/v1/messages/media', a.adminKey, { channelId: a.channelId, to: '4915155555555', media, ...over });
 

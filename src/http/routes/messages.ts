@@ -6,6 +6,7 @@ import {
   buttonsSendSchema,
   mediaSendSchema,
   templateSendSchema,
+  textSendSchema,
   type MessagingService,
 } from '../../messaging/index.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
@@ -72,6 +73,17 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
       opaqueFailures: true,
       responses: { 201: { description: 'accepted by the chat network', schema: templateResult }, 500: { description: 'any failure, without detail', schema: errorSchema } },
       handler: async (ctx) => ({ status: 201, body: await messaging.sendTemplate(ctx.principal, ctx.body, idempotencyKey(ctx)) }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/messages/text',
+      summary: 'Send a plain text message (inside the 24-hour window)',
+      tag: 'Messages',
+      auth: 'apiKey',
+      scope: 'message:send',
+      body: textSendSchema,
+      responses: { 200: { description: '`success: false` (nothing sent) when the channel is not a chat-network channel', schema: sendResult }, ...freeformErrors },
+      handler: async (ctx) => ({ body: await messaging.sendText(ctx.principal, ctx.body, idempotencyKey(ctx)) }),
     }),
     defineRoute({
       method: 'post',
