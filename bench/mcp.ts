@@ -111,6 +111,8 @@ export async function run(): Promise<void> {
       { name: 'MCP list_tickets (limit 20)', opts: { url: mcpUrl, method: 'POST', headers: mcpHeaders, body: listBody } },
       { name: 'REST twin GET /v1/tickets?limit=20', opts: { url: `${base}/v1/tickets?limit=20`, headers: auth } },
     ];
+    // JIT warm-up, not measured.
+    for (const t of targets) await load(t.name, { ...t.opts, duration: 2 });
     const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
     const runs: LoadResult[][] = targets.map(() => []);
     for (let r = 0; r < rounds; r++) {
