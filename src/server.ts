@@ -17,7 +17,6 @@ import { adminRoutes } from './http/routes/admin.js';
 import { systemRoutes, type ReadinessCheck } from './http/routes/system.js';
 import { ticketRoutes } from './http/routes/tickets.js';
 import { integrationRoutes } from './http/routes/integrations.js';
-import { textMessageRoutes } from './http/routes/text-messages.js';
 import { McpGateway, mcpBaseUrl, startMcpListener } from './mcp/index.js';
 import { openEventLog, type EventLog } from './events/index.js';
 import { openWebhookStores } from './store/index.js';
@@ -128,7 +127,6 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
 export function buildRoutes(s: Services, state: { shuttingDown: boolean }): RouteDef[] {
   const routes: RouteDef[] = [...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
   routes.push(...handoverRoutes(s.handover), ...metricsRoutes(s.metrics));
-  routes.push(...textMessageRoutes(s.messaging.service));
   routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
   routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels));
   if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));
