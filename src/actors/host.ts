@@ -268,7 +268,8 @@ export class ActorHost {
    */
   async drainPartition(partition: number): Promise<void> {
     const cells = [...this.cells.values()].filter((c) => c.partition === partition);
-    for (const c of cells) if (c.closing === null) c.closing = partitionMoved(partition);
+    const moved = partitionMoved(partition);
+    for (const c of cells) if (c.closing === null) c.closing = moved;
     await Promise.all(
       cells.map(async (c) => {
         while (c.queue.length > 0 || c.busy) {

@@ -1,4 +1,4 @@
-import { errors as natsErrors, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { isAppError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import { actorUnavailable, fromWireError, ROUTING_RETRY_CODES, toWireError, type WireError } from './errors.js';
@@ -18,6 +18,64 @@ export interface NatsActorTransportOptions {
 
 type WireReply = { ok: true; reply?: unknown } | { ok: false; error: WireError };
 
+type Attempt = { kind: 'reply'; msg: Msg } | { kind: 'timeout' } | { kind: 'no_responders' } | { kind: 'failed'; error: unknown };
+
+/**
+ * Request/reply over one wildcard inbox subscription, like nats.js's own
+ * multiplexed `request`, minus its per-request `Error` objects (built for
+ * async stack traces, and once more on every successful reply): those were
+ * the largest single CPU cost of a command. Attempts resolve, never reject.
+ */
+class ReplyInbox {
+  private readonly prefix: string;
+  private readonly pending = new Map<string, { resolve: (a: Attempt) => void; timer: ReturnType<typeof setTimeout> }>();
+  private readonly sub: Subscription;
+  private seq = 0;
+
+  constructor(private readonly nc: NatsConnection) {
+    this.prefix = createInbox() + '.';
+    this.sub = nc.subscribe(this.prefix + '*', {
+      callback: (_err, msg) => {
+        const id = msg.subject.slice(this.prefix.length);
+        const p = this.pending.get(id);
+        if (p === undefined) return; // late reply of an attempt that timed out
+        this.pending.delete(id);
+        clearTimeout(p.timer);
+        // The server answers a request nobody subscribes to with an empty 503 status message.
+        if (msg.data.length === 0 && msg.headers?.code === 503) p.resolve({ kind: 'no_responders' });
+        else p.resolve({ kind: 'reply', msg });
+      },
+    });
+  }
+
+  attempt(subject: string, payload: Uint8Array, timeoutMs: number): Promise<Attempt> {
+    const id = (++this.seq).toString(36);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        resolve({ kind: 'timeout' });
+      }, timeoutMs);
+      this.pending.set(id, { resolve, timer });
+      try {
+        this.nc.publish(subject, payload, { reply: this.prefix + id });
+      } catch (error) {
+        this.pending.delete(id);
+        clearTimeout(timer);
+        resolve({ kind: 'failed', error });
+      }
+    });
+  }
+
+  close(): void {
+    this.sub.unsubscribe();
+    for (const [, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.resolve({ kind: 'failed', error: new Error('transport closed') });
+    }
+    this.pending.clear();
+  }
+}
+
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
@@ -31,8 +89,8 @@ const dec = new TextDecoder();
  * The sender retries, within its deadline, whenever nobody could have applied
  * the command yet or a repeat is harmless: no responders (the partition is
  * between owners), a routing refusal from a node that no longer owns it, a
- * lost connection, and a timed-out attempt (safe because every envelope has
- * an idempotency key).
+ * publish that failed (connection lost), and a timed-out attempt (safe
+ * because every envelope has an idempotency key).
  */
 export class NatsActorTransport implements ActorTransport {
   private readonly subs = new Map<number, Subscription>();
@@ -40,8 +98,11 @@ export class NatsActorTransport implements ActorTransport {
   private placementSub: Subscription | null = null;
   private readonly placementCbs: (() => void)[] = [];
 
+  private readonly inbox: ReplyInbox;
+
   constructor(private readonly opts: NatsActorTransportOptions) {
     this.log = opts.log ?? silentLogger;
+    this.inbox = new ReplyInbox(opts.nc);
   }
 
   subject(partition: number): string {
@@ -53,35 +114,34 @@ export class NatsActorTransport implements ActorTransport {
   }
 
   async send(envelope: Envelope, timeoutMs: number): Promise<unknown> {
-    const { nc, host, attemptTimeoutMs } = this.opts;
+    const { host, attemptTimeoutMs } = this.opts;
     const subject = this.subject(host.partitionOf(envelope));
     const payload = enc.encode(JSON.stringify(envelope));
     const deadline = performance.now() + timeoutMs;
     let backoff = 10;
-    let last: unknown = null;
+    let last = '';
     for (;;) {
       const remaining = Math.floor(deadline - performance.now());
       if (remaining <= 0) break;
-      try {
-        const msg = await nc.request(subject, payload, { timeout: Math.max(1, Math.min(attemptTimeoutMs, remaining)) });
-        const r = JSON.parse(dec.decode(msg.data)) as WireReply;
+      const a = await this.inbox.attempt(subject, payload, Math.max(1, Math.min(attemptTimeoutMs, remaining)));
+      if (a.kind === 'reply') {
+        const r = JSON.parse(dec.decode(a.msg.data)) as WireReply;
         if (r.ok) return r.reply;
         const err = fromWireError(r.error);
         if (!ROUTING_RETRY_CODES.has(err.code)) throw err;
-        last = err;
-      } catch (e) {
-        if (isAppError(e)) throw e;
-        if (!(e instanceof natsErrors.TimeoutError || e instanceof natsErrors.RequestError)) throw e;
-        last = e;
-        if (e instanceof natsErrors.TimeoutError) {
-          backoff = 10;
-          continue; // the attempt already waited
-        }
+        last = err.code;
+      } else if (a.kind === 'timeout') {
+        // The attempt already waited; the repeat is answered from the idempotency record if it was applied.
+        last = 'timeout';
+        backoff = 10;
+        continue;
+      } else {
+        last = a.kind === 'failed' ? String(a.error) : a.kind;
       }
       await new Promise((r) => setTimeout(r, Math.min(backoff, Math.max(0, deadline - performance.now()))));
       backoff = Math.min(backoff * 2, 250);
     }
-    this.log.warn('actor command timed out', { actor: envelope.type, key: envelope.key, last: String(last) });
+    this.log.warn('actor command timed out', { actor: envelope.type, key: envelope.key, last });
     throw actorUnavailable('no node answered for this conversation in time; retry with the same idempotency key');
   }
 
@@ -143,5 +203,6 @@ export class NatsActorTransport implements ActorTransport {
     await Promise.all([...this.subs.keys()].map((p) => this.unlisten(p)));
     this.placementSub?.unsubscribe();
     this.placementSub = null;
+    this.inbox.close();
   }
 }

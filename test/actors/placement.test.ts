@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { desiredOwners, durableActor, partitionOf } from '../../src/actors/index.js';
+import { connect } from '@nats-io/transport-node';
+import { ActorHost, desiredOwners, durableActor, NatsActorTransport, partitionOf } from '../../src/actors/index.js';
+import { AppError } from '../../src/errors.js';
 import { startNats, startRedis, type ServerProcess } from '../harness/servers.js';
 import { startClusterNode, ownershipSettled, waitFor, type ClusterNode } from './cluster-helpers.js';
 import { RecordingPublisher } from './helpers.js';
@@ -103,5 +105,35 @@ describe('clustered actors over NATS', () => {
       const { log } = await client.ask(k, { kind: 'get' });
       expect(log).toEqual(Array.from({ length: sent.get(k)! }, (_, i) => i));
     }
+  });
+});
+
+describe('NATS transport', () => {
+  it('keeps retrying while a partition has no owner (no responders), and delivers once one listens', async () => {
+    const nc = await connect({ servers: nats.url, noAsyncTraces: true });
+    let owned = false;
+    const host = new ActorHost({ partitions: 4, mailboxSize: 10, idleMs: 60_000, ownership: { fenceFor: (p) => (owned ? { partition: p, epoch: 1 } : undefined) } });
+    host.register('echo', () => ({ onMessage: async (c) => c }));
+    // One attempt would wait far longer than the whole call: only the no-responders answer lets it retry in time.
+    const t = new NatsActorTransport({ nc, prefix: 'nr', host, attemptTimeoutMs: 60_000 });
+    const pending = t.send({ type: 'echo', key: 'k', command: 42, idempotencyKey: 'i1' }, 5_000);
+    await new Promise((r) => setTimeout(r, 300));
+    owned = true;
+    await t.listen(host.partitionOf({ type: 'echo', key: 'k' }));
+    expect(await pending).toBe(42);
+    // With nobody listening at all, the caller gets a retryable 503 at its deadline.
+    const kp = host.partitionOf({ type: 'echo', key: 'k' });
+    let key = '';
+    for (let i = 0; ; i++) {
+      key = `other-${i}`;
+      if (host.partitionOf({ type: 'echo', key }) !== kp) break;
+    }
+    const err = await t.send({ type: 'echo', key, command: 1, idempotencyKey: 'i2' }, 300).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).status).toBe(503);
+    expect((err as AppError).code).toBe('actor_unavailable');
+    await t.close();
+    await host.stop();
+    await nc.close();
   });
 });

@@ -41,7 +41,7 @@ class CountingStore extends RedisActorStore {
   }
 }
 
-const nc = await connect({ servers: cfg.NATS_URL!, name: settings.nodeId });
+const nc = await connect({ servers: cfg.NATS_URL!, name: settings.nodeId, noAsyncTraces: true });
 const redis = createClient({ url: cfg.REDIS_URL! });
 await redis.connect();
 const store = new CountingStore(redis, cfg.KEY_PREFIX);
