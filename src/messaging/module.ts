@@ -118,6 +118,7 @@ export class Messaging {
 
   static async open(deps: MessagingOpenDeps): Promise<Messaging> {
     const stores = await openMessagingStores(deps.config, deps.clock);
+    if (!stores.secretsKey) deps.log.warn('SECRETS_KEY is not set: WhatsApp channels cannot be created or used until every node has the same key');
     return new Messaging(stores, deps.config, deps.log, deps.clock, deps);
   }
 

@@ -4,7 +4,7 @@ import type { SecretBox } from './secret-box.js';
 import { openChannel, sealChannel, type Channel, type ChannelRepo, type StoredChannel, type WhatsAppChannel } from './channel-types.js';
 
 /** Channels in the embedded db: `channels` by id, `channelPhones` phone number id → channel id. */
-export function createEmbeddedChannelRepo(db: EmbeddedDb, box: SecretBox): ChannelRepo {
+export function createEmbeddedChannelRepo(db: EmbeddedDb, box: SecretBox | null): ChannelRepo {
   // Opening costs three AES-GCM decryptions; stored values are immutable, so
   // the opened channel is cached per stored object (an update stores a new one).
   const opened = new WeakMap<StoredChannel, Channel>();

@@ -29,7 +29,7 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 return 1
 `);
 
-export function createRedisChannelRepo(redis: RedisClient, prefix: string, box: SecretBox): ChannelRepo {
+export function createRedisChannelRepo(redis: RedisClient, prefix: string, box: SecretBox | null): ChannelRepo {
   const channelKey = (id: string) => `${prefix}:channel:${id}`;
   const phoneKey = (pnid: string) => `${prefix}:channel-phone:${pnid}`;
   const listKey = (org: string) => orgKeys(prefix, org)('channels');

@@ -1,3 +1,4 @@
+import { AppError } from '../errors.js';
 import type { SealedSecret, SecretBox } from './secret-box.js';
 
 export const CHANNEL_KINDS = ['whatsapp_cloud', 'web_chat'] as const;
@@ -46,8 +47,17 @@ export type StoredChannel =
   | (Omit<WhatsAppChannel, 'credentials'> & { credentials: Record<keyof WhatsAppCredentials, SealedSecret> })
   | WebChatChannel;
 
-export function sealChannel(c: Channel, box: SecretBox): StoredChannel {
+/** Without a key (clustered mode with no SECRETS_KEY) chat-network credentials can be neither stored nor read. */
+function need(box: SecretBox | null): SecretBox {
+  if (box === null) {
+    throw new AppError(500, 'secrets_key_missing', 'SECRETS_KEY is not set: chat-network channel credentials cannot be stored or read (set the same 32-byte key, hex or base64, on every node)');
+  }
+  return box;
+}
+
+export function sealChannel(c: Channel, maybeBox: SecretBox | null): StoredChannel {
   if (c.kind !== 'whatsapp_cloud') return c;
+  const box = need(maybeBox);
   const aad = (field: string) => `channel:${c.id}:${field}`;
   return {
     ...c,
@@ -59,8 +69,9 @@ export function sealChannel(c: Channel, box: SecretBox): StoredChannel {
   };
 }
 
-export function openChannel(s: StoredChannel, box: SecretBox): Channel {
+export function openChannel(s: StoredChannel, maybeBox: SecretBox | null): Channel {
   if (s.kind !== 'whatsapp_cloud') return s;
+  const box = need(maybeBox);
   const aad = (field: string) => `channel:${s.id}:${field}`;
   return {
     ...s,

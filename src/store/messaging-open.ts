@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ConfigError } from '../config.js';
 import { EmbeddedDb } from './embedded-db.js';
 import { connectRedis, type RedisClient } from './redis-client.js';
 import { SecretBox } from './secret-box.js';
@@ -31,22 +30,22 @@ export interface MessagingStores {
   messages: SessionMessageRepo;
   /** The embedded db (embedded mode) or Redis connection (clustered), for the sandbox network's own state. */
   backing: { db: EmbeddedDb } | { redis: RedisClient; prefix: string };
+  /** False when no key is available (clustered without SECRETS_KEY): WhatsApp channels are refused. */
+  secretsKey: boolean;
   close(): Promise<void>;
 }
 
 /**
- * Opens them: a Redis connection of their own in clustered mode (which needs
- * `SECRETS_KEY`), an EmbeddedDb under DATA_DIR/messaging otherwise, with the
+ * Opens them: a Redis connection of their own in clustered mode (where
+ * WhatsApp channels need `SECRETS_KEY`), an EmbeddedDb under DATA_DIR/messaging otherwise, with the
  * secrets key from `SECRETS_KEY` or DATA_DIR/messaging/secrets.key.
  */
 export async function openMessagingStores(config: Config, clock: Clock): Promise<MessagingStores> {
   const memory = config.DATA_DIR === ':memory:';
   const dir = memory ? null : join(config.DATA_DIR, 'messaging');
   if (config.REDIS_URL) {
-    if (config.SECRETS_KEY === undefined) {
-      throw new ConfigError([{ variable: 'SECRETS_KEY', message: 'required in clustered mode: every node must decrypt the same channel secrets' }]);
-    }
-    const box = SecretBox.fromString(config.SECRETS_KEY);
+    // Without a key the service runs, but chat-network channels cannot be stored or read (a clear 500 says why).
+    const box = config.SECRETS_KEY === undefined ? null : SecretBox.fromString(config.SECRETS_KEY);
     const redis = await connectRedis(config.REDIS_URL, `switchboard-messaging-${config.NODE_ID ?? process.pid}`);
     const p = config.KEY_PREFIX;
     return {
@@ -57,6 +56,7 @@ export async function openMessagingStores(config: Config, clock: Clock): Promise
       rateLimiter: createRedisRateLimiter(redis, p),
       messages: createRedisSessionMessageRepo(redis, p),
       backing: { redis, prefix: p },
+      secretsKey: box !== null,
       close: async () => {
         await redis.quit();
       },
@@ -72,6 +72,7 @@ export async function openMessagingStores(config: Config, clock: Clock): Promise
     rateLimiter: createMemoryRateLimiter(clock),
     messages: createEmbeddedSessionMessageRepo(db),
     backing: { db },
+    secretsKey: true,
     close: () => db.close(),
   };
 }
