@@ -10,13 +10,16 @@ export default class SummaryReporter implements Reporter {
     let failed = 0;
     let skipped = 0;
     for (const m of modules) {
+      let failedHere = 0;
       for (const t of m.children.allTests()) {
         const state = t.result().state;
         if (state === 'passed') passed++;
-        else if (state === 'failed') failed++;
+        else if (state === 'failed') failedHere++;
         else skipped++;
       }
-      if (m.state() === 'failed' && [...m.children.allTests()].length === 0) failed++;
+      // A file that failed outside any test (a hook, an import) counts once.
+      if (m.state() === 'failed' && failedHere === 0) failedHere = 1;
+      failed += failedHere;
     }
     failed += unhandledErrors.length;
     process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);

@@ -179,4 +179,4 @@ beforeAll(async () => {
   redis = await startRedis();
 });
 afterAll(() => redis?.stop());
-ticketSuite('redis', () => ({ REDIS_URL: redis.url, KEY_PREFIX: 'http' }));
+ticketSuite('redis', () => ({ REDIS_URL: redis.url, KEY_PREFIX: 'http', SECRETS_KEY: 'a'.repeat(64) }));
