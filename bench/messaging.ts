@@ -104,15 +104,19 @@ async function drain(s: Setup): Promise<void> {
   for (const r of s.running) await r.services.messaging.sandbox?.idle(30_000);
 }
 
-async function messagingRun(label: string, s: Setup): Promise<LoadResult[]> {
+function templateLoad(label: string, s: Setup): Promise<LoadResult> {
   let i = 0;
-  const sends = await loadVaried(`template send (${label})`, `${s.base}/v2/wa/template`, { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' }, () => ({
+  return loadVaried(`template send (${label})`, `${s.base}/v2/wa/template`, { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' }, () => ({
     body: JSON.stringify({
       channelId: s.channelId,
       to: String(4915100000000 + (i++ % 2000)),
       template: { name: 'order_update', language: { code: 'en_US', policy: 'deterministic' }, components: [{ type: 'body', parameters: [{ type: 'text', text: 'Ann' }, { type: 'text', text: `A-${i}` }, { type: 'text', text: 'Monday' }] }] },
     }),
   }));
+}
+
+async function messagingRun(label: string, s: Setup): Promise<LoadResult[]> {
+  const sends = await templateLoad(label, s);
   await drain(s);
   let j = 0;
   const run = Date.now().toString(36);
@@ -152,6 +156,13 @@ export async function run(): Promise<void> {
     const rows = await messagingRun('embedded, on disk', embedded);
     await drain(embedded);
     for (const r of embedded.running) await r.close();
+    // The same send path with the sandbox's sent/delivered/read webhooks held back past the run:
+    // what one send costs on its own, without the three status updates it brings back.
+    const quietDir = mkdtempSync(join(tmpdir(), 'sb-bench-msg-'));
+    const quiet = await setup([{ DATA_DIR: quietDir, SANDBOX_STATUS_DELAY_MS: '60000' }]);
+    rows.push(await templateLoad('embedded, status webhooks held back', quiet));
+    for (const r of quiet.running) await r.close();
+    rmSync(quietDir, { recursive: true, force: true });
     const clusterEnv = (id: string) => ({ REDIS_URL: redis.url, NATS_URL: nats.url, NODE_ID: id, SECRETS_KEY: '3'.repeat(64), SANDBOX_NETWORK: 'true', KEY_PREFIX: 'bench' });
     const clustered = await setup([clusterEnv('b1'), clusterEnv('b2')]);
     rows.push(...(await messagingRun('clustered, 2 nodes, Redis + NATS', clustered)));

@@ -102,12 +102,12 @@ async function ensureContact(deps: MessagingHandlerDeps, s: ConversationState, c
   return c.id;
 }
 
-async function sessionFor(deps: MessagingHandlerDeps, s: ConversationState, ctx: HandlerContext): Promise<Session> {
-  const session = currentSession(s, ctx.now, ctx.newId());
-  if (session !== s.session) {
-    await deps.messages.registerSession({ sessionId: session.id, organizationId: s.organizationId, audienceExternalId: s.audienceExternalId, openedAt: session.openedAt });
-  }
-  return session;
+/**
+ * The session a new message goes into: the latest while it is open, else a
+ * new one. The log learns about it from the message's own append (same write).
+ */
+function sessionFor(s: ConversationState, ctx: HandlerContext): Session {
+  return currentSession(s, ctx.now, ctx.newId());
 }
 
 export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<ConversationState, MessagingCommand, MessagingReplies> {
@@ -156,7 +156,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       }
 
       const contactId = await ensureContact(deps, s, ctx, null);
-      const session = await sessionFor(deps, s, ctx);
+      const session = sessionFor(s, ctx);
       const sentAt = ctx.now.toISOString();
       const message: SessionMessage = {
         _id: ctx.newId(),
@@ -209,7 +209,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         // Stored before a crash cut the first run short: finish that run, in the session it chose.
         session = s.session?.id === existing.sessionId ? s.session : { id: existing.sessionId, status: 'open', openedAt: existing.sentAt };
       } else {
-        session = await sessionFor(deps, s, ctx);
+        session = sessionFor(s, ctx);
         const message: SessionMessage = {
           _id: ctx.newId(),
           sessionId: session.id,
