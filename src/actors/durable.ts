@@ -97,12 +97,39 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
   /** The stored outbox still lists events that have been published since. */
   let outboxStale = false;
 
+  /** A write whose outcome is unknown (the store failed mid-call) leaves the cache unreliable. */
+  let reloadBeforeNext = false;
+
+  const load = async () => {
+    let stored: StoredActorState<S> | undefined;
+    try {
+      stored = (await deps.store.load(ref)) as StoredActorState<S> | undefined;
+    } catch (e) {
+      ctx.log.warn('actor state read failed', { err: e });
+      throw actorUnavailable('conversation state could not be read; retry shortly');
+    }
+    current = stored ?? { state: spec.initial(ctx.address.key), replies: [], outbox: [] };
+    outboxStale = false;
+    reloadBeforeNext = false;
+    if (current.outbox.length > 0) {
+      try {
+        await flushOutbox();
+      } catch {
+        // Left for the next command; loading succeeded.
+      }
+    }
+  };
+
   const save = async (next: StoredActorState<S>) => {
     try {
       await deps.store.save(ref, next, ctx.fence);
     } catch (e) {
       if (e instanceof FencedWriteError) throw ownershipLost(ctx.fence.partition, e);
-      throw e;
+      // Written or not, we can't tell: reload before the next command, and
+      // let the caller retry with the same key (answered from the store's record if it was written).
+      reloadBeforeNext = true;
+      ctx.log.warn('actor state write failed', { err: e });
+      throw actorUnavailable('conversation state could not be stored; retry with the same idempotency key');
     }
   };
 
@@ -122,18 +149,11 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
 
   return {
     async onStart() {
-      const stored = (await deps.store.load(ref)) as StoredActorState<S> | undefined;
-      if (stored !== undefined) current = stored;
-      if (current.outbox.length > 0) {
-        try {
-          await flushOutbox();
-        } catch {
-          // Left for the next command; loading succeeded.
-        }
-      }
+      await load();
     },
 
     async onMessage(raw: unknown, meta: MessageMeta) {
+      if (reloadBeforeNext) await load();
       const key = meta.idempotencyKey;
       if (key !== undefined) {
         const seen = current.replies.find(([k]) => k === key);

@@ -1,3 +1,5 @@
+import { isAppError } from '../errors.js';
+import { actorUnavailable, ROUTING_RETRY_CODES } from './errors.js';
 import type { ActorHost } from './host.js';
 import type { PartitionListener } from './placement.js';
 import type { Envelope } from './types.js';
@@ -19,12 +21,28 @@ export interface ActorTransport extends PartitionListener {
   close(): Promise<void>;
 }
 
-/** Embedded mode: the host is right here; placement changes concern nobody else. */
+/**
+ * Embedded mode: the host is right here; placement changes concern nobody
+ * else. A partition can still be briefly unowned (at start, or re-acquired
+ * after a lease renewal came too late), so routing refusals are retried
+ * until the deadline like over the network.
+ */
 export class InProcessTransport implements ActorTransport {
   constructor(private readonly host: ActorHost) {}
 
-  send(envelope: Envelope): Promise<unknown> {
-    return this.host.deliver(envelope);
+  async send(envelope: Envelope, timeoutMs: number): Promise<unknown> {
+    const deadline = performance.now() + timeoutMs;
+    let backoff = 5;
+    for (;;) {
+      try {
+        return await this.host.deliver(envelope);
+      } catch (e) {
+        if (!isAppError(e) || !ROUTING_RETRY_CODES.has(e.code)) throw e;
+        if (performance.now() + backoff > deadline) throw actorUnavailable('this conversation is not being served right now; retry shortly');
+      }
+      await new Promise((r) => setTimeout(r, backoff));
+      backoff = Math.min(backoff * 2, 200);
+    }
   }
 
   listen(): Promise<void> {

@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { durableActor, type Actor, type ActorSystem } from '../../src/actors/index.js';
+import { createEmbeddedActorSystem, durableActor, type Actor, type ActorSystem, type Fence } from '../../src/actors/index.js';
+import type { ActorStateRef } from '../../src/store/actor-store.js';
+import { EmbeddedActorStore } from '../../src/store/actor-store-embedded.js';
+import { EmbeddedDb } from '../../src/store/embedded-db.js';
 import { AppError } from '../../src/errors.js';
-import { deferred, embeddedSystem, ManualClock, RecordingPublisher } from './helpers.js';
+import { deferred, embeddedSystem, ManualClock, RecordingPublisher, testSettings } from './helpers.js';
 import { logActorSpec, type LogCommand, type LogReplies } from './log-actor.js';
 
 const systems: ActorSystem[] = [];
@@ -221,9 +224,10 @@ describe('actor runtime (embedded)', () => {
     const p = system.host.partitionOf(addr);
     const accepted = [1, 2, 3].map((n) => system.ask(addr, n));
     const drained = system.host.drainPartition(p);
-    const refused = await system.ask(addr, 4).catch((e: unknown) => e);
-    expect((refused as AppError).code).toBe('partition_moved');
+    // The host refuses at once (the router would retry until the partition's next owner answers).
+    const refused = await system.host.deliver({ ...addr, command: 4 }).catch((e: unknown) => e);
     gate.resolve();
+    expect((refused as AppError).code).toBe('partition_moved');
     await drained;
     expect(await Promise.all(accepted)).toEqual([1, 2, 3]);
     expect(system.host.actorsIn(p)).toBe(0);
@@ -247,5 +251,36 @@ describe('actor runtime (embedded)', () => {
     gate.resolve();
     await system.ask({ type: 'blocked', key: 'k' }, 2);
     expect(done).toEqual([1, 2]);
+  });
+});
+
+/** Writes, then reports a failure: a store whose connection dropped before the reply came back. */
+class LostReplyStore extends EmbeddedActorStore {
+  loseNextReply = false;
+  override async save(ref: ActorStateRef, value: unknown, fence: Fence): Promise<void> {
+    await super.save(ref, value, fence);
+    if (this.loseNextReply) {
+      this.loseNextReply = false;
+      throw new Error('connection lost');
+    }
+  }
+}
+
+describe('durable actors when the store fails', () => {
+  it('answers a retry after a write of unknown outcome from the store, applying the command once', async () => {
+    const store = new LostReplyStore(await EmbeddedDb.open(null));
+    const system = createEmbeddedActorSystem(testSettings(), { store });
+    systems.push(system);
+    system.register('log', durableActor(logActorSpec(), { store, events: new RecordingPublisher() }));
+    await system.start();
+    const logs = system.client<LogCommand, LogReplies>('log');
+    await logs.ask('a', { kind: 'append', seq: 1 }, { idempotencyKey: 'k1' });
+    store.loseNextReply = true;
+    const err = await logs.ask('a', { kind: 'append', seq: 2 }, { idempotencyKey: 'k2' }).catch((e: unknown) => e);
+    expect((err as AppError).status).toBe(503);
+    // The write did land; the actor reloads before the next command instead of trusting its cache.
+    expect(await logs.ask('a', { kind: 'append', seq: 2 }, { idempotencyKey: 'k2' })).toMatchObject({ length: 2 });
+    expect(await logs.ask('a', { kind: 'append', seq: 3 }, { idempotencyKey: 'k3' })).toMatchObject({ length: 3 });
+    expect((await logs.ask('a', { kind: 'get' })).log).toEqual([1, 2, 3]);
   });
 });
