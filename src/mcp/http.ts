@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+import { requestBodyTooLargeMessage } from '@modelcontextprotocol/sdk/server/requestBody.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../domain/types.js';
 import { isAppError } from '../errors.js';
@@ -33,6 +35,50 @@ function rpcError(res: Response, status: number, message: string, opts: { code?:
   const error: Record<string, unknown> = { code: opts.code ?? TRANSPORT_ERROR, message };
   if (opts.data !== undefined) error.data = opts.data;
   res.status(status).json({ jsonrpc: '2.0', error, id: null });
+}
+
+/** The raw body, up to `max` bytes (a declared or observed larger body is not read further). */
+function readBody(req: Request, max: number): Promise<{ tooLarge: true } | { tooLarge: false; text: string }> {
+  if (Number(req.headers['content-length']) > max) return Promise.resolve({ tooLarge: true });
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (c: Buffer) => {
+      size += c.length;
+      if (size > max) {
+        req.off('data', onData);
+        req.resume();
+        resolve({ tooLarge: true });
+      } else chunks.push(c);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve({ tooLarge: false, text: Buffer.concat(chunks).toString('utf8') }));
+    req.once('error', reject);
+  });
+}
+
+/**
+ * The body of a POST the transport will go on to parse, read here on the
+ * Node stream and handed over as `parsedBody`: the transport would otherwise
+ * read it through a web-standard Request built over the Node stream, a good
+ * part of each call's cost. Only when the transport's own header checks
+ * (Accept, Content-Type) will pass, so its answers keep their order; the
+ * size limit, the 413 and the -32700 are the transport's own.
+ */
+async function preParse(req: Request, res: Response, max: number): Promise<{ ok: true; body: unknown } | { ok: false }> {
+  const accept = req.headers.accept ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream') || !isJsonContentType(req.headers['content-type'])) return { ok: true, body: undefined };
+  const raw = await readBody(req, max);
+  if (raw.tooLarge) {
+    rpcError(res, 413, requestBodyTooLargeMessage(max));
+    return { ok: false };
+  }
+  try {
+    return { ok: true, body: JSON.parse(raw.text) as unknown };
+  } catch {
+    rpcError(res, 400, 'Parse error: Invalid JSON', { code: ErrorCode.ParseError });
+    return { ok: false };
+  }
 }
 
 /**
@@ -90,6 +136,15 @@ export function mcpHttpHandler(opts: McpHttpOptions): RequestHandler {
       return rpcError(res, 405, 'Method not allowed: this stateless endpoint takes POST only', { headers: { Allow: 'POST' } });
     }
 
+    let pre: Awaited<ReturnType<typeof preParse>>;
+    try {
+      pre = await preParse(req, res, opts.maxBodyBytes);
+    } catch {
+      // The client went away while sending the body: nobody to answer.
+      res.destroy();
+      return;
+    }
+    if (!pre.ok) return;
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: opts.maxBodyBytes });
     const server = createRequestServer(def, { principal, log, requestId });
     transport.onerror = (err) => log.debug('mcp transport refused a request', { err: err.message });
@@ -99,7 +154,7 @@ export function mcpHttpHandler(opts: McpHttpOptions): RequestHandler {
     try {
       await server.connect(transport);
       answerInvalidParams(transport);
-      await transport.handleRequest(req, res);
+      await transport.handleRequest(req, res, pre.body);
     } catch (err) {
       log.error('mcp request failed', { err });
       if (!res.headersSent) rpcError(res, 500, 'Internal error', { code: ErrorCode.InternalError, data: { requestId } });

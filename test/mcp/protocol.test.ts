@@ -144,6 +144,22 @@ describe('MCP gateway: HTTP edge, auth and bad input', () => {
       expect(big.json.error.code).toBe(-32602);
     });
 
+    it('a huge chunked payload (no Content-Length) is cut off at the limit: 413', async () => {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = httpRequest(url, { method: 'POST', headers: { ...auth, 'transfer-encoding': 'chunked' } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.write('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_ticket","arguments":{"subject":"S","description":"');
+        for (let i = 0; i < 10; i++) req.write('x'.repeat(10_000));
+        req.end('"}}}');
+      });
+      expect(status).toBe(413);
+      // The service still answers afterwards.
+      expect((await rawPost(url, rpc('ping'), auth)).json.result).toEqual({});
+    });
+
     it('an unsupported protocol version header: 400', async () => {
       const r = await rawPost(url, rpc('tools/list'), { ...auth, 'mcp-protocol-version': '1999-01-01' });
       expect(r.status).toBe(400);
