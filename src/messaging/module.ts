@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { RequestHandler } from 'express';
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
@@ -7,6 +8,7 @@ import type { Logger } from '../log.js';
 import type { ContactRepo, OrganizationRepo } from '../store/types.js';
 import type { WhatsAppChannel } from '../store/channel-types.js';
 import { openMessagingStores, type MessagingStores } from '../store/messaging-open.js';
+import { EmbeddedDb } from '../store/embedded-db.js';
 import { createMemoryRateLimiter } from '../store/ratelimit-embedded.js';
 import { createRedisRateLimiter } from '../store/ratelimit-redis.js';
 import { GraphApiNetwork } from '../network/graph-adapter.js';
@@ -50,6 +52,8 @@ export class Messaging {
 
   private constructor(
     readonly stores: MessagingStores,
+    /** The sandbox network's own embedded db (embedded mode with the sandbox on): Meta's side, kept apart from the service's data. */
+    private readonly sandboxDb: EmbeddedDb | null,
     readonly config: Config,
     log: Logger,
     clock: Clock,
@@ -71,7 +75,7 @@ export class Messaging {
     };
     this.sandbox = sandboxOn
       ? new SandboxNetwork({
-          state: 'db' in stores.backing ? createEmbeddedSandboxState(stores.backing.db) : createRedisSandboxState(stores.backing.redis, stores.backing.prefix),
+          state: sandboxDb !== null ? createEmbeddedSandboxState(sandboxDb) : 'redis' in stores.backing ? createRedisSandboxState(stores.backing.redis, stores.backing.prefix) : createEmbeddedSandboxState(stores.backing.db),
           // Throughput is a real-time limit, whatever clock the service runs on.
           limiter: 'db' in stores.backing ? createMemoryRateLimiter(systemClock) : createRedisRateLimiter(stores.backing.redis, stores.backing.prefix),
           clock,
@@ -119,7 +123,10 @@ export class Messaging {
   static async open(deps: MessagingOpenDeps): Promise<Messaging> {
     const stores = await openMessagingStores(deps.config, deps.clock);
     if (!stores.secretsKey) deps.log.warn('SECRETS_KEY is not set: WhatsApp channels cannot be created or used until every node has the same key');
-    return new Messaging(stores, deps.config, deps.log, deps.clock, deps);
+    const sandboxOn = deps.config.SANDBOX_NETWORK ?? deps.config.mode === 'embedded';
+    const sandboxDb =
+      sandboxOn && 'db' in stores.backing ? await EmbeddedDb.open(deps.config.DATA_DIR === ':memory:' ? null : join(deps.config.DATA_DIR, 'sandbox-network')) : null;
+    return new Messaging(stores, sandboxDb, deps.config, deps.log, deps.clock, deps);
   }
 
   /** Connects the services to the contacts' conversation actors. */
@@ -151,6 +158,7 @@ export class Messaging {
 
   async close(): Promise<void> {
     await this.sandbox?.close();
+    await this.sandboxDb?.close();
     await this.stores.close();
   }
 }

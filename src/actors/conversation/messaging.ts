@@ -118,32 +118,42 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
 
   return {
     'message.send': async (s, cmd, ctx) => {
-      const channel = await deps.channels.get(s.organizationId, cmd.channelId);
-      if (channel === null || channel.kind !== 'whatsapp_cloud') {
+      // Everything before the network call: a refusal here means nothing left, so nothing is charged.
+      const prepare = async () => {
+        const channel = await deps.channels.get(s.organizationId, cmd.channelId);
+        if (channel === null || channel.kind !== 'whatsapp_cloud') {
+          throw new AppError(404, 'channel_not_found', 'no chat-network channel with this id in the organization');
+        }
+        if (cmd.policy === 'freeform') {
+          const window = customerServiceWindow(s.lastInboundAt, ctx.now);
+          if (!window.open) {
+            throw new AppError(
+              422,
+              'outside_customer_service_window',
+              'the customer has not written in the last 24 hours: only a template can reopen the conversation',
+              { lastInboundAt: s.lastInboundAt, closedAt: window.closedAt },
+            );
+          }
+          if (cmd.sender === 'bot' && isWithHuman(s.handover)) {
+            throw new AppError(409, 'conversation_with_agent', 'a human agent has this conversation; the bot may send templates only until it is handed back', {
+              handover: s.handover.status,
+            });
+          }
+        }
+        return { channel, network: deps.networkFor(channel) };
+      };
+      let prepared: Awaited<ReturnType<typeof prepare>>;
+      try {
+        prepared = await prepare();
+      } catch (e) {
         await refund(s, cmd.reservation);
-        throw new AppError(404, 'channel_not_found', 'no chat-network channel with this id in the organization');
+        throw e;
       }
-      if (cmd.policy === 'freeform') {
-        const window = customerServiceWindow(s.lastInboundAt, ctx.now);
-        if (!window.open) {
-          throw new AppError(
-            422,
-            'outside_customer_service_window',
-            'the customer has not written in the last 24 hours: only a template can reopen the conversation',
-            { lastInboundAt: s.lastInboundAt, closedAt: window.closedAt },
-          );
-        }
-        if (cmd.sender === 'bot' && isWithHuman(s.handover)) {
-          throw new AppError(409, 'conversation_with_agent', 'a human agent has this conversation; the bot may send templates only until it is handed back', {
-            handover: s.handover.status,
-          });
-        }
-      }
-
+      const { channel, network } = prepared;
       const account = { phoneNumberId: channel.phoneNumberId, businessAccountId: channel.businessAccountId, accessToken: channel.credentials.accessToken };
       let outcome;
       try {
-        outcome = await deps.networkFor(channel).send(account, cmd.to, cmd.message);
+        outcome = await network.send(account, cmd.to, cmd.message);
       } catch (e) {
         if (!(e instanceof NetworkUnavailableError)) throw e;
         // Charged only if it may have left; a refused connection sent nothing.
