@@ -15,7 +15,13 @@ const HINTS: Record<string, Hint> = {
   insufficient_scope: (e) =>
     `This tool cannot work with the current API key: it lacks the scope ${String(detail(e, 'requiredScope') ?? '')}. ` +
     'Do not retry; tell the user an administrator must issue a key with that scope.',
-  not_found: () => 'It does not exist or is not visible to this API key. Check the identifier (list_tickets shows the tickets this key can see).',
+  not_found: (e) => {
+    if (e.message.startsWith('ticket')) return 'It does not exist or is not visible to this API key. Check the ticketId (list_tickets shows the tickets this key can see).';
+    if (e.message.startsWith('contact')) return 'No contact of this organization has that audienceExternalId; give it exactly as `<phone>:<phone number id>`, as the inbound_message webhook names it.';
+    if (e.message.startsWith('session')) return "Check the sessionId, or pass the contact's audienceExternalId to read their latest conversation.";
+    return 'It does not exist in this organization or is not visible to this API key.';
+  },
+  channel_not_found: () => "The organization has no channel with that channelId; use the channelId of the customer's inbound_message webhook.",
   unknown_contact: () => 'No contact of this organization has that audienceExternalId. Omit it, or use the exact `<phone>:<phone number id>` of an existing contact.',
   unknown_assignee: () => 'assigneeId must be the ID of a dashboard user of this organization; omit it to leave the ticket unassigned.',
   validation_failed: () => 'Fix the fields named above and call the tool again.',
