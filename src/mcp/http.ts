@@ -130,7 +130,14 @@ export function mcpHttpHandler(opts: McpHttpOptions): RequestHandler {
       });
     }
     const id = String(req.params.id);
-    const def = await opts.resolve(principal, id);
+    let def: McpServerDef | undefined;
+    try {
+      def = await opts.resolve(principal, id);
+    } catch (err) {
+      log.error('mcp server lookup failed', { err, id });
+      const status = isAppError(err) && err.status === 503 ? 503 : 500;
+      return rpcError(res, status, status === 503 ? 'Service unavailable; retry shortly' : 'Internal error', { code: ErrorCode.InternalError, data: { requestId } });
+    }
     if (!def) return rpcError(res, 404, `No MCP server ${id} for this organization; GET /v1/integrations lists them`, { data: { code: 'not_found' } });
     if (req.method !== 'POST') {
       return rpcError(res, 405, 'Method not allowed: this stateless endpoint takes POST only', { headers: { Allow: 'POST' } });
