@@ -21,6 +21,7 @@ export const FAKE_TOKEN = 'EAAJBfaketoken';
 
 export function fakeGraphApp(requests: { path: string; body: unknown; auth: string | undefined }[] = []): Express {
   const app = rawBodyApp();
+  let sent = 0;
   app.post('/v21.0/:pnid/messages', (req, res) => {
     requests.push({ path: req.path, body: req.body, auth: req.headers.authorization });
     if (req.headers.authorization !== `Bearer ${FAKE_TOKEN}`) {
@@ -75,7 +76,7 @@ export function fakeGraphApp(requests: { path: string; body: unknown; auth: stri
         res.status(200).json({ ok: true });
         return;
       default:
-        res.status(200).json({ messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to }], messages: [{ id: 'wamid.HBgLMTY1MDM4Nzk0MzkVAgARGBJDQjZCMzlEQUE4OTJBMTE4RTUA' }] });
+        res.status(200).json({ messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to }], messages: [{ id: `wamid.HBgLMTY1MDM4Nzk0MzkVAgARGBJDQjZCMzlEQUE4OTJBMTE4RTUA${sent++ === 0 ? '' : sent}` }] });
     }
   });
   app.get('/v21.0/:waba/message_templates', (req, res) => {
