@@ -192,13 +192,12 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
   const selfHost = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
   services.messaging.listening(`http://${selfHost.includes(':') ? `[${selfHost}]` : selfHost}:${port}`);
   const url = config.PUBLIC_URL ?? `http://localhost:${port}`;
-  if (demo) process.stdout.write(demoBanner(demo, url));
   if (demo) {
-    const line = await services.messaging.seedDemo(demo.organizationId).catch((err: unknown) => {
+    const channel = await services.messaging.seedDemo(demo.organizationId).catch((err: unknown) => {
       services.log.warn('could not create the demo sandbox channel', { err });
       return null;
     });
-    if (line) process.stdout.write(line + '\n\n');
+    process.stdout.write(demoBanner(demo, url, channel === null ? [] : channel.split('\n')));
   }
   services.log.info('listening', { port, mode: config.mode });
   const mcpListener =

@@ -28,7 +28,7 @@ export async function seedDemo(store: Store, accounts: AccountService, operator:
   return { operatorToken, organizationId: org.id, adminEmail: admin.email, adminPassword, apiKey: key.key };
 }
 
-export function demoBanner(c: DemoCredentials, baseUrl: string): string {
+export function demoBanner(c: DemoCredentials, baseUrl: string, extra: string[] = []): string {
   return [
     '',
     '================ Switchboard: first start (embedded mode) ================',
@@ -39,6 +39,7 @@ export function demoBanner(c: DemoCredentials, baseUrl: string): string {
     `  API key        : ${c.apiKey}   (all scopes)`,
     '',
     `  export SB_URL=${baseUrl} SB_KEY=${c.apiKey} SB_OPERATOR_TOKEN=${c.operatorToken}`,
+    ...(extra.length > 0 ? ['', ...extra] : []),
     '==========================================================================',
     '',
   ].join('\n');
