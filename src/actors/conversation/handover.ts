@@ -1,3 +1,4 @@
+import { requireScope } from '../../app/principal.js';
 import { notFound } from '../../errors.js';
 import type { Principal } from '../../domain/types.js';
 import type { ContactRepo } from '../../store/types.js';
@@ -12,7 +13,8 @@ const scoped = (op: string, key: string | undefined) => (key === undefined ? und
  * The handover operations of the REST API (and the MCP `request_handover`
  * tool): find the caller's contact, then let its conversation actor decide.
  * The actor serializes concurrent requests, so of any number of simultaneous
- * requests for one contact exactly one succeeds.
+ * requests for one contact exactly one succeeds. Checks the caller's scopes
+ * itself (like TicketService), so every front end gets the same refusal.
  */
 export class HandoverService {
   private readonly conversations: ActorClient<ConversationCommand, ConversationReplies>;
@@ -32,12 +34,14 @@ export class HandoverService {
 
   /** Moves the contact's latest conversation to the live-chat queue; `success: false` when one is pending or an agent has it. */
   async request(principal: Principal, audienceExternalId: string, idempotencyKey?: string): Promise<HandoverReply> {
+    requireScope(principal, 'conversation:handover:request');
     const contact = await this.contact(principal, audienceExternalId);
     return this.conversations.ask(conversationKey(principal.organizationId, audienceExternalId), { kind: 'handover.request', contactId: contact.id }, { idempotencyKey: scoped('request', idempotencyKey) });
   }
 
   /** Hands the conversation back to the bot; `success: false` when the bot already has it. */
   async open(principal: Principal, audienceExternalId: string, idempotencyKey?: string): Promise<HandoverReply> {
+    requireScope(principal, 'conversation:handover:open');
     const contact = await this.contact(principal, audienceExternalId);
     return this.conversations.ask(conversationKey(principal.organizationId, audienceExternalId), { kind: 'handover.open', contactId: contact.id }, { idempotencyKey: scoped('open', idempotencyKey) });
   }
