@@ -1,3 +1,4 @@
+import { nextStatus } from '../messaging/rules.js';
 import type { SessionMessage } from '../messaging/types.js';
 import type { EmbeddedDb, WriteOp } from './embedded-db.js';
 import type { SessionMessageRepo, SessionRef } from './session-message-types.js';
@@ -43,12 +44,19 @@ export function createEmbeddedSessionMessageRepo(db: EmbeddedDb): SessionMessage
       await db.write(ops);
       return true;
     },
-    async update(m) {
-      const cur = db.get<Stored>('smsg', k(m.organizationId, m._id));
-      if (cur === undefined) return;
-      const ops: WriteOp[] = [{ coll: 'smsg', key: k(m.organizationId, m._id), value: { ...m, seq: cur.seq } }];
-      if (m.messageId !== null && cur.messageId !== m.messageId) ops.push({ coll: 'smsgNet', key: k(m.organizationId, m.messageId), value: m._id });
-      await db.write(ops);
+    async advanceStatus(m) {
+      const key = k(m.organizationId, m._id);
+      const cur = db.get<Stored>('smsg', key);
+      if (cur === undefined) return { applied: false, status: null };
+      const stored = cur.status ?? 'accepted';
+      // Compared and applied in memory in one synchronous step: nothing interleaves before the write.
+      if (nextStatus(stored, m.status) !== m.status) return { applied: false, status: stored };
+      await db.write([{ coll: 'smsg', key, value: { ...m, seq: cur.seq } }]);
+      return { applied: true, status: m.status };
+    },
+    async get(org, id) {
+      const m = db.get<Stored>('smsg', k(org, id));
+      return m === undefined ? null : strip(m);
     },
     async getByNetworkId(org, netId) {
       const id = db.get<string>('smsgNet', k(org, netId));

@@ -1,3 +1,4 @@
+import type { MessageStatus } from '../messaging/rules.js';
 import type { SessionMessage } from '../messaging/types.js';
 import { LuaScript, orgKeys, type RedisClient } from './redis-client.js';
 import type { SessionMessageRepo, SessionRef } from './session-message-types.js';
@@ -20,6 +21,28 @@ redis.call('RPUSH', KEYS[4], ARGV[2])
 return 1
 `);
 
+// KEYS: msg. ARGV: reported status, the message JSON with it. The rules of
+// messaging/rules.ts nextStatus, checked against the stored status and
+// applied in one step. The stored JSON is only decoded to read its status;
+// what is written is the caller's JSON as given (cjson would re-encode empty
+// arrays as objects).
+const advanceStatusScript = new LuaScript(`
+local raw = redis.call('GET', KEYS[1])
+if not raw then return {0, ''} end
+local ok, m = pcall(cjson.decode, raw)
+local cur = 'accepted'
+if ok and type(m) == 'table' and type(m.status) == 'string' then cur = m.status end
+local to = ARGV[1]
+local rank = {accepted = 0, sent = 1, delivered = 2, read = 3}
+local apply
+if cur == 'failed' or to == 'accepted' then apply = false
+elseif to == 'failed' then apply = (cur == 'accepted' or cur == 'sent')
+else apply = rank[to] ~= nil and rank[cur] ~= nil and rank[to] > rank[cur] end
+if not apply then return {0, cur} end
+redis.call('SET', KEYS[1], ARGV[2])
+return {1, to}
+`);
+
 export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string): SessionMessageRepo {
   const k = (org: string) => orgKeys(prefix, org);
   return {
@@ -36,11 +59,13 @@ export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string
       );
       return Number(r) === 1;
     },
-    async update(m) {
-      const ok = k(m.organizationId);
-      const multi = redis.multi().set(ok('smsg', m._id), JSON.stringify(m), { XX: true });
-      if (m.messageId !== null) multi.set(ok('smsg-net', m.messageId), m._id);
-      await multi.exec();
+    async advanceStatus(m) {
+      const [applied, status] = (await advanceStatusScript.run(redis, [k(m.organizationId)('smsg', m._id)], [m.status, JSON.stringify(m)])) as [number, string];
+      return { applied: Number(applied) === 1, status: status === '' ? null : (status as MessageStatus) };
+    },
+    async get(org, id) {
+      const raw = await redis.get(k(org)('smsg', id));
+      return raw === null ? null : (JSON.parse(raw) as SessionMessage);
     },
     async getByNetworkId(org, netId) {
       const id = await redis.get(k(org)('smsg-net', netId));

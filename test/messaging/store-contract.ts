@@ -7,6 +7,7 @@ import type { RateLimiter } from '../../src/store/ratelimit-types.js';
 import type { SessionMessageRepo } from '../../src/store/session-message-types.js';
 import type { SessionMessage } from '../../src/messaging/types.js';
 import { shapeFromDefinition } from '../../src/network/template-rules.js';
+import { MESSAGE_STATUSES, nextStatus, type MessageStatus } from '../../src/messaging/rules.js';
 
 /** What one adapter family provides to the suite. */
 export interface MessagingStoresUnderTest {
@@ -17,6 +18,8 @@ export interface MessagingStoresUnderTest {
   messages: SessionMessageRepo;
   /** A second limiter on the same backing store (another node). */
   otherNodeRateLimiter(): RateLimiter;
+  /** The message log as another node (its own connection) sees it. */
+  otherNodeMessages(): SessionMessageRepo;
   /** Everything stored, as raw text (to check secrets are not in it). */
   rawDump(): Promise<string>;
   close(): Promise<void>;
@@ -205,16 +208,84 @@ export function runMessagingStoreContract(name: string, create: () => Promise<Me
         expect(await s.messages.getByNetworkId('orgB', a.messageId!)).toBeNull();
       });
 
-      it('updates a message in place and registers empty sessions', async () => {
-        const a = msg({});
-        await s.messages.append(a);
-        await s.messages.update({ ...a, status: 'read', statusUpdatedAt: now() });
-        expect(await s.messages.getByNetworkId('orgA', a.messageId!)).toMatchObject({ status: 'read' });
-        expect((await s.messages.listSession('orgA', 's1'))!).toHaveLength(1);
+      it('registers empty sessions, once', async () => {
         await s.messages.registerSession({ sessionId: 's2', organizationId: 'orgA', audienceExternalId: 'x:y', openedAt: now() });
         await s.messages.registerSession({ sessionId: 's2', organizationId: 'orgA', audienceExternalId: 'other', openedAt: now() });
         expect(await s.messages.listSession('orgA', 's2')).toEqual([]);
         expect(await s.messages.getSession('orgA', 's2')).toMatchObject({ audienceExternalId: 'x:y' });
+        expect(await s.messages.getSession('orgB', 's2')).toBeNull();
+      });
+
+      it('gets a message by its _id, in its organization only', async () => {
+        const a = msg({ content: { type: 'template', text: 'x', template: { name: 't', language: 'en', components: [] } } });
+        await s.messages.append(a);
+        expect(await s.messages.get('orgA', a._id)).toEqual(a);
+        expect(await s.messages.get('orgB', a._id)).toBeNull();
+        expect(await s.messages.get('orgA', 'nope')).toBeNull();
+      });
+
+      it('advances a status in place, and only forward, as nextStatus says, for every pair of statuses', async () => {
+        for (const from of MESSAGE_STATUSES) {
+          for (const to of MESSAGE_STATUSES) {
+            const m = msg({ status: from, content: { type: 'interactive', text: 'pick', buttons: [] } });
+            await s.messages.append(m);
+            const at = new Date(Date.parse('2030-01-01T00:00:00Z') + 1000).toISOString();
+            const errors = to === 'failed' ? [{ code: 131026, title: 'Message undeliverable', message: 'x' }] : undefined;
+            const r = await s.messages.advanceStatus({ ...m, status: to, statusUpdatedAt: at, ...(errors ? { errors } : {}) });
+            const expected = nextStatus(from, to) === to;
+            expect({ from, to, ...r }).toEqual({ from, to, applied: expected, status: expected ? to : from });
+            const stored = await s.messages.getByNetworkId('orgA', m.messageId!);
+            // Stored exactly as given (an empty array stays an array), or untouched.
+            expect(stored).toEqual(expected ? { ...m, status: to, statusUpdatedAt: at, ...(errors ? { errors } : {}) } : m);
+          }
+        }
+        // A message appended without a status counts as accepted; an unknown one is not created.
+        const bare = msg({ status: undefined });
+        await s.messages.append(bare);
+        expect(await s.messages.advanceStatus({ ...bare, status: 'sent' })).toEqual({ applied: true, status: 'sent' });
+        const ghost = msg({});
+        expect(await s.messages.advanceStatus({ ...ghost, status: 'read' })).toEqual({ applied: false, status: null });
+        expect(await s.messages.get('orgA', ghost._id)).toBeNull();
+        // Another organization's copy of the id changes nothing.
+        expect(await s.messages.advanceStatus({ ...bare, organizationId: 'orgB', status: 'read' })).toEqual({ applied: false, status: null });
+        expect((await s.messages.listSession('orgA', 's1'))!.length).toBe(MESSAGE_STATUSES.length ** 2 + 1);
+      });
+
+      it('a stale writer never moves a status backwards', async () => {
+        const m = msg({ status: 'accepted' });
+        await s.messages.append(m);
+        // Two writers read the message while it is accepted (an actor paused, then resumed after its partition moved).
+        const stale = s.otherNodeMessages();
+        const staleRead = (await stale.getByNetworkId('orgA', m.messageId!))!;
+        const freshRead = (await s.messages.getByNetworkId('orgA', m.messageId!))!;
+        expect(staleRead.status).toBe('accepted');
+        expect(await s.messages.advanceStatus({ ...freshRead, status: 'read', statusUpdatedAt: '2030-01-01T00:00:03.000Z' })).toEqual({ applied: true, status: 'read' });
+        // The stale writer computed 'delivered' (and 'failed') from its old read: refused, and its record is not written.
+        expect(await stale.advanceStatus({ ...staleRead, status: 'delivered', statusUpdatedAt: '2030-01-01T00:00:02.000Z' })).toEqual({ applied: false, status: 'read' });
+        expect(await stale.advanceStatus({ ...staleRead, status: 'failed', errors: [{ code: 1, title: 't', message: 'm' }] })).toEqual({ applied: false, status: 'read' });
+        expect(await s.messages.getByNetworkId('orgA', m.messageId!)).toEqual({ ...m, status: 'read', statusUpdatedAt: '2030-01-01T00:00:03.000Z' });
+      });
+
+      it('concurrent reports in any order end at the furthest status they allow', async () => {
+        for (let round = 0; round < 20; round++) {
+          const m = msg({ status: 'accepted' });
+          await s.messages.append(m);
+          const reports: MessageStatus[] = round % 2 === 0 ? ['sent', 'delivered', 'read'] : ['sent', 'delivered', 'read', 'failed'];
+          // Shuffled, all from the same (old) read, all in flight at once.
+          const order = reports.map((r) => [Math.random(), r] as const).sort((a, b) => a[0] - b[0]).map(([, r]) => r);
+          const other = s.otherNodeMessages();
+          const results = await Promise.all(order.map((to, i) => (i % 2 === 0 ? s.messages : other).advanceStatus({ ...m, status: to })));
+          const applied = new Map(order.map((to, i) => [to, results[i]!.applied]));
+          const final = (await s.messages.get('orgA', m._id))!.status;
+          if (applied.get('failed')) {
+            // failed can only follow accepted or sent, and nothing follows it.
+            expect(applied.get('delivered') || applied.get('read')).toBe(false);
+            expect(final).toBe('failed');
+          } else {
+            expect(applied.get('read')).toBe(true);
+            expect(final).toBe('read');
+          }
+        }
       });
     });
 

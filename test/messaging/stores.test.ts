@@ -20,14 +20,16 @@ runMessagingStoreContract('embedded', async () => {
   const db = await EmbeddedDb.open(null);
   const box = new SecretBox(randomBytes(32));
   const limiter = createMemoryRateLimiter(systemClock);
+  const messages = createEmbeddedSessionMessageRepo(db);
   return {
     channels: createEmbeddedChannelRepo(db, box),
     templates: createEmbeddedTemplateRepo(db),
     credits: createEmbeddedCreditRepo(db, systemClock),
     rateLimiter: limiter,
-    messages: createEmbeddedSessionMessageRepo(db),
+    messages,
     // One process in embedded mode: every "node" is this one.
     otherNodeRateLimiter: () => limiter,
+    otherNodeMessages: () => messages,
     rawDump: async () => JSON.stringify([...db.entries('channels')]),
     close: () => db.close(),
   };
@@ -58,6 +60,12 @@ runMessagingStoreContract('redis', async () => {
       extra.push(c);
       void c.connect();
       return createRedisRateLimiter(c, prefix);
+    },
+    otherNodeMessages: () => {
+      const c = client.duplicate();
+      extra.push(c);
+      void c.connect();
+      return createRedisSessionMessageRepo(c, prefix);
     },
     rawDump: async () => {
       const keys = await client.keys(`${prefix}:*`);

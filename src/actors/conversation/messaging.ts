@@ -87,8 +87,8 @@ export function messagingUnavailableHandlers(): HandlerMap<ConversationState, Me
   return { 'message.send': refuse, 'network.inbound': refuse, 'network.status': refuse };
 }
 
-/** Event ids derived from the network's ids, so a re-run after a crash republishes the same event, not a new one. */
-function stableEventId(prefix: string, ...parts: string[]): string {
+/** Ids derived from the network's ids, so a re-run after a crash republishes the same event (stores the same message), not a new one. */
+function stableId(prefix: string, ...parts: string[]): string {
   return `${prefix}_${createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 32)}`;
 }
 
@@ -201,7 +201,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       return {
         state: next,
         reply: { outcome: 'sent', messageId: outcome.messageId, sessionId: session.id, contactId, sentAt, _id: message._id },
-        events: [event('message.sent', stableEventId('sent', s.organizationId, outcome.messageId), next, ctx.now, data)],
+        events: [event('message.sent', stableId('sent', s.organizationId, outcome.messageId), next, ctx.now, data)],
       };
     },
 
@@ -221,7 +221,8 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       } else {
         session = sessionFor(s, ctx);
         const message: SessionMessage = {
-          _id: ctx.newId(),
+          // Named by the network's id, so two runs of this message (a redelivery racing a paused former owner) store it once.
+          _id: stableId('msg', s.organizationId, e.networkMessageId),
           sessionId: session.id,
           organizationId: s.organizationId,
           channelId: cmd.channelId,
@@ -253,7 +254,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       return {
         state: next,
         reply: { duplicate: false, sessionId: session.id },
-        events: [event('inbound_message', stableEventId('in', s.organizationId, e.networkMessageId), next, ctx.now, data)],
+        events: [event('inbound_message', stableId('in', s.organizationId, e.networkMessageId), next, ctx.now, data)],
       };
     },
 
@@ -272,13 +273,15 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         recipientId: e.recipientId ?? m.audienceExternalId.split(':')[0]!,
       };
       if (e.errors.length > 0) data.errors = e.errors;
-      const ev = event('message_status', stableEventId('st', s.organizationId, e.networkMessageId, e.status), s, ctx.now, data);
+      const ev = event('message_status', stableId('st', s.organizationId, e.networkMessageId, e.status), s, ctx.now, data);
       const to = nextStatus(current, e.status);
       // A redelivered or late report changes nothing and publishes nothing.
       if (to === null) return { state: s, reply: { applied: false, status: current } };
-      const updated: SessionMessage = { ...m, status: to, statusUpdatedAt: e.at };
+      const updated: SessionMessage & { status: MessageStatus } = { ...m, status: to, statusUpdatedAt: e.at };
       if (e.errors.length > 0) updated.errors = e.errors;
-      await deps.messages.update(updated);
+      // Conditional in the store itself: a writer with an older read (a paused former owner) cannot move it back.
+      const advanced = await deps.messages.advanceStatus(updated);
+      if (!advanced.applied) return { state: s, reply: { applied: false, status: advanced.status ?? current } };
       if (to === 'failed' && m.charge !== undefined) {
         // The network does not bill a message it could not deliver.
         await deps.credits.refund(s.organizationId, m.charge.reservationId);
