@@ -16,6 +16,17 @@ export interface Outcome<S, R> {
   state: S;
   reply: R;
   events?: DomainEvent[];
+  /**
+   * A write to another store that must happen only once the state and the
+   * events are durable: run after the fenced write, before the events are
+   * published and the reply is sent. If it fails the caller gets a retryable
+   * 503, with the state and events already recorded. A command with such an
+   * effect is never answered from its idempotency key (the key is not
+   * remembered): a retry runs the handler again, so the handler must tell
+   * from the store whether its effect happened (and the effect must be
+   * idempotent, and harmless when late).
+   */
+  afterCommit?: () => Promise<void>;
 }
 
 export interface HandlerContext {
@@ -77,6 +88,9 @@ export interface DurableActorDeps {
  *   retryable error, and the outbox is published again on the retry, on the
  *   next command or at the next start: events are at least once, with stable
  *   ids.
+ * - A handler may return an `afterCommit` write to another store: it runs
+ *   only after the fenced write succeeded, so that "the other store shows it"
+ *   implies "its events are recorded" (a re-run can tell what is left to do).
  */
 export function durableActor<S, C extends Command, Replies extends { [K in C['kind']]: unknown }>(
   spec: DurableActorSpec<S, C, Replies>,
@@ -168,7 +182,8 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
       // A handler that throws changes nothing: the error is the reply.
       const outcome = await handler(current.state, command, { key: ctx.address.key, now: new Date(ctx.clock.now()), newId });
       const events = outcome.events ?? [];
-      const remember = key !== undefined && !readOnly.has(command.kind);
+      const effect = outcome.afterCommit;
+      const remember = key !== undefined && !readOnly.has(command.kind) && effect === undefined;
       if (outcome.state !== current.state || events.length > 0 || remember || outboxStale) {
         let replies = current.replies;
         if (remember) {
@@ -179,6 +194,16 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
         await save(next);
         current = next;
         outboxStale = false;
+      }
+      if (effect !== undefined) {
+        try {
+          await effect();
+        } catch (e) {
+          ctx.log.warn('write after commit failed; the command must run again', { kind: command.kind, err: e });
+          // What was committed still goes out (at least once; a re-run records the same event ids again).
+          await flushOutbox().catch(() => {});
+          throw actorUnavailable('the change is recorded but not finished; retry');
+        }
       }
       await flushOutbox();
       return outcome.reply;

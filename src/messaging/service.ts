@@ -43,6 +43,13 @@ export interface MessagingServiceDeps {
   log: Logger;
 }
 
+type SendCommand = Extract<MessagingCommand, { kind: 'message.send' }>;
+
+/** A send the caller can retry (it gave an idempotency key) names its stored message after the key, so a retry never sends twice. */
+function withSendKey(cmd: SendCommand, key: string | undefined): SendCommand {
+  return key === undefined ? cmd : { ...cmd, sendKey: key };
+}
+
 /** `<phone>:<phone number id>`: how a chat-network contact is named. */
 export const audienceExternalIdOf = (phone: string, channel: WhatsAppChannel) => `${phone}:${channel.phoneNumberId}`;
 
@@ -136,7 +143,7 @@ export class MessagingService {
     const reply = await this.d.conversations.ask(
       principal.organizationId,
       audienceExternalIdOf(to, channel),
-      { kind: 'message.send', channelId: channel.id, to, policy: 'freeform', message: send.message, content: send.content, sender: 'bot' },
+      withSendKey({ kind: 'message.send', channelId: channel.id, to, policy: 'freeform', message: send.message, content: send.content, sender: 'bot' }, this.scopedKey(principal, idempotencyKey)),
       this.scopedKey(principal, idempotencyKey),
     );
     const sent = this.expectSent(reply);
@@ -224,7 +231,10 @@ export class MessagingService {
       reply = await this.d.conversations.ask(
         org,
         audienceExternalIdOf(to, channel),
-        { kind: 'message.send', channelId: channel.id, to, policy: 'template', message: send.message, content: send.content, sender: 'bot', reservation: { id: reservationId, amount: price } },
+        withSendKey(
+          { kind: 'message.send', channelId: channel.id, to, policy: 'template', message: send.message, content: send.content, sender: 'bot', reservation: { id: reservationId, amount: price } },
+          key,
+        ),
         key,
       );
     } catch (e) {

@@ -49,6 +49,13 @@ export const messagingCommandSchema = z.discriminatedUnion('kind', [
     agentId: z.string().optional(),
     /** Credits reserved for this send; the actor refunds them when the network refuses it. */
     reservation: z.object({ id: z.string().min(1), amount: z.number().int().min(0) }).optional(),
+    /**
+     * The caller's idempotency key, when it gave one: the stored message is
+     * named after it, so a retry that finds the message knows the send left
+     * (its first run stopped before the actor recorded it) and finishes it
+     * instead of sending a second time.
+     */
+    sendKey: z.string().min(1).optional(),
   }),
   z.object({ kind: z.literal('network.inbound'), channelId: z.string().min(1), event: z.custom<InboundMessageEvent>((v) => typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'message') }),
   z.object({ kind: z.literal('network.status'), channelId: z.string().min(1), event: z.custom<StatusEvent>((v) => typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'status') }),
@@ -115,9 +122,20 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
     if (reservation === undefined) return false;
     return (await deps.credits.refund(s.organizationId, reservation.id)).refunded;
   };
+  /** The network does not bill a message it could not deliver; at most once per reservation. */
+  const refundFailed = async (m: SessionMessage): Promise<void> => {
+    if (m.charge !== undefined) await deps.credits.refund(m.organizationId, m.charge.reservationId);
+  };
 
   return {
     'message.send': async (s, cmd, ctx) => {
+      const messageRecordId = cmd.sendKey === undefined ? ctx.newId() : stableId('out', s.organizationId, s.audienceExternalId, cmd.sendKey);
+      if (cmd.sendKey !== undefined) {
+        const earlier = await deps.messages.get(s.organizationId, messageRecordId);
+        // A retry of a send whose first run reached the network and stored the message, then stopped
+        // before its state and event were recorded (crash, lost partition): finish that run, send nothing.
+        if (earlier !== null && earlier.messageId !== null) return finishRecordedSend(deps, s, cmd, ctx, earlier);
+      }
       // Everything before the network call: a refusal here means nothing left, so nothing is charged.
       const prepare = async () => {
         const channel = await deps.channels.get(s.organizationId, cmd.channelId);
@@ -169,7 +187,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       const session = sessionFor(s, ctx);
       const sentAt = ctx.now.toISOString();
       const message: SessionMessage = {
-        _id: ctx.newId(),
+        _id: messageRecordId,
         sessionId: session.id,
         organizationId: s.organizationId,
         channelId: channel.id,
@@ -184,58 +202,37 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       };
       if (cmd.agentId !== undefined) message.agentId = cmd.agentId;
       if (cmd.reservation !== undefined) message.charge = { reservationId: cmd.reservation.id, amount: cmd.reservation.amount };
+      // Stored before the actor's own write (unlike inbound messages and statuses): the message has
+      // left, and its status webhooks must find it even if this run stops here.
       await deps.messages.append(message);
-      const next: ConversationState = { ...s, contactId, session };
-      const data: MessageSentEventData = {
-        messageId: outcome.messageId,
-        channelId: channel.id,
-        audienceExternalId: s.audienceExternalId,
-        contactId,
-        sessionId: session.id,
-        to: cmd.to,
-        sender: cmd.sender,
-        content: cmd.content,
-        status: 'accepted',
-        timestamp: sentAt,
-      };
-      return {
-        state: next,
-        reply: { outcome: 'sent', messageId: outcome.messageId, sessionId: session.id, contactId, sentAt, _id: message._id },
-        events: [event('message.sent', stableId('sent', s.organizationId, outcome.messageId), next, ctx.now, data)],
-      };
+      return sentOutcome(s, cmd, ctx, { ...s, contactId, session }, message);
     },
 
     'network.inbound': async (s, cmd, ctx) => {
       const e = cmd.event;
       // Never let a network timestamp push the window past what really happened.
       const at = Date.parse(e.at) > ctx.now.getTime() ? ctx.now.toISOString() : e.at;
+      // The message is stored only after the state and its event are recorded (afterCommit), so a
+      // stored message means a finished run: a redelivery of it is a duplicate, and anything short
+      // of that (a crash, a lost partition, a store error) is simply run again.
       const existing = await deps.messages.getByNetworkId(s.organizationId, e.networkMessageId);
-      if (existing !== null && s.lastInboundAt !== null && Date.parse(s.lastInboundAt) >= Date.parse(at)) {
-        return { state: s, reply: { duplicate: true, sessionId: existing.sessionId } };
-      }
+      if (existing !== null) return { state: s, reply: { duplicate: true, sessionId: existing.sessionId } };
       const contactId = await ensureContact(deps, s, ctx, e.profileName ?? null);
-      let session: Session;
-      if (existing !== null) {
-        // Stored before a crash cut the first run short: finish that run, in the session it chose.
-        session = s.session?.id === existing.sessionId ? s.session : { id: existing.sessionId, status: 'open', openedAt: existing.sentAt };
-      } else {
-        session = sessionFor(s, ctx);
-        const message: SessionMessage = {
-          // Named by the network's id, so two runs of this message (a redelivery racing a paused former owner) store it once.
-          _id: stableId('msg', s.organizationId, e.networkMessageId),
-          sessionId: session.id,
-          organizationId: s.organizationId,
-          channelId: cmd.channelId,
-          audienceExternalId: s.audienceExternalId,
-          direction: 'inbound',
-          sender: 'contact',
-          content: e.content,
-          sentAt: at,
-          messageId: e.networkMessageId,
-        };
-        if (e.replyTo !== undefined) message.replyTo = e.replyTo;
-        await deps.messages.append(message);
-      }
+      const session = sessionFor(s, ctx);
+      const message: SessionMessage = {
+        // Named by the network's id, so two runs of this message (a re-run, a paused former owner) store it once.
+        _id: stableId('msg', s.organizationId, e.networkMessageId),
+        sessionId: session.id,
+        organizationId: s.organizationId,
+        channelId: cmd.channelId,
+        audienceExternalId: s.audienceExternalId,
+        direction: 'inbound',
+        sender: 'contact',
+        content: e.content,
+        sentAt: at,
+        messageId: e.networkMessageId,
+      };
+      if (e.replyTo !== undefined) message.replyTo = e.replyTo;
       const next: ConversationState = { ...s, contactId, session, lastInboundAt: laterInbound(s.lastInboundAt, at) };
       const data: InboundMessageEventData = {
         messageId: e.networkMessageId,
@@ -255,6 +252,9 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         state: next,
         reply: { duplicate: false, sessionId: session.id },
         events: [event('inbound_message', stableId('in', s.organizationId, e.networkMessageId), next, ctx.now, data)],
+        afterCommit: async () => {
+          await deps.messages.append(message);
+        },
       };
     },
 
@@ -263,6 +263,14 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       const m = await deps.messages.getByNetworkId(s.organizationId, e.networkMessageId);
       if (m === null || m.direction !== 'outbound') return { state: s, reply: { applied: false, status: null } };
       const current = m.status ?? 'accepted';
+      const to = nextStatus(current, e.status);
+      if (to === null) {
+        // A redelivered or late report changes nothing and publishes nothing: the stored status is
+        // written only after its event was recorded, so a stored status already has its event.
+        // A repeated failure still makes sure of its refund (the run that stored it may have stopped before it).
+        if (current === 'failed' && e.status === 'failed') await refundFailed(m);
+        return { state: s, reply: { applied: false, status: current } };
+      }
       const data: MessageStatusEventData = {
         messageId: e.networkMessageId,
         status: e.status,
@@ -273,20 +281,61 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         recipientId: e.recipientId ?? m.audienceExternalId.split(':')[0]!,
       };
       if (e.errors.length > 0) data.errors = e.errors;
-      const ev = event('message_status', stableId('st', s.organizationId, e.networkMessageId, e.status), s, ctx.now, data);
-      const to = nextStatus(current, e.status);
-      // A redelivered or late report changes nothing and publishes nothing.
-      if (to === null) return { state: s, reply: { applied: false, status: current } };
       const updated: SessionMessage & { status: MessageStatus } = { ...m, status: to, statusUpdatedAt: e.at };
       if (e.errors.length > 0) updated.errors = e.errors;
-      // Conditional in the store itself: a writer with an older read (a paused former owner) cannot move it back.
-      const advanced = await deps.messages.advanceStatus(updated);
-      if (!advanced.applied) return { state: s, reply: { applied: false, status: advanced.status ?? current } };
-      if (to === 'failed' && m.charge !== undefined) {
-        // The network does not bill a message it could not deliver.
-        await deps.credits.refund(s.organizationId, m.charge.reservationId);
-      }
-      return { state: s, reply: { applied: true, status: to }, events: [ev] };
+      return {
+        state: s,
+        reply: { applied: true, status: to },
+        events: [event('message_status', stableId('st', s.organizationId, e.networkMessageId, e.status), s, ctx.now, data)],
+        // Stored once the event is recorded (so a run cut short in between is run again by the
+        // network's redelivery and records it), and only forward, whoever writes (advanceStatus).
+        afterCommit: async () => {
+          const r = await deps.messages.advanceStatus(updated);
+          if (r.status === 'failed') await refundFailed(m);
+        },
+      };
     },
   };
+}
+
+/** The reply, state and `message.sent` event of a send whose message is stored. */
+function sentOutcome(
+  s: ConversationState,
+  cmd: Extract<MessagingCommand, { kind: 'message.send' }>,
+  ctx: HandlerContext,
+  next: ConversationState & { contactId: string; session: Session },
+  message: SessionMessage,
+) {
+  const messageId = message.messageId!;
+  const data: MessageSentEventData = {
+    messageId,
+    channelId: message.channelId,
+    audienceExternalId: s.audienceExternalId,
+    contactId: next.contactId,
+    sessionId: message.sessionId,
+    to: cmd.to,
+    sender: cmd.sender,
+    content: message.content,
+    status: 'accepted',
+    timestamp: message.sentAt,
+  };
+  return {
+    state: next,
+    reply: { outcome: 'sent', messageId, sessionId: message.sessionId, contactId: next.contactId, sentAt: message.sentAt, _id: message._id } satisfies SendReply,
+    events: [event('message.sent', stableId('sent', s.organizationId, messageId), next, ctx.now, data)],
+  };
+}
+
+/** Finishes a send whose first run stored the message and stopped: same message, same event id, no second network call. */
+async function finishRecordedSend(
+  deps: MessagingHandlerDeps,
+  s: ConversationState,
+  cmd: Extract<MessagingCommand, { kind: 'message.send' }>,
+  ctx: HandlerContext,
+  earlier: SessionMessage,
+) {
+  const contactId = await ensureContact(deps, s, ctx, null);
+  // The session the first run chose, unless a newer one has opened since.
+  const session: Session = s.session?.status === 'open' ? s.session : { id: earlier.sessionId, status: 'open', openedAt: earlier.sentAt };
+  return sentOutcome(s, cmd, ctx, { ...s, contactId, session }, earlier);
 }
