@@ -102,10 +102,6 @@ export function createHttpApp(opts: HttpAppOptions): Express {
         if (!parsed.success) throw validationError(parsed.error, 'body');
         body = parsed.data;
       }
-      if (route.deprecated) {
-        res.setHeader('Deprecation', 'true');
-        res.setHeader('Link', `<${(opts.publicUrl ?? '').replace(/\/$/, '')}${route.deprecated.successor}>; rel="successor-version"`);
-      }
       const result = await route.handler({
         body,
         query: query.data,
@@ -121,11 +117,12 @@ export function createHttpApp(opts: HttpAppOptions): Express {
       else res.status(result.status ?? 200).json(result.body);
     };
     app[route.method](route.path, async (req: Request, res: Response) => {
-      if (!route.opaqueFailures) return serve(req, res);
+      // Set first, so that refusals carry them too.
       if (route.deprecated) {
         res.setHeader('Deprecation', 'true');
         res.setHeader('Link', `<${(opts.publicUrl ?? '').replace(/\/$/, '')}${route.deprecated.successor}>; rel="successor-version"`);
       }
+      if (!route.opaqueFailures) return serve(req, res);
       try {
         await serve(req, res);
       } catch (err) {

@@ -52,7 +52,7 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
   preValidate?(ctx: { principal: Principal; req: Request; res: Response }): Promise<void>;
   /** Any failure (authentication, validation, handler) is answered with a bare 500: the deprecated /v1/wa/template contract. */
   opaqueFailures?: boolean;
-  /** Answer 401 with the plain error (no WWW-Authenticate realm) — for the /api/v1 family. */
+  /** Produces the response from the validated request; throws an AppError to refuse. */
   handler(ctx: RouteContext<z.output<B>, z.output<Q>, z.output<P>>): Promise<RouteResult> | RouteResult;
 }
 
