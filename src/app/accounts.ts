@@ -118,15 +118,16 @@ export class AccountService {
    * revoked keys are all the same 401: the answer does not tell which.
    */
   async authenticate(rawKey: string | undefined): Promise<Principal> {
-    const denied = new AppError(401, 'unauthorized', 'missing or invalid API key');
-    if (rawKey === undefined || !API_KEY_PATTERN.test(rawKey)) throw denied;
+    // Built only when refusing: an Error captures a stack trace, a cost every request would pay.
+    const denied = () => new AppError(401, 'unauthorized', 'missing or invalid API key');
+    if (rawKey === undefined || !API_KEY_PATTERN.test(rawKey)) throw denied();
     // Lookup is by SHA-256 of the key: the database comparison is on a hash an
     // attacker cannot steer byte by byte, so it leaks nothing useful in timing.
     const hash = hashApiKey(rawKey);
     const rec = await this.store.apiKeys.getByHash(hash);
-    if (!rec || rec.revokedAt !== null) throw denied;
+    if (!rec || rec.revokedAt !== null) throw denied();
     const user = await this.store.users.get(rec.organizationId, rec.userId);
-    if (!user) throw denied;
+    if (!user) throw denied();
     this.touch(hash);
     return { organizationId: rec.organizationId, userId: user.id, role: user.role, keyId: rec.id, scopes: new Set(rec.scopes) };
   }

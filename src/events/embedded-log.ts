@@ -1,5 +1,5 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync } from 'node:fs';
+import { open, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { silentLogger, type Logger } from '../log.js';
 import type { ConsumeOptions, DomainEvent, EventHandler, EventLog, EventSubscription } from './types.js';
@@ -48,6 +48,8 @@ export class EmbeddedEventLog implements EventLog {
   private readonly cursors = new Map<string, number>();
   private readonly consumers = new Set<EmbeddedConsumer>();
   private cursorTimer: NodeJS.Timeout | null = null;
+  private cursorWriteRunning: Promise<void> = Promise.resolve();
+  private cursorWriteQueued: Promise<void> | null = null;
   private closed = false;
   private readonly log: Logger;
   private readonly segmentBytes: number;
@@ -245,14 +247,36 @@ export class EmbeddedEventLog implements EventLog {
     }, 20);
   }
 
-  private async writeCursors(): Promise<void> {
+  /**
+   * Writes the cursors file (temp file, fsync, rename). Asynchronous, so its
+   * fsync does not stall the event loop (under load it runs every 20 ms);
+   * writes never overlap, and callers arriving while one runs share the next
+   * one, which reads the cursors when it starts.
+   */
+  private writeCursors(): Promise<void> {
+    if (this.cursorWriteQueued !== null) return this.cursorWriteQueued;
+    const queued = this.cursorWriteRunning
+      .catch(() => {})
+      .then(() => {
+        this.cursorWriteQueued = null;
+        this.cursorWriteRunning = this.writeCursorsNow();
+        return this.cursorWriteRunning;
+      });
+    this.cursorWriteQueued = queued;
+    return queued;
+  }
+
+  private async writeCursorsNow(): Promise<void> {
     if (this.dir === null) return;
     const tmp = join(this.dir, `${CURSORS}.tmp`);
-    writeFileSync(tmp, JSON.stringify(Object.fromEntries(this.cursors)));
-    const fd = openSync(tmp, 'r');
-    fsyncSync(fd);
-    closeSync(fd);
-    renameSync(tmp, join(this.dir, CURSORS));
+    const fh = await open(tmp, 'w');
+    try {
+      await fh.writeFile(JSON.stringify(Object.fromEntries(this.cursors)));
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, join(this.dir, CURSORS));
     this.deleteConsumedSegments();
   }
 

@@ -49,6 +49,7 @@ export class Messaging {
   readonly actorDeps: MessagingHandlerDeps;
   private gateway: ConversationGateway | null = null;
   private selfUrl: string | null = null;
+  private readonly adapters: GraphApiNetwork[];
 
   private constructor(
     readonly stores: MessagingStores,
@@ -65,6 +66,7 @@ export class Messaging {
     };
     const graph = new GraphApiNetwork({ baseUrl: config.GRAPH_API_BASE_URL, timeoutMs: config.GRAPH_API_TIMEOUT_MS });
     const sandboxGraph = new GraphApiNetwork({ baseUrl: () => config.SANDBOX_GRAPH_URL ?? `${self()}${SANDBOX_GRAPH_PATH}/v21.0`, timeoutMs: config.GRAPH_API_TIMEOUT_MS });
+    this.adapters = [graph, sandboxGraph];
     const sandboxOn = config.SANDBOX_NETWORK ?? config.mode === 'embedded';
     const networkFor = (c: WhatsAppChannel): ChatNetwork => {
       if (c.network === 'graph') return graph;
@@ -158,6 +160,7 @@ export class Messaging {
 
   async close(): Promise<void> {
     await this.sandbox?.close();
+    for (const a of this.adapters) a.close();
     await this.sandboxDb?.close();
     await this.stores.close();
   }

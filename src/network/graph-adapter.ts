@@ -16,13 +16,14 @@ import {
   type NetworkRejection,
   type SendOutcome,
 } from './port.js';
+import { createHttpClient, HttpExchangeError, type HttpAnswer, type HttpClient } from './http-client.js';
 
 export interface GraphApiOptions {
   /** Graph API base with version, e.g. `https://graph.facebook.com/v21.0`. */
   baseUrl: string | (() => string);
   timeoutMs?: number;
-  /** Injected for tests; defaults to the global fetch. */
-  fetch?: typeof fetch;
+  /** Defaults to a keep-alive node:http client of its own (`fetchHttpClient(fetch)` to go through a fetch). */
+  http?: HttpClient;
 }
 
 const MAX_TEMPLATE_PAGES = 50;
@@ -33,12 +34,17 @@ const MAX_TEMPLATE_PAGES = 50;
  * mode and tests, with the same code path.
  */
 export class GraphApiNetwork implements ChatNetwork {
-  private readonly fetchImpl: typeof fetch;
+  private readonly http: HttpClient;
   private readonly timeoutMs: number;
 
   constructor(private readonly options: GraphApiOptions) {
-    this.fetchImpl = options.fetch ?? fetch;
+    this.http = options.http ?? createHttpClient();
     this.timeoutMs = options.timeoutMs ?? 15_000;
+  }
+
+  /** Closes idle connections. */
+  close(): void {
+    this.http.close();
   }
 
   private base(): string {
@@ -94,37 +100,26 @@ export class GraphApiNetwork implements ChatNetwork {
     init: { method: string; body?: string },
     isSend: boolean,
   ): Promise<{ status: number; json: unknown }> {
-    const ctrl = new AbortController();
-    const timer = setTimeout(() => ctrl.abort(), this.timeoutMs);
-    let res: Response;
+    const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
+    if (init.body !== undefined) headers['content-type'] = 'application/json';
+    let res: HttpAnswer;
     try {
-      res = await this.fetchImpl(url, {
-        method: init.method,
-        body: init.body,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
-        signal: ctrl.signal,
-      });
+      res = await this.http.request(url, { method: init.method, headers, body: init.body, timeoutMs: this.timeoutMs });
     } catch (e) {
-      clearTimeout(timer);
-      // A timeout may hit after the network took the message; a refused connection cannot.
-      const timedOut = ctrl.signal.aborted;
-      throw new NetworkUnavailableError(
-        timedOut ? `the chat network did not answer within ${this.timeoutMs} ms` : 'the chat network is unreachable',
-        isSend && timedOut,
-        { cause: e },
-      );
-    }
-    let text: string;
-    try {
-      text = await res.text();
-    } catch (e) {
-      throw new NetworkUnavailableError('the chat network closed the connection mid-answer', isSend, { cause: e });
-    } finally {
-      clearTimeout(timer);
+      if (!(e instanceof HttpExchangeError)) throw e;
+      // Only a request that was completely sent may have been taken by the network; one that failed to connect cannot.
+      const maybeSent = isSend && e.requestSent;
+      const message =
+        e.reason === 'timeout'
+          ? `the chat network did not answer within ${this.timeoutMs} ms`
+          : e.requestSent
+            ? 'the chat network closed the connection before answering'
+            : 'the chat network is unreachable';
+      throw new NetworkUnavailableError(message, maybeSent, { cause: e });
     }
     let json: unknown = undefined;
     try {
-      json = text === '' ? undefined : JSON.parse(text);
+      json = res.text === '' ? undefined : JSON.parse(res.text);
     } catch {
       json = undefined;
     }

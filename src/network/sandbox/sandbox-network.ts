@@ -14,6 +14,7 @@ import {
   type KnownGraphErrorCode,
 } from '../graph-api.js';
 import { signHubSignature } from '../signature.js';
+import { createHttpClient, type HttpClient } from '../http-client.js';
 import { checkTemplateComponents, shapeFromDefinition, templateStatusIssue } from '../template-rules.js';
 import { parseSendRequest } from './validate.js';
 import { SANDBOX_TEMPLATES } from './seed-templates.js';
@@ -36,7 +37,8 @@ export interface SandboxNetworkOptions {
   maxMessagesPerSecond: number;
   /** Base URL that callback URLs starting with `/` are relative to: this service. */
   webhookBaseUrl: () => string;
-  fetch?: typeof fetch;
+  /** Defaults to a keep-alive node:http client of its own. */
+  http?: HttpClient;
   /** Waits before each redelivery of a webhook the receiver did not answer 200. */
   retryDelaysMs?: number[];
 }
@@ -76,11 +78,11 @@ export class SandboxNetwork {
   private closed = false;
   private readonly timers = new Map<NodeJS.Timeout, () => void>();
   private readonly tasks = new Set<Promise<unknown>>();
-  private readonly fetchImpl: typeof fetch;
+  private readonly http: HttpClient;
   private readonly retryDelays: number[];
 
   constructor(private readonly o: SandboxNetworkOptions) {
-    this.fetchImpl = o.fetch ?? fetch;
+    this.http = o.http ?? createHttpClient();
     this.retryDelays = o.retryDelaysMs ?? [1_000, 5_000, 30_000, 120_000, 600_000];
   }
 
@@ -123,8 +125,8 @@ export class SandboxNetwork {
     url.searchParams.set('hub.verify_token', a.verifyToken);
     url.searchParams.set('hub.challenge', challenge);
     try {
-      const res = await this.fetchImpl(url, { method: 'GET' });
-      return res.status === 200 && (await res.text()) === challenge;
+      const res = await this.http.request(url.toString(), { method: 'GET', headers: {}, timeoutMs: 20_000 });
+      return res.status === 200 && res.text === challenge;
     } catch {
       return false;
     }
@@ -391,7 +393,7 @@ export class SandboxNetwork {
   private async post(account: SandboxAccount, body: string): Promise<boolean> {
     if (this.closed) return false;
     try {
-      const res = await this.fetchImpl(this.resolveCallback(account.callbackUrl), {
+      const res = await this.http.request(this.resolveCallback(account.callbackUrl), {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -399,9 +401,8 @@ export class SandboxNetwork {
           'x-hub-signature-256': signHubSignature(account.appSecret, body),
         },
         body,
-        signal: AbortSignal.timeout(20_000),
+        timeoutMs: 20_000,
       });
-      await res.arrayBuffer().catch(() => undefined);
       return res.status === 200;
     } catch (err) {
       this.o.log.debug('sandbox webhook delivery failed', { err });
@@ -469,6 +470,7 @@ export class SandboxNetwork {
     }
     this.timers.clear();
     await Promise.allSettled([...this.tasks]);
+    this.http.close();
   }
 }
 

@@ -36,6 +36,23 @@ const base = z.looseObject({
   type: z.string().default('text'),
 });
 
+// Built once: a zod schema compiles its parser on first use, so one built per request costs that every time.
+const textPayload = z.object({ body: z.string().min(1).max(4096), preview_url: z.boolean().optional() });
+const templatePayload = z.object({
+  name: z.string().min(1),
+  language: z.object({ code: z.string().min(1), policy: z.literal('deterministic').optional() }),
+  components: z.array(component).optional(),
+});
+const interactivePayload = z.object({
+  type: z.string(),
+  header: z.object({ type: z.literal('text'), text: z.string().max(60) }).optional(),
+  body: z.object({ text: z.string().min(1).max(1024) }),
+  footer: z.object({ text: z.string().max(60) }).optional(),
+  action: z.object({
+    buttons: z.array(z.object({ type: z.literal('reply'), reply: z.object({ id: z.string().min(1).max(256), title: z.string().min(1).max(20) }) })),
+  }),
+});
+
 function fail(code: KnownGraphErrorCode, details: string): ParsedSend {
   return { ok: false, code, details };
 }
@@ -65,18 +82,12 @@ export function parseSendRequest(body: unknown): ParsedSend {
 
   switch (type) {
     case 'text': {
-      const t = z.object({ body: z.string().min(1).max(4096), preview_url: z.boolean().optional() }).safeParse(payload);
+      const t = textPayload.safeParse(payload);
       if (!t.success) return fail(100, 'text.body must be 1 to 4096 characters');
       return { ok: true, to, input: req.to, message: { type: 'text', text: t.data } };
     }
     case 'template': {
-      const t = z
-        .object({
-          name: z.string().min(1),
-          language: z.object({ code: z.string().min(1), policy: z.literal('deterministic').optional() }),
-          components: z.array(component).optional(),
-        })
-        .safeParse(payload);
+      const t = templatePayload.safeParse(payload);
       if (!t.success) return fail(100, `Invalid parameter: template (${t.error.issues[0]?.path.join('.') ?? ''} ${t.error.issues[0]?.message ?? ''})`);
       for (const c of t.data.components ?? []) {
         if (c.type === 'button' && (c.sub_type === undefined || c.index === undefined)) return fail(100, 'button components need sub_type and index');
@@ -94,17 +105,7 @@ export function parseSendRequest(body: unknown): ParsedSend {
       return { ok: true, to, input: req.to, message: { type: 'template', template: t.data as Extract<GraphMessage, { type: 'template' }>['template'] } };
     }
     case 'interactive': {
-      const i = z
-        .object({
-          type: z.string(),
-          header: z.object({ type: z.literal('text'), text: z.string().max(60) }).optional(),
-          body: z.object({ text: z.string().min(1).max(1024) }),
-          footer: z.object({ text: z.string().max(60) }).optional(),
-          action: z.object({
-            buttons: z.array(z.object({ type: z.literal('reply'), reply: z.object({ id: z.string().min(1).max(256), title: z.string().min(1).max(20) }) })),
-          }),
-        })
-        .safeParse(payload);
+      const i = interactivePayload.safeParse(payload);
       if (!i.success) return fail(100, `Invalid parameter: interactive (${i.error.issues[0]?.path.join('.') ?? ''} ${i.error.issues[0]?.message ?? ''})`);
       if (i.data.type !== 'button') return fail(100, `the sandbox supports interactive messages of type button, not ${i.data.type}`);
       const buttons = i.data.action.buttons;
