@@ -23,13 +23,15 @@ export function createLogger(
     if (err instanceof Error) rec.err = { name: err.name, message: err.message, stack: err.stack };
     sink(JSON.stringify(rec), lvl);
   };
-  return {
+  const logger: Logger = {
     debug: (m, f) => emit('debug', m, f),
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
-    child: (fields) => createLogger(level, { ...base, ...fields }, sink),
+    // A silent logger's children are silent too: no need for a new one (they are made per request).
+    child: (fields) => (min === order.silent ? logger : createLogger(level, { ...base, ...fields }, sink)),
   };
+  return logger;
 }
 
 function defaultSink(line: string, level: Level): void {

@@ -69,7 +69,8 @@ export class JetStreamEventLog implements EventLog {
 
   /** Connects to `servers` (reconnecting forever) and owns that connection. */
   static async connect(servers: string, opts: JetStreamEventLogOptions): Promise<JetStreamEventLog> {
-    const nc = await connect({ servers, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: `${opts.prefix}-events` });
+    // noAsyncTraces: otherwise every publish (a JetStream request) builds two Error objects up front for their stack traces.
+    const nc = await connect({ servers, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: `${opts.prefix}-events`, noAsyncTraces: true });
     try {
       return await JetStreamEventLog.open(nc, opts, true);
     } catch (e) {

@@ -37,6 +37,10 @@ function runSandboxStateContract(name: string, create: () => Promise<{ state: Sa
       for (const t of SANDBOX_TEMPLATES) await s.state.putTemplate('w1', { ...t, id: t.name + t.language });
       expect((await s.state.listTemplates('w1')).length).toBe(SANDBOX_TEMPLATES.length);
       expect(await s.state.listTemplates('w2')).toEqual([]);
+      const first = SANDBOX_TEMPLATES[0]!;
+      expect(await s.state.getTemplate('w1', first.name, first.language)).toEqual({ ...first, id: first.name + first.language });
+      expect(await s.state.getTemplate('w2', first.name, first.language)).toBeNull();
+      expect(await s.state.getTemplate('w1', first.name, 'xx_XX')).toBeNull();
       expect(await s.state.deleteTemplates('w1', 'hello_world', 'es')).toBe(1);
       expect(await s.state.deleteTemplates('w1', 'order_update')).toBe(1);
       expect(await s.state.deleteTemplates('w1', 'order_update')).toBe(0);
@@ -49,7 +53,10 @@ function runSandboxStateContract(name: string, create: () => Promise<{ state: Sa
       expect(await s.state.lastInbound('p1', '4911')).toBe(2000);
       expect(await s.state.lastInbound('p1', '4912')).toBeNull();
       for (let i = 0; i < 3; i++) await s.state.putMessage({ id: `m${i}`, phoneNumberId: 'p1', customer: '4911', direction: 'to_customer', at: i, status: 'accepted' });
-      await s.state.putMessage({ id: 'm1', phoneNumberId: 'p1', customer: '4911', direction: 'to_customer', at: 1, status: 'read' });
+      await s.state.putMessage({ id: 'm1', phoneNumberId: 'p1', customer: '4911', direction: 'to_customer', at: 1, status: 'delivered' });
+      expect(await s.state.updateMessage({ id: 'm1', phoneNumberId: 'p1', customer: '4911', direction: 'to_customer', at: 1, status: 'read' })).toBe(true);
+      expect(await s.state.updateMessage({ id: 'm9', phoneNumberId: 'p1', customer: '4911', direction: 'to_customer', at: 9, status: 'read' })).toBe(false);
+      expect(await s.state.getMessage('m9')).toBeNull();
       expect((await s.state.conversation('p1', '4911', 10)).map((m) => `${m.id}:${m.status}`)).toEqual(['m0:accepted', 'm1:read', 'm2:accepted']);
       expect((await s.state.conversation('p1', '4911', 2)).map((m) => m.id)).toEqual(['m1', 'm2']);
       expect(await s.state.getMessage('m1')).toMatchObject({ status: 'read' });

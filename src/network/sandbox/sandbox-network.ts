@@ -156,9 +156,8 @@ export class SandboxNetwork {
     };
     let category = 'service';
     if (msg.type === 'template') {
-      const templates = await this.o.state.listTemplates(account.businessAccountId);
-      const t = templates.find((x) => x.name === msg.template.name && x.language === msg.template.language.code);
-      if (t === undefined) {
+      const t = await this.o.state.getTemplate(account.businessAccountId, msg.template.name, msg.template.language.code);
+      if (t === null) {
         return graphError(132001, `template name (${msg.template.name}) does not exist in ${msg.template.language.code}`, trace());
       }
       const statusIssue = templateStatusIssue(t.status);
@@ -211,7 +210,7 @@ export class SandboxNetwork {
         s.conversation = { id: record.customer + record.phoneNumberId.slice(-6), origin: { type: category } };
         s.pricing = { billable: true, pricing_model: 'PMP', category };
       }
-      await this.o.state.putMessage({ ...record, status });
+      await this.o.state.updateMessage({ ...record, status });
       await this.deliver(account, { statuses: [s] });
     }
   }

@@ -35,6 +35,12 @@ export function createEmbeddedSandboxState(db: EmbeddedDb): SandboxState {
         })
         .sort((a, b) => a.name.localeCompare(b.name) || a.language.localeCompare(b.language));
     },
+    async getTemplate(waba, name, language) {
+      const t = db.get<SandboxTemplate & { waba: string }>('sbxTemplates', tkey(waba, { name, language }));
+      if (t === undefined) return null;
+      const { waba: _w, ...rest } = t;
+      return rest as SandboxTemplate;
+    },
     async deleteTemplates(waba, name, language) {
       const doomed = [...db.entries<SandboxTemplate & { waba: string }>('sbxTemplates')]
         .filter(([, t]) => t.waba === waba && t.name === name && (language === undefined || t.language === language))
@@ -58,6 +64,11 @@ export function createEmbeddedSandboxState(db: EmbeddedDb): SandboxState {
         conversations.set(k, list);
       }
       messages.set(m.id, m);
+    },
+    async updateMessage(m) {
+      if (!messages.has(m.id)) return false;
+      messages.set(m.id, m);
+      return true;
     },
     async getMessage(id) {
       return messages.get(id) ?? null;

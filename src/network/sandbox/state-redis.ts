@@ -37,6 +37,10 @@ export function createRedisSandboxState(redis: RedisClient, prefix: string): San
         .map((r) => JSON.parse(r) as SandboxTemplate)
         .sort((a, b) => a.name.localeCompare(b.name) || a.language.localeCompare(b.language));
     },
+    async getTemplate(waba, name, language) {
+      const raw = await redis.hGet(`${p}:tpl:${waba}`, `${name}\u0000${language}`);
+      return raw === null || raw === undefined ? null : (JSON.parse(raw) as SandboxTemplate);
+    },
     async deleteTemplates(waba, name, language) {
       const doomed = (await this.listTemplates(waba)).filter((t) => t.name === name && (language === undefined || t.language === language));
       if (doomed.length === 0) return 0;
@@ -61,6 +65,9 @@ export function createRedisSandboxState(redis: RedisClient, prefix: string): San
         return;
       }
       await redis.multi().rPush(conv, m.id).lTrim(conv, -SANDBOX_CONVERSATION_KEEP, -1).expire(conv, MESSAGE_TTL_S).exec();
+    },
+    async updateMessage(m) {
+      return (await redis.set(`${p}:msg:${m.id}`, JSON.stringify(m), { EX: MESSAGE_TTL_S, XX: true })) !== null;
     },
     async getMessage(id) {
       const raw = await redis.get(`${p}:msg:${id}`);

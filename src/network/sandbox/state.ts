@@ -48,12 +48,16 @@ export interface SandboxState {
   listAccounts(): Promise<SandboxAccount[]>;
   putTemplate(businessAccountId: string, t: SandboxTemplate): Promise<void>;
   listTemplates(businessAccountId: string): Promise<SandboxTemplate[]>;
+  /** One template by name and language (what every template send looks up). */
+  getTemplate(businessAccountId: string, name: string, language: string): Promise<SandboxTemplate | null>;
   /** Deletes by name (every language) or by name and language; returns how many. */
   deleteTemplates(businessAccountId: string, name: string, language?: string): Promise<number>;
   /** Records the customer's latest message time (opens the 24-hour window). */
   noteInbound(phoneNumberId: string, customer: string, at: number): Promise<void>;
   lastInbound(phoneNumberId: string, customer: string): Promise<number | null>;
   putMessage(m: SandboxMessage): Promise<void>;
+  /** Replaces a message already put (a new status); false, and nothing stored, when it is unknown or expired. */
+  updateMessage(m: SandboxMessage): Promise<boolean>;
   getMessage(id: string): Promise<SandboxMessage | null>;
   /** The latest messages between the number and the customer, oldest first. */
   conversation(phoneNumberId: string, customer: string, limit: number): Promise<SandboxMessage[]>;
