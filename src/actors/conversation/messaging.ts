@@ -183,7 +183,6 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         return { state: s, reply: { outcome: 'rejected', rejection: outcome.rejection, refunded: await refund(s, cmd.reservation) } };
       }
 
-      const contactId = await ensureContact(deps, s, ctx, null);
       const session = sessionFor(s, ctx);
       const sentAt = ctx.now.toISOString();
       const message: SessionMessage = {
@@ -203,8 +202,9 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       if (cmd.agentId !== undefined) message.agentId = cmd.agentId;
       if (cmd.reservation !== undefined) message.charge = { reservationId: cmd.reservation.id, amount: cmd.reservation.amount };
       // Stored before the actor's own write (unlike inbound messages and statuses): the message has
-      // left, and its status webhooks must find it even if this run stops here.
-      await deps.messages.append(message);
+      // left, and its status webhooks must find it even if this run stops here. The contact (first
+      // send only) and the message are independent writes: side by side, both durable before the commit.
+      const contactId = await bothSettled(ensureContact(deps, s, ctx, null), deps.messages.append(message));
       return sentOutcome(s, cmd, ctx, { ...s, contactId, session }, message);
     },
 
@@ -296,6 +296,14 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       };
     },
   };
+}
+
+/** Waits for both writes (neither is left running when the command fails); the first one's value, or the first failure. */
+async function bothSettled<T>(first: Promise<T>, second: Promise<unknown>): Promise<T> {
+  const [a, b] = await Promise.allSettled([first, second]);
+  if (a.status === 'rejected') throw a.reason;
+  if (b.status === 'rejected') throw b.reason;
+  return a.value;
 }
 
 /** The reply, state and `message.sent` event of a send whose message is stored. */
