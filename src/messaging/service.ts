@@ -239,9 +239,11 @@ export class MessagingService {
       );
     } catch (e) {
       // Refused at the door (mailbox full, bad command): it never ran, so it never will.
-      if (e instanceof AppError && (e.code === 'mailbox_full' || e.status === 400 || e.status === 404)) await this.d.credits.refund(org, reservationId);
+      if (e instanceof AppError && (e.code === 'mailbox_full' || e.status === 400 || e.status === 404)) await this.d.credits.release(org, reservationId);
       throw e;
     }
+    // Not sent (also when answered from the idempotency key: this retry's reservation may be a new one).
+    if (reply.outcome === 'rejected' || (reply.outcome === 'unavailable' && !reply.maybeSent)) await this.d.credits.release(org, reservationId);
     return this.expectSent(reply);
   }
 

@@ -58,5 +58,15 @@ export function createEmbeddedCreditRepo(db: EmbeddedDb, clock: Clock): CreditRe
       ]);
       return { refunded: true, balance: next };
     },
+    async release(org, id) {
+      const r = db.get<Reservation>('creditRes', resKey(org, id));
+      if (r === undefined || r.state !== 'reserved') return { released: false, balance: bal(org) };
+      const next = bal(org) + r.amount;
+      await db.write([
+        { coll: 'credits', key: org, value: next },
+        { coll: 'creditRes', key: resKey(org, id), delete: true },
+      ]);
+      return { released: true, balance: next };
+    },
   };
 }

@@ -28,6 +28,17 @@ redis.call('SET', KEYS[2], 'refunded:' .. amount, 'KEEPTTL')
 return {1, bal}
 `);
 
+// Like refund, but forgets the reservation (the send did not happen; a retry is charged anew).
+const releaseScript = new LuaScript(`
+local r = redis.call('GET', KEYS[2])
+local bal = tonumber(redis.call('GET', KEYS[1]) or '0')
+if not r or string.sub(r, 1, 9) ~= 'reserved:' then return {0, bal} end
+local amount = tonumber(string.sub(r, 10))
+bal = redis.call('INCRBY', KEYS[1], amount)
+redis.call('DEL', KEYS[2])
+return {1, bal}
+`);
+
 const topUpScript = new LuaScript(`
 if KEYS[2] ~= KEYS[1] then
   if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) == false then
@@ -59,6 +70,10 @@ export function createRedisCreditRepo(redis: RedisClient, prefix: string): Credi
     async refund(org, id) {
       const [refunded, balance] = pair(await refundScript.run(redis, [k(org)('credits'), k(org)('credit-res', id)], []));
       return { refunded: refunded === 1, balance };
+    },
+    async release(org, id) {
+      const [released, balance] = pair(await releaseScript.run(redis, [k(org)('credits'), k(org)('credit-res', id)], []));
+      return { released: released === 1, balance };
     },
   };
 }

@@ -1,14 +1,22 @@
 /**
  * Organization credit balances. Template sends reserve their price before
- * the network call and refund it when the network rejects the message.
+ * the network call; a send that did not happen releases it, a sent message
+ * the network later reports failed is refunded.
  *
  * Guarantees, in both adapters:
  * - `reserve` is atomic: it takes the amount only if the balance covers it,
  *   so concurrent sends never drive a balance below zero.
- * - A reservation is refunded at most once, however often `refund` is
- *   called (retries, a redelivered failure webhook).
- * - `reserve` with a reservation id already used changes nothing and reports
- *   the first outcome, so a retried command is not charged twice.
+ * - `reserve` with a reservation id that is held (or was refunded) changes
+ *   nothing and reports success, so a retried send is not charged twice.
+ * - `release` gives a held reservation back and forgets it: the send did not
+ *   happen, so a retry with the same idempotency key (same reservation id) is
+ *   a new attempt and is charged again. Without that, a retry after a refused
+ *   attempt (a full mailbox, say) would be sent for free.
+ * - `refund` gives a held reservation back and remembers it as refunded: the
+ *   message was sent and then failed; a retry of that send is answered as
+ *   sent, and must not be charged again.
+ * - Either gives a reservation back at most once, however often, and in
+ *   whatever mix, they are called (retries, redelivered webhooks, a stale owner).
  * - `topUp` with an operation id counts once.
  */
 export interface CreditRepo {
@@ -16,6 +24,7 @@ export interface CreditRepo {
   topUp(organizationId: string, amount: number, operationId?: string): Promise<{ balance: number; applied: boolean }>;
   reserve(organizationId: string, reservationId: string, amount: number): Promise<{ ok: boolean; balance: number }>;
   refund(organizationId: string, reservationId: string): Promise<{ refunded: boolean; balance: number }>;
+  release(organizationId: string, reservationId: string): Promise<{ released: boolean; balance: number }>;
 }
 
 /** Reservations and top-up ids are remembered this long (refunds of older sends are refused). */

@@ -18,7 +18,8 @@ import { createEmbeddedTemplateRepo } from '../../src/store/template-embedded.js
 import { createMemoryRateLimiter } from '../../src/store/ratelimit-embedded.js';
 import { createEmbeddedSessionMessageRepo } from '../../src/store/session-message-embedded.js';
 import type { SessionMessageRepo } from '../../src/store/session-message-types.js';
-import type { WhatsAppChannel } from '../../src/store/channel-types.js';
+import type { ChannelRepo, WhatsAppChannel } from '../../src/store/channel-types.js';
+import { shapeFromDefinition } from '../../src/network/template-rules.js';
 import { systemClock } from '../../src/clock.js';
 import { RecordingPublisher, testSettings } from '../actors/helpers.js';
 
@@ -53,11 +54,16 @@ function flakyMessages(repo: SessionMessageRepo) {
   return { faults, repo: wrapped };
 }
 
-/** The chat network: accepts every send, counts them. */
+/** The chat network: accepts every send (or rejects the next ones), counts them. */
 class CountingNetwork implements ChatNetwork {
   sends = 0;
+  reject = 0;
   async send(): Promise<SendOutcome> {
     this.sends++;
+    if (this.reject > 0) {
+      this.reject--;
+      return { ok: false, rejection: { code: 132001, title: 'Template does not exist', message: 'no such template', httpStatus: 404 } };
+    }
     return { ok: true, messageId: `wamid.test-${this.sends}` };
   }
   async listTemplates() {
@@ -99,7 +105,28 @@ async function world() {
     ...realCredits,
     refund: (org, id) => (creditFaults.refund > 0 && creditFaults.refund-- > 0 ? Promise.reject(new Error('credit store unavailable')) : realCredits.refund(org, id)),
   };
-  const deps: MessagingHandlerDeps = { channels, networkFor: () => network, messages: messages.repo, contacts: createEmbeddedStore(db).contacts, credits, log: silentLogger };
+  const channelFaults = { missing: 0 };
+  // What the actor reads (the service reads the real repo): a channel that vanishes between the two.
+  const actorChannels: ChannelRepo = {
+    ...channels,
+    get: (org, id) => (channelFaults.missing > 0 && channelFaults.missing-- > 0 ? Promise.resolve(null) : channels.get(org, id)),
+  };
+  const deps: MessagingHandlerDeps = { channels: actorChannels, networkFor: () => network, messages: messages.repo, contacts: createEmbeddedStore(db).contacts, credits, log: silentLogger };
+  const templates = createEmbeddedTemplateRepo(db);
+  const definition = [{ type: 'BODY', text: 'Hi {{1}}' }];
+  await templates.put({
+    organizationId: ORG,
+    channelId: channel.id,
+    name: 'greeting',
+    language: 'en_US',
+    category: 'UTILITY',
+    status: 'APPROVED',
+    components: definition,
+    shape: shapeFromDefinition(definition),
+    networkTemplateId: null,
+    source: 'operator',
+    updatedAt: '2030-01-01T00:00:00.000Z',
+  });
   const events = new RecordingPublisher();
   let actorStore!: FlakyActorStore;
   let gateway!: ConversationGateway;
@@ -119,12 +146,12 @@ async function world() {
   const receiver = new NetworkWebhookReceiver({ channels, messages: messages.repo, conversations, log: silentLogger });
   const service = new MessagingService({
     channels,
-    templates: createEmbeddedTemplateRepo(db),
+    templates,
     credits,
     rateLimiter: createMemoryRateLimiter(systemClock),
     messages: messages.repo,
     conversations,
-    prices: {},
+    prices: { UTILITY: 2 },
     templateRatePerMinute: 1000,
     log: silentLogger,
   });
@@ -150,7 +177,9 @@ async function world() {
     channel,
     credits,
     creditFaults,
+    channelFaults,
     envelope,
+    template: (to = CUSTOMER) => ({ channelId: channel.id, to, template: { name: 'greeting', language: { code: 'en_US', policy: 'deterministic' as const }, components: [{ type: 'body' as const, parameters: [{ type: 'text' as const, text: 'Ann' }] }] } }),
     network,
     events,
     messages,
@@ -304,5 +333,45 @@ describe('message.sent: a keyed send that stops after the network took it', () =
     // Another key is another send.
     expect(await w.service.sendText(w.principal, req, 'key-2')).toEqual({ success: true, messageId: 'wamid.test-2' });
     expect(w.network.sends).toBe(2);
+  });
+});
+
+describe('credits of keyed template sends that are retried', () => {
+  it('refused before the network: released, and the retry with the same key is charged once and sent', async () => {
+    const w = await world();
+    await w.credits.topUp(ORG, 10);
+    w.channelFaults.missing = 1;
+    await expect(w.service.sendTemplate(w.principal, w.template(), 'retry-1')).rejects.toMatchObject({ status: 404, code: 'channel_not_found' });
+    expect(await w.credits.balance(ORG)).toBe(10);
+    expect(w.network.sends).toBe(0);
+    // Not a free send: the retry is a new attempt and pays.
+    expect(await w.service.sendTemplate(w.principal, w.template(), 'retry-1')).toMatchObject({ success: true, messageId: 'wamid.test-1' });
+    expect(await w.credits.balance(ORG)).toBe(8);
+    expect(await w.service.sendTemplate(w.principal, w.template(), 'retry-1')).toMatchObject({ messageId: 'wamid.test-1' });
+    expect(await w.credits.balance(ORG)).toBe(8);
+    expect(w.network.sends).toBe(1);
+  });
+
+  it('rejected by the network: 502, and a retry answered from the key charges nothing', async () => {
+    const w = await world();
+    await w.credits.topUp(ORG, 10);
+    w.network.reject = 1;
+    for (let i = 0; i < 3; i++) {
+      await expect(w.service.sendTemplate(w.principal, w.template(), 'rejected-1')).rejects.toMatchObject({ status: 502, code: 'network_rejected' });
+      expect(await w.credits.balance(ORG)).toBe(10);
+    }
+    expect(w.network.sends).toBe(1);
+  });
+
+  it('sent, then reported failed: refunded once, and a retry of the send is answered without a new charge', async () => {
+    const w = await world();
+    await w.credits.topUp(ORG, 10);
+    const sent = await w.service.sendTemplate(w.principal, w.template(), 'failed-1');
+    expect(await w.credits.balance(ORG)).toBe(8);
+    await w.deliver(w.envelope({ statuses: [{ id: sent.messageId, status: 'failed', timestamp: '1893456000', recipient_id: CUSTOMER, errors: [{ code: 131026 }] }] }));
+    expect(await w.credits.balance(ORG)).toBe(10);
+    expect(await w.service.sendTemplate(w.principal, w.template(), 'failed-1')).toEqual(sent);
+    expect(await w.credits.balance(ORG)).toBe(10);
+    expect(w.network.sends).toBe(1);
   });
 });

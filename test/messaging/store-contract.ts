@@ -165,6 +165,27 @@ export function runMessagingStoreContract(name: string, create: () => Promise<Me
         expect(await s.credits.balance('orgA')).toBe(3);
       });
 
+      it('releases a reservation once and forgets it (a new reserve with the id charges again); a refunded one stays refunded', async () => {
+        await s.credits.topUp('orgA', 10);
+        await s.credits.reserve('orgA', 'r1', 4);
+        const releases = await Promise.all([1, 2, 3].map(() => s.credits.release('orgA', 'r1')));
+        expect(releases.filter((r) => r.released)).toHaveLength(1);
+        expect(await s.credits.balance('orgA')).toBe(10);
+        // The same id again is a new attempt: charged.
+        expect(await s.credits.reserve('orgA', 'r1', 4)).toEqual({ ok: true, balance: 6 });
+        // Refunded (sent, then failed): remembered, a retry is not charged, and nothing more is given back.
+        expect((await s.credits.refund('orgA', 'r1')).refunded).toBe(true);
+        expect(await s.credits.reserve('orgA', 'r1', 4)).toEqual({ ok: true, balance: 10 });
+        expect((await s.credits.release('orgA', 'r1')).released).toBe(false);
+        expect((await s.credits.refund('orgA', 'r1')).refunded).toBe(false);
+        expect(await s.credits.balance('orgA')).toBe(10);
+        // Released first: a later refund finds nothing to give back.
+        await s.credits.reserve('orgA', 'r2', 3);
+        await Promise.all([s.credits.release('orgA', 'r2'), s.credits.refund('orgA', 'r2'), s.credits.release('orgA', 'r2')]);
+        expect(await s.credits.balance('orgA')).toBe(10);
+        expect((await s.credits.release('orgB', 'r2')).released).toBe(false);
+      });
+
       it('never goes below zero under concurrent reservations', async () => {
         await s.credits.topUp('orgA', 25);
         const results = await Promise.all(Array.from({ length: 100 }, (_, i) => s.credits.reserve('orgA', `c${i}`, 1 + (i % 2))));

@@ -118,9 +118,10 @@ function sessionFor(s: ConversationState, ctx: HandlerContext): Session {
 }
 
 export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<ConversationState, MessagingCommand, MessagingReplies> {
+  /** The send did not happen: its reservation goes back and is forgotten (a retry with the same key is charged anew). */
   const refund = async (s: ConversationState, reservation: { id: string } | undefined): Promise<boolean> => {
     if (reservation === undefined) return false;
-    return (await deps.credits.refund(s.organizationId, reservation.id)).refunded;
+    return (await deps.credits.release(s.organizationId, reservation.id)).released;
   };
   /** The network does not bill a message it could not deliver; at most once per reservation. */
   const refundFailed = async (m: SessionMessage): Promise<void> => {
