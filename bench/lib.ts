@@ -1,4 +1,7 @@
+import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
+import express from 'express';
+import { connectRedis } from '../src/store/index.js';
 
 export interface LoadResult {
   name: string;
@@ -32,4 +35,52 @@ export function report(title: string, baseline: LoadResult, rows: LoadResult[]):
   console.log(`\n## ${title}\n`);
   console.log(fmt(baseline) + '   <- baseline');
   for (const r of rows) console.log(fmt(r));
+}
+
+/** Like `load`, but each request gets its own body (different contacts, unique ids). */
+export async function loadVaried(
+  name: string,
+  url: string,
+  headers: Record<string, string>,
+  next: () => { body: string; headers?: Record<string, string> },
+  connections = 16,
+): Promise<LoadResult> {
+  const u = new URL(url);
+  const r = await autocannon({
+    url: u.origin,
+    connections,
+    duration: Number(process.env.BENCH_SECONDS ?? 5),
+    requests: [
+      {
+        method: 'POST',
+        path: u.pathname,
+        setupRequest: (req) => {
+          const n = next();
+          return { ...req, body: n.body, headers: { ...headers, ...n.headers } };
+        },
+      },
+    ],
+  });
+  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
+}
+
+/** The shared baseline: a bare express 5 endpoint doing one Redis SET per POST. */
+export async function startBareRedisEndpoint(redisUrl: string): Promise<{ url: string; close(): Promise<void> }> {
+  const client = await connectRedis(redisUrl);
+  const app = express();
+  app.use(express.json());
+  let n = 0;
+  app.post('/write', async (req, res) => {
+    await client.set(`bare:${n++}`, JSON.stringify(req.body));
+    res.status(201).json({ ok: true });
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/write`,
+    close: async () => {
+      server.close();
+      await client.close();
+    },
+  };
 }

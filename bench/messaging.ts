@@ -9,59 +9,25 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
-import autocannon from 'autocannon';
-import express from 'express';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
 import { startServer, type RunningServer } from '../src/server.js';
-import { connectRedis } from '../src/store/index.js';
 import { signHubSignature } from '../src/network/index.js';
 import type { WhatsAppChannel } from '../src/store/channel-types.js';
 import { startNats, startRedis } from '../test/harness/servers.js';
-import { report, type LoadResult } from './lib.js';
+import { loadVaried as loadVariedBodies, report, startBareRedisEndpoint, type LoadResult } from './lib.js';
 
 const OPERATOR = 'bench-operator-token-0123456789';
 const CONNECTIONS = 16;
-const seconds = () => Number(process.env.BENCH_SECONDS ?? 5);
 
-/** Like lib.load, but each request gets its own body (different contacts, unique network ids). */
-async function loadVaried(name: string, url: string, headers: Record<string, string>, next: () => { body: string; headers?: Record<string, string> }): Promise<LoadResult> {
-  const u = new URL(url);
-  const r = await autocannon({
-    url: u.origin,
-    connections: CONNECTIONS,
-    duration: seconds(),
-    requests: [
-      {
-        method: 'POST',
-        path: u.pathname,
-        setupRequest: (req) => {
-          const n = next();
-          return { ...req, body: n.body, headers: { ...headers, ...n.headers } };
-        },
-      },
-    ],
-  });
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
-}
+const loadVaried = (name: string, url: string, headers: Record<string, string>, next: () => { body: string; headers?: Record<string, string> }) =>
+  loadVariedBodies(name, url, headers, next, CONNECTIONS);
 
 async function bareBaseline(redisUrl: string): Promise<LoadResult> {
-  const client = await connectRedis(redisUrl);
-  const app = express();
-  app.use(express.json());
-  let n = 0;
-  app.post('/write', async (req, res) => {
-    await client.set(`bare:${n++}`, JSON.stringify(req.body));
-    res.status(201).json({ ok: true });
-  });
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/write`;
+  const bare = await startBareRedisEndpoint(redisUrl);
   let i = 0;
-  const result = await loadVaried('bare express + 1 Redis SET', url, { 'content-type': 'application/json' }, () => ({ body: JSON.stringify({ to: String(4915100000000 + (i++ % 1000)) }) }));
-  server.close();
-  await client.close();
+  const result = await loadVaried('bare express + 1 Redis SET', bare.url, { 'content-type': 'application/json' }, () => ({ body: JSON.stringify({ to: String(4915100000000 + (i++ % 1000)) }) }));
+  await bare.close();
   return result;
 }
 

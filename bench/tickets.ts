@@ -5,32 +5,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
-import express from 'express';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
 import { startServer } from '../src/server.js';
-import { connectRedis } from '../src/store/index.js';
 import { startRedis } from '../test/harness/servers.js';
-import { load, report, type LoadResult } from './lib.js';
+import { load, report, startBareRedisEndpoint, type LoadResult } from './lib.js';
 
 const OPERATOR = 'bench-operator-token-0123456789';
 
 async function bareBaseline(redisUrl: string): Promise<LoadResult> {
-  const client = await connectRedis(redisUrl);
-  const app = express();
-  app.use(express.json());
-  let n = 0;
-  app.post('/write', async (req, res) => {
-    await client.set(`bare:${n++}`, JSON.stringify(req.body));
-    res.status(201).json({ ok: true });
-  });
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/write`;
-  const result = await load('bare express + 1 Redis SET', { url, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'x', description: 'y' }) });
-  server.close();
-  await client.close();
+  const bare = await startBareRedisEndpoint(redisUrl);
+  const result = await load('bare express + 1 Redis SET', { url: bare.url, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ subject: 'x', description: 'y' }) });
+  await bare.close();
   return result;
 }
 
