@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
 import { startServer } from '../src/server.js';
-import { startRedis } from '../test/harness/servers.js';
+import { startNats, startRedis } from '../test/harness/servers.js';
 import { load, report, startBareRedisEndpoint, type LoadResult } from './lib.js';
 
 const OPERATOR = 'bench-operator-token-0123456789';
@@ -38,14 +38,18 @@ async function ticketRun(label: string, env: Record<string, string>): Promise<Lo
 }
 
 export async function run(): Promise<void> {
-  const redis = await startRedis();
+  const [redis, nats] = await Promise.all([startRedis(), startNats()]);
   const dir = mkdtempSync(join(tmpdir(), 'sb-bench-'));
   try {
     const baseline = await bareBaseline(redis.url);
-    const rows = [...(await ticketRun('embedded, on disk', { DATA_DIR: dir })), ...(await ticketRun('Redis', { REDIS_URL: redis.url }))];
+    const rows = [
+      ...(await ticketRun('embedded, on disk', { DATA_DIR: join(dir, 'embedded') })),
+      // Clustered as deployed: state in Redis, the ticket.* events in JetStream before the answer.
+      ...(await ticketRun('clustered: Redis + NATS', { DATA_DIR: join(dir, 'clustered'), REDIS_URL: redis.url, NATS_URL: nats.url, SECRETS_KEY: 'c'.repeat(64) })),
+    ];
     report('Tickets (16 connections, autocannon)', baseline, rows);
   } finally {
-    await redis.stop();
+    await Promise.all([redis.stop(), nats.stop()]);
     rmSync(dir, { recursive: true, force: true });
   }
 }

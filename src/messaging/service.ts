@@ -1,3 +1,4 @@
+import { requireScope } from '../app/principal.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { AppError, notFound } from '../errors.js';
 import type { Principal } from '../domain/types.js';
@@ -66,7 +67,8 @@ export type RateLimitHeaders = Record<string, string>;
  * Sends and history, as the REST endpoints (and MCP tools) use them. Checks
  * everything the registry and the organization's channels can tell before a
  * send reaches the contact's actor; the actor then judges the window and the
- * handover on its own state and talks to the network.
+ * handover on its own state and talks to the network. It checks the caller's
+ * scopes itself (like TicketService), so REST routes and MCP tools refuse alike.
  */
 export class MessagingService {
   constructor(private readonly d: MessagingServiceDeps) {}
@@ -95,6 +97,7 @@ export class MessagingService {
 
   /** `POST /v2/wa/template` (and the deprecated v1, which hides the errors). */
   async sendTemplate(principal: Principal, req: TemplateSendRequest, idempotencyKey?: string): Promise<TemplateSendResult> {
+    requireScope(principal, 'message:send');
     const channel = await this.chatChannel(principal.organizationId, req.channelId, 'template');
     const template = await this.approvedTemplate(principal.organizationId, channel, req.template.name, req.template.language.code);
     const components = req.template.components as GraphTemplateComponent[] | undefined;
@@ -106,6 +109,7 @@ export class MessagingService {
 
   /** `POST /api/v1/whatsapp/send-template`: 404 for a template that is unknown or not approved. */
   async sendApiV1Template(principal: Principal, req: ApiV1TemplateSendRequest, idempotencyKey?: string): Promise<{ message_id: string; status: string }> {
+    requireScope(principal, 'chat:send');
     const channel = req.channelId !== undefined ? await this.chatChannel(principal.organizationId, req.channelId, 'template') : await this.defaultChatChannel(principal.organizationId);
     const t = await this.d.templates.get(principal.organizationId, channel.id, req.template, req.language);
     if (t === null || t.status !== 'APPROVED') {
@@ -136,6 +140,7 @@ export class MessagingService {
   }
 
   private async sendFreeform(principal: Principal, channelId: string, to: string, send: OutboundSend, idempotencyKey?: string) {
+    requireScope(principal, 'message:send');
     const channel = await this.d.channels.get(principal.organizationId, channelId);
     if (channel === null) throw new AppError(404, 'channel_not_found', 'no channel with this id in the organization', { channelId });
     // The spec's contract for a channel that is not on the chat network: not an error, just no send.
@@ -159,6 +164,7 @@ export class MessagingService {
    * session or another organization's.
    */
   async sessionMessages(principal: Principal, sessionId: string) {
+    requireScope(principal, 'conversation:handover:request');
     const list = await this.d.messages.listSession(principal.organizationId, sessionId);
     if (list === null) throw notFound('session');
     return list.map(publicMessage);
