@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../src/events/types.js';
 import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
-import { startNats, startRedis, type ServerProcess } from '../harness/servers.js';
+import { useRedisAndNats } from '../harness/use-servers.js';
 
 /**
  * The handover API (spec: Conversation handover), run against one embedded
@@ -117,19 +117,12 @@ function handoverSuite(name: string, start: () => Promise<TestService[]>) {
 
 handoverSuite('embedded', async () => [await startTestService()]);
 
-let redis: ServerProcess;
-let nats: ServerProcess;
-beforeAll(async () => {
-  [redis, nats] = await Promise.all([startRedis(), startNats()]);
-});
-afterAll(async () => {
-  await Promise.all([redis?.stop(), nats?.stop()]);
-});
+const servers = useRedisAndNats();
 
 handoverSuite('clustered, three nodes', async () => {
   const env = (id: string) => ({
-    REDIS_URL: redis.url,
-    NATS_URL: nats.url,
+    REDIS_URL: servers.redis.url,
+    NATS_URL: servers.nats.url,
     KEY_PREFIX: 'ho',
     NODE_ID: id,
     ACTOR_PARTITIONS: '16',

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../harness/service.js';
-import { startNats, startRedis, type ServerProcess } from '../harness/servers.js';
+import { useRedisAndNats } from '../harness/use-servers.js';
 import { messagingOrg, op, orderUpdate, startMessagingService } from './messaging-helpers.js';
 
 /**
@@ -96,19 +96,12 @@ function creditsSuite(name: string, start: () => Promise<TestService[]>) {
 
 creditsSuite('embedded', async () => [await startMessagingService()]);
 
-let redis: ServerProcess;
-let nats: ServerProcess;
-beforeAll(async () => {
-  [redis, nats] = await Promise.all([startRedis(), startNats()]);
-}, 60_000);
-afterAll(async () => {
-  await Promise.all([redis?.stop(), nats?.stop()]);
-});
+const servers = useRedisAndNats();
 
 creditsSuite('clustered, two nodes', async () => {
   const env = (id: string) => ({
-    REDIS_URL: redis.url,
-    NATS_URL: nats.url,
+    REDIS_URL: servers.redis.url,
+    NATS_URL: servers.nats.url,
     KEY_PREFIX: 'cr',
     NODE_ID: id,
     ACTOR_PARTITIONS: '8',

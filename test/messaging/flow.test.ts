@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../src/events/types.js';
 import { ManualClock } from '../../src/clock.js';
 import type { TestService } from '../harness/service.js';
-import { startNats, startRedis, type ServerProcess } from '../harness/servers.js';
+import { useRedisAndNats } from '../harness/use-servers.js';
 import { eventually, messagingOrg, op, orderUpdate, startMessagingService, type MessagingOrg } from './messaging-helpers.js';
 
 const HOUR = 3600_000;
@@ -157,19 +157,12 @@ function messagingSuite(name: string, start: (clock: ManualClock) => Promise<Tes
 
 messagingSuite('embedded', async (clock) => [await startMessagingService({ clock })]);
 
-let redis: ServerProcess;
-let nats: ServerProcess;
-beforeAll(async () => {
-  [redis, nats] = await Promise.all([startRedis(), startNats()]);
-}, 60_000);
-afterAll(async () => {
-  await Promise.all([redis?.stop(), nats?.stop()]);
-});
+const servers = useRedisAndNats();
 
 messagingSuite('clustered, two nodes', async (clock) => {
   const env = (id: string) => ({
-    REDIS_URL: redis.url,
-    NATS_URL: nats.url,
+    REDIS_URL: servers.redis.url,
+    NATS_URL: servers.nats.url,
     KEY_PREFIX: 'msg',
     NODE_ID: id,
     ACTOR_PARTITIONS: '8',

@@ -4,12 +4,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { EmbeddedEventLog, JetStreamEventLog, type DomainEvent, type EventLog } from '../../src/events/index.js';
 import { connectRedis, createRedisWebhookStore, openWebhookStores, type RedisClient } from '../../src/store/index.js';
 import { generateSecret } from '../../src/webhooks/index.js';
-import { startNats, startRedis, type ServerProcess } from '../harness/servers.js';
+import { useRedisAndNats } from '../harness/use-servers.js';
 import { eventually } from '../events/contract.js';
 import { startReceiver, type TestReceiver } from './receiver.js';
 import { makeRegistration } from './store-contract.js';
@@ -117,20 +117,13 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
   }, 90_000);
 
   describe('clustered (Redis + JetStream)', () => {
-    let redis: ServerProcess;
-    let nats: ServerProcess;
-    beforeAll(async () => {
-      [redis, nats] = await Promise.all([startRedis(), startNats()]);
-    });
-    afterAll(async () => {
-      await Promise.all([redis?.stop(), nats?.stop()]);
-    });
+    const servers = useRedisAndNats();
 
     it('another node takes over the dead one\'s lanes and events: everything arrives', async () => {
       const prefix = `k${randomUUID().slice(0, 6)}`;
-      const env = { ...baseEnv, REDIS_URL: redis.url, NATS_URL: nats.url, KEY_PREFIX: prefix, EVENTS_ACK_WAIT_MS: '2000' };
+      const env = { ...baseEnv, REDIS_URL: servers.redis.url, NATS_URL: servers.nats.url, KEY_PREFIX: prefix, EVENTS_ACK_WAIT_MS: '2000' };
       const receivers = await slowReceivers(3);
-      const client: RedisClient = await connectRedis(redis.url);
+      const client: RedisClient = await connectRedis(servers.redis.url);
       let log: EventLog | undefined;
       try {
         const store = createRedisWebhookStore(client, prefix);
@@ -141,7 +134,7 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
         }
         const a = await startNode({ ...env, NODE_ID: 'a' });
         const b = await startNode({ ...env, NODE_ID: 'b' });
-        log = await JetStreamEventLog.connect(nats.url, { prefix });
+        log = await JetStreamEventLog.connect(servers.nats.url, { prefix });
         const ids: string[] = [];
         for (let i = 0; i < 40; i++) {
           const e = event('orgC', i);
@@ -163,8 +156,8 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
 
     it('NATS restarted mid-run: nothing published is lost', async () => {
       const prefix = `n${randomUUID().slice(0, 6)}`;
-      const client = await connectRedis(redis.url);
-      const events = await JetStreamEventLog.connect(nats.url, { prefix, ackWaitMs: 2000, publishTimeoutMs: 20_000 });
+      const client = await connectRedis(servers.redis.url);
+      const events = await JetStreamEventLog.connect(servers.nats.url, { prefix, ackWaitMs: 2000, publishTimeoutMs: 20_000 });
       const harness = await startHarness({ store: createRedisWebhookStore(client, prefix), events });
       const r = await startReceiver();
       try {
@@ -172,7 +165,7 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
         const ids: string[] = [];
         const publish = async (i: number) => { ids.push((await harness.publish('orgN', 'resource.updated', { i })).id); };
         for (let i = 0; i < 20; i++) await publish(i);
-        const restarting = nats.restart();
+        const restarting = servers.nats.restart();
         const during = Promise.all(Array.from({ length: 10 }, (_, i) => publish(100 + i)));
         await restarting;
         await during;
