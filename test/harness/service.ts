@@ -3,6 +3,7 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { silentLogger } from '../../src/log.js';
 import type { Clock } from '../../src/clock.js';
 import { SCOPES, type Scope } from '../../src/domain/scopes.js';
+import { main as adminCli } from '../../src/cli/admin.js';
 
 export const OPERATOR_TOKEN = 'test-operator-token-0123456789';
 
@@ -74,4 +75,12 @@ export async function startTestService(opts: { env?: Record<string, string>; clo
   };
 
   return { url, running, call, createOrg, close: () => running.close() };
+}
+
+/** Runs the operator CLI in-process against a test service, capturing what it prints. */
+export async function runCli(svc: TestService, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await adminCli(args, { SWITCHBOARD_URL: svc.url, SWITCHBOARD_OPERATOR_TOKEN: OPERATOR_TOKEN }, (s) => out.push(s), (s) => err.push(s));
+  return { code, out: out.join('\n'), err: err.join('\n') };
 }

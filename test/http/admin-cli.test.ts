@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/admin.js';
-import { OPERATOR_TOKEN, startTestService, type TestService } from '../harness/service.js';
+import { runCli, startTestService, type TestService } from '../harness/service.js';
 
 describe('admin CLI', () => {
   let svc: TestService;
@@ -9,12 +8,7 @@ describe('admin CLI', () => {
   });
   afterAll(() => svc?.close());
 
-  async function cli(...args: string[]) {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await main(args, { SWITCHBOARD_URL: svc.url, SWITCHBOARD_OPERATOR_TOKEN: OPERATOR_TOKEN }, (s) => out.push(s), (s) => err.push(s));
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  }
+  const cli = (...args: string[]) => runCli(svc, ...args);
 
   it('creates an organization, a user and a working key, lists and revokes it', async () => {
     const org = JSON.parse((await cli('org', 'create', '--name', 'CLI Co', '--json')).out);

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/admin.js';
-import { OPERATOR_TOKEN, type TestService } from '../harness/service.js';
+import { runCli, type TestService } from '../harness/service.js';
 import { orderUpdate, startMessagingService } from './messaging-helpers.js';
 
 describe('admin CLI: channels, templates, credits', () => {
@@ -10,12 +9,7 @@ describe('admin CLI: channels, templates, credits', () => {
   });
   afterAll(() => svc?.close());
 
-  async function cli(...args: string[]) {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await main(args, { SWITCHBOARD_URL: svc.url, SWITCHBOARD_OPERATOR_TOKEN: OPERATOR_TOKEN }, (s) => out.push(s), (s) => err.push(s));
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  }
+  const cli = (...args: string[]) => runCli(svc, ...args);
 
   it('creates a sandbox channel, tops up credits, and the organization can send at once', async () => {
     const org = await svc.createOrg('CLI');
