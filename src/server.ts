@@ -18,7 +18,7 @@ import { systemRoutes, type ReadinessCheck } from './http/routes/system.js';
 import { ticketRoutes } from './http/routes/tickets.js';
 import { integrationRoutes } from './http/routes/integrations.js';
 import { McpGateway, mcpBaseUrl, startMcpListener } from './mcp/index.js';
-import { openEventLog, type EventLog } from './events/index.js';
+import { openEventLog, OutboxRelay, type EventLog } from './events/index.js';
 import { openWebhookStores } from './store/index.js';
 import { createWebhooks, type Webhooks } from './webhooks/index.js';
 import { ResourceService } from './resources/index.js';
@@ -97,9 +97,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   await webhooks.start();
   closers.push(() => webhooks.stop(Math.min(5000, config.SHUTDOWN_TIMEOUT_MS)));
   const resources = new ResourceService(webhookStores.resources, events, () => clock.now());
-  tickets.onChange(async (type, ticket) => {
-    await events.publish({ id: randomUUID(), type, organizationId: ticket.organizationId, createdAt: new Date(clock.now()).toISOString(), data: ticket });
-  });
+  // Ticket events are written to the store's outbox with the change (one atomic write) and relayed to
+  // the log after the answer; the relay stops before the log and the store close.
+  const ticketEvents = new OutboxRelay(store.outbox, events, log, { owner: `${config.NODE_ID ?? 'node'}:${randomUUID()}` });
+  ticketEvents.start();
+  closers.push(() => ticketEvents.stop());
+  tickets.onChange(async (_type, ticket) => ticketEvents.kick(ticket.organizationId));
   // Actors (issue 3) stop first on shutdown: they hand their partitions over while events and store still work.
   const metrics = new MetricsRegistry();
   // Messaging (issue 4) opens before the actors (its handlers run in the conversation actor) and closes after them.

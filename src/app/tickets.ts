@@ -3,7 +3,7 @@ import { badRequest, notFound } from '../errors.js';
 import type { Clock } from '../clock.js';
 import type { Principal, Ticket } from '../domain/types.js';
 import { applyTicketChanges, initialResolutionDate, TICKET_ID_PATTERN } from '../domain/ticket-rules.js';
-import type { Store } from '../store/index.js';
+import type { Store, TicketEventStamp } from '../store/index.js';
 import { requireScope } from './principal.js';
 import type { CreateTicketInput, ListTicketsInput, UpdateTicketInput } from './schemas.js';
 
@@ -14,7 +14,11 @@ export interface TicketList {
   totalPages: number;
 }
 
-/** Listener for ticket changes (the event log subscribes to publish ticket.* events). */
+/**
+ * Called after a ticket change committed. The change's event is already
+ * recorded in the store's outbox with it; listeners only need to react
+ * (the server kicks its outbox relay).
+ */
 export type TicketListener = (event: 'ticket.created' | 'ticket.updated', ticket: Ticket, principal: Principal) => Promise<void>;
 
 /**
@@ -36,6 +40,11 @@ export class TicketService {
 
   private async emit(event: 'ticket.created' | 'ticket.updated', ticket: Ticket, principal: Principal): Promise<void> {
     for (const l of this.listeners) await l(event, ticket, principal);
+  }
+
+  /** The event recorded with the change; its id stays the same through every relay attempt. */
+  private stamp(type: TicketEventStamp['type'], now: string): TicketEventStamp {
+    return { id: randomUUID(), type, createdAt: now };
   }
 
   private visible(principal: Principal, t: Ticket): boolean {
@@ -63,19 +72,22 @@ export class TicketService {
     }
     const now = new Date(this.clock.now()).toISOString();
     const status = input.status ?? 'open';
-    const ticket = await this.store.tickets.create({
-      _id: randomUUID(),
-      title: (input.subject ?? input.title)!,
-      description: input.description,
-      status,
-      priority: input.priority ?? 'medium',
-      assigneeId: input.assigneeId ?? null,
-      audienceId,
-      organizationId: org,
-      resolutionDate: initialResolutionDate(status, now),
-      createdAt: now,
-      updatedAt: now,
-    });
+    const ticket = await this.store.tickets.create(
+      {
+        _id: randomUUID(),
+        title: (input.subject ?? input.title)!,
+        description: input.description,
+        status,
+        priority: input.priority ?? 'medium',
+        assigneeId: input.assigneeId ?? null,
+        audienceId,
+        organizationId: org,
+        resolutionDate: initialResolutionDate(status, now),
+        createdAt: now,
+        updatedAt: now,
+      },
+      this.stamp('ticket.created', now),
+    );
     await this.emit('ticket.created', ticket, principal);
     return ticket;
   }
@@ -128,6 +140,7 @@ export class TicketService {
                 now,
               )
             : null,
+          this.stamp('ticket.updated', now),
         )
       : null;
     if (!updated) throw notFound('ticket');

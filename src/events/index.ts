@@ -12,3 +12,4 @@ export type {
 export { EmbeddedEventLog, type EmbeddedEventLogOptions } from './embedded-log.js';
 export { JetStreamEventLog, type JetStreamEventLogOptions } from './jetstream-log.js';
 export { openEventLog } from './open.js';
+export { OutboxRelay, type OutboxRelayOptions } from './outbox-relay.js';

@@ -2,9 +2,16 @@ import { conflict } from '../errors.js';
 import type { ApiKeyRecord, Contact, Organization, Ticket, User } from '../domain/types.js';
 import { canonicalTicket, formatTicketId } from '../domain/ticket-rules.js';
 import type { EmbeddedDb } from './embedded-db.js';
-import type { NewTicket, Store, TicketPage, TicketQuery } from './types.js';
+import type { DomainEvent } from '../events/types.js';
+import type { NewTicket, OutboxEntry, Store, TicketEventStamp, TicketPage, TicketQuery } from './types.js';
 
 const orgKey = (orgId: string, id: string) => `${orgId}/${id}`;
+
+/** The outbox op written in the same batch as the ticket change it belongs to. */
+function outboxOp(stamp: TicketEventStamp, ticket: Ticket) {
+  const event: DomainEvent = { ...stamp, organizationId: ticket.organizationId, data: ticket };
+  return { coll: 'outbox', key: orgKey(ticket.organizationId, stamp.id), value: event };
+}
 
 /**
  * The embedded store: everything in memory, every acknowledged write durable
@@ -95,13 +102,14 @@ export function createEmbeddedStore(db: EmbeddedDb): Store {
       },
     },
     tickets: {
-      async create(ticket: NewTicket) {
+      async create(ticket: NewTicket, event) {
         const seq = (db.get<number>('ticketSeq', ticket.organizationId) ?? 0) + 1;
         const full = canonicalTicket({ ...ticket, ticketId: formatTicketId(new Date(ticket.createdAt), seq) });
         index.add({ ...full, seq });
         await db.write([
           { coll: 'ticketSeq', key: ticket.organizationId, value: seq },
           { coll: 'tickets', key: orgKey(ticket.organizationId, full.ticketId), value: { ...full, seq } },
+          outboxOp(event, full),
         ]);
         return full;
       },
@@ -109,7 +117,7 @@ export function createEmbeddedStore(db: EmbeddedDb): Store {
         const t = db.get<Ticket & { seq: number }>('tickets', orgKey(organizationId, ticketId));
         return t ? stripSeq(t) : null;
       },
-      async update(organizationId, ticketId, change) {
+      async update(organizationId, ticketId, change, event) {
         const key = orgKey(organizationId, ticketId);
         const current = db.get<StoredTicket>('tickets', key);
         if (!current) return null;
@@ -117,7 +125,7 @@ export function createEmbeddedStore(db: EmbeddedDb): Store {
         if (next === null) return null;
         const stored = { ...next, seq: current.seq };
         index.move(current, stored);
-        await db.put('tickets', key, stored);
+        await db.write([{ coll: 'tickets', key, value: stored }, outboxOp(event, canonicalTicket(next))]);
         return next;
       },
       async list(q: TicketQuery): Promise<TicketPage> {
@@ -148,6 +156,30 @@ export function createEmbeddedStore(db: EmbeddedDb): Store {
         }
         return { tickets, total };
       },
+    },
+    // Entries are keyed `<org>/<eventId>`; the collection keeps insertion
+    // order (also across a restart), which is the order of the changes.
+    outbox: {
+      async pendingOrganizations() {
+        return [...new Set([...db.values<DomainEvent>('outbox')].map((e) => e.organizationId))];
+      },
+      async peek(organizationId, limit) {
+        const out: OutboxEntry[] = [];
+        for (const event of db.values<DomainEvent>('outbox')) {
+          if (out.length >= limit) break;
+          if (event.organizationId === organizationId) out.push({ event, handle: event.id });
+        }
+        return out;
+      },
+      async remove(organizationId, handles) {
+        const ops = handles.filter((h) => db.has('outbox', orgKey(organizationId, h))).map((h) => ({ coll: 'outbox', key: orgKey(organizationId, h), delete: true as const }));
+        if (ops.length > 0) await db.write(ops);
+      },
+      // One process owns the embedded database: its relay is the only one.
+      async claim() {
+        return true;
+      },
+      async release() {},
     },
     meta: {
       async get(key) {

@@ -3,6 +3,7 @@ import { conflict } from '../errors.js';
 import type { ApiKeyRecord, Contact, Organization, Ticket, User } from '../domain/types.js';
 import { canonicalTicket, formatTicketId } from '../domain/ticket-rules.js';
 import { LuaScript, orgKeys, type RedisClient } from './redis-client.js';
+import type { DomainEvent } from '../events/types.js';
 import type { NewTicket, Store, TicketPage, TicketQuery } from './types.js';
 
 /*
@@ -25,6 +26,14 @@ import type { NewTicket, Store, TicketPage, TicketQuery } from './types.js';
  *   sb:{o:<org>}:tix:s:<status>      zset per status
  *   sb:{o:<org>}:tix:c:<contactId>   zset per contact
  *   sb:{o:<org>}:tix:a:<userId|->    zset per assignee ('-' = unassigned)
+ *   sb:{o:<org>}:outbox              list of event JSON waiting for the relay, oldest first
+ *   sb:{o:<org>}:outbox-lease        which node relays this organization's outbox (PX lease)
+ *   sb:outbox-orgs                   set of organizations with outbox entries
+ *
+ * `outbox-orgs` is the one key a ticket write touches outside the
+ * organization's slot: fine on a single Redis / Sentinel; on Redis Cluster
+ * the scripts would fail with CROSSSLOT, so it is to be revisited there
+ * (e.g. one such set per slot range, or sweeping by SCAN).
  */
 
 type StoredTicket = Ticket & { seq: number; version: number };
@@ -39,7 +48,11 @@ t.ticketId = id
 t.seq = seq
 t.version = 1
 redis.call('SET', ARGV[3] .. id, cjson.encode(t))
-for i = 2, #KEYS do redis.call('ZADD', KEYS[i], seq, id) end
+for i = 4, #KEYS do redis.call('ZADD', KEYS[i], seq, id) end
+local e = cjson.decode(ARGV[4])
+e.data.ticketId = id
+redis.call('RPUSH', KEYS[2], cjson.encode(e))
+redis.call('SADD', KEYS[3], ARGV[5])
 return seq
 `);
 
@@ -50,8 +63,32 @@ local t = cjson.decode(cur)
 if tostring(t.version) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2])
 local n = tonumber(ARGV[3])
-for i = 2, 1 + n do redis.call('ZREM', KEYS[i], ARGV[4]) end
-for i = 2 + n, #KEYS do redis.call('ZADD', KEYS[i], ARGV[5], ARGV[4]) end
+for i = 4, 3 + n do redis.call('ZREM', KEYS[i], ARGV[4]) end
+for i = 4 + n, #KEYS do redis.call('ZADD', KEYS[i], ARGV[5], ARGV[4]) end
+redis.call('RPUSH', KEYS[2], ARGV[6])
+redis.call('SADD', KEYS[3], ARGV[7])
+return 1
+`);
+
+// Removes relayed entries by value (event JSON is unique: it carries the
+// event id) and drops the organization from the pending set once empty.
+const removeOutboxScript = new LuaScript(`
+for i = 2, #ARGV do redis.call('LREM', KEYS[1], 1, ARGV[i]) end
+if redis.call('LLEN', KEYS[1]) == 0 then redis.call('SREM', KEYS[2], ARGV[1]) end
+return 1
+`);
+
+const claimLeaseScript = new LuaScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
+`);
+
+const releaseLeaseScript = new LuaScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
 `);
 
@@ -132,6 +169,7 @@ function toTicket(raw: string): Ticket {
 /** Redis adapter of the store ports. Multi-key changes are Lua scripts. */
 export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
   const k = (orgId: string) => orgKeys(prefix, orgId);
+  const pendingKey = `${prefix}:outbox-orgs`;
   const indexKeys = (orgId: string, t: Pick<Ticket, 'status' | 'audienceId' | 'assigneeId'>) => {
     const key = k(orgId);
     const keys = [key('tix'), key('tix', 's', t.status), key('tix', 'a', t.assigneeId ?? '-')];
@@ -238,13 +276,15 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
       },
     },
     tickets: {
-      async create(ticket: NewTicket) {
+      async create(ticket: NewTicket, stamp) {
         const key = k(ticket.organizationId);
+        // The script fills in data.ticketId once it has drawn the sequence.
+        const event: DomainEvent = { ...stamp, organizationId: ticket.organizationId, data: canonicalTicket({ ...ticket, ticketId: '' }) };
         const seq = Number(
           await createTicketScript.run(
             client,
-            [key('ticket-seq'), ...indexKeys(ticket.organizationId, ticket)],
-            [ymd(ticket.createdAt), JSON.stringify(ticket), key('ticket', '')],
+            [key('ticket-seq'), key('outbox'), pendingKey, ...indexKeys(ticket.organizationId, ticket)],
+            [ymd(ticket.createdAt), JSON.stringify(ticket), key('ticket', ''), JSON.stringify(event), ticket.organizationId],
           ),
         );
         return canonicalTicket({ ...ticket, ticketId: formatTicketId(new Date(ticket.createdAt), seq) });
@@ -253,7 +293,7 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
         const raw = await client.get(k(organizationId)('ticket', ticketId));
         return raw === null ? null : toTicket(raw);
       },
-      async update(organizationId, ticketId, change) {
+      async update(organizationId, ticketId, change, stamp) {
         const key = k(organizationId)('ticket', ticketId);
         for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
           const raw = await client.get(key);
@@ -266,10 +306,11 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
           const removed = oldIdx.filter((x) => !newIdx.includes(x));
           const added = newIdx.filter((x) => !oldIdx.includes(x));
           const body: StoredTicket = { ...next, seq: stored.seq, version: stored.version + 1 };
+          const event: DomainEvent = { ...stamp, organizationId, data: canonicalTicket(next) };
           const ok = await updateTicketScript.run(
             client,
-            [key, ...removed, ...added],
-            [stored.version, JSON.stringify(body), removed.length, ticketId, stored.seq],
+            [key, k(organizationId)('outbox'), pendingKey, ...removed, ...added],
+            [stored.version, JSON.stringify(body), removed.length, ticketId, stored.seq, JSON.stringify(event), organizationId],
           );
           if (ok === 1) return next;
           if (ok === -1) return null;
@@ -290,6 +331,25 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
         )) as [number, ...(string | null)[]];
         const [total, ...raws] = out;
         return { total: Number(total), tickets: raws.filter((r): r is string => r !== null).map(toTicket) };
+      },
+    },
+    outbox: {
+      async pendingOrganizations() {
+        return client.sMembers(pendingKey);
+      },
+      async peek(organizationId, limit) {
+        const raws = await client.lRange(k(organizationId)('outbox'), 0, limit - 1);
+        return raws.map((raw) => ({ event: JSON.parse(raw) as DomainEvent, handle: raw }));
+      },
+      async remove(organizationId, handles) {
+        if (handles.length === 0) return;
+        await removeOutboxScript.run(client, [k(organizationId)('outbox'), pendingKey], [organizationId, ...handles]);
+      },
+      async claim(organizationId, owner, ttlMs) {
+        return (await claimLeaseScript.run(client, [k(organizationId)('outbox-lease')], [owner, ttlMs])) === 1;
+      },
+      async release(organizationId, owner) {
+        await releaseLeaseScript.run(client, [k(organizationId)('outbox-lease')], [owner]);
       },
     },
     meta: {

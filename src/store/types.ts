@@ -1,4 +1,5 @@
 import type { ApiKeyRecord, Contact, Organization, Ticket, TicketStatus, User } from '../domain/types.js';
+import type { DomainEvent } from '../events/types.js';
 
 /**
  * Storage ports. Each has an embedded adapter (`memory.ts`, durable under
@@ -57,21 +58,60 @@ export interface TicketPage {
 /** What `TicketRepo.create` needs; the store assigns the sequence-based `ticketId`. */
 export type NewTicket = Omit<Ticket, 'ticketId'>;
 
+/**
+ * The event recorded with a ticket change (transactional outbox): the store
+ * completes it with the organization and, as `data`, the ticket as stored.
+ */
+export interface TicketEventStamp {
+  id: string;
+  type: 'ticket.created' | 'ticket.updated';
+  createdAt: string;
+}
+
 export interface TicketRepo {
   /**
    * Stores a new ticket and gives it a `ticketId` unique in its organization,
-   * `T-<yymmdd>-<sequence>`. Newest-first order follows the sequence.
+   * `T-<yymmdd>-<sequence>`. Newest-first order follows the sequence. The
+   * event goes into the organization's outbox in the same atomic write, so a
+   * stored change always has its event (see `OutboxRepo`).
    */
-  create(ticket: NewTicket): Promise<Ticket>;
+  create(ticket: NewTicket, event: TicketEventStamp): Promise<Ticket>;
   get(organizationId: string, ticketId: string): Promise<Ticket | null>;
   /**
    * Read-modify-write with optimistic concurrency: `change` gets the current
    * ticket and returns the new one (or null to abort); retried when another
    * writer got in between. Returns the stored result, or null if not found / aborted.
+   * The event is recorded in the outbox atomically with the change (not when aborted).
    */
-  update(organizationId: string, ticketId: string, change: (current: Ticket) => Ticket | null): Promise<Ticket | null>;
+  update(organizationId: string, ticketId: string, change: (current: Ticket) => Ticket | null, event: TicketEventStamp): Promise<Ticket | null>;
   /** Newest first, using indexes (no full scan in the Redis adapter). */
   list(query: TicketQuery): Promise<TicketPage>;
+}
+
+/** One outbox entry: the event and the opaque handle that removes it. */
+export interface OutboxEntry {
+  event: DomainEvent;
+  handle: string;
+}
+
+/**
+ * Events written together with the change that caused them, waiting to be
+ * relayed to the event log (`OutboxRelay`). Entries leave only through
+ * `remove`, after the log recorded them: at least once, never lost.
+ */
+export interface OutboxRepo {
+  /** Organizations that have entries waiting. */
+  pendingOrganizations(): Promise<string[]>;
+  /** Up to `limit` of the organization's entries, oldest first. */
+  peek(organizationId: string, limit: number): Promise<OutboxEntry[]>;
+  remove(organizationId: string, handles: string[]): Promise<void>;
+  /**
+   * Takes (or extends, when `owner` holds it) the organization's relay lease
+   * for `ttlMs`, so two nodes don't relay one organization at once; false
+   * when another owner holds it. The lease expires on its own if its node dies.
+   */
+  claim(organizationId: string, owner: string, ttlMs: number): Promise<boolean>;
+  release(organizationId: string, owner: string): Promise<void>;
 }
 
 export interface MetaRepo {
@@ -87,6 +127,7 @@ export interface Store {
   apiKeys: ApiKeyRepo;
   contacts: ContactRepo;
   tickets: TicketRepo;
+  outbox: OutboxRepo;
   meta: MetaRepo;
   /** True when nothing was ever stored (first start). */
   isEmpty(): Promise<boolean>;

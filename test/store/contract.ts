@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/index.js';
+import type { Store, TicketEventStamp } from '../../src/store/index.js';
 import type { Ticket, TicketStatus } from '../../src/domain/types.js';
 import { TICKET_ID_PATTERN } from '../../src/domain/ticket-rules.js';
 
@@ -23,6 +23,8 @@ function newTicket(orgId: string, over: Partial<Ticket> = {}): Omit<Ticket, 'tic
     ...over,
   };
 }
+
+const stamp = (type: TicketEventStamp['type'] = 'ticket.created'): TicketEventStamp => ({ id: randomUUID(), type, createdAt: now() });
 
 /** One suite, run against every Store adapter. */
 export function runStoreContract(name: string, create: () => Promise<Store>): void {
@@ -84,7 +86,7 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
 
     it('gives tickets unique T-<digits>-<digits> ids and lists newest first with totals and pages', async () => {
       const ids: string[] = [];
-      for (let i = 0; i < 7; i++) ids.push((await store.tickets.create(newTicket('o1', { title: `t${i}` }))).ticketId);
+      for (let i = 0; i < 7; i++) ids.push((await store.tickets.create(newTicket('o1', { title: `t${i}` }), stamp())).ticketId);
       for (const id of ids) expect(id).toMatch(TICKET_ID_PATTERN);
       expect(new Set(ids).size).toBe(7);
       const page1 = await store.tickets.list({ organizationId: 'o1', offset: 0, limit: 3 });
@@ -101,7 +103,7 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
 
     it('filters by status, contact and agent visibility, and keeps indexes right after updates', async () => {
       const mk = (status: TicketStatus, audienceId: string | null, assigneeId: string | null) =>
-        store.tickets.create(newTicket('o1', { status, audienceId, assigneeId, title: `${status}/${audienceId}/${assigneeId}` }));
+        store.tickets.create(newTicket('o1', { status, audienceId, assigneeId, title: `${status}/${audienceId}/${assigneeId}` }), stamp());
       const a = await mk('open', 'c1', null);
       await mk('open', 'c2', 'agent1');
       await mk('resolved', 'c1', 'agent2');
@@ -115,7 +117,7 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
       expect(await titles({ visibleToAgent: 'agent1' })).toEqual(['in_progress/null/agent1', 'open/c1/null', 'open/c2/agent1']);
       expect(await titles({ visibleToAgent: 'agent1', status: 'open', audienceId: 'c2' })).toEqual(['open/c2/agent1']);
 
-      const updated = await store.tickets.update('o1', a.ticketId, (t) => ({ ...t, status: 'closed', assigneeId: 'agent2' }));
+      const updated = await store.tickets.update('o1', a.ticketId, (t) => ({ ...t, status: 'closed', assigneeId: 'agent2' }), stamp('ticket.updated'));
       expect(updated?.status).toBe('closed');
       expect(await titles({ status: 'open' })).toEqual(['open/c2/agent1']);
       expect(await titles({ status: 'closed' })).toEqual(['open/c1/null']);
@@ -126,19 +128,54 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
     });
 
     it('applies concurrent updates of one ticket without losing any', async () => {
-      const t = await store.tickets.create(newTicket('o1', { description: '' }));
+      const t = await store.tickets.create(newTicket('o1', { description: '' }), stamp());
       await Promise.all(
-        Array.from({ length: 15 }, (_, i) => store.tickets.update('o1', t.ticketId, (cur) => ({ ...cur, description: cur.description + `[${i}]` }))),
+        Array.from({ length: 15 }, (_, i) => store.tickets.update('o1', t.ticketId, (cur) => ({ ...cur, description: cur.description + `[${i}]` }), stamp('ticket.updated'))),
       );
       const final = await store.tickets.get('o1', t.ticketId);
       for (let i = 0; i < 15; i++) expect(final!.description).toContain(`[${i}]`);
     });
 
     it('returns null when updating a missing or foreign ticket, and when the change aborts', async () => {
-      const t = await store.tickets.create(newTicket('o1'));
-      expect(await store.tickets.update('o2', t.ticketId, (c) => c)).toBeNull();
-      expect(await store.tickets.update('o1', 'T-1-1', (c) => c)).toBeNull();
-      expect(await store.tickets.update('o1', t.ticketId, () => null)).toBeNull();
+      const t = await store.tickets.create(newTicket('o1'), stamp());
+      expect(await store.tickets.update('o2', t.ticketId, (c) => c, stamp('ticket.updated'))).toBeNull();
+      expect(await store.tickets.update('o1', 'T-1-1', (c) => c, stamp('ticket.updated'))).toBeNull();
+      expect(await store.tickets.update('o1', t.ticketId, () => null, stamp('ticket.updated'))).toBeNull();
+    });
+
+    it('records each ticket change and its event in the outbox together, in order, per organization', async () => {
+      const created = stamp();
+      const t = await store.tickets.create(newTicket('o1'), created);
+      const updatedStamp = stamp('ticket.updated');
+      const updated = await store.tickets.update('o1', t.ticketId, (c) => ({ ...c, status: 'resolved' }), updatedStamp);
+      await store.tickets.create(newTicket('o2'), stamp());
+      // Aborted or missing changes record nothing.
+      expect(await store.tickets.update('o1', t.ticketId, () => null, stamp('ticket.updated'))).toBeNull();
+      expect(await store.tickets.update('o1', 'T-000101-000099', (c) => c, stamp('ticket.updated'))).toBeNull();
+
+      expect((await store.outbox.pendingOrganizations()).sort()).toEqual(['o1', 'o2']);
+      const entries = await store.outbox.peek('o1', 10);
+      expect(entries.map((e) => e.event)).toEqual([
+        { ...created, organizationId: 'o1', data: t },
+        { ...updatedStamp, organizationId: 'o1', data: updated },
+      ]);
+      expect(await store.outbox.peek('o1', 1)).toHaveLength(1);
+
+      // Removing an entry leaves the others; an emptied organization is no longer pending.
+      await store.outbox.remove('o1', [entries[0]!.handle]);
+      expect((await store.outbox.peek('o1', 10)).map((e) => e.event.id)).toEqual([updatedStamp.id]);
+      await store.outbox.remove('o1', [entries[1]!.handle]);
+      expect(await store.outbox.peek('o1', 10)).toEqual([]);
+      expect(await store.outbox.pendingOrganizations()).toEqual(['o2']);
+    });
+
+    it('keeps every event of concurrent updates in the outbox exactly once', async () => {
+      const t = await store.tickets.create(newTicket('o1', { description: '' }), stamp());
+      const stamps = Array.from({ length: 10 }, () => stamp('ticket.updated'));
+      await Promise.all(stamps.map((s, i) => store.tickets.update('o1', t.ticketId, (cur) => ({ ...cur, description: cur.description + `[${i}]` }), s)));
+      const ids = (await store.outbox.peek('o1', 100)).map((e) => e.event.id);
+      expect(ids).toHaveLength(11);
+      expect(new Set(ids)).toEqual(new Set([...ids.slice(0, 1), ...stamps.map((s) => s.id)]));
     });
 
     it('sets meta values only once', async () => {

@@ -38,16 +38,18 @@ describe('embedded store durability', () => {
       const s1 = createEmbeddedStore(db1);
       await s1.organizations.create({ id: 'o1', name: 'A', createdAt: new Date().toISOString() });
       const base = { _id: 'x', title: 't', description: 'd', status: 'open' as const, priority: 'low' as const, assigneeId: null, audienceId: null, organizationId: 'o1', resolutionDate: null, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() };
-      const t1 = await s1.tickets.create(base);
-      await s1.tickets.update('o1', t1.ticketId, (t) => ({ ...t, status: 'resolved' }));
+      const t1 = await s1.tickets.create(base, { id: 'e1', type: 'ticket.created', createdAt: base.createdAt });
+      await s1.tickets.update('o1', t1.ticketId, (t) => ({ ...t, status: 'resolved' }), { id: 'e2', type: 'ticket.updated', createdAt: base.createdAt });
       // No close: simulates a crash after the acknowledgements.
       const s2 = createEmbeddedStore(await EmbeddedDb.open(dir));
       expect((await s2.tickets.get('o1', t1.ticketId))?.status).toBe('resolved');
-      const t2 = await s2.tickets.create(base);
+      expect((await s2.outbox.peek('o1', 10)).map((e) => e.event.id)).toEqual(['e1', 'e2']);
+      const t2 = await s2.tickets.create(base, { id: 'e3', type: 'ticket.created', createdAt: base.createdAt });
       expect(t2.ticketId).not.toBe(t1.ticketId);
       await s2.close();
       const s3 = createEmbeddedStore(await EmbeddedDb.open(dir));
       expect((await s3.tickets.list({ organizationId: 'o1', offset: 0, limit: 10 })).tickets.map((t) => t.ticketId)).toEqual([t2.ticketId, t1.ticketId]);
+      expect((await s3.outbox.peek('o1', 10)).map((e) => e.event.id)).toEqual(['e1', 'e2', 'e3']);
       await s3.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
