@@ -26,6 +26,8 @@ export interface OutboxRelayOptions {
  */
 export class OutboxRelay {
   private readonly dirty = new Set<string>();
+  /** Organizations whose lease this relay holds, with when it lapses (local clock). */
+  private readonly leases = new Map<string, number>();
   private running: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
@@ -76,39 +78,58 @@ export class OutboxRelay {
   }
 
   private async drain(): Promise<void> {
-    while (this.dirty.size > 0 && !this.stopped) {
-      const org = [...this.dirty][0]!;
-      this.dirty.delete(org);
-      try {
-        await this.relayOrg(org);
-      } catch (err) {
-        // Left in the outbox; the sweep retries.
-        this.log.warn('outbox relay failed; the sweep retries', { organizationId: org, err });
+    try {
+      while (this.dirty.size > 0 && !this.stopped) {
+        const org = [...this.dirty][0]!;
+        this.dirty.delete(org);
+        try {
+          await this.relayOrg(org);
+        } catch (err) {
+          // Left in the outbox; the sweep retries.
+          this.log.warn('outbox relay failed; the sweep retries', { organizationId: org, err });
+        }
       }
+    } finally {
+      // Leases are kept while kicks keep coming (under load one claim serves
+      // many rounds) and handed back once idle, so other nodes' commits to
+      // the same organization are not left waiting for the lease to lapse.
+      const held = [...this.leases.keys()];
+      this.leases.clear();
+      await Promise.all(held.map((org) => this.outbox.release(org, this.opts.owner).catch(() => {})));
     }
   }
 
+  /** Holds the organization's lease, claiming (or extending) it when less than half its time is left. */
+  private async lease(org: string): Promise<boolean> {
+    const { owner, leaseMs = 10_000 } = this.opts;
+    const until = this.leases.get(org);
+    if (until !== undefined && until - Date.now() > leaseMs / 2) return true;
+    const start = Date.now();
+    if (!(await this.outbox.claim(org, owner, leaseMs))) {
+      this.leases.delete(org);
+      return false;
+    }
+    this.leases.set(org, start + leaseMs);
+    return true;
+  }
+
   private async relayOrg(org: string): Promise<void> {
-    const { owner, leaseMs = 10_000, batch = 100 } = this.opts;
-    // Another node holds the lease: it relays this organization (or its lease lapses and the sweep gets here again).
-    if (!(await this.outbox.claim(org, owner, leaseMs))) return;
-    try {
-      for (;;) {
-        const entries = await this.outbox.peek(org, batch);
-        if (entries.length === 0 || this.stopped) return;
-        // One round's events are published concurrently (their order in the
-        // log is not kept, as with concurrent requests); a failed one stays
-        // in the outbox while the ones that made it are removed.
-        const results = await Promise.allSettled(entries.map((e) => this.events.publish(e.event)));
-        const done = entries.filter((_, i) => results[i]!.status === 'fulfilled').map((e) => e.handle);
-        await this.outbox.remove(org, done);
-        const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-        if (failed) throw failed.reason;
-        // Extend the lease for the next round.
-        if (!(await this.outbox.claim(org, owner, leaseMs))) return;
-      }
-    } finally {
-      await this.outbox.release(org, owner).catch(() => {});
+    const batch = this.opts.batch ?? 100;
+    for (;;) {
+      // Another node holds the lease: it relays this organization (or its lease lapses and the sweep gets here again).
+      if (this.stopped || !(await this.lease(org))) return;
+      const entries = await this.outbox.peek(org, batch);
+      if (entries.length === 0) return;
+      // One round's events are published concurrently (their order in the
+      // log is not kept, as with concurrent requests); a failed one stays
+      // in the outbox while the ones that made it are removed.
+      const results = await Promise.allSettled(entries.map((e) => this.events.publish(e.event)));
+      const done = entries.filter((_, i) => results[i]!.status === 'fulfilled').map((e) => e.handle);
+      await this.outbox.remove(org, done);
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      // A short round emptied the outbox; whatever is committed after it kicks us again.
+      if (entries.length < batch) return;
     }
   }
 }
