@@ -17,6 +17,10 @@ export type WriteOp =
  * - Concurrent writes are group-committed: one fsync serves every batch
  *   queued in the same turn of the event loop.
  * - `close()` compacts the log into a snapshot.
+ * - A failed log write is fatal for this instance: the batches it carried
+ *   were applied in memory but never acknowledged, so every later write is
+ *   refused and `assertHealthy()` throws until the process restarts and
+ *   reloads what is durable (the way databases treat a failed fsync).
  *
  * Values are stored as given and handed out as stored: callers must treat them
  * as immutable and write new objects instead of mutating.
@@ -27,6 +31,7 @@ export class EmbeddedDb {
   private waiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   private flushing: Promise<void> | null = null;
   private closed = false;
+  private failure: Error | null = null;
 
   private constructor(
     private readonly dir: string | null,
@@ -103,6 +108,7 @@ export class EmbeddedDb {
   /** Applies `ops` atomically in memory now; resolves once they are durable. */
   write(ops: WriteOp[]): Promise<void> {
     if (this.closed) return Promise.reject(new Error('embedded db is closed'));
+    if (this.failure) return Promise.reject(this.failure);
     if (ops.length === 0) return Promise.resolve();
     const line = JSON.stringify(ops);
     this.apply(ops);
@@ -137,10 +143,19 @@ export class EmbeddedDb {
         await this.log!.datasync();
         for (const w of waiters) w.resolve();
       } catch (e) {
-        for (const w of waiters) w.reject(e);
+        this.failure ??= new Error(`embedded db: a write to the log failed; restart to reload the durable state (${e instanceof Error ? e.message : String(e)})`, { cause: e });
+        for (const w of waiters) w.reject(this.failure);
+        for (const w of this.waiters) w.reject(this.failure);
+        this.pending = [];
+        this.waiters = [];
       }
     }
     this.flushing = null;
+  }
+
+  /** Throws once a log write has failed (see the class comment). */
+  assertHealthy(): void {
+    if (this.failure) throw this.failure;
   }
 
   /** Waits for every queued write to be durable. */
@@ -154,7 +169,10 @@ export class EmbeddedDb {
     await this.sync();
     this.closed = true;
     if (this.dir === null || this.log === null) return;
-    await this.log.close();
+    await this.log.close().catch(() => {});
+    // After a failed write, memory holds batches that never became durable:
+    // a snapshot would make them so. Leave the log as the truth.
+    if (this.failure) return;
     const data: Record<string, Record<string, unknown>> = {};
     for (const [name, c] of this.colls) data[name] = Object.fromEntries(c);
     const tmp = join(this.dir, 'snapshot.json.tmp');

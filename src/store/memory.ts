@@ -195,7 +195,8 @@ export function createEmbeddedStore(db: EmbeddedDb): Store {
       return db.isEmpty();
     },
     async ping() {
-      // In-process: reachable while the process runs.
+      // In-process, so always reachable; but not healthy after a failed log write.
+      db.assertHealthy();
     },
     async close() {
       await db.close();

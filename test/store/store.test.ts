@@ -56,3 +56,27 @@ describe('embedded store durability', () => {
     }
   });
 });
+
+describe('embedded db after a failed log write', () => {
+  it('refuses every later write and reports unhealthy; a restart reloads only what was durable', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-fail-'));
+    try {
+      const db = await EmbeddedDb.open(dir);
+      const store = createEmbeddedStore(db);
+      await store.organizations.create({ id: 'o1', name: 'kept', createdAt: new Date().toISOString() });
+      // Pull the log file out from under the db: the next append fails like a failing disk.
+      await (db as unknown as { log: { close(): Promise<void> } }).log.close();
+      await expect(store.organizations.create({ id: 'o2', name: 'lost', createdAt: new Date().toISOString() })).rejects.toThrow(/restart/);
+      await expect(store.ping()).rejects.toThrow(/restart/);
+      await expect(db.put('x', 'y', 1)).rejects.toThrow(/restart/);
+      // Closing must not snapshot what never became durable.
+      await store.close();
+      const reopened = createEmbeddedStore(await EmbeddedDb.open(dir));
+      expect((await reopened.organizations.list()).map((o) => o.name)).toEqual(['kept']);
+      await reopened.ping();
+      await reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
