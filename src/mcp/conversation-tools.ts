@@ -61,7 +61,6 @@ export function conversationTools(d: ConversationToolDeps): ToolDef[] {
       }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       run: async (ctx, args) => {
-        requireScope(ctx.principal, 'conversation:handover:request');
         const r = await d.handover.request(ctx.principal, args.audienceExternalId);
         return { success: r.success, ...(r.reason ? { reason: r.reason } : {}), status: r.handover.status, sessionId: r.sessionId };
       },
@@ -87,6 +86,7 @@ export function conversationTools(d: ConversationToolDeps): ToolDef[] {
       }),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       run: async (ctx, args) => {
+        // Before the latest-session lookup, so a key without the scope learns nothing about the contact.
         requireScope(ctx.principal, 'conversation:handover:request');
         if (args.sessionId !== undefined) return { sessionId: args.sessionId, messages: await history(ctx.principal, args.sessionId) };
         const sessionId = await latestSession(ctx.principal.organizationId, args.audienceExternalId!);

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { requireScope } from '../app/principal.js';
 import { buttonsSendSchema, mediaSendSchema, textSendSchema, type MessagingService } from '../messaging/index.js';
 import { defineTool, type ToolDef } from './tool.js';
 
@@ -48,7 +47,6 @@ export function textTool(messaging: MessagingService): ToolDef {
     output: sendResult,
     annotations: sendAnnotations,
     run: async (ctx, { idempotencyKey: key, ...req }) => {
-      requireScope(ctx.principal, 'message:send');
       return messaging.sendText(ctx.principal, req, key);
     },
   });
@@ -78,7 +76,6 @@ export function buttonsTool(messaging: MessagingService): ToolDef {
     output: sendResult,
     annotations: sendAnnotations,
     run: async (ctx, { idempotencyKey: key, ...req }) => {
-      requireScope(ctx.principal, 'message:send');
       return messaging.sendButtons(ctx.principal, req, key);
     },
   });
@@ -104,7 +101,6 @@ export function mediaTool(messaging: MessagingService): ToolDef {
     output: sendResult,
     annotations: sendAnnotations,
     run: async (ctx, { idempotencyKey: key, ...req }) => {
-      requireScope(ctx.principal, 'message:send');
       return messaging.sendMedia(ctx.principal, req, key);
     },
   });
