@@ -10,6 +10,10 @@ export const SCOPES = [
   'chat:send',
   'resource:create',
   'webhook:create',
+  'inbox:read',
+  'inbox:write',
+  'contacts:read',
+  'settings:manage',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
