@@ -108,6 +108,12 @@ export const configSchema = z.object({
   ACTOR_ATTEMPT_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(5_000),
   /** Actors: idempotency keys (with their first reply) remembered per contact. */
   ACTOR_IDEMPOTENCY_KEYS: z.coerce.number().int().min(1).max(10_000).default(100),
+  /** Live inbox: ping interval; a socket that missed one pong is dropped at the next, so dead ones go within two intervals. */
+  INBOX_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  /** Live inbox: unsent bytes per socket past which a slow client is closed (1013). */
+  INBOX_MAX_BUFFERED_BYTES: z.coerce.number().int().min(1024).max(256 * 1024 * 1024).default(1024 * 1024),
+  /** Live inbox: frames per second one socket may send (bursts of twice as many). */
+  INBOX_FRAMES_PER_SECOND: z.coerce.number().int().min(1).max(10_000).default(20),
 });
 
 export type Config = z.infer<typeof configSchema> & {

@@ -34,6 +34,10 @@ import { HandoverService, openActors, type ActorSystem } from './actors/index.js
 import { MetricsRegistry } from './metrics.js';
 import { handoverRoutes } from './http/routes/handover.js';
 import { metricsRoutes } from './http/routes/metrics.js';
+import { asyncApiRoute, conversationRoutes } from './http/routes/conversations.js';
+import { InboxService } from './inbox/index.js';
+import { buildAsyncApi, InboxServer, InProcessEphemeralBus, NatsEphemeralBus } from './ws/index.js';
+import { connect as connectNats } from '@nats-io/transport-node';
 
 export const VERSION = '0.1.0';
 
@@ -62,6 +66,10 @@ export interface Services {
   /** The actor runtime (issue 3): per-contact conversation actors, routed over NATS when clustered. */
   actors: ActorSystem;
   handover: HandoverService;
+  /** The live inbox's operations (conversations and contacts), behind /ws and its REST twins. */
+  inbox: InboxService;
+  /** The live inbox's WebSocket endpoint (`/ws`), attached to the REST listener by `startServer`. */
+  inboxSockets: InboxServer;
 }
 
 export interface ServiceOptions {
@@ -108,11 +116,39 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   // Messaging (issue 4) opens before the actors (its handlers run in the conversation actor) and closes after them.
   const messaging = await Messaging.open({ config, clock, log, organizations: store.organizations, contacts: store.contacts });
   closers.push(() => messaging.close());
-  const actors = await openActors(config, { log, events, clock, metrics, messaging: messaging.actorDeps });
+  const actors = await openActors(config, { log, events, clock, metrics, messaging: messaging.actorDeps, conversations: messaging.stores.conversations });
   closers.push(() => actors.close());
   readiness.push(...actors.readiness);
   const handover = new HandoverService(store.contacts, actors.system);
   messaging.attach(actorConversationGateway(actors.system));
+  const inbox = new InboxService({
+    conversations: messaging.stores.conversations,
+    contacts: store.contacts,
+    users: store.users,
+    messages: messaging.stores.messages,
+    messaging: messaging.service,
+    actors: actors.system,
+    clock,
+  });
+  // Presence and typing cross nodes on NATS core subjects (best effort, never stored).
+  let bus: InProcessEphemeralBus | NatsEphemeralBus = new InProcessEphemeralBus();
+  if (config.NATS_URL !== undefined) {
+    const nc = await connectNats({ servers: config.NATS_URL, name: `${config.NODE_ID ?? 'node'}-inbox`, maxReconnectAttempts: -1, noAsyncTraces: true });
+    closers.push(() => nc.drain());
+    bus = new NatsEphemeralBus(nc, config.KEY_PREFIX, log.child({ component: 'inbox' }));
+  }
+  const inboxSockets = new InboxServer({
+    feed: events,
+    inbox,
+    tickets,
+    bus,
+    log: log.child({ component: 'inbox' }),
+    auth: { apiKey: (key) => accounts.authenticate(key) },
+    allowedOrigins: config.PUBLIC_URL === undefined ? [] : [new URL(config.PUBLIC_URL).origin],
+    heartbeatMs: config.INBOX_HEARTBEAT_MS,
+    limits: { maxBufferedBytes: config.INBOX_MAX_BUFFERED_BYTES, framesPerSecond: config.INBOX_FRAMES_PER_SECOND, maxRefusedFrames: 100, maxInFlight: 16 },
+  });
+  closers.push(() => inboxSockets.close());
   // The MCP gateway (issue 6) calls the same services as the REST routes.
   const mcp = new McpGateway({
     version: VERSION,
@@ -124,17 +160,19 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     publicUrls: [config.PUBLIC_URL, config.MCP_PUBLIC_URL],
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
   });
-  return { config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, actors: actors.system, handover, messaging };
+  return { config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, actors: actors.system, handover, messaging, inbox, inboxSockets };
 }
 
 export function buildRoutes(s: Services, state: { shuttingDown: boolean }): RouteDef[] {
   const routes: RouteDef[] = [...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
-  routes.push(...handoverRoutes(s.handover), ...metricsRoutes(s.metrics));
+  routes.push(...handoverRoutes(s.handover), ...conversationRoutes(s.inbox), ...metricsRoutes(s.metrics));
   routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
   routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels));
   if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));
   routes.push(...integrationRoutes(s.mcp, (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort)));
   let openApi: Record<string, unknown> | undefined;
+  let asyncApi: Record<string, unknown> | undefined;
+  routes.push(asyncApiRoute(() => (asyncApi ??= buildAsyncApi({ version: VERSION, serverUrl: s.config.PUBLIC_URL }))));
   routes.push(
     ...systemRoutes({
       checks: () => s.readiness,
@@ -179,6 +217,7 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
   const app = buildApp(services, state);
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;
+  await services.inboxSockets.start(server);
   // While draining, a connection whose last response went out is closed at
   // once instead of idling until the shutdown timeout.
   server.on('request', (_req, res) => {
@@ -213,6 +252,8 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
   const close = () =>
     (closing ??= (async () => {
       state.shuttingDown = true;
+      // Upgraded sockets are not the HTTP server's to drain: close them first (1012), so clients reconnect elsewhere.
+      await services.inboxSockets.close();
       const mcpDrained = mcpListener?.close(config.SHUTDOWN_TIMEOUT_MS);
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

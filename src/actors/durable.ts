@@ -58,11 +58,22 @@ export interface DurableActorSpec<S, C extends Command, Replies extends { [K in 
   maxIdempotencyKeys: number;
   /** Kinds that only read: never written, and their idempotency keys are not remembered. */
   readOnly?: readonly C['kind'][];
+  /**
+   * Writes a read model of the state elsewhere (the inbox's conversation
+   * list) after each committed change, with the state's version. Must be
+   * idempotent and keep only the highest version, since it runs again after
+   * a failure and at every start. A failure does not undo the change: the
+   * command answers a retryable 503 and the projection is retried before the
+   * next command.
+   */
+  project?(state: S, version: number, now: Date): Promise<void>;
 }
 
 /** What is stored per actor: the state, recent idempotency keys with their replies, and events not yet published. */
 export interface StoredActorState<S> {
   state: S;
+  /** Grows by one with every write; absent in states written before versions existed. */
+  version?: number;
   replies: [key: string, reply: unknown][];
   outbox: DomainEvent[];
 }
@@ -113,6 +124,20 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
 
   /** A write whose outcome is unknown (the store failed mid-call) leaves the cache unreliable. */
   let reloadBeforeNext = false;
+  /** The read model may lag the state: project before anything else. */
+  let projectionStale = false;
+
+  const project = async () => {
+    if (spec.project === undefined) return;
+    try {
+      await spec.project(current.state, current.version ?? 0, new Date(ctx.clock.now()));
+      projectionStale = false;
+    } catch (e) {
+      projectionStale = true;
+      ctx.log.warn('actor projection failed; retried before the next command', { err: e });
+      throw actorUnavailable('the change is recorded but the conversation list is not updated yet; retry');
+    }
+  };
 
   const load = async () => {
     let stored: StoredActorState<S> | undefined;
@@ -125,6 +150,8 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     current = stored ?? { state: spec.initial(ctx.address.key), replies: [], outbox: [] };
     outboxStale = false;
     reloadBeforeNext = false;
+    // Whether the last run projected before it stopped is unknown; the projection keeps the highest version, so this is harmless.
+    projectionStale = stored !== undefined;
     if (current.outbox.length > 0) {
       try {
         await flushOutbox();
@@ -168,6 +195,7 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
 
     async onMessage(raw: unknown, meta: MessageMeta) {
       if (reloadBeforeNext) await load();
+      if (projectionStale) await project();
       const key = meta.idempotencyKey;
       if (key !== undefined) {
         const seen = current.replies.find(([k]) => k === key);
@@ -190,10 +218,12 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
           replies = [...replies, [key, outcome.reply]];
           if (replies.length > spec.maxIdempotencyKeys) replies = replies.slice(replies.length - spec.maxIdempotencyKeys);
         }
-        const next: StoredActorState<S> = { state: outcome.state, replies, outbox: [...current.outbox, ...events] };
+        const next: StoredActorState<S> = { state: outcome.state, version: (current.version ?? 0) + 1, replies, outbox: [...current.outbox, ...events] };
+        const changed = outcome.state !== current.state;
         await save(next);
         current = next;
         outboxStale = false;
+        if (changed) projectionStale = true;
       }
       if (effect !== undefined) {
         try {
@@ -206,6 +236,7 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
         }
       }
       await flushOutbox();
+      if (projectionStale) await project();
       return outcome.reply;
     },
 

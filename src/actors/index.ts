@@ -26,8 +26,11 @@ export {
   isWithinServiceWindow,
   openHandover,
   requestHandover,
+  takeConversation,
+  transferConversation,
   serviceWindowClosesAt,
   SERVICE_WINDOW_MS,
+  HANDOVER_REFUSALS,
   type HandoverRefusal,
   type Transition,
 } from './conversation/rules.js';

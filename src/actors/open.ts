@@ -9,6 +9,7 @@ import { EmbeddedActorStore } from '../store/actor-store-embedded.js';
 import { RedisActorStore } from '../store/actor-store-redis.js';
 import { EmbeddedDb } from '../store/embedded-db.js';
 import { connectRedis } from '../store/redis-client.js';
+import type { ConversationIndexRepo } from '../store/conversation-index-types.js';
 import { CONVERSATION_ACTOR, conversationActorSpec } from './conversation/actor.js';
 import type { MessagingHandlerDeps } from './conversation/messaging.js';
 import { durableActor } from './durable.js';
@@ -33,7 +34,7 @@ export interface OpenedActors {
  */
 export async function openActors(
   config: Config,
-  deps: { log: Logger; events: EventPublisher; clock?: Clock; metrics?: MetricsRegistry; /** Chat messaging (issue 4): enables the send / inbound / status commands. */ messaging?: MessagingHandlerDeps },
+  deps: { log: Logger; events: EventPublisher; clock?: Clock; metrics?: MetricsRegistry; /** Chat messaging (issue 4): enables the send / inbound / status commands. */ messaging?: MessagingHandlerDeps; /** The inbox's conversation list, kept up to date by the conversation actors. */ conversations?: ConversationIndexRepo },
 ): Promise<OpenedActors> {
   const settings = actorSettingsFromConfig(config);
   const log = deps.log.child({ component: 'actors', node: settings.nodeId });
@@ -64,7 +65,7 @@ export async function openActors(
     store = new EmbeddedActorStore(db);
     system = createEmbeddedActorSystem(settings, { store, log, clock: deps.clock, metrics: deps.metrics });
   }
-  system.register(CONVERSATION_ACTOR, durableActor(conversationActorSpec(config.ACTOR_IDEMPOTENCY_KEYS, deps.messaging), { store, events: deps.events }));
+  system.register(CONVERSATION_ACTOR, durableActor(conversationActorSpec(config.ACTOR_IDEMPOTENCY_KEYS, deps.messaging, deps.conversations), { store, events: deps.events }));
   await system.start();
   readiness.push({
     name: 'actors',

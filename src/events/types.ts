@@ -40,6 +40,8 @@ export const EVENT_TYPES = [
   'ticket.updated',
   'handover.requested',
   'handover.opened',
+  'conversation.assigned',
+  'conversation.resolved',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -70,6 +72,43 @@ export interface ConsumeOptions {
 export interface EventSubscription {
   /** Stops fetching; resolves once the handlers in flight have settled. */
   stop(): Promise<void>;
+}
+
+/** One event with its position in the log. */
+export interface LoggedEvent {
+  seq: number;
+  event: DomainEvent;
+}
+
+export interface EventFollower {
+  /** Every event with seq > startSeq is passed to onEvent (in log order, none skipped, none twice) until stop(). */
+  readonly startSeq: number;
+  stop(): Promise<void>;
+}
+
+export interface EventReadResult {
+  /** The organization's events with afterSeq < seq <= untilSeq, oldest first, at most `limit`. */
+  events: LoggedEvent[];
+  /** The oldest seq the log still holds (any organization); head + 1 when empty. */
+  oldestSeq: number;
+  /** The newest seq recorded when the read began. */
+  headSeq: number;
+  /** True when events after afterSeq may have been dropped by retention (afterSeq + 1 < oldestSeq): the reader must resync. */
+  truncated: boolean;
+  /** True when more events exist up to untilSeq than `limit` allowed (read again from the last seq). */
+  more: boolean;
+}
+
+export interface EventFeed {
+  /** The newest recorded seq (0 when none). */
+  headSeq(): Promise<number>;
+  /**
+   * Live tail on this node, not durable, no acknowledgements: calls onEvent synchronously for every event
+   * recorded after the returned `startSeq` (the head when follow resolved), of every organization, in seq order.
+   */
+  follow(onEvent: (e: LoggedEvent) => void): Promise<EventFollower>;
+  /** Reads one organization's events after `afterSeq` (replay after a reconnect). untilSeq defaults to the head; limit to 1000. */
+  read(organizationId: string, afterSeq: number, opts?: { untilSeq?: number; limit?: number }): Promise<EventReadResult>;
 }
 
 /**

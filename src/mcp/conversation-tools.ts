@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CONVERSATION_ACTOR, conversationKey, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverService } from '../actors/index.js';
+import { CONVERSATION_ACTOR, conversationKey, HANDOVER_REFUSALS, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverService } from '../actors/index.js';
 import { requireScope } from '../app/principal.js';
 import { audienceExternalId } from '../app/schemas.js';
 import { isAppError, notFound } from '../errors.js';
@@ -55,7 +55,7 @@ export function conversationTools(d: ConversationToolDeps): ToolDef[] {
       input: z.object({ audienceExternalId: contactId }).strict(),
       output: z.object({
         success: z.boolean().describe('true when the conversation was queued now'),
-        reason: z.enum(['already_queued', 'with_agent', 'already_with_bot']).optional().describe('why nothing changed, when success is false'),
+        reason: z.enum(HANDOVER_REFUSALS).optional().describe('why nothing changed, when success is false'),
         status: z.enum(['bot', 'queued', 'agent']).describe('who has the conversation now'),
         sessionId: z.string().nullable().describe('the conversation (session) that was handed over'),
       }),

@@ -51,6 +51,13 @@ function withSendKey(cmd: SendCommand, key: string | undefined): SendCommand {
   return key === undefined ? cmd : { ...cmd, sendKey: key };
 }
 
+/** Who a send is from, as the conversation actor records it. */
+type SendAs = { sender: 'bot' } | { sender: 'agent'; agentId: string; holder?: string };
+const BOT: SendAs = { sender: 'bot' };
+
+/** What an agent sends: a free-form message already in the network's shape, or a template by name. */
+export type AgentSend = { kind: 'freeform'; send: OutboundSend } | { kind: 'template'; name: string; language: string; components?: GraphTemplateComponent[] };
+
 /** `<phone>:<phone number id>`: how a chat-network contact is named. */
 export const audienceExternalIdOf = (phone: string, channel: WhatsAppChannel) => `${phone}:${channel.phoneNumberId}`;
 
@@ -145,14 +152,54 @@ export class MessagingService {
     if (channel === null) throw new AppError(404, 'channel_not_found', 'no channel with this id in the organization', { channelId });
     // The spec's contract for a channel that is not on the chat network: not an error, just no send.
     if (channel.kind !== 'whatsapp_cloud') return { success: false };
+    const sent = await this.askFreeform(principal, channel, to, send, idempotencyKey, BOT);
+    return { success: true, messageId: sent.messageId };
+  }
+
+  private async askFreeform(principal: Principal, channel: WhatsAppChannel, to: string, send: OutboundSend, idempotencyKey: string | undefined, as: SendAs) {
+    const key = this.scopedKey(principal, idempotencyKey);
     const reply = await this.d.conversations.ask(
       principal.organizationId,
       audienceExternalIdOf(to, channel),
-      withSendKey({ kind: 'message.send', channelId: channel.id, to, policy: 'freeform', message: send.message, content: send.content, sender: 'bot' }, this.scopedKey(principal, idempotencyKey)),
-      this.scopedKey(principal, idempotencyKey),
+      withSendKey({ kind: 'message.send', channelId: channel.id, to, policy: 'freeform', message: send.message, content: send.content, ...as }, key),
+      key,
     );
-    const sent = this.expectSent(reply);
-    return { success: true, messageId: sent.messageId };
+    return this.expectSent(reply);
+  }
+
+  // ------------------------------------------------------------------ agents (the live inbox)
+
+  /**
+   * An agent's message in a contact's conversation, from the live inbox or
+   * its REST twin: free-form (under the 24-hour window, like any free-form
+   * send) or a template (charged like any template). With `holder`, the
+   * contact's actor refuses it (409 `not_assigned_to_you`) unless that agent
+   * holds the conversation when the send is its turn.
+   */
+  async sendAsAgent(principal: Principal, audienceExternalId: string, send: AgentSend, opts: { holder?: string; idempotencyKey?: string } = {}): Promise<{ messageId: string; sessionId: string }> {
+    requireScope(principal, 'inbox:write');
+    const { channel, to } = await this.conversationChannel(principal.organizationId, audienceExternalId);
+    const as: SendAs = { sender: 'agent', agentId: principal.userId, ...(opts.holder === undefined ? {} : { holder: opts.holder }) };
+    if (send.kind === 'freeform') {
+      const sent = await this.askFreeform(principal, channel, to, send.send, opts.idempotencyKey, as);
+      return { messageId: sent.messageId, sessionId: sent.sessionId };
+    }
+    const template = await this.approvedTemplate(principal.organizationId, channel, send.name, send.language);
+    this.checkParameters(template, send.components);
+    const message = templateMessage(template.name, template.language, send.components, renderTemplateBody(template.shape, send.components));
+    const sent = await this.sendCharged(principal, channel, to, template, message, opts.idempotencyKey, as);
+    return { messageId: sent.messageId, sessionId: sent.sessionId };
+  }
+
+  /** The channel a contact's conversation runs on: the one with the phone number id of its `audienceExternalId`. */
+  async conversationChannel(organizationId: string, audienceExternalId: string): Promise<{ channel: WhatsAppChannel; to: string }> {
+    const i = audienceExternalId.indexOf(':');
+    const to = audienceExternalId.slice(0, i);
+    const channel = i > 0 ? await this.d.channels.getByPhoneNumberId(audienceExternalId.slice(i + 1)) : null;
+    if (channel === null || channel.organizationId !== organizationId) {
+      throw new AppError(404, 'channel_not_found', 'no chat-network channel of this organization has the phone number id of this conversation', { audienceExternalId });
+    }
+    return { channel, to };
   }
 
   // ------------------------------------------------------------------ history
@@ -223,7 +270,7 @@ export class MessagingService {
    * here a refund only happens when the command was refused before the actor
    * could run it.
    */
-  private async sendCharged(principal: Principal, channel: WhatsAppChannel, to: string, t: TemplateRecord, send: OutboundSend, idempotencyKey?: string) {
+  private async sendCharged(principal: Principal, channel: WhatsAppChannel, to: string, t: TemplateRecord, send: OutboundSend, idempotencyKey?: string, as: SendAs = BOT) {
     const org = principal.organizationId;
     const price = this.d.prices[t.category.toUpperCase()] ?? 0;
     const key = this.scopedKey(principal, idempotencyKey);
@@ -238,7 +285,7 @@ export class MessagingService {
         org,
         audienceExternalIdOf(to, channel),
         withSendKey(
-          { kind: 'message.send', channelId: channel.id, to, policy: 'template', message: send.message, content: send.content, sender: 'bot', reservation: { id: reservationId, amount: price } },
+          { kind: 'message.send', channelId: channel.id, to, policy: 'template', message: send.message, content: send.content, ...as, reservation: { id: reservationId, amount: price } },
           key,
         ),
         key,

@@ -10,3 +10,6 @@ export type * from './resource-types.js';
 export { createEmbeddedResourceStore } from './resource-embedded.js';
 export { createRedisResourceStore } from './resource-redis.js';
 export { openWebhookStores, type WebhookStores } from './webhook-open.js';
+export type * from './conversation-index-types.js';
+export { createEmbeddedConversationIndex } from './conversation-index-embedded.js';
+export { createRedisConversationIndex } from './conversation-index-redis.js';

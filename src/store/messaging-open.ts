@@ -9,6 +9,9 @@ import type { TemplateRepo } from './template-types.js';
 import type { CreditRepo } from './credit-types.js';
 import type { RateLimiter } from './ratelimit-types.js';
 import type { SessionMessageRepo } from './session-message-types.js';
+import type { ConversationIndexRepo } from './conversation-index-types.js';
+import { createEmbeddedConversationIndex } from './conversation-index-embedded.js';
+import { createRedisConversationIndex } from './conversation-index-redis.js';
 import { createEmbeddedChannelRepo } from './channel-embedded.js';
 import { createRedisChannelRepo } from './channel-redis.js';
 import { createEmbeddedTemplateRepo } from './template-embedded.js';
@@ -28,6 +31,8 @@ export interface MessagingStores {
   credits: CreditRepo;
   rateLimiter: RateLimiter;
   messages: SessionMessageRepo;
+  /** The inbox's list of conversations, written by the conversation actors. */
+  conversations: ConversationIndexRepo;
   /** The embedded db (embedded mode) or Redis connection (clustered), for the sandbox network's own state. */
   backing: { db: EmbeddedDb } | { redis: RedisClient; prefix: string };
   /** False when no key is available (clustered without SECRETS_KEY): WhatsApp channels are refused. */
@@ -55,6 +60,7 @@ export async function openMessagingStores(config: Config, clock: Clock): Promise
       credits: createRedisCreditRepo(redis, p),
       rateLimiter: createRedisRateLimiter(redis, p),
       messages: createRedisSessionMessageRepo(redis, p),
+      conversations: createRedisConversationIndex(redis, p),
       backing: { redis, prefix: p },
       secretsKey: box !== null,
       close: async () => {
@@ -71,6 +77,7 @@ export async function openMessagingStores(config: Config, clock: Clock): Promise
     credits: createEmbeddedCreditRepo(db, clock),
     rateLimiter: createMemoryRateLimiter(clock),
     messages: createEmbeddedSessionMessageRepo(db),
+    conversations: createEmbeddedConversationIndex(db),
     backing: { db },
     secretsKey: true,
     close: () => db.close(),

@@ -63,6 +63,9 @@ export function createEmbeddedSessionMessageRepo(db: EmbeddedDb): SessionMessage
       const m = id === undefined ? undefined : db.get<Stored>('smsg', k(org, id));
       return m === undefined ? null : strip(m);
     },
+    async contactSessions(org, aeid) {
+      return [...db.values<SessionRef>('ssessions')].filter((r) => r.organizationId === org && r.audienceExternalId === aeid).sort((a, b) => b.openedAt.localeCompare(a.openedAt));
+    },
     async getSession(org, sid) {
       return db.get<SessionRef>('ssessions', k(org, sid)) ?? null;
     },

@@ -9,15 +9,22 @@ import type { SessionMessageRepo, SessionRef } from './session-message-types.js'
  *   <p>:{o:<org>}:smsg-net:<wamid>      _id of the message with that network id
  *   <p>:{o:<org>}:session:<sid>         session JSON (SessionRef)
  *   <p>:{o:<org>}:session-msgs:<sid>    list of _id, in recorded order
+ *   <p>:{o:<org>}:contact-sessions:<aeid> zset of the contact's session ids, score = opened at (ms)
  */
 
-// KEYS: msg, net (or msg again when none), session, session list. ARGV: json, _id, session json.
+// KEYS: msg, net (or msg again when none), session, session list, contact's sessions. ARGV: json, _id, session json, session id, opened at (ms).
 const appendScript = new LuaScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
 if KEYS[2] ~= KEYS[1] then redis.call('SET', KEYS[2], ARGV[2]) end
-redis.call('SET', KEYS[3], ARGV[3], 'NX')
+if redis.call('SET', KEYS[3], ARGV[3], 'NX') then redis.call('ZADD', KEYS[5], ARGV[5], ARGV[4]) end
 redis.call('RPUSH', KEYS[4], ARGV[2])
+return 1
+`);
+
+// KEYS: session, contact's sessions. ARGV: session json, session id, opened at (ms).
+const registerScript = new LuaScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2]) end
 return 1
 `);
 
@@ -54,15 +61,16 @@ export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string
   const k = (org: string) => orgKeys(prefix, org);
   return {
     async registerSession(ref) {
-      await redis.set(k(ref.organizationId)('session', ref.sessionId), JSON.stringify(ref), { NX: true });
+      const ok = k(ref.organizationId);
+      await registerScript.run(redis, [ok('session', ref.sessionId), ok('contact-sessions', ref.audienceExternalId)], [JSON.stringify(ref), ref.sessionId, Date.parse(ref.openedAt)]);
     },
     async append(m) {
       const ok = k(m.organizationId);
       const ref: SessionRef = { sessionId: m.sessionId, organizationId: m.organizationId, audienceExternalId: m.audienceExternalId, openedAt: m.sentAt };
       const r = await appendScript.run(
         redis,
-        [ok('smsg', m._id), m.messageId === null ? ok('smsg', m._id) : ok('smsg-net', m.messageId), ok('session', m.sessionId), ok('session-msgs', m.sessionId)],
-        [JSON.stringify(m), m._id, JSON.stringify(ref)],
+        [ok('smsg', m._id), m.messageId === null ? ok('smsg', m._id) : ok('smsg-net', m.messageId), ok('session', m.sessionId), ok('session-msgs', m.sessionId), ok('contact-sessions', m.audienceExternalId)],
+        [JSON.stringify(m), m._id, JSON.stringify(ref), m.sessionId, Date.parse(m.sentAt)],
       );
       return Number(r) === 1;
     },
@@ -78,6 +86,12 @@ export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string
       // One round trip: it is on every status webhook's path, twice.
       const raw = await byNetworkIdScript.run(redis, [k(org)('smsg-net', netId)], [k(org)('smsg', '')]);
       return typeof raw === 'string' ? (JSON.parse(raw) as SessionMessage) : null;
+    },
+    async contactSessions(org, aeid) {
+      const ids = await redis.zRange(k(org)('contact-sessions', aeid), 0, -1, { REV: true });
+      if (ids.length === 0) return [];
+      const raws = await redis.mGet(ids.map((id) => k(org)('session', id)));
+      return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as SessionRef);
     },
     async getSession(org, sid) {
       const raw = await redis.get(k(org)('session', sid));

@@ -35,6 +35,8 @@ export interface SessionMessageRepo {
   /** The message with this chat-network message id, in the organization. */
   getByNetworkId(organizationId: string, networkMessageId: string): Promise<SessionMessage | null>;
   getSession(organizationId: string, sessionId: string): Promise<SessionRef | null>;
+  /** The contact's sessions, newest first. */
+  contactSessions(organizationId: string, audienceExternalId: string): Promise<SessionRef[]>;
   /** The session's messages in the order they were recorded; null when the organization has no such session. */
   listSession(organizationId: string, sessionId: string): Promise<SessionMessage[] | null>;
 }

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { badRequest } from '../../errors.js';
 import type { DomainEvent } from '../../events/types.js';
 import type { DurableActorSpec, HandlerMap, Outcome } from '../durable.js';
-import { assignAgent, currentSession, openHandover, requestHandover, type HandoverRefusal } from './rules.js';
+import { assignAgent, currentSession, openHandover, requestHandover, takeConversation, transferConversation, type HandoverRefusal, type Transition } from './rules.js';
+import type { ConversationIndexRepo } from '../../store/conversation-index-types.js';
+import { conversationRecord } from './projection.js';
 import { initialConversationState, type ConversationState, type HandoverState } from './state.js';
 import {
   messagingCommandSchema,
@@ -27,6 +29,11 @@ export const conversationCommandSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('handover.request'), ...contactRef }),
   z.object({ kind: z.literal('handover.open'), ...contactRef }),
   z.object({ kind: z.literal('handover.assign'), ...contactRef, agentId: z.string().min(1) }),
+  /** `by` names who acted (a user id), for the events. */
+  z.object({ kind: z.literal('handover.take'), ...contactRef, agentId: z.string().min(1) }),
+  z.object({ kind: z.literal('handover.transfer'), ...contactRef, agentId: z.string().min(1), by: z.string().min(1), onlyFrom: z.string().min(1).optional() }),
+  z.object({ kind: z.literal('handover.release'), ...contactRef, by: z.string().min(1).optional(), onlyFrom: z.string().min(1).optional() }),
+  z.object({ kind: z.literal('handover.resolve'), ...contactRef, by: z.string().min(1), onlyFrom: z.string().min(1).optional() }),
   z.object({ kind: z.literal('state.get') }),
 ]);
 
@@ -44,16 +51,26 @@ export interface ConversationReplies {
   'handover.request': HandoverReply;
   'handover.open': HandoverReply;
   'handover.assign': HandoverReply;
+  'handover.take': HandoverReply;
+  'handover.transfer': HandoverReply;
+  'handover.release': HandoverReply;
+  'handover.resolve': HandoverReply;
   'state.get': ConversationState;
 }
 
-/** Data of `handover.requested` / `handover.opened` events. */
+/** Data of `handover.requested` / `handover.opened` / `conversation.assigned` / `conversation.resolved` events. */
 export interface HandoverEventData {
   audienceExternalId: string;
   contactId: string;
   sessionId: string;
-  /** For `handover.opened`: who had the conversation before it went back to the bot. */
+  /** For `handover.opened` and `conversation.resolved`: who had the conversation before it went back to the bot. */
   previous?: HandoverState;
+  /** For `conversation.assigned`: the agent who has it now, who had it before, and how it came to them. */
+  agentId?: string;
+  previousAgentId?: string | null;
+  via?: 'take' | 'transfer';
+  /** The user who acted, when a user did. */
+  by?: string;
 }
 
 function event(type: string, s: ConversationState, id: string, now: Date, data: HandoverEventData): DomainEvent<HandoverEventData> {
@@ -107,8 +124,69 @@ export const conversationHandlers: HandlerMap<ConversationState, ConversationCom
     return { state: next, reply: { success: true, sessionId: session.id, handover: t.next } };
   },
 
+  'handover.take': (s, cmd, { now, newId }) => {
+    const t = takeConversation(s.handover, cmd.agentId, now);
+    if (!t.ok) return refused(s, t.reason);
+    if (t.next === s.handover) return { state: s, reply: { success: true, sessionId: s.session?.id ?? null, handover: s.handover } };
+    return assigned(s, cmd.contactId, t, now, newId, { via: 'take', by: cmd.agentId });
+  },
+
+  'handover.transfer': (s, cmd, { now, newId }) => {
+    if (cmd.onlyFrom !== undefined && !heldBy(s, cmd.onlyFrom)) return refused(s, 'not_assigned');
+    const t = transferConversation(s.handover, cmd.agentId, now);
+    if (!t.ok) return refused(s, t.reason);
+    if (t.next === s.handover) return { state: s, reply: { success: true, sessionId: s.session?.id ?? null, handover: s.handover } };
+    return assigned(s, cmd.contactId, t, now, newId, { via: 'transfer', by: cmd.by });
+  },
+
+  // Back to the bot (an agent's hand back); `onlyFrom` refuses unless that agent holds it (a queued one anyone may release).
+  'handover.release': (s, cmd, { now, newId }) => {
+    if (cmd.onlyFrom !== undefined && s.handover.status === 'agent' && !heldBy(s, cmd.onlyFrom)) return refused(s, 'not_assigned');
+    const t = openHandover(s.handover);
+    if (!t.ok || s.session === null) return refused(s, 'already_with_bot');
+    const next: ConversationState = { ...s, contactId: cmd.contactId, handover: t.next };
+    const data: HandoverEventData = { audienceExternalId: s.audienceExternalId, contactId: cmd.contactId, sessionId: s.session.id, previous: s.handover };
+    if (cmd.by !== undefined) data.by = cmd.by;
+    return { state: next, reply: { success: true, sessionId: s.session.id, handover: t.next }, events: [event('handover.opened', next, newId(), now, data)] };
+  },
+
+  // Closes the session and gives the contact back to the bot; the contact's next message opens a new session.
+  'handover.resolve': (s, cmd, { now, newId }) => {
+    if (s.session === null || s.session.status !== 'open') return refused(s, 'no_conversation');
+    if (cmd.onlyFrom !== undefined && s.handover.status === 'agent' && !heldBy(s, cmd.onlyFrom)) return refused(s, 'not_assigned');
+    const next: ConversationState = { ...s, contactId: cmd.contactId, session: { ...s.session, status: 'resolved' }, handover: { status: 'bot' } };
+    return {
+      state: next,
+      reply: { success: true, sessionId: s.session.id, handover: next.handover },
+      events: [event('conversation.resolved', next, newId(), now, { audienceExternalId: s.audienceExternalId, contactId: cmd.contactId, sessionId: s.session.id, previous: s.handover, by: cmd.by })],
+    };
+  },
+
   'state.get': (s) => ({ state: s, reply: s }),
 };
+
+function heldBy(s: ConversationState, agentId: string): boolean {
+  return s.handover.status === 'agent' && s.handover.agentId === agentId;
+}
+
+function assigned(
+  s: ConversationState,
+  contactId: string,
+  t: Extract<Transition, { ok: true }>,
+  now: Date,
+  newId: () => string,
+  how: { via: 'take' | 'transfer'; by: string },
+): Outcome<ConversationState, HandoverReply> {
+  const session = currentSession(s, now, newId());
+  const next: ConversationState = { ...s, contactId, session, handover: t.next };
+  const agentId = t.next.status === 'agent' ? t.next.agentId : '';
+  const previousAgentId = s.handover.status === 'agent' ? s.handover.agentId : null;
+  return {
+    state: next,
+    reply: { success: true, sessionId: session.id, handover: t.next },
+    events: [event('conversation.assigned', next, newId(), now, { audienceExternalId: s.audienceExternalId, contactId, sessionId: session.id, agentId, previousAgentId, via: how.via, by: how.by })],
+  };
+}
 
 /**
  * The conversation actor. With `messaging` it also handles the messaging
@@ -118,8 +196,19 @@ export const conversationHandlers: HandlerMap<ConversationState, ConversationCom
 export function conversationActorSpec(
   maxIdempotencyKeys: number,
   messaging?: MessagingHandlerDeps,
+  /** Where the inbox's conversation list is kept up to date (see `conversationRecord`). */
+  index?: ConversationIndexRepo,
 ): DurableActorSpec<ConversationState, ConversationCommand | MessagingCommand, ConversationReplies & MessagingReplies> {
   return {
+    ...(index === undefined
+      ? {}
+      : {
+          project: async (state: ConversationState, version: number, now: Date) => {
+            // A contact nobody ever wrote to or named has nothing to list.
+            if (state.contactId === null && state.session === null) return;
+            await index.put(conversationRecord(state, version, now));
+          },
+        }),
     type: CONVERSATION_ACTOR,
     initial: initialConversationState,
     parse: (raw) => {

@@ -47,6 +47,8 @@ export const messagingCommandSchema = z.discriminatedUnion('kind', [
     content: z.custom<MessageContent>(isObjectWithType, 'content must be message content'),
     sender: z.enum(['bot', 'agent', 'system']),
     agentId: z.string().optional(),
+    /** The send goes only while this agent holds the conversation (an agent's reply from the inbox). */
+    holder: z.string().min(1).optional(),
     /** Credits reserved for this send; the actor refunds them when the network refuses it. */
     reservation: z.object({ id: z.string().min(1), amount: z.number().int().min(0) }).optional(),
     /**
@@ -139,6 +141,9 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       }
       // Everything before the network call: a refusal here means nothing left, so nothing is charged.
       const prepare = async () => {
+        if (cmd.holder !== undefined && !(s.handover.status === 'agent' && s.handover.agentId === cmd.holder)) {
+          throw new AppError(409, 'not_assigned_to_you', 'you do not hold this conversation: take it first', { handover: s.handover.status });
+        }
         const channel = await deps.channels.get(s.organizationId, cmd.channelId);
         if (channel === null || channel.kind !== 'whatsapp_cloud') {
           throw new AppError(404, 'channel_not_found', 'no chat-network channel with this id in the organization');

@@ -5,7 +5,9 @@ import type { ConversationState, HandoverState, Session } from './state.js';
  * ids, no I/O. Handlers call them with the time and fresh ids they were given.
  */
 
-export type HandoverRefusal = 'already_queued' | 'with_agent' | 'already_with_bot';
+/** Why a handover command changed nothing. */
+export const HANDOVER_REFUSALS = ['already_queued', 'with_agent', 'already_with_bot', 'already_taken', 'not_assigned', 'no_conversation'] as const;
+export type HandoverRefusal = (typeof HANDOVER_REFUSALS)[number];
 
 export type Transition = { ok: true; next: HandoverState } | { ok: false; reason: HandoverRefusal };
 
@@ -31,6 +33,23 @@ export function openHandover(h: HandoverState): Transition {
 export function assignAgent(h: HandoverState, agentId: string, now: Date): Transition {
   if (h.status === 'agent' && h.agentId === agentId) return { ok: true, next: h };
   return { ok: true, next: { status: 'agent', agentId, assignedAt: now.toISOString() } };
+}
+
+/**
+ * An agent takes the conversation (from the queue, or straight from the bot).
+ * Refused when another agent holds it, so of racing takes exactly one wins;
+ * taking one's own conversation again changes nothing.
+ */
+export function takeConversation(h: HandoverState, agentId: string, now: Date): Transition {
+  if (h.status === 'agent') return h.agentId === agentId ? { ok: true, next: h } : { ok: false, reason: 'already_taken' };
+  return { ok: true, next: { status: 'agent', agentId, assignedAt: now.toISOString() } };
+}
+
+/** The agent holding the conversation gives it to another agent. */
+export function transferConversation(h: HandoverState, toAgentId: string, now: Date): Transition {
+  if (h.status !== 'agent') return { ok: false, reason: 'not_assigned' };
+  if (h.agentId === toAgentId) return { ok: true, next: h };
+  return { ok: true, next: { status: 'agent', agentId: toAgentId, assignedAt: now.toISOString() } };
 }
 
 /** While a human has the conversation the bot must not answer free-form (DESIGN: Handover). */

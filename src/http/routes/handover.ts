@@ -11,7 +11,7 @@ const handoverBody = z.object({
 const handoverResult = z.object({ success: z.boolean() });
 
 /** Optional `Idempotency-Key` header: a retried call with the same key gets the first answer, never a second change. */
-function idempotencyKey(ctx: RouteContext<unknown, unknown, unknown>): string | undefined {
+export function idempotencyKey(ctx: RouteContext<unknown, unknown, unknown>): string | undefined {
   const h = ctx.req.headers['idempotency-key'];
   if (h === undefined) return undefined;
   if (typeof h !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(h)) throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1 to 200 visible ASCII characters');

@@ -1,0 +1,21 @@
+import type { ConversationRecord } from '../../domain/conversation.js';
+import type { ConversationState } from './state.js';
+
+/** The inbox's view of a conversation actor's state (its `ConversationRecord`). */
+export function conversationRecord(s: ConversationState, version: number, now: Date): ConversationRecord {
+  const h = s.handover;
+  return {
+    organizationId: s.organizationId,
+    audienceExternalId: s.audienceExternalId,
+    contactId: s.contactId,
+    status: h.status === 'agent' ? 'assigned' : h.status,
+    assigneeId: h.status === 'agent' ? h.agentId : null,
+    queuedAt: h.status === 'queued' ? h.requestedAt : null,
+    assignedAt: h.status === 'agent' ? h.assignedAt : null,
+    sessionId: s.session?.id ?? null,
+    sessionStatus: s.session?.status ?? null,
+    lastInboundAt: s.lastInboundAt,
+    updatedAt: now.toISOString(),
+    version,
+  };
+}

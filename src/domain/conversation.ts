@@ -1,0 +1,35 @@
+/** Where a contact's conversation stands: with the bot, waiting in the live-chat queue, or with an agent. */
+export const CONVERSATION_STATUSES = ['bot', 'queued', 'assigned'] as const;
+export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
+
+/**
+ * A contact's conversation as the inbox lists it: a projection of the
+ * conversation actor's state, written by that actor after each change it
+ * commits. `version` grows with every committed change of the actor's
+ * state, so a late write of an older projection (a paused former owner) can
+ * never replace a newer one.
+ */
+export interface ConversationRecord {
+  organizationId: string;
+  /** `<phone>:<phoneNumberId>`: the conversation's id. */
+  audienceExternalId: string;
+  contactId: string | null;
+  status: ConversationStatus;
+  assigneeId: string | null;
+  queuedAt: string | null;
+  assignedAt: string | null;
+  sessionId: string | null;
+  sessionStatus: 'open' | 'resolved' | null;
+  lastInboundAt: string | null;
+  updatedAt: string;
+  version: number;
+}
+
+export interface ConversationQuery {
+  organizationId: string;
+  status?: ConversationStatus;
+  assigneeId?: string;
+  /** Zero-based offset and page size. */
+  offset: number;
+  limit: number;
+}

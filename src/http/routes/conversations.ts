@@ -1,0 +1,179 @@
+import { z } from 'zod';
+import { errorSchema } from '../../app/schemas.js';
+import {
+  agentTemplateSchema,
+  contactListQuery,
+  contactSchema,
+  conversationDetailSchema,
+  conversationId,
+  conversationListQuery,
+  conversationSummarySchema,
+  replyMessageSchema,
+  type InboxService,
+} from '../../inbox/index.js';
+import { defineRoute, type RouteDef } from '../route.js';
+import { idempotencyKey } from './handover.js';
+
+const idParams = z.object({ id: conversationId });
+const conversationResult = z.object({ success: z.literal(true), conversation: conversationSummarySchema });
+const sentResult = z.object({ success: z.literal(true), messageId: z.string().describe("the network's message id (wamid)"), sessionId: z.string() });
+const notFoundResponse = { description: 'no such conversation in the organization', schema: errorSchema };
+const conflictResponse = {
+  description: '`already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`',
+  schema: errorSchema,
+};
+const unavailable = { description: 'the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key', schema: errorSchema };
+
+/** `/asyncapi.json`: the live inbox's WebSocket protocol. */
+export function asyncApiRoute(doc: () => Record<string, unknown>): RouteDef {
+  return defineRoute({
+    method: 'get',
+    path: '/asyncapi.json',
+    summary: 'The live inbox WebSocket protocol (AsyncAPI 3.0)',
+    tag: 'Operations',
+    auth: 'none',
+    responses: { 200: { description: 'AsyncAPI document' } },
+    handler: () => ({ body: doc() }),
+  });
+}
+
+/** The live inbox's REST twins: what an agent does over the WebSocket, for bots and scripts. */
+export function conversationRoutes(inbox: InboxService): RouteDef[] {
+  const action = (path: string, summary: string, run: (ctx: Parameters<RouteDef['handler']>[0] & { params: { id: string } }) => Promise<unknown>) =>
+    defineRoute({
+      method: 'post',
+      path: `/v1/conversations/:id/${path}`,
+      summary,
+      tag: 'Inbox',
+      auth: 'apiKey',
+      scope: 'inbox:write',
+      params: idParams,
+      responses: { 200: { description: 'the conversation after the change', schema: conversationResult }, 404: notFoundResponse, 409: conflictResponse, 503: unavailable },
+      handler: async (ctx) => ({ body: { success: true, conversation: await run(ctx) } }),
+    });
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/conversations',
+      summary: 'List conversations: the live-chat queue (oldest first), an agent\'s conversations, or all',
+      tag: 'Inbox',
+      auth: 'apiKey',
+      scope: 'inbox:read',
+      query: conversationListQuery,
+      responses: {
+        200: {
+          description: 'one page of conversations',
+          schema: z.object({ success: z.literal(true), conversations: z.array(conversationSummarySchema), page: z.number(), limit: z.number(), total: z.number() }),
+        },
+        400: { description: 'a query value is out of range', schema: errorSchema },
+      },
+      handler: async ({ principal, query }) => {
+        const r = await inbox.list(principal, query);
+        return { body: { success: true, conversations: r.conversations, page: query.page, limit: query.limit, total: r.total } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/conversations/:id',
+      summary: 'A conversation: contact, handover state, assignee, the 24-hour window and the latest messages',
+      tag: 'Inbox',
+      auth: 'apiKey',
+      scope: 'inbox:read',
+      params: idParams,
+      responses: { 200: { description: 'the conversation', schema: z.object({ success: z.literal(true), conversation: conversationDetailSchema }) }, 404: notFoundResponse },
+      handler: async ({ principal, params }) => ({ body: { success: true, conversation: await inbox.get(principal, params.id) } }),
+    }),
+    action('take', 'Take a conversation: exactly one of racing agents wins', (ctx) => inbox.take(ctx.principal, ctx.params.id, idempotencyKey(ctx))),
+    action('hand-back', 'Hand the conversation back to the bot', (ctx) => inbox.handBack(ctx.principal, ctx.params.id, idempotencyKey(ctx))),
+    action('resolve', 'Resolve: close the session and give the contact back to the bot', (ctx) => inbox.resolve(ctx.principal, ctx.params.id, idempotencyKey(ctx))),
+    defineRoute({
+      method: 'post',
+      path: '/v1/conversations/:id/transfer',
+      summary: 'Give the conversation to another agent of the organization',
+      tag: 'Inbox',
+      auth: 'apiKey',
+      scope: 'inbox:write',
+      params: idParams,
+      body: z.object({ agentId: z.string().min(1).max(100).describe('the user who gets the conversation') }).strict(),
+      responses: {
+        200: { description: 'the conversation after the change', schema: conversationResult },
+        404: notFoundResponse,
+        409: conflictResponse,
+        422: { description: '`unknown_agent`: no such user in the organization', schema: errorSchema },
+        503: unavailable,
+      },
+      handler: async (ctx) => ({ body: { success: true, conversation: await inbox.transfer(ctx.principal, ctx.params.id, ctx.body.agentId, idempotencyKey(ctx)) } }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/conversations/:id/reply',
+      summary: 'An agent\'s free-form reply (text, buttons or media), inside the 24-hour window',
+      tag: 'Inbox',
+      auth: 'apiKey',
+      scope: 'inbox:write',
+      params: idParams,
+      body: replyMessageSchema,
+      responses: {
+        200: { description: 'sent: the network accepted the message', schema: sentResult },
+        404: notFoundResponse,
+        409: conflictResponse,
+        422: { description: '`outside_customer_service_window`: only a template can reopen the conversation', schema: errorSchema },
+        502: { description: 'the chat network rejected the message', schema: errorSchema },
+        503: unavailable,
+      },
+      handler: async (ctx) => ({ body: { success: true, ...(await inbox.reply(ctx.principal, ctx.params.id, ctx.body, idempotencyKey(ctx))) } }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/conversations/:id/send-template',
+      summary: 'An agent sends an approved template (the only message allowed outside the 24-hour window)',
+      tag: 'Inbox',
+      auth: 'apiKey',
+      scope: 'inbox:write',
+      params: idParams,
+      body: z.object({ template: agentTemplateSchema }).strict(),
+      responses: {
+        200: { description: 'sent: the network accepted the message', schema: sentResult },
+        400: { description: 'the parameters do not fit the template', schema: errorSchema },
+        402: { description: 'not enough credits', schema: errorSchema },
+        404: { description: 'no such conversation, or no such template', schema: errorSchema },
+        409: conflictResponse,
+        422: { description: 'the template is not approved', schema: errorSchema },
+        502: { description: 'the chat network rejected the message', schema: errorSchema },
+        503: unavailable,
+      },
+      handler: async (ctx) => ({ body: { success: true, ...(await inbox.sendTemplate(ctx.principal, ctx.params.id, ctx.body.template, idempotencyKey(ctx))) } }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/contacts',
+      summary: 'Find contacts by phone digits or name, newest first',
+      tag: 'Contacts',
+      auth: 'apiKey',
+      scope: 'contacts:read',
+      query: contactListQuery,
+      responses: {
+        200: { description: 'one page of contacts', schema: z.object({ success: z.literal(true), contacts: z.array(contactSchema), page: z.number(), limit: z.number(), total: z.number() }) },
+        400: { description: 'a query value is out of range', schema: errorSchema },
+      },
+      handler: async ({ principal, query }) => {
+        const r = await inbox.listContacts(principal, query);
+        return { body: { success: true, contacts: r.contacts, page: query.page, limit: query.limit, total: r.total } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/contacts/:id',
+      summary: 'A contact with its sessions, newest first',
+      tag: 'Contacts',
+      auth: 'apiKey',
+      scope: 'contacts:read',
+      params: z.object({ id: z.string().min(1).max(100) }),
+      responses: {
+        200: { description: 'the contact', schema: z.object({ success: z.literal(true), contact: contactSchema, sessions: z.array(z.object({ sessionId: z.string(), openedAt: z.string() })) }) },
+        404: { description: 'no such contact in the organization', schema: errorSchema },
+      },
+      handler: async ({ principal, params }) => ({ body: { success: true, ...(await inbox.getContact(principal, params.id)) } }),
+    }),
+  ];
+}

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { CONVERSATION_STATUSES } from '../domain/conversation.js';
+import { buttonsSendSchema, mediaSendSchema, templateSendSchema, textSendSchema } from '../messaging/requests.js';
+import { sessionMessageSchema } from '../http/routes/sessions.js';
+
+/*
+ * The inbox's shapes, shared by the WebSocket protocol and its REST twins,
+ * so both validate (and document) the same thing.
+ */
+
+export const conversationId = z
+  .string()
+  .regex(/^[0-9]{7,15}:[0-9A-Za-z_-]{1,64}$/, 'a conversation id is the contact\'s audienceExternalId, `<phone digits>:<phone number id>`')
+  .describe("the contact's audienceExternalId, `<phone>:<phone number id>`");
+
+/** An agent's free-form message: the bodies of /v1/messages/text, /buttons and /media without channelId and to. */
+export const replyMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: textSendSchema.shape.text.shape.body, previewUrl: z.boolean().optional() }).strict(),
+  z.object({ type: z.literal('buttons'), interactive: buttonsSendSchema.shape.interactive }).strict(),
+  z.object({ type: z.literal('media'), media: mediaSendSchema.shape.media }).strict(),
+]);
+export type ReplyMessage = z.infer<typeof replyMessageSchema>;
+
+/** A template by name, as in /v2/wa/template. */
+export const agentTemplateSchema = templateSendSchema.shape.template;
+export type AgentTemplate = z.infer<typeof agentTemplateSchema>;
+
+export const conversationSummarySchema = z.object({
+  id: z.string().describe('the conversation id: the contact\'s audienceExternalId'),
+  audienceExternalId: z.string(),
+  contactId: z.string().nullable(),
+  contactName: z.string().nullable().describe('the name the customer goes by on the chat network, when known'),
+  phone: z.string(),
+  channelId: z.string().nullable().describe('the channel the conversation runs on; null when no channel of the organization has its phone number id any more'),
+  status: z.enum(CONVERSATION_STATUSES).describe('bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId'),
+  assigneeId: z.string().nullable(),
+  queuedAt: z.string().nullable(),
+  assignedAt: z.string().nullable(),
+  sessionId: z.string().nullable().describe('the latest session (conversation episode)'),
+  sessionStatus: z.enum(['open', 'resolved']).nullable(),
+  window: z.object({
+    open: z.boolean().describe('free-form messages (text, buttons, media) may be sent'),
+    closesAt: z.string().nullable().describe("24 hours after the customer's last message; null before they ever wrote"),
+  }),
+  lastInboundAt: z.string().nullable(),
+  updatedAt: z.string(),
+});
+export type ConversationSummary = z.infer<typeof conversationSummarySchema>;
+
+export const conversationDetailSchema = conversationSummarySchema.extend({
+  messages: z.array(sessionMessageSchema).describe("the latest session's last 50 messages, oldest first"),
+});
+
+export const conversationListQuery = z.object({
+  status: z.enum(CONVERSATION_STATUSES).optional(),
+  assigneeId: z.string().min(1).max(100).optional(),
+  page: z.coerce.number().int().min(1).max(100_000).default(1),
+  limit: z.coerce.number().int().min(1).max(100).default(25),
+});
+
+export const contactSchema = z.object({
+  id: z.string(),
+  audienceExternalId: z.string(),
+  name: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+export const contactListQuery = z.object({
+  q: z.string().trim().min(1).max(100).optional().describe('matches phone digits or name (case-insensitive), anywhere in them'),
+  page: z.coerce.number().int().min(1).max(100_000).default(1),
+  limit: z.coerce.number().int().min(1).max(100).default(25),
+});

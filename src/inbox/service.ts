@@ -1,0 +1,236 @@
+import { requireScope } from '../app/principal.js';
+import { AppError, notFound } from '../errors.js';
+import type { Clock } from '../clock.js';
+import type { ConversationRecord, ConversationStatus } from '../domain/conversation.js';
+import type { Contact, Principal } from '../domain/types.js';
+import { CONVERSATION_ACTOR, conversationKey, serviceWindowClosesAt, type ActorClient, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverReply } from '../actors/index.js';
+import { buttonsMessage, mediaMessage, publicMessage, textMessage, type MessagingService } from '../messaging/index.js';
+import type { GraphTemplateComponent } from '../network/graph-api.js';
+import type { ContactRepo, UserRepo } from '../store/types.js';
+import type { ConversationIndexRepo } from '../store/conversation-index-types.js';
+import type { SessionMessageRepo } from '../store/session-message-types.js';
+import type { AgentTemplate, ConversationSummary, ReplyMessage } from './schemas.js';
+
+export interface InboxServiceDeps {
+  conversations: ConversationIndexRepo;
+  contacts: ContactRepo;
+  users: UserRepo;
+  messages: SessionMessageRepo;
+  messaging: MessagingService;
+  actors: ActorSystem;
+  clock: Clock;
+}
+
+export type ConversationAction = 'take' | 'hand_back' | 'resolve' | 'transfer';
+
+const DETAIL_MESSAGES = 50;
+
+/**
+ * The live inbox's operations, behind both the WebSocket and its REST twins
+ * (and the MCP tools): list and read conversations, and act on them through
+ * the contact's conversation actor, which serializes every change — so of
+ * racing takes, on any nodes, exactly one wins. Checks the caller's scopes
+ * itself, like the other services.
+ *
+ * Who may act: `inbox:write` for every action; replying, sending a template,
+ * transferring, handing back and resolving also need to hold the
+ * conversation, unless the caller is an admin. The holder check runs inside
+ * the actor, on its current state.
+ */
+export class InboxService {
+  private readonly actors: ActorClient<ConversationCommand, ConversationReplies>;
+
+  constructor(private readonly d: InboxServiceDeps) {
+    this.actors = d.actors.client<ConversationCommand, ConversationReplies>(CONVERSATION_ACTOR);
+  }
+
+  // ------------------------------------------------------------------ reading
+
+  async list(principal: Principal, q: { status?: ConversationStatus; assigneeId?: string; page: number; limit: number }) {
+    requireScope(principal, 'inbox:read');
+    const page = await this.d.conversations.list({ organizationId: principal.organizationId, offset: (q.page - 1) * q.limit, limit: q.limit, ...(q.status ? { status: q.status } : {}), ...(q.assigneeId ? { assigneeId: q.assigneeId } : {}) });
+    return { conversations: await this.summaries(principal.organizationId, page.conversations), total: page.total };
+  }
+
+  async get(principal: Principal, audienceExternalId: string) {
+    requireScope(principal, 'inbox:read');
+    const record = await this.d.conversations.get(principal.organizationId, audienceExternalId);
+    if (record === null) throw notFound('conversation');
+    const [summary] = await this.summaries(principal.organizationId, [record]);
+    const all = record.sessionId === null ? [] : ((await this.d.messages.listSession(principal.organizationId, record.sessionId)) ?? []);
+    return { ...summary!, messages: all.slice(-DETAIL_MESSAGES).map(publicMessage) };
+  }
+
+  /** A conversation as the inbox shows it, for events that name one. */
+  async summary(organizationId: string, audienceExternalId: string): Promise<ConversationSummary | null> {
+    const record = await this.d.conversations.get(organizationId, audienceExternalId);
+    return record === null ? null : (await this.summaries(organizationId, [record]))[0]!;
+  }
+
+  private async summaries(organizationId: string, records: ConversationRecord[]): Promise<ConversationSummary[]> {
+    const now = new Date(this.d.clock.now());
+    const channels = new Map<string, Promise<string | null>>();
+    const channelOf = (aeid: string) => {
+      const pnid = aeid.slice(aeid.indexOf(':') + 1);
+      let c = channels.get(pnid);
+      if (c === undefined) {
+        c = this.d.messaging.conversationChannel(organizationId, aeid).then(
+          (r) => r.channel.id,
+          () => null,
+        );
+        channels.set(pnid, c);
+      }
+      return c;
+    };
+    return Promise.all(
+      records.map(async (r) => {
+        const [contact, channelId] = await Promise.all([this.d.contacts.get(organizationId, r.audienceExternalId), channelOf(r.audienceExternalId)]);
+        const closes = serviceWindowClosesAt(r.lastInboundAt);
+        return {
+          id: r.audienceExternalId,
+          audienceExternalId: r.audienceExternalId,
+          contactId: r.contactId,
+          contactName: contact?.name ?? null,
+          phone: r.audienceExternalId.slice(0, r.audienceExternalId.indexOf(':')),
+          channelId,
+          status: r.status,
+          assigneeId: r.assigneeId,
+          queuedAt: r.queuedAt,
+          assignedAt: r.assignedAt,
+          sessionId: r.sessionId,
+          sessionStatus: r.sessionStatus,
+          window: { open: closes !== null && now.getTime() < closes.getTime(), closesAt: closes?.toISOString() ?? null },
+          lastInboundAt: r.lastInboundAt,
+          updatedAt: r.updatedAt,
+        };
+      }),
+    );
+  }
+
+  // ------------------------------------------------------------------ acting
+
+  async take(principal: Principal, audienceExternalId: string, idempotencyKey?: string) {
+    requireScope(principal, 'inbox:write');
+    const contact = await this.contact(principal, audienceExternalId);
+    const r = await this.ask(principal, audienceExternalId, 'take', { kind: 'handover.take', contactId: contact.id, agentId: principal.userId }, idempotencyKey);
+    return this.after(principal, audienceExternalId, r);
+  }
+
+  async transfer(principal: Principal, audienceExternalId: string, agentId: string, idempotencyKey?: string) {
+    requireScope(principal, 'inbox:write');
+    const contact = await this.contact(principal, audienceExternalId);
+    const agent = await this.d.users.get(principal.organizationId, agentId);
+    if (agent === null) throw new AppError(422, 'unknown_agent', 'no user with this id in the organization', { agentId });
+    const r = await this.ask(principal, audienceExternalId, 'transfer', { kind: 'handover.transfer', contactId: contact.id, agentId, by: principal.userId, ...this.onlyFrom(principal) }, idempotencyKey);
+    return this.after(principal, audienceExternalId, r);
+  }
+
+  async handBack(principal: Principal, audienceExternalId: string, idempotencyKey?: string) {
+    requireScope(principal, 'inbox:write');
+    const contact = await this.contact(principal, audienceExternalId);
+    const r = await this.ask(principal, audienceExternalId, 'hand_back', { kind: 'handover.release', contactId: contact.id, by: principal.userId, ...this.onlyFrom(principal) }, idempotencyKey);
+    return this.after(principal, audienceExternalId, r);
+  }
+
+  async resolve(principal: Principal, audienceExternalId: string, idempotencyKey?: string) {
+    requireScope(principal, 'inbox:write');
+    const contact = await this.contact(principal, audienceExternalId);
+    const r = await this.ask(principal, audienceExternalId, 'resolve', { kind: 'handover.resolve', contactId: contact.id, by: principal.userId, ...this.onlyFrom(principal) }, idempotencyKey);
+    return this.after(principal, audienceExternalId, r);
+  }
+
+  async reply(principal: Principal, audienceExternalId: string, message: ReplyMessage, idempotencyKey?: string) {
+    requireScope(principal, 'inbox:write');
+    await this.contact(principal, audienceExternalId);
+    const send =
+      message.type === 'text'
+        ? textMessage({ channelId: '', to: '', text: { body: message.text, ...(message.previewUrl === undefined ? {} : { previewUrl: message.previewUrl }) } })
+        : message.type === 'buttons'
+          ? buttonsMessage({ channelId: '', to: '', interactive: message.interactive })
+          : mediaMessage({ channelId: '', to: '', media: message.media });
+    return this.d.messaging.sendAsAgent(principal, audienceExternalId, { kind: 'freeform', send }, this.sendOpts(principal, 'reply', idempotencyKey));
+  }
+
+  async sendTemplate(principal: Principal, audienceExternalId: string, template: AgentTemplate, idempotencyKey?: string) {
+    requireScope(principal, 'inbox:write');
+    await this.contact(principal, audienceExternalId);
+    const components = template.components as GraphTemplateComponent[] | undefined;
+    return this.d.messaging.sendAsAgent(
+      principal,
+      audienceExternalId,
+      { kind: 'template', name: template.name, language: template.language.code, ...(components ? { components } : {}) },
+      this.sendOpts(principal, 'template', idempotencyKey),
+    );
+  }
+
+  // ------------------------------------------------------------------ contacts
+
+  async listContacts(principal: Principal, q: { q?: string; page: number; limit: number }) {
+    requireScope(principal, 'contacts:read');
+    const needle = q.q?.toLowerCase();
+    const digits = needle?.replace(/[^0-9]/g, '');
+    const all = (await this.d.contacts.list(principal.organizationId))
+      .filter((c) => needle === undefined || (c.name ?? '').toLowerCase().includes(needle) || (digits !== undefined && digits !== '' && c.audienceExternalId.split(':')[0]!.includes(digits)))
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || a.id.localeCompare(b.id));
+    return { contacts: all.slice((q.page - 1) * q.limit, q.page * q.limit).map(publicContact), total: all.length };
+  }
+
+  async getContact(principal: Principal, id: string) {
+    requireScope(principal, 'contacts:read');
+    const contact = await this.d.contacts.getById(principal.organizationId, id);
+    if (contact === null) throw notFound('contact');
+    const sessions = await this.d.messages.contactSessions(principal.organizationId, contact.audienceExternalId);
+    return { contact: publicContact(contact), sessions: sessions.map((s) => ({ sessionId: s.sessionId, openedAt: s.openedAt })) };
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  private async contact(principal: Principal, audienceExternalId: string): Promise<Contact> {
+    const contact = await this.d.contacts.get(principal.organizationId, audienceExternalId);
+    if (contact === null) throw notFound('conversation');
+    return contact;
+  }
+
+  /** Agents act only on what they hold; admins on anything. */
+  private onlyFrom(principal: Principal): { onlyFrom?: string } {
+    return principal.role === 'admin' ? {} : { onlyFrom: principal.userId };
+  }
+
+  private sendOpts(principal: Principal, op: string, idempotencyKey: string | undefined) {
+    return { ...(principal.role === 'admin' ? {} : { holder: principal.userId }), ...(idempotencyKey === undefined ? {} : { idempotencyKey: `inbox.${op}:${principal.userId}:${idempotencyKey}` }) };
+  }
+
+  /** A caller's key names one operation of one user: the same key on take and hand back are two commands. */
+  private ask(principal: Principal, audienceExternalId: string, op: ConversationAction, command: ConversationCommand, idempotencyKey?: string): Promise<HandoverReply> {
+    return this.actors.ask(conversationKey(principal.organizationId, audienceExternalId), command, idempotencyKey === undefined ? {} : { idempotencyKey: `inbox.${op}:${principal.userId}:${idempotencyKey}` }) as Promise<HandoverReply>;
+  }
+
+  private async after(principal: Principal, audienceExternalId: string, r: HandoverReply) {
+    if (!r.success) throw refusal(r);
+    const summary = await this.summary(principal.organizationId, audienceExternalId);
+    if (summary === null) throw new AppError(503, 'not_ready', 'the conversation changed but is not listed yet; retry', undefined, { retryAfterSeconds: 1 });
+    return summary;
+  }
+}
+
+function refusal(r: HandoverReply): AppError {
+  const h = r.handover;
+  switch (r.reason) {
+    case 'already_taken':
+      return new AppError(409, 'already_taken', 'another agent has already taken this conversation', { assigneeId: h.status === 'agent' ? h.agentId : null });
+    case 'not_assigned':
+      return h.status === 'agent'
+        ? new AppError(409, 'not_assigned_to_you', 'another agent holds this conversation', { assigneeId: h.agentId })
+        : new AppError(409, 'not_assigned', 'no agent holds this conversation', { status: h.status === 'queued' ? 'queued' : 'bot' });
+    case 'already_with_bot':
+      return new AppError(409, 'already_with_bot', 'the bot already has this conversation');
+    case 'no_conversation':
+      return new AppError(409, 'no_open_session', 'the conversation has no open session to resolve');
+    default:
+      return new AppError(409, r.reason ?? 'conflict', 'the conversation is not in a state that allows this');
+  }
+}
+
+function publicContact(c: Contact) {
+  return { id: c.id, audienceExternalId: c.audienceExternalId, name: c.name, createdAt: c.createdAt };
+}

@@ -1,0 +1,27 @@
+import type { ConversationQuery, ConversationRecord } from '../domain/conversation.js';
+
+export interface ConversationPage {
+  conversations: ConversationRecord[];
+  total: number;
+}
+
+/**
+ * The inbox's list of conversations: one record per contact, written only by
+ * the contact's conversation actor (after the change it describes is
+ * committed), read by the inbox and its REST twins. Every method is scoped
+ * to one organization.
+ */
+export interface ConversationIndexRepo {
+  /**
+   * Stores the record unless the stored one has the same or a higher
+   * `version`; compare and write are one atomic step. True when written.
+   */
+  put(record: ConversationRecord): Promise<boolean>;
+  get(organizationId: string, audienceExternalId: string): Promise<ConversationRecord | null>;
+  /**
+   * Queued conversations oldest first (the order agents should take them);
+   * any other selection most recently updated first. `assigneeId` selects
+   * assigned conversations of that agent.
+   */
+  list(query: ConversationQuery): Promise<ConversationPage>;
+}

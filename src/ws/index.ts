@@ -1,0 +1,4 @@
+export { InboxServer, INBOX_PATH, type InboxAuthenticators, type InboxServerOptions } from './server.js';
+export { InProcessEphemeralBus, NatsEphemeralBus, type EphemeralBus } from './ephemeral.js';
+export { clientCommandSchema, serverFrameSchemas, CLOSE, MAX_FRAME_BYTES, type ClientCommand } from './protocol.js';
+export { buildAsyncApi } from './asyncapi.js';

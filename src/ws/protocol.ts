@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { createTicketBody, updateTicketBody } from '../app/schemas.js';
+import { agentTemplateSchema, conversationId, replyMessageSchema } from '../inbox/schemas.js';
+import { EVENT_TYPES } from '../events/types.js';
+
+/*
+ * The live inbox's WebSocket protocol: every frame in both directions, as zod
+ * schemas. The server validates client frames with them, and /asyncapi.json
+ * is generated from them, so the document cannot drift from what is checked.
+ */
+
+/** Largest frame a client may send. */
+export const MAX_FRAME_BYTES = 64 * 1024;
+
+const commandId = z.string().min(1).max(100).describe('chosen by the client, unique per user: a retried command with the same id does not act twice');
+const onConversation = { id: commandId, conversationId };
+
+export const clientCommandSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('take'), ...onConversation }).strict().describe('take a queued conversation (or one with the bot); exactly one of racing agents wins, the others get already_taken'),
+  z.object({ type: z.literal('reply'), ...onConversation, message: replyMessageSchema }).strict().describe('a free-form message (text, buttons, media) in a conversation you hold, inside the 24-hour window'),
+  z.object({ type: z.literal('send_template'), ...onConversation, template: agentTemplateSchema }).strict().describe('an approved template: the only message allowed outside the 24-hour window'),
+  z.object({ type: z.literal('hand_back'), ...onConversation }).strict().describe('give the conversation back to the bot'),
+  z.object({ type: z.literal('resolve'), ...onConversation }).strict().describe('close the session and give the contact back to the bot'),
+  z.object({ type: z.literal('transfer'), ...onConversation, agentId: z.string().min(1).max(100) }).strict().describe('give a conversation you hold to another agent'),
+  z.object({ type: z.literal('typing'), ...onConversation }).strict().describe('relayed to the other agents watching; not stored'),
+  z.object({ type: z.literal('presence'), id: commandId, status: z.enum(['online', 'away']) }).strict().describe('your presence as the other agents see it'),
+  z.object({ type: z.literal('ticket_create'), id: commandId, ticket: createTicketBody }).strict().describe('create a ticket (as POST /v1/tickets)'),
+  z
+    .object({ type: z.literal('ticket_update'), id: commandId, ticketId: z.string().min(1).max(100), changes: updateTicketBody })
+    .strict()
+    .describe('change a ticket (as PATCH /v1/tickets/{ticketId})'),
+]);
+export type ClientCommand = z.infer<typeof clientCommandSchema>;
+export const CLIENT_COMMAND_TYPES = clientCommandSchema.options.map((o) => o.shape.type.value);
+
+const errorBody = z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() });
+
+/** Frames the server sends. Event frames are the webhook envelope plus `seq`. */
+export const serverFrameSchemas = {
+  welcome: z
+    .object({
+      type: z.literal('welcome'),
+      organizationId: z.string(),
+      user: z.object({ id: z.string(), role: z.enum(['admin', 'agent']) }),
+      seq: z.number().int().describe('the newest event sequence when the socket opened: the resume point if nothing else arrives'),
+      heartbeatSeconds: z.number().int(),
+    })
+    .describe('first frame of every connection'),
+  event: z
+    .object({
+      type: z.enum(EVENT_TYPES).describe('the event type'),
+      id: z.string().describe('unique per event, stable across redeliveries (the webhook-id)'),
+      createdAt: z.string(),
+      organizationId: z.string(),
+      data: z.unknown().describe('as in the webhook of the same type'),
+      seq: z.number().int().describe("the event's position in the durable log: increasing within the organization (numbers may be skipped); send the last one back as ?since= after a reconnect"),
+    })
+    .describe('an event of the organization, in log order'),
+  replay_done: z.object({ type: z.literal('replay_done'), seq: z.number().int() }).describe('the events missed since `since` were sent; live events follow'),
+  resync_required: z
+    .object({ type: z.literal('resync_required'), oldestSeq: z.number().int(), seq: z.number().int() })
+    .describe('`since` is older than the log keeps: reload lists over REST; live events from `seq` on follow'),
+  presence: z.object({ type: z.literal('presence'), userId: z.string(), status: z.enum(['online', 'away', 'offline']) }).describe('an agent came online, went away or offline (not stored)'),
+  typing: z.object({ type: z.literal('typing'), userId: z.string(), conversationId: z.string() }).describe('an agent is typing in a conversation (not stored)'),
+  ack: z.object({ type: z.literal('ack'), commandId: z.string(), result: z.unknown() }).describe('a command succeeded; `result` is what its REST twin answers'),
+  error: z.object({ type: z.literal('error'), commandId: z.string().optional(), error: errorBody }).describe('a frame or command was refused; same codes as REST'),
+} as const;
+
+/** Close codes the server uses. */
+export const CLOSE = {
+  /** The node is stopping: reconnect (to any node) with `since`. */
+  serviceRestart: 1012,
+  /** The client read too slowly and its unsent data passed the bound. */
+  tryAgainLater: 1013,
+  /** Rate limit exceeded repeatedly. */
+  policyViolation: 1008,
+  /** A frame over the size limit. */
+  tooBig: 1009,
+} as const;

@@ -1,0 +1,180 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { AppError, isAppError } from '../errors.js';
+import type { Principal } from '../domain/types.js';
+import type { EventFeed } from '../events/types.js';
+import type { Logger } from '../log.js';
+import { requireScope } from '../app/principal.js';
+import { InboxFanout } from './fanout.js';
+import { InboxConnection, type ConnectionLimits } from './connection.js';
+import { CommandRunner, type CommandDeps } from './commands.js';
+import { PresenceBoard, type EphemeralBus } from './ephemeral.js';
+import { CLOSE } from './protocol.js';
+
+/** How a socket's caller is identified before the upgrade; each throws AppError 401 when the credential is bad. */
+export interface InboxAuthenticators {
+  apiKey(key: string): Promise<Principal>;
+  /** A short-lived inbox token (`?token=`), from a dashboard session. */
+  inboxToken?(token: string): Promise<Principal>;
+  /** The dashboard's session cookie, on same-origin upgrades only. */
+  sessionCookie?(cookieHeader: string): Promise<Principal>;
+}
+
+export interface InboxServerOptions extends Omit<CommandDeps, 'presence'> {
+  feed: EventFeed;
+  auth: InboxAuthenticators;
+  /** Origins a cookie-authenticated upgrade may come from (besides the request's own host). */
+  allowedOrigins: string[];
+  heartbeatMs: number;
+  limits: ConnectionLimits;
+  bus: EphemeralBus;
+}
+
+export const INBOX_PATH = '/ws';
+
+/**
+ * The live inbox endpoint: WebSocket upgrades at `/ws` on the REST listener.
+ *
+ * Guarantees:
+ * - A socket opens only for an authenticated caller with `inbox:read`;
+ *   anything else is answered as HTTP (401/403 with the error shape) before
+ *   any socket exists.
+ * - Dead connections are found by heartbeat: a socket that did not answer
+ *   the previous ping is terminated at the next one, so within two
+ *   heartbeat intervals.
+ * - `close()` closes every socket with 1012 (service restart) so clients
+ *   reconnect elsewhere and resume from their last seq.
+ */
+export class InboxServer {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false, clientTracking: false });
+  private readonly connections = new Set<InboxConnection>();
+  private readonly fanout: InboxFanout;
+  private readonly presence: PresenceBoard;
+  private readonly commands: CommandRunner;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private closing = false;
+
+  constructor(private readonly o: InboxServerOptions) {
+    this.fanout = new InboxFanout(o.feed, o.log);
+    this.presence = new PresenceBoard(o.bus, (org, frame) => {
+      for (const c of this.connections) if (c.organizationId === org) c.ephemeral(frame);
+    });
+    this.commands = new CommandRunner({ ...o, presence: this.presence });
+  }
+
+  async start(server: Server): Promise<void> {
+    await this.fanout.start();
+    this.presence.start();
+    server.on('upgrade', (req, socket, head) => {
+      if (new URL(req.url ?? '/', 'http://x').pathname !== INBOX_PATH) return;
+      void this.upgrade(req, socket, head);
+    });
+    this.heartbeat = setInterval(() => {
+      for (const c of this.connections) {
+        if (!c.alive) {
+          c.socket.terminate();
+          continue;
+        }
+        c.alive = false;
+        c.socket.ping();
+      }
+    }, this.o.heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  /** Sockets held, and their unsent bytes: what the inbox costs this node now. */
+  stats(): { sockets: number; bufferedBytes: number } {
+    let bufferedBytes = 0;
+    for (const c of this.connections) bufferedBytes += c.socket.bufferedAmount;
+    return { sockets: this.connections.size, bufferedBytes };
+  }
+
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on('error', () => socket.destroy());
+    let principal: Principal;
+    try {
+      if (this.closing) throw new AppError(503, 'shutting_down', 'this node is stopping; connect to another');
+      principal = await this.authenticate(req);
+      requireScope(principal, 'inbox:read');
+    } catch (err) {
+      const e = isAppError(err) ? err : new AppError(500, 'internal_error', 'the upgrade failed');
+      if (!isAppError(err)) this.o.log.error('inbox upgrade failed', { err });
+      return refuseUpgrade(socket, e);
+    }
+    const url = new URL(req.url ?? '/', 'http://x');
+    const sinceText = url.searchParams.get('since');
+    const since = sinceText === null ? undefined : Number(sinceText);
+    if (since !== undefined && (!Number.isSafeInteger(since) || since < 0)) {
+      return refuseUpgrade(socket, new AppError(400, 'validation_failed', 'since must be a whole number: the last seq the client received'));
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.open(ws, principal, since));
+  }
+
+  private open(ws: WebSocket, principal: Principal, since: number | undefined): void {
+    const org = principal.organizationId;
+    const conn: InboxConnection = new InboxConnection(ws, principal, {
+      feed: this.o.feed,
+      runCommand: (p, cmd) => this.commands.run(p, cmd),
+      limits: this.o.limits,
+      log: this.o.log,
+      onClose: () => {
+        this.connections.delete(conn);
+        this.fanout.remove(conn);
+        this.presence.disconnected(org, principal.userId);
+      },
+    });
+    this.connections.add(conn);
+    this.fanout.add(conn);
+    this.presence.connected(org, principal.userId);
+    const position = this.fanout.position;
+    const welcome = { type: 'welcome', organizationId: org, user: { id: principal.userId, role: principal.role }, seq: position, heartbeatSeconds: Math.round(this.o.heartbeatMs / 1000) };
+    void conn.start(welcome, since, position).then(() => {
+      for (const p of this.presence.snapshot(org)) if (p.userId !== principal.userId) conn.ephemeral({ type: 'presence', userId: p.userId, status: p.status });
+    });
+  }
+
+  private async authenticate(req: IncomingMessage): Promise<Principal> {
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    if (bearer !== undefined) return this.o.auth.apiKey(bearer);
+    const token = new URL(req.url ?? '/', 'http://x').searchParams.get('token');
+    if (token !== null) {
+      if (this.o.auth.inboxToken === undefined) throw new AppError(401, 'unauthorized', 'inbox tokens are not available on this node');
+      return this.o.auth.inboxToken(token);
+    }
+    const cookie = req.headers.cookie;
+    if (cookie !== undefined && this.o.auth.sessionCookie !== undefined) {
+      // A cookie rides along on any page's request: only the service's own pages may use it.
+      if (!sameOrigin(req, this.o.allowedOrigins)) throw new AppError(403, 'origin_not_allowed', 'a session cookie is only accepted from the service\'s own pages; use an inbox token');
+      return this.o.auth.sessionCookie(cookie);
+    }
+    throw new AppError(401, 'unauthorized', 'authenticate with an API key (Authorization: Bearer), an inbox token (?token=) or the dashboard session');
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    if (this.heartbeat !== null) clearInterval(this.heartbeat);
+    for (const c of [...this.connections]) c.close(CLOSE.serviceRestart, 'node stopping; reconnect with since');
+    this.presence.stop();
+    await this.fanout.stop();
+    await this.o.bus.close();
+  }
+}
+
+function sameOrigin(req: IncomingMessage, allowed: string[]): boolean {
+  const origin = req.headers.origin;
+  if (origin === undefined) return false;
+  const host = req.headers.host;
+  if (host !== undefined && (origin === `http://${host}` || origin === `https://${host}`)) return true;
+  return allowed.includes(origin);
+}
+
+function refuseUpgrade(socket: Duplex, e: AppError): void {
+  const body = JSON.stringify({ success: false, error: { code: e.code, message: e.message, ...(e.details === undefined ? {} : { details: e.details }) } });
+  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 429: 'Too Many Requests', 503: 'Service Unavailable' }[e.status] ?? 'Error';
+  const headers = [`HTTP/1.1 ${e.status} ${reason}`, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close'];
+  if (e.status === 401) headers.push('WWW-Authenticate: Bearer realm="switchboard"');
+  if (e.retryAfterSeconds !== undefined) headers.push(`Retry-After: ${e.retryAfterSeconds}`);
+  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+}
