@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import { requireScope } from '../app/principal.js';
 import { errorHandler, sendError, validationError } from './errors.js';
 import type { RouteDef } from './route.js';
+import { jsonTooDeep } from '../json-depth.js';
 
 export interface HttpAppOptions {
   routes: RouteDef[];
@@ -43,6 +44,8 @@ export function createHttpApp(opts: HttpAppOptions): Express {
     limit: opts.bodyLimit,
     type: ['application/json', 'application/*+json'],
     verify: (req, _res, buf) => {
+      // Checked before JSON.parse: nothing downstream recurses on a value deeper than this.
+      if (jsonTooDeep(buf)) throw Object.assign(new Error('too deep'), { type: 'entity.too.deep' });
       (req as Request).rawBody = buf;
     },
   });
