@@ -68,7 +68,7 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
       tags: [r.tag],
       ...(r.deprecated ? { deprecated: true, description: `Deprecated: use ${r.deprecated.successor}.` } : {}),
       ...(r.scope ? { 'x-required-scope': r.scope } : {}),
-      security: r.auth === 'apiKey' ? [{ apiKey: [] }] : r.auth === 'operator' ? [{ operatorToken: [] }] : [],
+      security: r.auth === 'apiKey' ? [{ apiKey: [] }, { sessionCookie: [] }] : r.auth === 'session' ? [{ sessionCookie: [] }] : r.auth === 'operator' ? [{ operatorToken: [] }] : [],
       parameters: parameters(r),
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } } } : {}),
       responses,
@@ -86,6 +86,12 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'Organization API key (`org_...`) with the scope each operation names.' },
         operatorToken: { type: 'http', scheme: 'bearer', description: 'Operator token of the deployment.' },
+        sessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'sb_session',
+          description: 'Dashboard session from `POST /v1/auth/login`. Unsafe methods (POST, PATCH, PUT, DELETE) also need the header `X-CSRF-Token` with the session\'s `csrfToken` (else 403 `csrf_failed`).',
+        },
       },
       schemas: { Error: schemaOf(errorSchema, 'output') },
     },

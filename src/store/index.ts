@@ -10,3 +10,4 @@ export type * from './resource-types.js';
 export { createEmbeddedResourceStore } from './resource-embedded.js';
 export { createRedisResourceStore } from './resource-redis.js';
 export { openWebhookStores, type WebhookStores } from './webhook-open.js';
+export type * from './auth/index.js';

@@ -1,6 +1,6 @@
 import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger, type Logger } from '../../src/log.js';
 import type { Clock } from '../../src/clock.js';
 import { SCOPES, type Scope } from '../../src/domain/scopes.js';
 import { main as adminCli } from '../../src/cli/admin.js';
@@ -30,9 +30,9 @@ export interface TestOrg {
 }
 
 /** The whole service in-process on an ephemeral port, embedded in memory unless `env` says otherwise. */
-export async function startTestService(opts: { env?: Record<string, string>; clock?: Clock } = {}): Promise<TestService> {
+export async function startTestService(opts: { env?: Record<string, string>; clock?: Clock; log?: Logger } = {}): Promise<TestService> {
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: ':memory:', OPERATOR_TOKEN, LOG_LEVEL: 'silent', SEED_DEMO: 'false', ...opts.env });
-  const running = await startServer(config, { log: silentLogger, clock: opts.clock });
+  const running = await startServer(config, { log: opts.log ?? silentLogger, clock: opts.clock });
   const url = `http://127.0.0.1:${running.port}`;
 
   let checker: OpenApiResponseChecker | undefined;
