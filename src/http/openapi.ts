@@ -38,12 +38,15 @@ export function generatedStatuses(r: RouteDef): Record<number, string> {
   if (r.body || r.query) out[400] = r.body ? 'invalid request: a field, the query or the JSON itself' : 'invalid query parameter';
   if (r.auth !== 'none') out[401] = 'missing or invalid credentials';
   if (r.scope) out[403] = `the key lacks the scope ${r.scope}`;
+  const cookie = r.auth === 'apiKey' || r.auth === 'session';
+  if (cookie && r.method !== 'get') out[403] = r.scope ? `the key lacks the scope ${r.scope}, or \`csrf_failed\` (session cookie without X-CSRF-Token)` : '`csrf_failed`: a session cookie without the X-CSRF-Token header';
   if (r.params) out[404] = 'no such resource (or a malformed id)';
   if (r.body) {
     out[413] = 'the request body is too large';
     out[415] = 'the body is not application/json';
   }
   if (r.preValidate) out[429] = 'rate limited: wait for Retry-After';
+  else if (cookie) out[429] = '`too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After';
   if (r.opaqueFailures) out[500] = 'any failure (deprecated contract)';
   return out;
 }
