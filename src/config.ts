@@ -94,6 +94,16 @@ export const configSchema = z.object({
   MCP_ALLOWED_ORIGINS: z.string().trim().optional().transform((v) => (v ? v.split(',').map((o) => o.trim().toLowerCase().replace(/\/$/, '')).filter((o) => o !== '') : undefined)),
   /** MCP gateway: largest JSON-RPC request body, in bytes (413 beyond). */
   MCP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  /** Dashboard sign-in: a session unused for this long ends (default 12 h). */
+  SESSION_IDLE_TIMEOUT_MS: z.coerce.number().int().min(60_000).max(30 * 86_400_000).default(12 * 3_600_000),
+  /** Dashboard sign-in: no session lives longer than this, however active (default 7 days). */
+  SESSION_MAX_AGE_MS: z.coerce.number().int().min(60_000).max(365 * 86_400_000).default(7 * 86_400_000),
+  /** Failed authentication (passwords, API keys, session cookies): the counting window. */
+  AUTH_FAILURE_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(15 * 60_000),
+  /** Failures per account (sign-in email) or per API key prefix in a window; past it, 429 until the window ends. */
+  AUTH_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(10),
+  /** Failures per client address in a window; past it, 429 until the window ends. */
+  AUTH_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(50),
   /** Actors (issue 3): partitions contacts hash to. Fixed for a deployment's lifetime (Redis keys are tagged with it). */
   ACTOR_PARTITIONS: z.coerce.number().int().min(1).max(4096).default(64),
   /** Actors: partition lease (and node membership) time to live. A dead node's contacts move after about 1.25x this. */

@@ -38,6 +38,9 @@ import { asyncApiRoute, conversationRoutes } from './http/routes/conversations.j
 import { InboxService } from './inbox/index.js';
 import { buildAsyncApi, InboxServer, InProcessEphemeralBus, NatsEphemeralBus } from './ws/index.js';
 import { connect as connectNats } from '@nats-io/transport-node';
+import { AuthSessions, FailedAuthThrottle, RequestAuthenticator } from './auth/index.js';
+import { authRoutes } from './http/routes/auth.js';
+import { bearerToken } from './http/app.js';
 
 export const VERSION = '0.1.0';
 
@@ -70,6 +73,10 @@ export interface Services {
   inbox: InboxService;
   /** The live inbox's WebSocket endpoint (`/ws`), attached to the REST listener by `startServer`. */
   inboxSockets: InboxServer;
+  /** Dashboard sessions: sign-in, the cookie's principal, inbox tokens (for /ws: `authenticateInboxToken`, `authenticateSessionCookie`). */
+  sessions: AuthSessions;
+  /** API key or session cookie (+ CSRF), with failed-authentication throttling. */
+  authenticator: RequestAuthenticator;
 }
 
 export interface ServiceOptions {
@@ -77,24 +84,35 @@ export interface ServiceOptions {
   clock?: Clock;
 }
 
-async function openStore(config: Config): Promise<Store> {
+async function openStore(config: Config, clock: Clock): Promise<Store> {
   if (config.REDIS_URL) {
     const client = await connectRedis(config.REDIS_URL, `switchboard-${config.NODE_ID ?? process.pid}`);
     return createRedisStore(client, config.KEY_PREFIX);
   }
   const db = await EmbeddedDb.open(config.DATA_DIR === ':memory:' ? null : config.DATA_DIR);
-  return createEmbeddedStore(db);
+  return createEmbeddedStore(db, clock);
 }
 
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
   const log = opts.log ?? createLogger(config.LOG_LEVEL, { node: config.NODE_ID });
   const clock = opts.clock ?? systemClock;
   const closers: Services['closers'] = [];
-  const store = await openStore(config);
+  const store = await openStore(config, clock);
   closers.push(() => store.close());
   const accounts = new AccountService(store, clock);
   const tickets = new TicketService(store, clock);
   const operator = await OperatorAuth.load(store, config.OPERATOR_TOKEN);
+  const throttle = new FailedAuthThrottle(store.authFailures, log, {
+    windowMs: config.AUTH_FAILURE_WINDOW_MS,
+    perAccount: config.AUTH_FAILURES_PER_ACCOUNT,
+    perAddress: config.AUTH_FAILURES_PER_ADDRESS,
+  });
+  const sessions = new AuthSessions(store, clock, log, throttle, {
+    idleMs: config.SESSION_IDLE_TIMEOUT_MS,
+    maxAgeMs: config.SESSION_MAX_AGE_MS,
+    secureCookie: config.PUBLIC_URL?.startsWith('https:') ?? false,
+  });
+  const authenticator = new RequestAuthenticator((key) => accounts.authenticate(key), sessions, throttle);
   const readiness: ReadinessCheck[] = [{ name: store.kind === 'redis' ? 'redis' : 'store', check: () => store.ping() }];
   // Events and webhooks (issue 5). Closers run in reverse: dispatcher, then its stores, then the log.
   const events = await openEventLog(config, log);
@@ -143,7 +161,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     tickets,
     bus,
     log: log.child({ component: 'inbox' }),
-    auth: { apiKey: (key) => accounts.authenticate(key) },
+    auth: {
+      apiKey: (key, address) => authenticator.apiKey(key, address),
+      inboxToken: (token) => sessions.authenticateInboxToken(token),
+      sessionCookie: (cookie) => sessions.authenticateSessionCookie(cookie),
+    },
     allowedOrigins: config.PUBLIC_URL === undefined ? [] : [new URL(config.PUBLIC_URL).origin],
     heartbeatMs: config.INBOX_HEARTBEAT_MS,
     limits: { maxBufferedBytes: config.INBOX_MAX_BUFFERED_BYTES, framesPerSecond: config.INBOX_FRAMES_PER_SECOND, maxRefusedFrames: 100, maxInFlight: 16 },
@@ -153,18 +175,18 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const mcp = new McpGateway({
     version: VERSION,
     log,
-    authenticate: (key) => accounts.authenticate(key),
+    authenticate: (key) => authenticator.apiKey(key),
     platform: { tickets, conversations: { handover, messaging: messaging.service, contacts: store.contacts, actors: actors.system } },
     allowedHosts: config.MCP_ALLOWED_HOSTS,
     allowedOrigins: config.MCP_ALLOWED_ORIGINS,
     publicUrls: [config.PUBLIC_URL, config.MCP_PUBLIC_URL],
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
   });
-  return { config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, actors: actors.system, handover, messaging, inbox, inboxSockets };
+  return { config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, actors: actors.system, handover, messaging, inbox, inboxSockets, sessions, authenticator };
 }
 
 export function buildRoutes(s: Services, state: { shuttingDown: boolean }): RouteDef[] {
-  const routes: RouteDef[] = [...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
+  const routes: RouteDef[] = [...authRoutes(s.sessions), ...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
   routes.push(...handoverRoutes(s.handover), ...conversationRoutes(s.inbox), ...metricsRoutes(s.metrics));
   routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
   routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels));
@@ -188,7 +210,19 @@ export function buildApp(s: Services, state = { shuttingDown: false }): Express 
     routes: buildRoutes(s, state),
     log: s.log,
     bodyLimit: s.config.BODY_LIMIT,
-    authenticate: (key) => s.accounts.authenticate(key),
+    authenticate: (key) => s.authenticator.apiKey(key),
+    authenticateRequest: (req, kind) =>
+      s.authenticator.authenticate(
+        {
+          method: req.method,
+          authorization: req.headers.authorization,
+          bearer: bearerToken(req),
+          cookieHeader: req.headers.cookie,
+          csrfToken: typeof req.headers['x-csrf-token'] === 'string' ? req.headers['x-csrf-token'] : undefined,
+          address: req.ip,
+        },
+        kind,
+      ),
     authenticateOperator: (token) => s.operator.authenticate(token),
     publicUrl: s.config.PUBLIC_URL,
     mounts: [...(s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : []), ...s.messaging.mounts()],
@@ -245,7 +279,7 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
   const mcpListener =
     config.MCP_PORT === undefined
       ? undefined
-      : await startMcpListener(services.mcp, { port: config.MCP_PORT, host: config.HOST, log: services.log, authenticate: (key) => services.accounts.authenticate(key) });
+      : await startMcpListener(services.mcp, { port: config.MCP_PORT, host: config.HOST, log: services.log, authenticate: (key) => services.authenticator.apiKey(key) });
   const mcpUrl = mcpListener ? (config.MCP_PUBLIC_URL ?? `http://localhost:${mcpListener.port}`) : url;
 
   let closing: Promise<void> | undefined;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, badRequest, notFound } from '../errors.js';
+import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import type { Clock } from '../clock.js';
-import type { ApiKeyRecord, Contact, Organization, Principal, User, UserRole } from '../domain/types.js';
+import { isActiveUser, type ApiKeyRecord, type Contact, type Organization, type Principal, type User, type UserRole } from '../domain/types.js';
 import type { Scope } from '../domain/scopes.js';
 import { API_KEY_PATTERN, generateApiKey, hashApiKey, hashPassword } from '../domain/secrets.js';
 import type { Store } from '../store/index.js';
@@ -9,10 +9,10 @@ import type { Store } from '../store/index.js';
 /** How often `lastUsedAt` is written per key: a write per request would double the load. */
 const TOUCH_INTERVAL_MS = 60_000;
 
-export type PublicUser = Omit<User, 'passwordHash'>;
+export type PublicUser = Omit<User, 'passwordHash' | 'active'> & { active: boolean };
 export type PublicApiKey = Omit<ApiKeyRecord, 'hash'>;
 
-const publicUser = ({ passwordHash: _p, ...u }: User): PublicUser => u;
+const publicUser = ({ passwordHash: _p, ...u }: User): PublicUser => ({ ...u, active: isActiveUser(u) });
 const publicKey = ({ hash: _h, ...k }: ApiKeyRecord): PublicApiKey => k;
 
 /** Organizations, dashboard users, API keys and contacts, and resolving a key to a Principal. */
@@ -62,6 +62,49 @@ export class AccountService {
   async listUsers(organizationId: string): Promise<PublicUser[]> {
     await this.requireOrganization(organizationId);
     return (await this.store.users.list(organizationId)).map(publicUser);
+  }
+
+  async getUser(organizationId: string, userId: string): Promise<PublicUser> {
+    const user = await this.store.users.get(organizationId, userId);
+    if (!user) throw notFound('user');
+    return publicUser(user);
+  }
+
+  /**
+   * Renames, changes the role of, deactivates or reactivates a user.
+   * Deactivating ends the user's sessions at once and stops their keys from
+   * authenticating (keys are checked against their user on every request).
+   * `actorUserId`, when given, is the admin making the change: nobody can
+   * deactivate or demote themselves (409 `cannot_change_self`), so an
+   * organization is never left without the admin who acted.
+   */
+  async updateUser(
+    organizationId: string,
+    userId: string,
+    changes: { name?: string | undefined; role?: UserRole | undefined; active?: boolean | undefined },
+    actorUserId?: string,
+  ): Promise<PublicUser> {
+    if (actorUserId === userId && (changes.active === false || (changes.role !== undefined && changes.role !== 'admin'))) {
+      throw conflict('cannot_change_self', 'you cannot deactivate or demote yourself; ask another admin');
+    }
+    const next = await this.store.users.update(organizationId, userId, (u) => ({
+      ...u,
+      ...(changes.name !== undefined ? { name: changes.name } : {}),
+      ...(changes.role !== undefined ? { role: changes.role } : {}),
+      ...(changes.active !== undefined ? { active: changes.active } : {}),
+    }));
+    if (!next) throw notFound('user');
+    if (!isActiveUser(next)) await this.store.sessions.deleteForUser(organizationId, userId);
+    return publicUser(next);
+  }
+
+  /** Sets a new password (operator reset) and ends every session of the user. */
+  async resetPassword(organizationId: string, userId: string, password: string): Promise<{ sessionsEnded: number }> {
+    await this.requireOrganization(organizationId);
+    const passwordHash = await hashPassword(password);
+    const next = await this.store.users.update(organizationId, userId, (u) => ({ ...u, passwordHash }));
+    if (!next) throw notFound('user');
+    return { sessionsEnded: await this.store.sessions.deleteForUser(organizationId, userId) };
   }
 
   /** Issues a key; the returned `key` is the only time its text exists outside the caller. */
@@ -127,7 +170,7 @@ export class AccountService {
     const rec = await this.store.apiKeys.getByHash(hash);
     if (!rec || rec.revokedAt !== null) throw denied();
     const user = await this.store.users.get(rec.organizationId, rec.userId);
-    if (!user) throw denied();
+    if (!user || !isActiveUser(user)) throw denied();
     this.touch(hash);
     return { organizationId: rec.organizationId, userId: user.id, role: user.role, keyId: rec.id, scopes: new Set(rec.scopes) };
   }

@@ -35,7 +35,7 @@ export function demoBanner(c: DemoCredentials, baseUrl: string, extra: string[] 
     'Created a demo organization. These secrets are shown only this once:',
     `  operator token : ${c.operatorToken}`,
     `  organization   : ${c.organizationId}`,
-    `  admin login    : ${c.adminEmail} / ${c.adminPassword}`,
+    `  admin login    : ${c.adminEmail} / ${c.adminPassword}   (sign in at ${baseUrl.replace(/\/$/, '')}/login)`,
     `  API key        : ${c.apiKey}   (all scopes)`,
     '',
     `  export SB_URL=${baseUrl} SB_KEY=${c.apiKey} SB_OPERATOR_TOKEN=${c.operatorToken}`,

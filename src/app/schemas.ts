@@ -119,7 +119,15 @@ export const keyParams = z.object({ orgId: z.string().min(1).max(64), keyId: z.s
 export const createContactBody = z.object({ audienceExternalId, name: text(200).optional() }).strict();
 
 export const organizationSchema = z.object({ id: z.string(), name: z.string(), createdAt: z.string() });
-export const userSchema = z.object({ id: z.string(), organizationId: z.string(), email: z.string(), name: z.string(), role: z.enum(USER_ROLES), createdAt: z.string() });
+export const userSchema = z.object({
+  id: z.string(),
+  organizationId: z.string(),
+  email: z.string(),
+  name: z.string(),
+  role: z.enum(USER_ROLES),
+  active: z.boolean().describe('false once deactivated: no sign-in, and their API keys stop working'),
+  createdAt: z.string(),
+});
 export const apiKeySchema = z.object({
   id: z.string(),
   organizationId: z.string(),

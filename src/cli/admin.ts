@@ -50,6 +50,12 @@ export const commands: Record<string, Command> = {
     run: (f) => ({ method: 'GET', path: `${org(f)}/users` }),
     show: (r) => table(r.users, ['id', 'email', 'role', 'name']),
   },
+  'user reset-password': {
+    usage: '--org <id> --user <id> --password <new password, 12+ characters>',
+    required: ['org', 'user', 'password'],
+    run: (f) => ({ method: 'POST', path: `${org(f)}/users/${encodeURIComponent(f.user!)}/password`, body: { password: f.password } }),
+    show: (r) => `password reset; ${r.sessionsEnded} session(s) ended`,
+  },
   'key create': {
     usage: `--org <id> --user <id> --scopes <scope,scope|all> [--name <label>]   scopes: ${SCOPES.join(', ')}`,
     required: ['org', 'user', 'scopes'],

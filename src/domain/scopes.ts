@@ -17,3 +17,10 @@ export const SCOPES = [
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
+
+/** What a role may do without a key: a dashboard session carries its user's role's scopes. */
+const AGENT_EXCLUDED: ReadonlySet<Scope> = new Set<Scope>(['settings:manage', 'webhook:create']);
+
+export function scopesForRole(role: 'admin' | 'agent'): Scope[] {
+  return role === 'admin' ? [...SCOPES] : SCOPES.filter((s) => !AGENT_EXCLUDED.has(s));
+}

@@ -21,6 +21,31 @@ export interface User {
   /** scrypt: `scrypt$N$r$p$salt$hash`, base64url parts. */
   passwordHash: string;
   createdAt: string;
+  /** False once deactivated: no sign-in, no session, no key of theirs authenticates. Absent (older records) means active. */
+  active?: boolean;
+}
+
+/** Absent `active` (records from before deactivation existed) means active. */
+export function isActiveUser(user: Pick<User, 'active'>): boolean {
+  return user.active !== false;
+}
+
+/**
+ * A signed-in dashboard session, stored server-side. The cookie carries a
+ * random id; only its SHA-256 (`idHash`) is stored, so a leaked store does
+ * not hand out sessions.
+ */
+export interface AuthSession {
+  idHash: string;
+  organizationId: string;
+  userId: string;
+  /** The synchronizer token every unsafe request made with the cookie must echo in `X-CSRF-Token`. */
+  csrfToken: string;
+  createdAt: string;
+  /** Last request seen (written at most about once a minute); the idle timeout counts from here. */
+  lastSeenAt: string;
+  /** The absolute end: no activity extends a session past it. */
+  expiresAt: string;
 }
 
 export interface ApiKeyRecord {
@@ -63,7 +88,7 @@ export interface Ticket {
   updatedAt: string;
 }
 
-/** Who is calling: resolved from an API key. */
+/** Who is calling: resolved from an API key (`keyId` is the key's id) or a dashboard session (`keyId` is `session:<hash prefix>`). */
 export interface Principal {
   organizationId: string;
   userId: string;

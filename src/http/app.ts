@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import { requireScope } from '../app/principal.js';
 import { errorHandler, sendError, validationError } from './errors.js';
 import type { RouteDef } from './route.js';
+import { jsonTooDeep } from '../json-depth.js';
 
 export interface HttpAppOptions {
   routes: RouteDef[];
@@ -13,6 +14,12 @@ export interface HttpAppOptions {
   bodyLimit: string;
   /** Resolves a bearer API key to its principal; throws 401. */
   authenticate(key: string | undefined): Promise<Principal>;
+  /**
+   * Resolves the caller of an `apiKey` or `session` route from the whole
+   * request (key or session cookie, CSRF, throttling). Without it, `apiKey`
+   * routes use `authenticate` with the bearer key and `session` routes refuse.
+   */
+  authenticateRequest?(req: Request, kind: 'apiKey' | 'session'): Promise<Principal>;
   /** Checks the operator token; throws 401. */
   authenticateOperator(token: string | undefined): Promise<void>;
   /** Handlers mounted before the catch-all 404, for protocols that are not JSON routes (MCP, sandbox). */
@@ -43,6 +50,8 @@ export function createHttpApp(opts: HttpAppOptions): Express {
     limit: opts.bodyLimit,
     type: ['application/json', 'application/*+json'],
     verify: (req, _res, buf) => {
+      // Checked before JSON.parse: nothing downstream recurses on a value deeper than this.
+      if (jsonTooDeep(buf)) throw Object.assign(new Error('too deep'), { type: 'entity.too.deep' });
       (req as Request).rawBody = buf;
     },
   });
@@ -79,8 +88,10 @@ export function createHttpApp(opts: HttpAppOptions): Express {
     const serve = async (req: Request, res: Response) => {
       const log = opts.log.child({ requestId: res.locals.requestId });
       let principal: Principal | undefined;
-      if (route.auth === 'apiKey') {
-        principal = await opts.authenticate(bearerToken(req));
+      if (route.auth === 'apiKey' || route.auth === 'session') {
+        if (opts.authenticateRequest) principal = await opts.authenticateRequest(req, route.auth);
+        else if (route.auth === 'apiKey') principal = await opts.authenticate(bearerToken(req));
+        else throw new AppError(401, 'not_signed_in', 'sign in first');
         res.locals.organizationId = principal.organizationId;
         if (route.scope) requireScope(principal, route.scope);
         if (route.preValidate) await route.preValidate({ principal, req, res });

@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, Response } from 'express';
 import { ZodError } from 'zod';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { MAX_JSON_DEPTH } from '../json-depth.js';
 
 export function sendError(res: Response, err: AppError): void {
   if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds))));
@@ -40,6 +41,8 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     switch (bp?.type) {
       case 'entity.parse.failed':
         return sendError(res, new AppError(400, 'invalid_json', 'the request body is not valid JSON'));
+      case 'entity.too.deep':
+        return sendError(res, new AppError(400, 'json_too_deep', `the JSON body nests deeper than ${MAX_JSON_DEPTH} levels`));
       case 'entity.too.large':
         return sendError(res, new AppError(413, 'payload_too_large', 'the request body is too large'));
       case 'encoding.unsupported':

@@ -28,6 +28,29 @@ function parameters(route: RouteDef): unknown[] {
   return out;
 }
 
+/**
+ * The refusals the route table itself answers, derived from what a route
+ * declares, so the document cannot drift from what `createHttpApp` does:
+ * unparseable params are 404, a bad query or body 400, and so on.
+ */
+export function generatedStatuses(r: RouteDef): Record<number, string> {
+  const out: Record<number, string> = {};
+  if (r.body || r.query) out[400] = r.body ? 'invalid request: a field, the query or the JSON itself' : 'invalid query parameter';
+  if (r.auth !== 'none') out[401] = 'missing or invalid credentials';
+  if (r.scope) out[403] = `the key lacks the scope ${r.scope}`;
+  const cookie = r.auth === 'apiKey' || r.auth === 'session';
+  if (cookie && r.method !== 'get') out[403] = r.scope ? `the key lacks the scope ${r.scope}, or \`csrf_failed\` (session cookie without X-CSRF-Token)` : '`csrf_failed`: a session cookie without the X-CSRF-Token header';
+  if (r.params) out[404] = 'no such resource (or a malformed id)';
+  if (r.body) {
+    out[413] = 'the request body is too large';
+    out[415] = 'the body is not application/json';
+  }
+  if (r.preValidate) out[429] = 'rate limited: wait for Retry-After';
+  else if (cookie) out[429] = '`too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After';
+  if (r.opaqueFailures) out[500] = 'any failure (deprecated contract)';
+  return out;
+}
+
 /** OpenAPI 3.1 from the same route definitions and zod schemas that serve requests. */
 export function buildOpenApi(routes: RouteDef[], info: { version: string; serverUrl?: string | undefined }): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -39,16 +62,16 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
         ? { description: resp.description, content: { 'application/json': { schema: schemaOf(resp.schema, 'output') } } }
         : { description: resp.description };
     }
-    if (r.body) responses['400'] ??= { description: 'invalid request', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
-    if (r.auth !== 'none') responses['401'] ??= { description: 'missing or invalid credentials', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
-    if (r.scope) responses['403'] ??= { description: `the key lacks the scope ${r.scope}`, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    for (const [status, description] of Object.entries(generatedStatuses(r))) {
+      responses[status] ??= { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    }
     paths[path] ??= {};
     paths[path][r.method] = {
       summary: r.summary,
       tags: [r.tag],
       ...(r.deprecated ? { deprecated: true, description: `Deprecated: use ${r.deprecated.successor}.` } : {}),
       ...(r.scope ? { 'x-required-scope': r.scope } : {}),
-      security: r.auth === 'apiKey' ? [{ apiKey: [] }] : r.auth === 'operator' ? [{ operatorToken: [] }] : [],
+      security: r.auth === 'apiKey' ? [{ apiKey: [] }, { sessionCookie: [] }] : r.auth === 'session' ? [{ sessionCookie: [] }] : r.auth === 'operator' ? [{ operatorToken: [] }] : [],
       parameters: parameters(r),
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } } } : {}),
       responses,
@@ -66,6 +89,12 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'Organization API key (`org_...`) with the scope each operation names.' },
         operatorToken: { type: 'http', scheme: 'bearer', description: 'Operator token of the deployment.' },
+        sessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'sb_session',
+          description: 'Dashboard session from `POST /v1/auth/login`. Unsafe methods (POST, PATCH, PUT, DELETE) also need the header `X-CSRF-Token` with the session\'s `csrfToken` (else 403 `csrf_failed`).',
+        },
       },
       schemas: { Error: schemaOf(errorSchema, 'output') },
     },

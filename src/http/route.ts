@@ -10,7 +10,7 @@ export interface RouteContext<B, Q, P> {
   body: B;
   query: Q;
   params: P;
-  /** Present on `auth: 'apiKey'` routes. */
+  /** Present on `auth: 'apiKey'` and `auth: 'session'` routes. */
   principal: Principal;
   req: Request;
   res: Response;
@@ -36,7 +36,12 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
   path: string;
   summary: string;
   tag: string;
-  auth: 'apiKey' | 'operator' | 'none';
+  /**
+   * `apiKey`: a bearer API key, or the dashboard session cookie (with CSRF on
+   * unsafe methods); `session`: the session cookie only; `operator`: the
+   * operator token; `none`: public.
+   */
+  auth: 'apiKey' | 'session' | 'operator' | 'none';
   /** Checked before the body is validated, so a key without it gets 403 whatever it sent. */
   scope?: Scope;
   body?: B;

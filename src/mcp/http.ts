@@ -8,6 +8,7 @@ import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../domain/types.js';
 import { isAppError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { jsonTooDeep, MAX_JSON_DEPTH } from '../json-depth.js';
 import { checkOrigin, type RebindingPolicy } from './rebinding.js';
 import { answerInvalidParams, createRequestServer, type McpServerDef } from './request-server.js';
 
@@ -71,6 +72,10 @@ async function preParse(req: Request, res: Response, max: number): Promise<{ ok:
   const raw = await readBody(req, max);
   if (raw.tooLarge) {
     rpcError(res, 413, requestBodyTooLargeMessage(max));
+    return { ok: false };
+  }
+  if (jsonTooDeep(Buffer.from(raw.text))) {
+    rpcError(res, 400, `Parse error: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { code: ErrorCode.ParseError });
     return { ok: false };
   }
   try {

@@ -1,3 +1,4 @@
+import { jsonTooDeep } from '../json-depth.js';
 import { AppError } from '../errors.js';
 import { safeEqual } from '../domain/secrets.js';
 import type { Logger } from '../log.js';
@@ -57,6 +58,7 @@ export class NetworkWebhookReceiver {
       throw new AppError(401, 'invalid_signature', 'missing or invalid X-Hub-Signature-256');
     }
     let body: unknown;
+    if (jsonTooDeep(rawBody)) throw new AppError(400, 'json_too_deep', 'the webhook body nests too deep');
     try {
       body = JSON.parse(rawBody.toString('utf8'));
     } catch {

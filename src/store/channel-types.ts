@@ -50,7 +50,7 @@ export type StoredChannel =
 /** Without a key (clustered mode with no SECRETS_KEY) chat-network credentials can be neither stored nor read. */
 function need(box: SecretBox | null): SecretBox {
   if (box === null) {
-    throw new AppError(500, 'secrets_key_missing', 'SECRETS_KEY is not set: chat-network channel credentials cannot be stored or read (set the same 32-byte key, hex or base64, on every node)');
+    throw new AppError(503, 'secrets_key_missing', 'SECRETS_KEY is not set: chat-network channel credentials cannot be stored or read (set the same 32-byte key, hex or base64, on every node)');
   }
   return box;
 }

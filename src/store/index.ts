@@ -13,3 +13,4 @@ export { openWebhookStores, type WebhookStores } from './webhook-open.js';
 export type * from './conversation-index-types.js';
 export { createEmbeddedConversationIndex } from './conversation-index-embedded.js';
 export { createRedisConversationIndex } from './conversation-index-redis.js';
+export type * from './auth/index.js';

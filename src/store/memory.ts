@@ -4,6 +4,8 @@ import { canonicalTicket, formatTicketId } from '../domain/ticket-rules.js';
 import type { EmbeddedDb } from './embedded-db.js';
 import type { DomainEvent } from '../events/types.js';
 import type { NewTicket, OutboxEntry, Store, TicketEventStamp, TicketPage, TicketQuery } from './types.js';
+import { systemClock, type Clock } from '../clock.js';
+import { createEmbeddedAuthSessionRepo, createMemoryFailureCounter } from './auth/index.js';
 
 const orgKey = (orgId: string, id: string) => `${orgId}/${id}`;
 
@@ -18,7 +20,7 @@ function outboxOp(stamp: TicketEventStamp, ticket: Ticket) {
  * in the EmbeddedDb log. Single process, so read-modify-write sequences run
  * without awaiting in between and need no locks.
  */
-export function createEmbeddedStore(db: EmbeddedDb): Store {
+export function createEmbeddedStore(db: EmbeddedDb, clock: Clock = systemClock): Store {
   const index = new TicketIndex();
   for (const t of db.values<StoredTicket>('tickets')) index.add(t);
 
@@ -49,6 +51,18 @@ export function createEmbeddedStore(db: EmbeddedDb): Store {
       },
       async list(organizationId) {
         return [...db.values<User>('users')].filter((u) => u.organizationId === organizationId);
+      },
+      async update(organizationId, id, change) {
+        const key = orgKey(organizationId, id);
+        const current = db.get<User>('users', key);
+        if (!current) return null;
+        const next = { ...change(current), id: current.id, organizationId: current.organizationId, email: current.email };
+        await db.put('users', key, next);
+        return next;
+      },
+      async findByEmail(email) {
+        const wanted = email.toLowerCase();
+        return [...db.values<User>('users')].filter((u) => u.email === wanted);
       },
     },
     apiKeys: {
@@ -181,6 +195,8 @@ export function createEmbeddedStore(db: EmbeddedDb): Store {
       },
       async release() {},
     },
+    sessions: createEmbeddedAuthSessionRepo(db, clock),
+    authFailures: createMemoryFailureCounter(clock),
     meta: {
       async get(key) {
         return db.get<string>('meta', key) ?? null;

@@ -5,6 +5,7 @@ import { canonicalTicket, formatTicketId } from '../domain/ticket-rules.js';
 import { LuaScript, orgKeys, type RedisClient } from './redis-client.js';
 import type { DomainEvent } from '../events/types.js';
 import type { NewTicket, Store, TicketPage, TicketQuery } from './types.js';
+import { createRedisAuthSessionRepo, createRedisFailureCounter } from './auth/index.js';
 
 /*
  * Key layout (prefix `sb` by default). Everything of one organization carries
@@ -17,6 +18,7 @@ import type { NewTicket, Store, TicketPage, TicketQuery } from './types.js';
  *   sb:meta:<key>                    service metadata
  *   sb:{o:<org>}:user:<id>           user JSON
  *   sb:{o:<org>}:users               hash email -> user id
+ *   sb:user-email:<email>            set of `<org>/<user id>` with this email (sign-in; global)
  *   sb:{o:<org>}:apikeys             hash key id -> sha256
  *   sb:{o:<org>}:contact:<aeid>      contact JSON
  *   sb:{o:<org>}:contact-ids         hash contact id -> audienceExternalId
@@ -119,11 +121,23 @@ for _, id in ipairs(ids) do out[#out + 1] = redis.call('GET', ARGV[4] .. id) end
 return out
 `);
 
+// KEYS[3], the global email index, is outside the organization's slot: fine on
+// a single Redis; on Redis Cluster it would move to a second command.
 const createUserScript = new LuaScript(`
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('SET', KEYS[2], ARGV[3])
+redis.call('SADD', KEYS[3], ARGV[4])
 return 1
 `);
+
+// Compare-and-set of a user record: the write happens only if nobody changed it since the read.
+const updateUserScript = new LuaScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
+`);
+
+const EMAIL_INDEX_META = 'user-email-index-v1';
 
 const upsertContactScript = new LuaScript(`
 local cur = redis.call('GET', KEYS[1])
@@ -169,6 +183,21 @@ function toTicket(raw: string): Ticket {
 /** Redis adapter of the store ports. Multi-key changes are Lua scripts. */
 export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
   const k = (orgId: string) => orgKeys(prefix, orgId);
+  const emailKey = (email: string) => `${prefix}:user-email:${email.toLowerCase()}`;
+  // Users stored before the email index existed are added to it once per deployment.
+  let emailIndexReady: Promise<void> | undefined;
+  const ensureEmailIndex = () =>
+    (emailIndexReady ??= (async () => {
+      if ((await client.get(`${prefix}:meta:${EMAIL_INDEX_META}`)) !== null) return;
+      for (const orgId of await client.sMembers(`${prefix}:orgs`)) {
+        const key = k(orgId);
+        for (const [email, id] of Object.entries(await client.hGetAll(key('users')))) await client.sAdd(emailKey(email), `${orgId}/${id}`);
+      }
+      await client.set(`${prefix}:meta:${EMAIL_INDEX_META}`, new Date().toISOString());
+    })().catch((e: unknown) => {
+      emailIndexReady = undefined;
+      throw e;
+    }));
   const pendingKey = `${prefix}:outbox-orgs`;
   const indexKeys = (orgId: string, t: Pick<Ticket, 'status' | 'audienceId' | 'assigneeId'>) => {
     const key = k(orgId);
@@ -200,7 +229,11 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
     users: {
       async create(user: User) {
         const key = k(user.organizationId);
-        const ok = await createUserScript.run(client, [key('users'), key('user', user.id)], [user.email.toLowerCase(), user.id, JSON.stringify(user)]);
+        const ok = await createUserScript.run(
+          client,
+          [key('users'), key('user', user.id), emailKey(user.email)],
+          [user.email.toLowerCase(), user.id, JSON.stringify(user), `${user.organizationId}/${user.id}`],
+        );
         if (ok === 0) throw conflict('email_taken', 'a user with this email exists in the organization');
       },
       async get(organizationId, id) {
@@ -212,6 +245,24 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
         const ids = Object.values(await client.hGetAll(key('users')));
         if (ids.length === 0) return [];
         const raws = await client.mGet(ids.map((id) => key('user', id)));
+        return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as User);
+      },
+      async update(organizationId, id, change) {
+        const key = k(organizationId)('user', id);
+        for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+          const raw = await client.get(key);
+          if (raw === null) return null;
+          const current = JSON.parse(raw) as User;
+          const next = { ...change(current), id: current.id, organizationId: current.organizationId, email: current.email };
+          if ((await updateUserScript.run(client, [key], [raw, JSON.stringify(next)])) === 1) return next;
+        }
+        throw conflict('concurrent_update', 'the user is being changed by others; try again');
+      },
+      async findByEmail(email) {
+        await ensureEmailIndex();
+        const refs = await client.sMembers(emailKey(email));
+        if (refs.length === 0) return [];
+        const raws = await client.mGet(refs.map((ref) => k(ref.slice(0, ref.indexOf('/')))('user', ref.slice(ref.indexOf('/') + 1))));
         return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as User);
       },
     },
@@ -352,6 +403,8 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
         await releaseLeaseScript.run(client, [k(organizationId)('outbox-lease')], [owner]);
       },
     },
+    sessions: createRedisAuthSessionRepo(client, prefix),
+    authFailures: createRedisFailureCounter(client, prefix),
     meta: {
       async get(key) {
         return client.get(`${prefix}:meta:${key}`);

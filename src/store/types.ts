@@ -1,5 +1,6 @@
 import type { ApiKeyRecord, Contact, Organization, Ticket, TicketStatus, User } from '../domain/types.js';
 import type { DomainEvent } from '../events/types.js';
+import type { AuthSessionRepo, FailureCounter } from './auth/port.js';
 
 /**
  * Storage ports. Each has an embedded adapter (`memory.ts`, durable under
@@ -19,6 +20,13 @@ export interface UserRepo {
   create(user: User): Promise<void>;
   get(organizationId: string, id: string): Promise<User | null>;
   list(organizationId: string): Promise<User[]>;
+  /**
+   * Read-modify-write of one user (name, role, active, password hash; never
+   * the email or ids). Returns the stored result, or null when no such user.
+   */
+  update(organizationId: string, id: string, change: (current: User) => User): Promise<User | null>;
+  /** Every user with this (lower-case) email, in any organization: sign-in knows no organization. */
+  findByEmail(email: string): Promise<User[]>;
 }
 
 export interface ApiKeyRepo {
@@ -129,6 +137,10 @@ export interface Store {
   tickets: TicketRepo;
   outbox: OutboxRepo;
   meta: MetaRepo;
+  /** Dashboard sessions and inbox tokens. */
+  sessions: AuthSessionRepo;
+  /** Failed authentication attempts, for throttling. */
+  authFailures: FailureCounter;
   /** True when nothing was ever stored (first start). */
   isEmpty(): Promise<boolean>;
   /** Throws when the backing store is unreachable. */

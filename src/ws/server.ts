@@ -14,7 +14,7 @@ import { CLOSE } from './protocol.js';
 
 /** How a socket's caller is identified before the upgrade; each throws AppError 401 when the credential is bad. */
 export interface InboxAuthenticators {
-  apiKey(key: string): Promise<Principal>;
+  apiKey(key: string, address?: string): Promise<Principal>;
   /** A short-lived inbox token (`?token=`), from a dashboard session. */
   inboxToken?(token: string): Promise<Principal>;
   /** The dashboard's session cookie, on same-origin upgrades only. */
@@ -136,7 +136,7 @@ export class InboxServer {
 
   private async authenticate(req: IncomingMessage): Promise<Principal> {
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
-    if (bearer !== undefined) return this.o.auth.apiKey(bearer);
+    if (bearer !== undefined) return this.o.auth.apiKey(bearer, req.socket.remoteAddress);
     const token = new URL(req.url ?? '/', 'http://x').searchParams.get('token');
     if (token !== null) {
       if (this.o.auth.inboxToken === undefined) throw new AppError(401, 'unauthorized', 'inbox tokens are not available on this node');

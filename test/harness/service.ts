@@ -1,9 +1,10 @@
 import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger, type Logger } from '../../src/log.js';
 import type { Clock } from '../../src/clock.js';
 import { SCOPES, type Scope } from '../../src/domain/scopes.js';
 import { main as adminCli } from '../../src/cli/admin.js';
+import { OpenApiResponseChecker } from './openapi-check.js';
 
 export const OPERATOR_TOKEN = 'test-operator-token-0123456789';
 
@@ -29,11 +30,12 @@ export interface TestOrg {
 }
 
 /** The whole service in-process on an ephemeral port, embedded in memory unless `env` says otherwise. */
-export async function startTestService(opts: { env?: Record<string, string>; clock?: Clock } = {}): Promise<TestService> {
+export async function startTestService(opts: { env?: Record<string, string>; clock?: Clock; log?: Logger } = {}): Promise<TestService> {
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: ':memory:', OPERATOR_TOKEN, LOG_LEVEL: 'silent', SEED_DEMO: 'false', ...opts.env });
-  const running = await startServer(config, { log: silentLogger, clock: opts.clock });
+  const running = await startServer(config, { log: opts.log ?? silentLogger, clock: opts.clock });
   const url = `http://127.0.0.1:${running.port}`;
 
+  let checker: OpenApiResponseChecker | undefined;
   const call: TestService['call'] = async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...o.headers };
     if (o.key !== undefined) headers.authorization = `Bearer ${o.key}`;
@@ -49,6 +51,10 @@ export async function startTestService(opts: { env?: Record<string, string>; clo
     } catch {
       /* not JSON */
     }
+    // Every answer a test sees is held to the published contract.
+    checker ??= new OpenApiResponseChecker((await (await fetch(`${url}/openapi.json`)).json()) as ConstructorParameters<typeof OpenApiResponseChecker>[0]);
+    const violation = checker.check(method, path, res.status, parsed, res.headers.get('content-type'));
+    if (violation) throw new Error(`response breaks /openapi.json: ${violation.method} ${violation.path} -> ${violation.status}: ${violation.problem}`);
     return { status: res.status, body: parsed, headers: res.headers };
   };
 

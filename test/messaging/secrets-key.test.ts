@@ -14,7 +14,7 @@ describe('clustered without SECRETS_KEY', () => {
     try {
       const org = await svc.createOrg('NoKey');
       const wa = await op(svc, 'POST', `/admin/v1/organizations/${org.id}/channels`, { kind: 'whatsapp_cloud', name: 'WA', network: 'sandbox' });
-      expect(wa.status).toBe(500);
+      expect(wa.status).toBe(503);
       expect(wa.body.error.code).toBe('secrets_key_missing');
       expect((await op(svc, 'GET', `/admin/v1/organizations/${org.id}/channels`)).body.channels).toEqual([]);
       const web = await op(svc, 'POST', `/admin/v1/organizations/${org.id}/channels`, { kind: 'web_chat', name: 'Site' });

@@ -43,9 +43,18 @@ export function channelAdminRoutes(channels: ChannelService): RouteDef[] {
       params: orgParams,
       body: createChannelBody,
       responses: {
-        201: { description: 'the channel (secrets never shown; a generated verify token once), with the outcome of the first template sync', schema: channelView },
+        201: {
+          description: 'the channel (secrets never shown; a generated verify token once), with the outcome of the first template sync',
+          schema: channelView.extend({
+            templateSync: z
+              .object({ ok: z.boolean(), synced: z.number().int().optional(), error: z.string().optional().describe('why the sync failed; run the sync again') })
+              .optional()
+              .describe('present for WhatsApp channels: the first sync of the template registry from the network'),
+          }),
+        },
         404: { description: 'no such organization', schema: errorSchema },
         409: { description: 'the phone number id is used by another channel, or the sandbox is off', schema: errorSchema },
+        503: { description: 'clustered without SECRETS_KEY: chat-network credentials cannot be stored', schema: errorSchema },
       },
       handler: async ({ params, body }) => ({ status: 201, body: await channels.create(params.orgId, body) }),
     }),
@@ -74,7 +83,11 @@ export function channelAdminRoutes(channels: ChannelService): RouteDef[] {
       summary: 'Rename a channel or rotate its credentials',
       params: channelParams,
       body: updateChannelBody,
-      responses: { 200: { description: 'the channel', schema: channelView }, 404: { description: 'no such channel', schema: errorSchema } },
+      responses: {
+        200: { description: 'the channel', schema: channelView },
+        404: { description: 'no such channel', schema: errorSchema },
+        503: { description: 'clustered without SECRETS_KEY: chat-network credentials cannot be stored', schema: errorSchema },
+      },
       handler: async ({ params, body }) => ({ body: await channels.update(params.orgId, params.channelId, body) }),
     }),
     defineRoute({
@@ -108,7 +121,7 @@ export function channelAdminRoutes(channels: ChannelService): RouteDef[] {
       path: '/admin/v1/organizations/:orgId/channels/:channelId/templates',
       summary: "The channel's template registry",
       params: channelParams,
-      responses: { 200: { description: 'templates', schema: z.object({ templates: z.array(templateView) }) } },
+      responses: { 200: { description: 'templates', schema: z.object({ templates: z.array(templateView) }) }, 422: { description: 'the channel is not a chat-network channel (web chat has no templates)', schema: errorSchema } },
       handler: async ({ params }) => ({ body: { templates: await channels.listTemplates(params.orgId, params.channelId) } }),
     }),
     defineRoute({
@@ -118,7 +131,7 @@ export function channelAdminRoutes(channels: ChannelService): RouteDef[] {
       summary: 'Add or replace a template in the registry by hand (name + language); a later sync overwrites network templates',
       params: channelParams,
       body: templateBody,
-      responses: { 201: { description: 'the template', schema: templateView } },
+      responses: { 201: { description: 'the template', schema: templateView }, 422: { description: 'the channel is not a chat-network channel (web chat has no templates)', schema: errorSchema } },
       handler: async ({ params, body }) => ({ status: 201, body: await channels.putTemplate(params.orgId, params.channelId, body) }),
     }),
     defineRoute({
@@ -174,7 +187,7 @@ export function channelRoutes(channels: ChannelService): RouteDef[] {
       tag: 'Channels',
       auth: 'apiKey',
       params: z.object({ channelId: z.string().min(1).max(128) }),
-      responses: { 200: { description: 'templates', schema: z.object({ templates: z.array(templateView) }) }, 404: { description: 'no such channel in the organization', schema: errorSchema } },
+      responses: { 200: { description: 'templates', schema: z.object({ templates: z.array(templateView) }) }, 404: { description: 'no such channel in the organization', schema: errorSchema }, 422: { description: 'the channel is not a chat-network channel (web chat has no templates)', schema: errorSchema } },
       handler: async ({ principal, params }) => ({ body: { templates: await channels.listTemplates(principal.organizationId, params.channelId) } }),
     }),
   ];

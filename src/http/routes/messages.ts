@@ -27,6 +27,7 @@ const common = {
   401: { description: 'missing or invalid API key', schema: errorSchema },
   403: { description: 'the key lacks message:send', schema: errorSchema },
   404: { description: 'no such channel in the organization', schema: errorSchema },
+  409: { description: "sandbox_disabled: the channel is on the sandbox network, which is off on this deployment", schema: errorSchema },
   503: { description: 'the chat network or the conversation is unavailable; retry after Retry-After with the same Idempotency-Key', schema: errorSchema },
 };
 const templateErrors = {
@@ -39,7 +40,7 @@ const templateErrors = {
 };
 const freeformErrors = {
   ...common,
-  409: { description: 'conversation_with_agent: a human has the conversation (templates still go)', schema: errorSchema },
+  409: { description: 'conversation_with_agent: a human has the conversation (templates still go); or sandbox_disabled', schema: errorSchema },
   422: { description: 'outside_customer_service_window: the customer has not written in 24 hours (details.closedAt)', schema: errorSchema },
   502: { description: 'the chat network rejected the message; its code in errorDetails.code', schema: rejectedSchema },
 };
@@ -122,6 +123,8 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
         401: { description: 'bad or missing API key', schema: errorSchema },
         402: { description: 'not enough credits', schema: errorSchema },
         404: { description: 'template not found or not approved (or no chat channel)', schema: errorSchema },
+        409: common[409],
+        503: common[503],
         429: { description: 'rate limited', schema: errorSchema },
         502: { description: 'the chat network rejected the message', schema: rejectedSchema },
       },

@@ -12,6 +12,10 @@ export const sessionMessageSchema = z.object({
   direction: z.enum(['inbound', 'outbound']),
   messageId: z.string().nullable().describe("the chat network's message id"),
   status: z.enum(MESSAGE_STATUSES).optional().describe('outbound messages: accepted, sent, delivered, read or failed'),
+  statusUpdatedAt: z.string().optional().describe('when the status last changed'),
+  errors: z.array(z.object({ code: z.number().int(), title: z.string(), message: z.string() })).optional().describe("the network's reasons, for a failed message"),
+  replyTo: z.string().optional().describe('the network message this one replies to (a button tap names the message whose button it was)'),
+  agentId: z.string().optional().describe('the agent who sent it (sender agent)'),
   channelId: z.string(),
   audienceExternalId: z.string(),
 });

@@ -1,3 +1,4 @@
+import { jsonTooDeep } from '../../json-depth.js';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { graphError } from '../graph-api.js';
 import type { GraphReply, SandboxNetwork } from './sandbox-network.js';
@@ -19,7 +20,15 @@ const VERSION = /^v\d+\.\d+$/;
  */
 export function sandboxGraphRouter(sandbox: SandboxNetwork): Router {
   const r = Router();
-  r.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
+  r.use(
+    express.json({
+      limit: '1mb',
+      type: ['application/json', 'application/*+json'],
+      verify: (_req, _res, buf) => {
+        if (jsonTooDeep(buf)) throw Object.assign(new Error('too deep'), { type: 'entity.too.deep' });
+      },
+    }),
+  );
   const reply = (fn: (req: Request) => Promise<GraphReply>) => async (req: Request, res: Response) => {
     if (!VERSION.test(String(req.params.version))) {
       const e = graphError(100, `Unknown path components: /${req.params.version}`);
