@@ -4,7 +4,6 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { AppError, isAppError } from '../errors.js';
 import type { Principal } from '../domain/types.js';
 import type { EventFeed } from '../events/types.js';
-import type { Logger } from '../log.js';
 import { requireScope } from '../app/principal.js';
 import { InboxFanout } from './fanout.js';
 import { InboxConnection, type ConnectionLimits } from './connection.js';

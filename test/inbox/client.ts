@@ -99,6 +99,6 @@ export class InboxClient {
 export async function extraAgent(svc: TestService, org: TestOrg, name: string): Promise<{ id: string; key: string }> {
   const call = (method: string, path: string, body: unknown) => svc.call(method, path, { key: OPERATOR_TOKEN, body });
   const u = await call('POST', `/admin/v1/organizations/${org.id}/users`, { email: `${name}@${org.id}.test`, name, role: 'agent', password: 'correct horse battery' });
-  const k = await call('POST', `/admin/v1/organizations/${org.id}/api-keys`, { userId: u.body.id, scopes: ['inbox:read', 'inbox:write', 'conversation:handover:request', 'tickets:read', 'tickets:create'] });
+  const k = await call('POST', `/admin/v1/organizations/${org.id}/api-keys`, { userId: u.body.id, scopes: ['inbox:read', 'inbox:write', 'contacts:read', 'conversation:handover:request', 'tickets:read', 'tickets:create'] });
   return { id: u.body.id as string, key: k.body.key as string };
 }

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'node:http';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../harness/service.js';
 import { useRedisAndNats } from '../harness/use-servers.js';
-import { eventually, messagingOrg, op, startMessagingService, type MessagingOrg } from '../messaging/messaging-helpers.js';
+import { eventually, messagingOrg, orderUpdate, startMessagingService, type MessagingOrg } from '../messaging/messaging-helpers.js';
 import { extraAgent, InboxClient } from './client.js';
 
 /**
@@ -43,8 +44,10 @@ function inboxSuite(name: string, start: () => Promise<TestService[]>) {
       ann = await extraAgent(nodes[0]!, a, 'ann');
       bob = await extraAgent(nodes[0]!, a, 'bob');
     }, 60_000);
+    afterEach(() => {
+      for (const c of clients.splice(0)) c.close();
+    });
     afterAll(async () => {
-      for (const c of clients) c.close();
       await Promise.all((nodes ?? []).map((n) => n.close()));
     });
 
@@ -52,9 +55,19 @@ function inboxSuite(name: string, start: () => Promise<TestService[]>) {
       await expect(InboxClient.connect(nodes[0]!.url, 'org_nope')).rejects.toThrow(/401/);
       const noScope = await a.keyWith(['tickets:read']);
       await expect(InboxClient.connect(nodes[0]!.url, noScope)).rejects.toThrow(/403/);
-      const res = await fetch(`${nodes[0]!.url}/ws`, { headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' } });
-      expect(res.status).toBe(401);
-      expect(await res.json()).toMatchObject({ success: false, error: { code: 'unauthorized' } });
+      const refused = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(`${nodes[0]!.url}/ws`, { headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' } });
+        req.on('response', (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('upgrade', () => reject(new Error('upgraded without credentials')));
+        req.on('error', reject);
+        req.end();
+      });
+      expect(refused.status).toBe(401);
+      expect(JSON.parse(refused.body)).toMatchObject({ success: false, error: { code: 'unauthorized' } });
     });
 
     it('two agents race to take one conversation, 100 times: exactly one wins each time, the other gets already_taken and sees the taken event', async () => {
@@ -123,7 +136,7 @@ function inboxSuite(name: string, start: () => Promise<TestService[]>) {
       for (let i = 0; i < 15; i++) {
         expect((await nodes[0]!.call('POST', `/v1/sandbox/channels/${a.channelId}/customers/${p}/messages`, { key: a.adminKey, body: { text: `message ${i}` } })).status).toBe(201);
       }
-      await nodes[0]!.call('POST', '/v1/messages/text', { key: a.adminKey, body: { channelId: a.channelId, to: String(Number(p) + 50_000), text: { body: 'x' } } });
+      for (let i = 0; i < 5; i++) expect((await nodes[0]!.call('POST', '/v2/wa/template', { key: a.adminKey, body: orderUpdate(a.channelId, String(Number(p) + 50_000 + i)) })).status).toBe(201);
       const missed = await eventually(async () => {
         const after = watcher.events().filter((f) => f.seq > since);
         return after.length >= 50 ? after : null;
@@ -257,21 +270,72 @@ function inboxSuite(name: string, start: () => Promise<TestService[]>) {
   });
 }
 
-inboxSuite('embedded', async () => [await startMessagingService()]);
+inboxSuite('embedded', async () => [await startMessagingService({ env: { INBOX_FRAMES_PER_SECOND: '1000' } })]);
 
 describe('clustered', () => {
   const servers = useRedisAndNats();
   inboxSuite('clustered, 2 nodes', async () => {
-    const env = { REDIS_URL: servers.redis.url, NATS_URL: servers.nats.url, SECRETS_KEY: '0'.repeat(64), KEY_PREFIX: `in${Date.now() % 100000}` };
+    const env = { REDIS_URL: servers.redis.url, NATS_URL: servers.nats.url, SECRETS_KEY: '0'.repeat(64), KEY_PREFIX: `in${Date.now() % 100000}`, SANDBOX_NETWORK: 'true', SANDBOX_STATUS_DELAY_MS: '0', INBOX_FRAMES_PER_SECOND: '1000' };
     return [await startMessagingService({ env: { ...env, NODE_ID: 'n1' } }), await startMessagingService({ env: { ...env, NODE_ID: 'n2' } })];
   });
+});
+
+describe('clustered failover', () => {
+  const servers = useRedisAndNats();
+  it('a node that stops closes its sockets with 1012; the client resumes on another node from its seq, missing nothing', async () => {
+    const env = { REDIS_URL: servers.redis.url, NATS_URL: servers.nats.url, SECRETS_KEY: '0'.repeat(64), KEY_PREFIX: `fo${Date.now() % 100000}`, SANDBOX_NETWORK: 'true' };
+    const n1 = await startMessagingService({ env: { ...env, NODE_ID: 'f1' } });
+    const n2 = await startMessagingService({ env: { ...env, NODE_ID: 'f2' } });
+    try {
+      const org = await messagingOrg(n1, 'F');
+      const c = await InboxClient.connect(n2.url, org.adminKey);
+      await n1.call('POST', '/v1/tickets', { key: org.adminKey, body: { subject: 'before', description: 'x' } });
+      await c.waitFor((f) => f.type === 'ticket.created' && f.data.title === 'before');
+      const since = c.lastSeq();
+      const stopping = n2.close();
+      expect((await c.waitForClose()).code).toBe(1012);
+      for (let i = 0; i < 10; i++) await n1.call('POST', '/v1/tickets', { key: org.adminKey, body: { subject: `during ${i}`, description: 'x' } });
+      await stopping;
+      const again = await InboxClient.connect(n1.url, org.adminKey, { since });
+      await again.waitFor((f) => f.type === 'replay_done');
+      expect(again.events().map((f) => f.data.title)).toEqual(Array.from({ length: 10 }, (_, i) => `during ${i}`));
+      again.close();
+    } finally {
+      await Promise.all([n1.close(), n2.close()]);
+    }
+  }, 60_000);
+});
+
+describe('live inbox replay retention', () => {
+  it('tells a client that fell behind what the log keeps to resync, then streams live', async () => {
+    const svc = await startMessagingService({ env: { EVENTS_REPLAY_RETAIN: '10' } });
+    try {
+      const org = await messagingOrg(svc, 'R');
+      const c = await InboxClient.connect(svc.url, org.adminKey);
+      await svc.call('POST', '/v1/tickets', { key: org.adminKey, body: { subject: 'first', description: 'x' } });
+      const first = await c.waitFor((f) => f.type === 'ticket.created');
+      c.close();
+      for (let i = 0; i < 100; i++) await svc.call('POST', '/v1/tickets', { key: org.adminKey, body: { subject: `t${i}`, description: 'x' } });
+      const back = await InboxClient.connect(svc.url, org.adminKey, { since: first.seq });
+      const resync = await back.waitFor((f) => f.type === 'resync_required');
+      expect(resync.oldestSeq).toBeGreaterThan(first.seq + 1);
+      await svc.call('POST', '/v1/tickets', { key: org.adminKey, body: { subject: 'live', description: 'x' } });
+      const live = await back.waitFor((f) => f.type === 'ticket.created' && f.data.title === 'live');
+      expect(live.seq).toBeGreaterThan(resync.seq);
+      // Nothing older than the resync point is sent after it.
+      expect(back.events().every((f) => f.seq > resync.seq)).toBe(true);
+      back.close();
+    } finally {
+      await svc.close();
+    }
+  }, 60_000);
 });
 
 describe('live inbox limits', () => {
   let svc: TestService;
   let org: MessagingOrg;
   beforeAll(async () => {
-    svc = await startMessagingService({ env: { INBOX_MAX_BUFFERED_BYTES: String(64 * 1024), INBOX_HEARTBEAT_MS: '300', INBOX_FRAMES_PER_SECOND: '20' } });
+    svc = await startMessagingService({ env: { INBOX_MAX_BUFFERED_BYTES: String(64 * 1024), INBOX_FRAMES_PER_SECOND: '20' } });
     org = await messagingOrg(svc, 'L');
   });
   afterAll(async () => svc?.close());
@@ -295,10 +359,22 @@ describe('live inbox limits', () => {
   }, 60_000);
 
   it('drops a connection that stops answering pings within two heartbeats', async () => {
-    const dead = await InboxClient.connect(svc.url, org.adminKey);
-    expect(svc.running.services.inboxSockets.stats().sockets).toBe(1);
-    (dead.ws as unknown as { _socket: { pause(): void } })._socket.pause();
-    await eventually(async () => svc.running.services.inboxSockets.stats().sockets === 0, 3000);
+    const s2 = await startMessagingService({ env: { INBOX_HEARTBEAT_MS: '300' } });
+    try {
+      const o = await messagingOrg(s2, 'H');
+      const live = await InboxClient.connect(s2.url, o.adminKey);
+      const dead = await InboxClient.connect(s2.url, o.adminKey);
+      expect(s2.running.services.inboxSockets.stats().sockets).toBe(2);
+      (dead.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+      await eventually(async () => s2.running.services.inboxSockets.stats().sockets === 1, 3000);
+      // One that answers stays.
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(s2.running.services.inboxSockets.stats().sockets).toBe(1);
+      expect(live.closed).toBeNull();
+      live.close();
+    } finally {
+      await s2.close();
+    }
   });
 
   it('rate-limits a flooding socket with error frames, then closes it (1008)', async () => {
@@ -314,5 +390,29 @@ describe('live inbox limits', () => {
     const c = await InboxClient.connect(s2.url, o.adminKey);
     await s2.close();
     expect((await c.waitForClose()).code).toBe(1012);
+  });
+});
+
+describe('the protocol document', () => {
+  it('serves /asyncapi.json (AsyncAPI 3.0) built from the frame schemas: every command and server frame, with payload schemas', async () => {
+    const svc = await startMessagingService();
+    try {
+      const r = await svc.call('GET', '/asyncapi.json');
+      expect(r.status).toBe(200);
+      const doc = r.body;
+      expect(doc.asyncapi).toBe('3.0.0');
+      expect(doc.channels.inbox.address).toBe('/ws');
+      const names = Object.keys(doc.components.messages);
+      for (const t of ['take', 'reply', 'send_template', 'hand_back', 'resolve', 'transfer', 'typing', 'presence', 'ticket_create', 'ticket_update', 'welcome', 'event', 'replay_done', 'resync_required', 'server_ack', 'server_error']) {
+        expect(names).toContain(t);
+      }
+      // The schema that validates a reply is the one documented: its message is a one-of of text, buttons and media.
+      expect(JSON.stringify(doc.components.messages.reply.payload)).toContain('interactive');
+      for (const op of Object.values(doc.operations) as { messages: { $ref: string }[] }[]) {
+        for (const m of op.messages) expect(doc.channels.inbox.messages[m.$ref.split('/').pop()!]).toBeDefined();
+      }
+    } finally {
+      await svc.close();
+    }
   });
 });
