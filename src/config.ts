@@ -40,6 +40,8 @@ export const configSchema = z.object({
   EVENTS_MAX_AGE_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(168),
   /** Replicas of the events stream: 3 on a NATS cluster so a lost server loses no event. */
   EVENTS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /** Embedded event log: the newest events kept readable for live-inbox replay (memory and disk), whatever consumers acknowledged. */
+  EVENTS_REPLAY_RETAIN: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
   /** An event a consumer took but did not acknowledge (its node died) goes to another node after this long. */
   EVENTS_ACK_WAIT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   /** Webhooks: development only — allow http:// and loopback receivers (never private ranges). */

@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync 
 import { open, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { silentLogger, type Logger } from '../log.js';
-import type { ConsumeOptions, DomainEvent, EventHandler, EventLog, EventSubscription } from './types.js';
-import { assertPublishable, redeliveryDelayMs } from './validate.js';
+import type { ConsumeOptions, DomainEvent, EventFollower, EventHandler, EventLog, EventReadOptions, EventReadResult, EventSubscription, LoggedEvent } from './types.js';
+import { assertPublishable, isTruncated, readBounds, redeliveryDelayMs } from './validate.js';
 
 interface Entry {
   seq: number;
@@ -21,6 +21,8 @@ export interface EmbeddedEventLogOptions {
   segmentBytes?: number;
   /** Most unacknowledged events per consumer, counting those waiting to be retried (default 1000). */
   maxAckPending?: number;
+  /** The newest events kept readable by `read` (in memory and in their segment files, across restarts), whatever the consumers acknowledged (default 10,000). */
+  replayRetainEvents?: number;
 }
 
 const SEGMENT_DIR = 'segments';
@@ -34,12 +36,26 @@ const CURSORS = 'cursors.json';
  * atomically a few milliseconds after acks; a crash in between only causes
  * redeliveries, never loss.
  *
- * Events stay in memory from the lowest position of all known consumers on;
- * segments entirely below it are deleted.
+ * Guarantees:
+ * - `publish` resolves only after its line is fsynced; consumers and
+ *   followers only ever see events that are on disk.
+ * - Memory and disk hold the events some known consumer has not acknowledged
+ *   plus at least the newest `replayRetainEvents` (memory at most about twice
+ *   that beyond the consumers' needs: it is trimmed in batches); segments
+ *   holding only older events are deleted. A restart loads the same: the
+ *   newest `replayRetainEvents` stay readable.
+ * - `follow` sees every event recorded after its `startSeq`, in seq order,
+ *   once, synchronously as its batch becomes durable.
+ * - `read` answers from memory: every retained event of the organization in
+ *   the range, in seq order; `truncated` when retention dropped some after
+ *   `afterSeq`.
  */
 export class EmbeddedEventLog implements EventLog {
   private entries: Entry[] = [];
   private nextSeq = 1;
+  /** The newest seq on disk (or, after a restart that found no event, the newest ever assigned). */
+  private head = 0;
+  private readonly followers = new Set<(e: LoggedEvent) => void>();
   private segments: Segment[] = [];
   private file: FileHandle | null = null;
   private fileBytes = 0;
@@ -53,12 +69,17 @@ export class EmbeddedEventLog implements EventLog {
   private closed = false;
   private readonly log: Logger;
   private readonly segmentBytes: number;
+  private readonly replayRetain: number;
+  /** Entries are dropped from memory at least this many at a time (an array splice is O(n)). */
+  private readonly trimBatch: number;
   readonly maxAckPending: number;
 
   private constructor(private readonly dir: string | null, opts: EmbeddedEventLogOptions) {
     this.log = opts.log ?? silentLogger;
     this.segmentBytes = opts.segmentBytes ?? 16 * 1024 * 1024;
     this.maxAckPending = opts.maxAckPending ?? 1000;
+    this.replayRetain = Math.max(1, Math.floor(opts.replayRetainEvents ?? 10_000));
+    this.trimBatch = Math.min(1024, this.replayRetain);
   }
 
   /** Opens (or creates) the log in `dir`; `null` keeps it in memory only (tests). */
@@ -76,7 +97,6 @@ export class EmbeddedEventLog implements EventLog {
       const saved = JSON.parse(readFileSync(cursorPath, 'utf8')) as Record<string, number>;
       for (const [name, floor] of Object.entries(saved)) this.cursors.set(name, floor);
     }
-    const floor = this.minFloor();
     const names = readdirSync(segDir).filter((n) => /^\d{16}\.jsonl$/.test(n)).sort();
     let lastSeq = 0;
     for (const name of names) {
@@ -98,8 +118,10 @@ export class EmbeddedEventLog implements EventLog {
         start = nl + 1;
         good = Buffer.byteLength(text.slice(0, start));
         lastSeq = entry.seq;
-        if (floor === undefined || entry.seq > floor) this.entries.push(entry);
+        this.entries.push(entry);
       }
+      // Keep memory bounded while loading: only what consumers need and the newest events.
+      this.trimEntries(true);
       // A torn tail is a write that never completed, so it was never
       // acknowledged: cut it off so the next append starts on a clean line.
       if (torn) {
@@ -107,9 +129,11 @@ export class EmbeddedEventLog implements EventLog {
         truncateSync(path, good);
       }
     }
-    this.nextSeq = lastSeq + 1;
+    // Never reuse a seq a reader may have seen: past the last event on disk, any
+    // consumer position, and the first seq of the (possibly empty) active segment.
     const cursorMax = Math.max(0, ...this.cursors.values());
-    if (cursorMax >= this.nextSeq) this.nextSeq = cursorMax + 1;
+    this.nextSeq = Math.max(lastSeq + 1, cursorMax + 1, this.segments.at(-1)?.firstSeq ?? 1);
+    this.head = this.nextSeq - 1;
     await this.openActiveSegment();
     this.deleteConsumedSegments();
   }
@@ -175,18 +199,48 @@ export class EmbeddedEventLog implements EventLog {
 
   private append(batch: Entry[]): void {
     for (const e of batch) this.entries.push(e);
+    const last = batch.at(-1);
+    if (last !== undefined) this.head = last.seq;
+    for (const e of batch) for (const f of this.followers) f({ seq: e.seq, event: e.event });
+    this.trimEntries(false);
     for (const c of this.consumers) c.pump();
+  }
+
+  /** Index of the entry with `seq`, or of the first one after it; `entries.length` past the end. */
+  private indexAtOrAfter(seq: number): number {
+    let lo = 0;
+    let hi = this.entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.entries[mid]!.seq < seq) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** The entry with `seq`, or the first one after it; undefined past the end. */
   entryAtOrAfter(seq: number): Entry | undefined {
-    const first = this.entries[0];
-    if (first === undefined) return undefined;
-    // Sequences are dense except for failed batches, so the index is a good first guess.
-    let i = Math.max(0, Math.min(this.entries.length - 1, seq - first.seq));
-    while (i > 0 && this.entries[i]!.seq > seq) i--;
-    while (i < this.entries.length && this.entries[i]!.seq < seq) i++;
-    return this.entries[i];
+    return this.entries[this.indexAtOrAfter(seq)];
+  }
+
+  /**
+   * Drops from memory what no consumer needs and is older than the newest
+   * `replayRetain` events; in batches unless `exact`.
+   */
+  private trimEntries(exact: boolean): void {
+    const excess = this.entries.length - this.replayRetain;
+    if (excess <= 0) return;
+    const floor = this.minFloor();
+    const drop = floor === undefined ? excess : Math.min(excess, this.indexAtOrAfter(floor + 1));
+    if (drop > 0 && (exact || drop >= this.trimBatch)) this.entries.splice(0, drop);
+  }
+
+  /** Every seq at or below this may leave the disk: acknowledged by every consumer and older than the newest `replayRetain`. */
+  private discardableThrough(): number {
+    const keepFrom = this.entries.length - this.replayRetain;
+    const replayFloor = keepFrom <= 0 ? this.firstRetainedSeq - 1 : this.entries[keepFrom]!.seq - 1;
+    const floor = this.minFloor();
+    return floor === undefined ? replayFloor : Math.min(floor, replayFloor);
   }
 
   get firstRetainedSeq(): number {
@@ -216,11 +270,7 @@ export class EmbeddedEventLog implements EventLog {
   advanced(name: string, floor: number): void {
     this.cursors.set(name, floor);
     this.scheduleCursorWrite();
-    const min = this.minFloor();
-    if (min === undefined) return;
-    let drop = 0;
-    while (drop < this.entries.length && this.entries[drop]!.seq <= min) drop++;
-    if (drop > 1024 || drop === this.entries.length) this.entries.splice(0, drop);
+    this.trimEntries(false);
   }
 
   private minFloor(): number | undefined {
@@ -230,9 +280,8 @@ export class EmbeddedEventLog implements EventLog {
   }
 
   private deleteConsumedSegments(): void {
-    const min = this.minFloor();
-    if (min === undefined) return;
-    // Never the active (last) segment; a segment is consumed when the next one starts at or below min + 1.
+    const min = this.discardableThrough();
+    // Never the active (last) segment; a segment is discardable when the next one starts at or below min + 1.
     while (this.segments.length > 1 && this.segments[1]!.firstSeq <= min + 1) {
       const seg = this.segments.shift()!;
       rmSync(seg.path, { force: true });
@@ -280,9 +329,53 @@ export class EmbeddedEventLog implements EventLog {
     this.deleteConsumedSegments();
   }
 
+  async headSeq(): Promise<number> {
+    return this.head;
+  }
+
+  async follow(onEvent: (e: LoggedEvent) => void): Promise<EventFollower> {
+    if (this.closed) throw new Error('event log is closed');
+    const follower = (e: LoggedEvent): void => {
+      try {
+        onEvent(e);
+      } catch (err) {
+        this.log.error('event follower threw; it keeps following', { seq: e.seq, err });
+      }
+    };
+    // Registered in the same tick as the head is read: nothing can be appended in between.
+    this.followers.add(follower);
+    return {
+      startSeq: this.head,
+      stop: async () => {
+        this.followers.delete(follower);
+      },
+    };
+  }
+
+  async read(organizationId: string, afterSeq: number, opts: EventReadOptions = {}): Promise<EventReadResult> {
+    if (this.closed) throw new Error('event log is closed');
+    const headSeq = this.head;
+    const { untilSeq, limit } = readBounds(organizationId, afterSeq, opts, headSeq);
+    const oldestSeq = this.entries[0]?.seq ?? headSeq + 1;
+    const events: LoggedEvent[] = [];
+    let more = false;
+    for (let i = this.indexAtOrAfter(afterSeq + 1); i < this.entries.length; i++) {
+      const e = this.entries[i]!;
+      if (e.seq > untilSeq) break;
+      if (e.event.organizationId !== organizationId) continue;
+      if (events.length === limit) {
+        more = true;
+        break;
+      }
+      events.push({ seq: e.seq, event: e.event });
+    }
+    return { events, oldestSeq, headSeq, truncated: isTruncated(afterSeq, oldestSeq), more };
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.followers.clear();
     await Promise.all([...this.consumers].map((c) => c.stop()));
     this.consumers.clear();
     while (this.flushing !== null) await this.flushing;

@@ -3,11 +3,16 @@ export type {
   ConsumeOptions,
   DomainEvent,
   EventDeliveryInfo,
+  EventFeed,
+  EventFollower,
   EventHandler,
   EventLog,
   EventPublisher,
+  EventReadOptions,
+  EventReadResult,
   EventSubscription,
   EventType,
+  LoggedEvent,
 } from './types.js';
 export { EmbeddedEventLog, type EmbeddedEventLogOptions } from './embedded-log.js';
 export { JetStreamEventLog, type JetStreamEventLogOptions } from './jetstream-log.js';

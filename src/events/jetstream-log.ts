@@ -12,10 +12,21 @@ import {
   type JsMsg,
   type StreamConfig,
 } from '@nats-io/jetstream';
-import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { connect, nanos, type NatsConnection, type Status } from '@nats-io/transport-node';
 import { silentLogger, type Logger } from '../log.js';
-import { eventSubject, type ConsumeOptions, type DomainEvent, type EventHandler, type EventLog, type EventSubscription } from './types.js';
-import { assertPublishable, redeliveryDelayMs } from './validate.js';
+import {
+  eventSubject,
+  type ConsumeOptions,
+  type DomainEvent,
+  type EventFollower,
+  type EventHandler,
+  type EventLog,
+  type EventReadOptions,
+  type EventReadResult,
+  type EventSubscription,
+  type LoggedEvent,
+} from './types.js';
+import { assertPublishable, isTruncated, readBounds, redeliveryDelayMs } from './validate.js';
 
 export interface JetStreamEventLogOptions {
   /** KEY_PREFIX: subjects are `<prefix>.events.<org>.<type>`, the stream `<PREFIX>_EVENTS`. */
@@ -28,6 +39,8 @@ export interface JetStreamEventLogOptions {
   ackWaitMs?: number;
   /** How long `publish` keeps retrying through a NATS outage before rejecting (default 10 s). */
   publishTimeoutMs?: number;
+  /** How long one `read` may take (stream info, consumer, fetches) before it rejects (default 10 s). */
+  readTimeoutMs?: number;
   log?: Logger;
 }
 
@@ -41,9 +54,27 @@ export interface JetStreamEventLogOptions {
  * heartbeated (`working()`) while they run, so a slow handler is not
  * redelivered; a node that dies stops heartbeating and its unacknowledged
  * events go to another node after the ack wait.
+ *
+ * The read side (`follow`, `read`) uses ordered consumers: ephemeral,
+ * memory-only, no acks, recreated by the client from the last stream sequence
+ * seen when a delivery gap, a reconnect or a lost consumer shows up.
+ *
+ * Guarantees:
+ * - `seq` is the stream sequence: increasing over the whole stream; one
+ *   organization's events skip the numbers of the others'.
+ * - `follow` passes every event after its `startSeq` in seq order, none
+ *   twice, across NATS reconnects and nats-server restarts (the ordered
+ *   consumer resumes from the last seq seen; if it gives up, a new one is
+ *   started from there).
+ * - `read` returns the organization's events in the range in seq order and
+ *   never waits for events that do not exist: it stops at `untilSeq`, at the
+ *   limit, or when the filtered consumer has nothing pending; it rejects
+ *   after `readTimeoutMs`. What is readable is what the stream's max age
+ *   keeps.
  */
 export class JetStreamEventLog implements EventLog {
   private readonly subscriptions = new Set<JetStreamSubscription>();
+  private readonly followers = new Set<JetStreamFollower>();
   private closed = false;
   readonly stream: string;
   private readonly log: Logger;
@@ -80,13 +111,15 @@ export class JetStreamEventLog implements EventLog {
   }
 
   private async ensureStream(): Promise<void> {
+    const maxAgeMs = this.opts.maxAgeMs ?? 7 * 24 * 3600_000;
     const cfg: Partial<StreamConfig> & { name: string } = {
       name: this.stream,
       subjects: [`${this.opts.prefix}.events.>`],
       storage: StorageType.File,
       retention: RetentionPolicy.Limits,
-      max_age: nanos(this.opts.maxAgeMs ?? 7 * 24 * 3600_000),
-      duplicate_window: nanos(120_000),
+      max_age: nanos(maxAgeMs),
+      // The server refuses a duplicate window longer than the max age.
+      duplicate_window: nanos(Math.min(120_000, maxAgeMs)),
       num_replicas: this.opts.replicas ?? 1,
     };
     try {
@@ -148,9 +181,98 @@ export class JetStreamEventLog implements EventLog {
     };
   }
 
+  private async streamState(): Promise<{ headSeq: number; oldestSeq: number }> {
+    const { state } = await this.jsm.streams.info(this.stream);
+    return { headSeq: state.last_seq, oldestSeq: state.messages === 0 ? state.last_seq + 1 : state.first_seq };
+  }
+
+  async headSeq(): Promise<number> {
+    if (this.closed) throw new Error('event log is closed');
+    return (await this.streamState()).headSeq;
+  }
+
+  async follow(onEvent: (e: LoggedEvent) => void): Promise<EventFollower> {
+    if (this.closed) throw new Error('event log is closed');
+    const { headSeq } = await this.streamState();
+    const follower = new JetStreamFollower(this.nc, this.js, this.stream, `${this.opts.prefix}.events.>`, headSeq, onEvent, this.log);
+    await follower.start();
+    this.followers.add(follower);
+    return {
+      startSeq: headSeq,
+      stop: async () => {
+        await follower.stop();
+        this.followers.delete(follower);
+      },
+    };
+  }
+
+  async read(organizationId: string, afterSeq: number, opts: EventReadOptions = {}): Promise<EventReadResult> {
+    if (this.closed) throw new Error('event log is closed');
+    const timeoutMs = this.opts.readTimeoutMs ?? 10_000;
+    const deadline = Date.now() + timeoutMs;
+    const timedOut = () => new Error(`event log read did not complete within ${timeoutMs} ms`);
+    const { headSeq, oldestSeq } = await withDeadline(this.streamState(), deadline, timedOut);
+    const { untilSeq, limit } = readBounds(organizationId, afterSeq, opts, headSeq);
+    const result: EventReadResult = { events: [], oldestSeq, headSeq, truncated: isTruncated(afterSeq, oldestSeq), more: false };
+    if (afterSeq >= untilSeq) return result;
+    const consumer = await withDeadline(
+      this.js.consumers.get(this.stream, {
+        filter_subjects: `${this.opts.prefix}.events.${organizationId}.>`,
+        deliver_policy: DeliverPolicy.StartSequence,
+        opt_start_seq: afterSeq + 1,
+      }),
+      deadline,
+      timedOut,
+    );
+    try {
+      // Pending at creation counts the organization's events from afterSeq + 1 to the end of the stream.
+      let pending = (await consumer.info(true)).num_pending;
+      let lastSeq = afterSeq;
+      let done = pending === 0;
+      while (!done) {
+        const remainingMs = deadline - Date.now();
+        if (remainingMs <= 0) throw timedOut();
+        // No more than can exist: pending matches, the seqs left in range, one past the limit (to learn `more`).
+        const want = Math.min(pending, untilSeq - lastSeq, limit + 1 - result.events.length);
+        const batch = await consumer.fetch({ max_messages: want, expires: Math.max(1000, Math.min(5000, remainingMs)) });
+        let got = 0;
+        for await (const m of batch) {
+          got++;
+          if (m.seq > untilSeq) {
+            done = true;
+            break;
+          }
+          if (result.events.length === limit) {
+            result.more = true;
+            done = true;
+            break;
+          }
+          lastSeq = m.seq;
+          pending = m.info.pending;
+          try {
+            result.events.push({ seq: m.seq, event: m.json<DomainEvent>() });
+          } catch (err) {
+            this.log.error('event log read: undecodable message skipped', { seq: m.seq, err });
+          }
+          if (pending === 0 || lastSeq >= untilSeq) {
+            done = true;
+            break;
+          }
+        }
+        if (got === 0 && Date.now() >= deadline) throw timedOut();
+      }
+    } finally {
+      // Ephemeral anyway (inactive threshold); deleting it now spares the server.
+      consumer.delete().catch(() => {});
+    }
+    return result;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await Promise.all([...this.followers].map((f) => f.stop()));
+    this.followers.clear();
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
     this.subscriptions.clear();
     if (this.ownsConnection) await this.nc.close();
@@ -247,5 +369,152 @@ class JetStreamSubscription {
     }
     await this.loop;
     while (this.running > 0) await new Promise((r2) => setTimeout(r2, 10));
+  }
+}
+
+/** Rejects with `onTimeout()` once `deadline` passes before `p` settles. */
+async function withDeadline<T>(p: Promise<T>, deadline: number, onTimeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([p, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * One live tail: an ordered consumer over the whole stream from `startSeq + 1`.
+ *
+ * The client library can recreate an ordered consumer by itself, but after a
+ * nats-server restart its pull accounting may stall delivery until heartbeats
+ * are missed (tens of seconds). So the follower starts a fresh ordered
+ * consumer from the last seq seen whenever the connection reconnects, the
+ * consumer reports missed heartbeats or loss, or its iterator ends. Messages
+ * at or below the last seq seen are dropped, so an overlap never delivers an
+ * event twice, and a new consumer starting at last seq + 1 never skips one.
+ */
+class JetStreamFollower {
+  private lastSeq: number;
+  private messages: ConsumerMessages | null = null;
+  private stopped = false;
+  private loop: Promise<void> = Promise.resolve();
+  private wake: (() => void) | null = null;
+  private connectionStatus: (AsyncIterable<Status> & { stop?: () => void }) | null = null;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly js: JetStreamClient,
+    private readonly stream: string,
+    private readonly subject: string,
+    startSeq: number,
+    private readonly onEvent: (e: LoggedEvent) => void,
+    private readonly log: Logger,
+  ) {
+    this.lastSeq = startSeq;
+  }
+
+  /** Starts the first consumer (so `follow` rejects when JetStream cannot), then watches it. */
+  async start(): Promise<void> {
+    await this.open();
+    this.loop = this.run();
+    this.watchConnection().catch((err: unknown) => this.log.warn('event follower: connection watch ended', { err }));
+  }
+
+  private async watchConnection(): Promise<void> {
+    const status = this.nc.status() as AsyncIterable<Status> & { stop?: () => void };
+    this.connectionStatus = status;
+    for await (const s of status) {
+      if (this.stopped) break;
+      if (s.type === 'reconnect') this.recycle('reconnect');
+    }
+  }
+
+  /** Ends the current ordered consumer; the run loop starts a new one from the last seq seen. */
+  private recycle(reason: string): void {
+    const messages = this.messages;
+    if (messages === null || this.stopped) return;
+    this.log.info('event follower: restarting its ordered consumer', { reason, lastSeq: this.lastSeq });
+    messages.close().catch(() => {});
+  }
+
+  private async watchConsumer(messages: ConsumerMessages): Promise<void> {
+    for await (const s of messages.status()) {
+      if (this.messages !== messages) break;
+      if (s.type === 'heartbeats_missed' || s.type === 'consumer_not_found' || s.type === 'consumer_deleted') this.recycle(s.type);
+    }
+  }
+
+  private async open(): Promise<void> {
+    const consumer = await this.js.consumers.get(this.stream, {
+      filter_subjects: this.subject,
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: this.lastSeq + 1,
+    });
+    const messages = await consumer.consume({ callback: (m) => this.deliver(m) });
+    if (this.stopped) {
+      // stop() ran while this consumer was being created.
+      await messages.close();
+      return;
+    }
+    this.messages = messages;
+    this.watchConsumer(messages).catch(() => {});
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      if (this.messages !== null) {
+        const err = await this.messages.closed();
+        this.messages = null;
+        if (this.stopped) break;
+        if (err) this.log.warn('event follower: ordered consumer ended; recreating it', { lastSeq: this.lastSeq, err });
+      }
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, Math.min(2000, 100 * 2 ** failures));
+        this.wake = () => { clearTimeout(t); r(); };
+      });
+      this.wake = null;
+      if (this.stopped) break;
+      try {
+        await this.open();
+        failures = 0;
+      } catch (err) {
+        failures++;
+        if (!this.stopped) this.log.warn('event follower: recreating the ordered consumer failed; retrying', { lastSeq: this.lastSeq, err });
+      }
+    }
+  }
+
+  private deliver(m: JsMsg): void {
+    if (this.stopped || m.seq <= this.lastSeq) return;
+    this.lastSeq = m.seq;
+    let event: DomainEvent;
+    try {
+      event = m.json<DomainEvent>();
+    } catch (err) {
+      this.log.error('event follower: undecodable message skipped', { seq: m.seq, err });
+      return;
+    }
+    try {
+      this.onEvent({ seq: m.seq, event });
+    } catch (err) {
+      this.log.error('event follower threw; it keeps following', { seq: m.seq, err });
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    this.connectionStatus?.stop?.();
+    const messages = this.messages;
+    try {
+      await messages?.close();
+    } catch {
+      // already closed
+    }
+    await this.loop;
   }
 }

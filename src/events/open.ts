@@ -16,5 +16,8 @@ export async function openEventLog(config: Config, log: Logger): Promise<EventLo
       log: log.child({ component: 'events' }),
     });
   }
-  return EmbeddedEventLog.open(config.DATA_DIR === ':memory:' ? null : join(config.DATA_DIR, 'events'), { log: log.child({ component: 'events' }) });
+  return EmbeddedEventLog.open(config.DATA_DIR === ':memory:' ? null : join(config.DATA_DIR, 'events'), {
+    log: log.child({ component: 'events' }),
+    replayRetainEvents: config.EVENTS_REPLAY_RETAIN,
+  });
 }

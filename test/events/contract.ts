@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { DomainEvent, EventLog } from '../../src/events/index.js';
+import type { DomainEvent, EventLog, LoggedEvent } from '../../src/events/index.js';
 
 /** Opens a log over one fresh namespace; `reopen` opens the same namespace again (a restarted process). */
 export interface EventLogFixture {
@@ -176,5 +176,247 @@ export function runEventLogContract(name: string, fixture: () => Promise<EventLo
       await expect(log.publish({ ...makeEvent(), type: 'a.*' })).rejects.toThrow(/type/);
       await log.close();
     }));
+  });
+}
+
+export interface EventFeedFixture {
+  /** A log over one fresh namespace. */
+  open(): Promise<EventLog>;
+  /**
+   * A log over one fresh namespace whose retention drops old events soon:
+   * `count` keeps the newest `retained` events, `age` drops every event after
+   * a short max age.
+   */
+  retention: { open(): Promise<EventLog> } & ({ kind: 'count'; retained: number } | { kind: 'age' });
+  cleanup?(): Promise<void>;
+}
+
+export interface EventFeedContractOptions {
+  /** Kills and restarts the server under the log (JetStream's nats-server); absent where there is none. */
+  restartServer?: () => Promise<void>;
+}
+
+const idsOf = (events: LoggedEvent[]) => events.map((e) => e.event.id);
+const seqAndIds = (events: LoggedEvent[]) => events.map((e) => [e.seq, e.event.id]);
+
+function expectIncreasing(events: LoggedEvent[]): void {
+  for (let i = 1; i < events.length; i++) expect(events[i]!.seq).toBeGreaterThan(events[i - 1]!.seq);
+}
+
+/** The non-durable read side (`headSeq`, `follow`, `read`), every adapter. */
+export function runEventFeedContract(name: string, fixture: () => Promise<EventFeedFixture>, options: EventFeedContractOptions = {}): void {
+  describe(`event feed contract: ${name}`, () => {
+    const withFixture = (fn: (f: EventFeedFixture) => Promise<void>) => async () => {
+      const f = await fixture();
+      try {
+        await fn(f);
+      } finally {
+        await f.cleanup?.();
+      }
+    };
+
+    it('reports the head: 0 when empty, then the seq of the newest event', withFixture(async (f) => {
+      const log = await f.open();
+      expect(await log.headSeq()).toBe(0);
+      const e = makeEvent('org1');
+      await log.publish(makeEvent('org2'));
+      await log.publish(e);
+      const r = await log.read('org1', 0);
+      expect(idsOf(r.events)).toEqual([e.id]);
+      expect(await log.headSeq()).toBe(r.events[0]!.seq);
+      expect(r.headSeq).toBe(r.events[0]!.seq);
+      await log.close();
+    }));
+
+    it('follow passes every event after startSeq, of every organization, in seq order, once; read agrees per organization', withFixture(async (f) => {
+      const log = await f.open();
+      const before = [makeEvent('org1'), makeEvent('org2')];
+      for (const e of before) await log.publish(e);
+      const head = await log.headSeq();
+      const got: LoggedEvent[] = [];
+      const follower = await log.follow((e) => { got.push(e); });
+      expect(follower.startSeq).toBe(head);
+      const orgs = ['org1', 'org2', 'org3'];
+      const sent: DomainEvent[] = [];
+      for (let round = 0; round < 15; round++) {
+        const batch = Array.from({ length: 10 }, (_, i) => makeEvent(orgs[(round + i) % 3], 'resource.updated', { round, i }));
+        sent.push(...batch);
+        await Promise.all(batch.map((e) => log.publish(e)));
+      }
+      await waitFor(() => got.length >= sent.length, 20_000, `${sent.length} followed events`);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(got.length).toBe(sent.length);
+      expectIncreasing(got);
+      expect(got[0]!.seq).toBeGreaterThan(follower.startSeq);
+      expect(new Set(idsOf(got))).toEqual(new Set(sent.map((e) => e.id)));
+      for (const e of got) expect(e.event).toEqual(sent.find((s) => s.id === e.event.id));
+      for (const org of orgs) {
+        const r = await log.read(org, follower.startSeq);
+        expect(seqAndIds(r.events)).toEqual(seqAndIds(got.filter((e) => e.event.organizationId === org)));
+        expect(r.more).toBe(false);
+      }
+      // After stop nothing more arrives; a new follower starts at the new head.
+      await follower.stop();
+      await log.publish(makeEvent('org1'));
+      const second: LoggedEvent[] = [];
+      const follower2 = await log.follow((e) => { second.push(e); });
+      expect(follower2.startSeq).toBe(await log.headSeq());
+      const last = makeEvent('org2');
+      await log.publish(last);
+      await waitFor(() => second.length === 1, 15_000, 'the second follower');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(got.length).toBe(sent.length);
+      expect(idsOf(second)).toEqual([last.id]);
+      expect(second[0]!.seq).toBeGreaterThan(follower2.startSeq);
+      await follower2.stop();
+      await log.close();
+    }));
+
+    it('a follower whose callback throws keeps following', withFixture(async (f) => {
+      const log = await f.open();
+      const got: string[] = [];
+      const follower = await log.follow((e) => {
+        got.push(e.event.id);
+        if (got.length === 1) throw new Error('a buggy fan-out');
+      });
+      const sent = [makeEvent(), makeEvent(), makeEvent()];
+      for (const e of sent) await log.publish(e);
+      await waitFor(() => got.length === 3, 15_000, 'three events');
+      expect(got).toEqual(sent.map((e) => e.id));
+      await follower.stop();
+      await log.close();
+    }));
+
+    it('read returns exactly the organization\'s events in the range, oldest first, paged by limit with `more`', withFixture(async (f) => {
+      const log = await f.open();
+      const sentA: DomainEvent[] = [];
+      const sentB: DomainEvent[] = [];
+      for (let i = 0; i < 30; i++) {
+        const e = makeEvent(i % 2 === 0 ? 'orgA' : 'orgB', 'ticket.updated', { i });
+        (i % 2 === 0 ? sentA : sentB).push(e);
+        await log.publish(e);
+      }
+      const head = await log.headSeq();
+      const a = await log.read('orgA', 0);
+      const b = await log.read('orgB', 0);
+      expect(idsOf(a.events)).toEqual(sentA.map((e) => e.id));
+      expect(idsOf(b.events)).toEqual(sentB.map((e) => e.id));
+      expect(a.events.map((e) => e.event)).toEqual(sentA);
+      expectIncreasing(a.events);
+      expectIncreasing(b.events);
+      // One log position per event, whatever the organization.
+      const seqsA = new Set(a.events.map((e) => e.seq));
+      expect(b.events.some((e) => seqsA.has(e.seq))).toBe(false);
+      expect(b.events.at(-1)!.seq).toBe(head);
+      expect(a).toMatchObject({ headSeq: head, truncated: false, more: false });
+      expect(a.oldestSeq).toBeLessThanOrEqual(Math.min(a.events[0]!.seq, b.events[0]!.seq));
+
+      // A range: afterSeq exclusive, untilSeq inclusive.
+      const range = await log.read('orgA', a.events[3]!.seq, { untilSeq: a.events[9]!.seq });
+      expect(seqAndIds(range.events)).toEqual(seqAndIds(a.events.slice(4, 10)));
+      expect(range.more).toBe(false);
+      // untilSeq between two of the organization's events, and past the head.
+      const between = await log.read('orgA', 0, { untilSeq: a.events[2]!.seq + 1 });
+      expect(idsOf(between.events)).toEqual(idsOf(a.events.slice(0, 3)));
+      expect(seqAndIds((await log.read('orgA', 0, { untilSeq: head + 1000 })).events)).toEqual(seqAndIds(a.events));
+
+      // Pages of 4: 4 + 4 + 4 + 3, `more` on all but the last.
+      const paged: LoggedEvent[] = [];
+      const mores: boolean[] = [];
+      let after = 0;
+      for (;;) {
+        const page = await log.read('orgA', after, { limit: 4 });
+        paged.push(...page.events);
+        mores.push(page.more);
+        if (!page.more) break;
+        after = page.events.at(-1)!.seq;
+      }
+      expect(mores).toEqual([true, true, true, false]);
+      expect(seqAndIds(paged)).toEqual(seqAndIds(a.events));
+      expect((await log.read('orgA', 0, { limit: 15 })).more).toBe(false);
+      expect((await log.read('orgA', 0, { limit: 14 })).more).toBe(true);
+      // `more` counts only up to untilSeq.
+      expect(await log.read('orgA', 0, { untilSeq: a.events[5]!.seq, limit: 6 })).toMatchObject({ more: false });
+      const limited = await log.read('orgA', 0, { untilSeq: a.events[5]!.seq, limit: 5 });
+      expect(limited.more).toBe(true);
+      expect(idsOf(limited.events)).toEqual(idsOf(a.events.slice(0, 5)));
+
+      // Nothing after the head, nothing for an organization without events.
+      expect(await log.read('orgA', head)).toMatchObject({ events: [], more: false, truncated: false, headSeq: head });
+      expect(await log.read('orgC', 0)).toMatchObject({ events: [], more: false, truncated: false });
+      await log.close();
+    }));
+
+    it('read refuses invalid arguments', withFixture(async (f) => {
+      const log = await f.open();
+      await log.publish(makeEvent('org1'));
+      await expect(log.read('a.b', 0)).rejects.toThrow(TypeError);
+      await expect(log.read('org1', -1)).rejects.toThrow(TypeError);
+      await expect(log.read('org1', 1.5)).rejects.toThrow(TypeError);
+      await expect(log.read('org1', 0, { limit: 0 })).rejects.toThrow(TypeError);
+      await log.close();
+    }));
+
+    it('read after retention dropped events says truncated, with the oldest seq still held', withFixture(async (f) => {
+      const { retention } = f;
+      const log = await retention.open();
+      const sent: DomainEvent[] = [];
+      let firstSeq = 0;
+      for (let i = 0; i < 30; i++) {
+        const e = makeEvent('orgR', 'resource.created', { i });
+        sent.push(e);
+        await log.publish(e);
+        if (i === 0) firstSeq = await log.headSeq();
+      }
+      // Age retention: wait until every event has aged out, so the checks below do not race it.
+      const r = await eventually(async () => {
+        const res = await log.read('orgR', 0);
+        return res.truncated && (retention.kind === 'count' || res.events.length === 0) ? res : undefined;
+      }, 30_000, 'retention to drop events');
+      expect(r.oldestSeq).toBeGreaterThan(firstSeq);
+      const expected = retention.kind === 'count' ? sent.slice(-retention.retained) : [];
+      expect(idsOf(r.events)).toEqual(expected.map((e) => e.id));
+      for (const e of r.events) expect(e.seq).toBeGreaterThanOrEqual(r.oldestSeq);
+
+      const fresh = [makeEvent('orgR'), makeEvent('orgR'), makeEvent('orgR')];
+      for (const e of fresh) await log.publish(e);
+      const r2 = await log.read('orgR', 0);
+      expect(r2.truncated).toBe(true);
+      expect(idsOf(r2.events).slice(-3)).toEqual(fresh.map((e) => e.id));
+      // A reader that is not behind the oldest event is not truncated.
+      const r3 = await log.read('orgR', r2.oldestSeq - 1);
+      expect(r3.truncated).toBe(false);
+      expect(seqAndIds(r3.events)).toEqual(seqAndIds(r2.events));
+      await log.close();
+    }), 40_000);
+
+    const { restartServer } = options;
+    if (restartServer !== undefined) {
+      it('follow loses and repeats nothing when the server under the log restarts', withFixture(async (f) => {
+        const log = await f.open();
+        const got: LoggedEvent[] = [];
+        const follower = await log.follow((e) => { got.push(e); });
+        const published: string[] = [];
+        const publish = async (e: DomainEvent) => { await log.publish(e); published.push(e.id); };
+        for (let i = 0; i < 20; i++) await publish(makeEvent(i % 2 === 0 ? 'org1' : 'org2'));
+        await waitFor(() => got.length === 20, 15_000, 'events before the restart');
+        const restarting = restartServer();
+        const during = Promise.all(Array.from({ length: 10 }, (_, i) => publish(makeEvent(i % 2 === 0 ? 'org1' : 'org2'))));
+        await restarting;
+        await during;
+        for (let i = 0; i < 20; i++) await publish(makeEvent(i % 2 === 0 ? 'org1' : 'org2'));
+        await waitFor(() => got.length >= published.length, 45_000, 'every event after the restart');
+        await new Promise((r) => setTimeout(r, 300));
+        expect(got.length).toBe(published.length);
+        expectIncreasing(got);
+        expect(new Set(idsOf(got))).toEqual(new Set(published));
+        for (const org of ['org1', 'org2']) {
+          const r = await log.read(org, follower.startSeq);
+          expect(seqAndIds(r.events)).toEqual(seqAndIds(got.filter((e) => e.event.organizationId === org)));
+        }
+        await follower.stop();
+        await log.close();
+      }), 90_000);
+    }
   });
 }

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbeddedEventLog, JetStreamEventLog, type DomainEvent } from '../../src/events/index.js';
+import { EmbeddedEventLog, JetStreamEventLog, type DomainEvent, type LoggedEvent } from '../../src/events/index.js';
 import { startNats, type ServerProcess } from '../harness/servers.js';
-import { makeEvent, runEventLogContract, waitFor } from './contract.js';
+import { makeEvent, runEventFeedContract, runEventLogContract, waitFor } from './contract.js';
 
 runEventLogContract('embedded (on disk)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sb-events-'));
@@ -14,6 +14,21 @@ runEventLogContract('embedded (on disk)', async () => {
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),
   };
 });
+
+function tempDirFixture<T>(make: (dir: string) => T): T & { cleanup: () => Promise<void> } {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-events-'));
+  return { ...make(dir), cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+runEventFeedContract('embedded (on disk)', async () => tempDirFixture((dir) => ({
+  open: () => EmbeddedEventLog.open(join(dir, 'a')),
+  retention: { kind: 'count' as const, retained: 10, open: () => EmbeddedEventLog.open(join(dir, 'b'), { replayRetainEvents: 10, segmentBytes: 1500 }) },
+})));
+
+runEventFeedContract('embedded (in memory)', async () => ({
+  open: () => EmbeddedEventLog.open(null),
+  retention: { kind: 'count', retained: 10, open: () => EmbeddedEventLog.open(null, { replayRetainEvents: 10 }) },
+}));
 
 let nats: ServerProcess;
 beforeAll(async () => {
@@ -28,6 +43,15 @@ runEventLogContract('jetstream', async () => {
   const prefix = `t${randomUUID().slice(0, 8)}`;
   return { open: () => JetStreamEventLog.connect(nats.url, { prefix, ackWaitMs: 2000 }) };
 });
+
+runEventFeedContract('jetstream', async () => {
+  const prefix = `f${randomUUID().slice(0, 8)}`;
+  return {
+    open: () => JetStreamEventLog.connect(nats.url, { prefix, publishTimeoutMs: 30_000 }),
+    // The stream's max age is the retention: two seconds here.
+    retention: { kind: 'age', open: () => JetStreamEventLog.connect(nats.url, { prefix: `${prefix}r`, maxAgeMs: 2000 }) },
+  };
+}, { restartServer: () => nats.restart() });
 
 describe('embedded event log on disk', () => {
   it('survives a torn final line and keeps appending after it', async () => {
@@ -53,10 +77,10 @@ describe('embedded event log on disk', () => {
     }
   });
 
-  it('rolls segments and deletes those every consumer has acknowledged', async () => {
+  it('rolls segments and deletes those every consumer has acknowledged (replay retention 1)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-events-'));
     try {
-      const log = await EmbeddedEventLog.open(dir, { segmentBytes: 2000 });
+      const log = await EmbeddedEventLog.open(dir, { segmentBytes: 2000, replayRetainEvents: 1 });
       const got: DomainEvent[] = [];
       const sub = await log.consume('c', async (e) => { got.push(e); });
       for (let i = 0; i < 100; i++) await log.publish(makeEvent('org1', 'resource.updated', { pad: 'x'.repeat(100) }));
@@ -77,6 +101,84 @@ describe('embedded event log on disk', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('embedded event log: replay retention', () => {
+  it('keeps the newest N readable across a restart, though every consumer acknowledged them, and deletes older segments', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-events-'));
+    try {
+      const opts = { replayRetainEvents: 10, segmentBytes: 1500 };
+      const log = await EmbeddedEventLog.open(dir, opts);
+      const acked: string[] = [];
+      const sub = await log.consume('c', async (e) => { acked.push(e.id); });
+      const sent: DomainEvent[] = [];
+      for (let i = 0; i < 60; i++) {
+        const e = makeEvent(i % 3 === 0 ? 'org2' : 'org1', 'resource.updated', { i });
+        sent.push(e);
+        await log.publish(e);
+      }
+      await waitFor(() => acked.length === 60);
+      await sub.stop();
+      await log.close();
+
+      const log2 = await EmbeddedEventLog.open(dir, opts);
+      expect(await log2.headSeq()).toBe(60);
+      const newest = sent.slice(-10);
+      const r1 = await log2.read('org1', 0);
+      const r2 = await log2.read('org2', 0);
+      expect(r1).toMatchObject({ oldestSeq: 51, headSeq: 60, truncated: true, more: false });
+      expect(r1.events.map((e) => e.event)).toEqual(newest.filter((e) => e.organizationId === 'org1'));
+      expect(r2.events.map((e) => e.event)).toEqual(newest.filter((e) => e.organizationId === 'org2'));
+      expect((await log2.read('org1', 50)).truncated).toBe(false);
+      // Older segments were deleted: what is left on disk holds the newest 10 and not much more.
+      const left = readdirSync(join(dir, 'segments'));
+      const lines = left.map((n) => readFileSync(join(dir, 'segments', n), 'utf8').split('\n').filter((l) => l !== '').length).reduce((a, b) => a + b, 0);
+      expect(lines).toBeGreaterThanOrEqual(10);
+      expect(lines).toBeLessThan(30);
+      // The consumer still resumes after what it acknowledged, and seqs go on after the head.
+      const followed: LoggedEvent[] = [];
+      await log2.follow((e) => { followed.push(e); });
+      const got: string[] = [];
+      await log2.consume('c', async (e) => { got.push(e.id); });
+      const next = makeEvent('org1');
+      await log2.publish(next);
+      await waitFor(() => got.length === 1 && followed.length === 1);
+      expect(got).toEqual([next.id]);
+      expect(followed[0]!.seq).toBe(61);
+      await log2.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps memory bounded by N without consumers, and keeps what a lagging consumer still needs', async () => {
+    const log = await EmbeddedEventLog.open(null, { replayRetainEvents: 10 });
+    for (let i = 0; i < 500; i++) await log.publish(makeEvent());
+    const r = await log.read('org1', 0);
+    expect(r.headSeq).toBe(500);
+    expect(r.headSeq - r.oldestSeq + 1).toBeGreaterThanOrEqual(10);
+    expect(r.headSeq - r.oldestSeq + 1).toBeLessThanOrEqual(20);
+
+    // A consumer stuck on its first event holds everything after it.
+    let release!: () => void;
+    const stuck = new Promise<void>((res) => { release = res; });
+    const seen: number[] = [];
+    const sub = await log.consume('slow', async (_e, info) => { seen.push(info.seq); await stuck; }, { concurrency: 1 });
+    await waitFor(() => seen.length === 1);
+    for (let i = 0; i < 200; i++) await log.publish(makeEvent());
+    const held = await log.read('org1', 0);
+    expect(held.oldestSeq).toBeLessThanOrEqual(seen[0]!);
+    expect(held.events.length).toBe(held.headSeq - held.oldestSeq + 1);
+    release();
+    // A new consumer starts at the oldest event retained, so it also sees those.
+    await waitFor(() => seen.at(-1) === held.headSeq, 15_000, 'the consumer to catch up');
+    await new Promise((res) => setTimeout(res, 50));
+    // Caught up: memory shrinks back to about the newest N.
+    const after = await log.read('org1', 0);
+    expect(after.headSeq - after.oldestSeq + 1).toBeLessThanOrEqual(20);
+    await sub.stop();
+    await log.close();
   });
 });
 
