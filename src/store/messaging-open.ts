@@ -9,6 +9,9 @@ import type { TemplateRepo } from './template-types.js';
 import type { CreditRepo } from './credit-types.js';
 import type { RateLimiter } from './ratelimit-types.js';
 import type { SessionMessageRepo } from './session-message-types.js';
+import type { RequestKeyRepo } from './request-key-types.js';
+import { createEmbeddedRequestKeyRepo } from './request-key-embedded.js';
+import { createRedisRequestKeyRepo } from './request-key-redis.js';
 import { createEmbeddedChannelRepo } from './channel-embedded.js';
 import { createRedisChannelRepo } from './channel-redis.js';
 import { createEmbeddedTemplateRepo } from './template-embedded.js';
@@ -28,6 +31,8 @@ export interface MessagingStores {
   credits: CreditRepo;
   rateLimiter: RateLimiter;
   messages: SessionMessageRepo;
+  /** Which body each send's idempotency key came with. */
+  requestKeys: RequestKeyRepo;
   /** The embedded db (embedded mode) or Redis connection (clustered), for the sandbox network's own state. */
   backing: { db: EmbeddedDb } | { redis: RedisClient; prefix: string };
   /** False when no key is available (clustered without SECRETS_KEY): WhatsApp channels are refused. */
@@ -44,7 +49,7 @@ export async function openMessagingStores(config: Config, clock: Clock): Promise
   const memory = config.DATA_DIR === ':memory:';
   const dir = memory ? null : join(config.DATA_DIR, 'messaging');
   if (config.REDIS_URL) {
-    // Without a key the service runs, but chat-network channels cannot be stored or read (a clear 500 says why).
+    // Without a key the service runs, but chat-network channels cannot be stored or read (a clear 503 says why).
     const box = config.SECRETS_KEY === undefined ? null : SecretBox.fromString(config.SECRETS_KEY);
     const redis = await connectRedis(config.REDIS_URL, `switchboard-messaging-${config.NODE_ID ?? process.pid}`);
     const p = config.KEY_PREFIX;
@@ -55,6 +60,7 @@ export async function openMessagingStores(config: Config, clock: Clock): Promise
       credits: createRedisCreditRepo(redis, p),
       rateLimiter: createRedisRateLimiter(redis, p),
       messages: createRedisSessionMessageRepo(redis, p),
+      requestKeys: createRedisRequestKeyRepo(redis, p),
       backing: { redis, prefix: p },
       secretsKey: box !== null,
       close: async () => {
@@ -71,6 +77,7 @@ export async function openMessagingStores(config: Config, clock: Clock): Promise
     credits: createEmbeddedCreditRepo(db, clock),
     rateLimiter: createMemoryRateLimiter(clock),
     messages: createEmbeddedSessionMessageRepo(db),
+    requestKeys: createEmbeddedRequestKeyRepo(db, clock),
     backing: { db },
     secretsKey: true,
     close: () => db.close(),
