@@ -31,6 +31,9 @@ export const insufficientScope = (scope: string) =>
 export const unavailable = (code: string, message: string, retryAfterSeconds = 1) =>
   new AppError(503, code, message, undefined, { retryAfterSeconds });
 
+export const idempotencyKeyReused = () =>
+  new AppError(422, 'idempotency_key_reused', 'this Idempotency-Key was used with a different request body; use a new key for a new request');
+
 export function isAppError(e: unknown): e is AppError {
   return e instanceof AppError;
 }

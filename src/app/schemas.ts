@@ -78,6 +78,7 @@ export const ticketSchema = z.object({
   priority: ticketPriority,
   assigneeId: z.string().nullable(),
   audienceId: z.string().nullable(),
+  audienceExternalId: z.string().nullable().describe("the linked contact's `<phone>:<phone number id>`: what sends and conversation tools take"),
   organizationId: z.string(),
   resolutionDate: z.string().nullable(),
   createdAt: z.string(),

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { badRequest, notFound } from '../errors.js';
+import { badRequest, idempotencyKeyReused, notFound } from '../errors.js';
+import { requestFingerprint } from '../domain/fingerprint.js';
+import { IDEMPOTENCY_KEY_TTL_MS } from '../store/request-key-types.js';
 import type { Clock } from '../clock.js';
 import type { Principal, Ticket } from '../domain/types.js';
 import { applyTicketChanges, initialResolutionDate, TICKET_ID_PATTERN } from '../domain/ticket-rules.js';
@@ -58,7 +60,14 @@ export class TicketService {
     }
   }
 
-  async create(principal: Principal, input: CreateTicketInput): Promise<Ticket> {
+  /**
+   * Creates a ticket. With an idempotency key (scoped to the caller's user),
+   * a repeat within 24 hours with the same input creates nothing and returns
+   * the first create's ticket as it is now; with another input it is refused
+   * (422 `idempotency_key_reused`). The key's record is written atomically
+   * with the ticket, so racing repeats create one ticket, on any node.
+   */
+  async create(principal: Principal, input: CreateTicketInput, idempotencyKey?: string): Promise<Ticket> {
     requireScope(principal, 'tickets:create');
     const org = principal.organizationId;
     let audienceId: string | null = null;
@@ -72,31 +81,47 @@ export class TicketService {
     }
     const now = new Date(this.clock.now()).toISOString();
     const status = input.status ?? 'open';
-    const ticket = await this.store.tickets.create(
-      {
-        _id: randomUUID(),
-        title: (input.subject ?? input.title)!,
-        description: input.description,
-        status,
-        priority: input.priority ?? 'medium',
-        assigneeId: input.assigneeId ?? null,
-        audienceId,
-        organizationId: org,
-        resolutionDate: initialResolutionDate(status, now),
-        createdAt: now,
-        updatedAt: now,
-      },
-      this.stamp('ticket.created', now),
-    );
-    await this.emit('ticket.created', ticket, principal);
-    return ticket;
+    const draft = {
+      _id: randomUUID(),
+      title: (input.subject ?? input.title)!,
+      description: input.description,
+      status,
+      priority: input.priority ?? 'medium',
+      assigneeId: input.assigneeId ?? null,
+      audienceId,
+      audienceExternalId: contact?.audienceExternalId ?? null,
+      organizationId: org,
+      resolutionDate: initialResolutionDate(status, now),
+      createdAt: now,
+      updatedAt: now,
+    };
+    if (idempotencyKey === undefined) {
+      const ticket = await this.store.tickets.create(draft, this.stamp('ticket.created', now));
+      await this.emit('ticket.created', ticket, principal);
+      return ticket;
+    }
+    const once = await this.store.tickets.createOnce(draft, this.stamp('ticket.created', now), {
+      key: `ticket:${principal.userId}:${idempotencyKey}`,
+      fingerprint: requestFingerprint('ticket.create', input),
+      ttlMs: IDEMPOTENCY_KEY_TTL_MS,
+    });
+    if (once.outcome === 'reused') throw idempotencyKeyReused();
+    if (once.outcome === 'created') await this.emit('ticket.created', once.ticket, principal);
+    return this.withAudience(once.ticket);
+  }
+
+  /** Tickets stored before `audienceExternalId` existed get it from their contact. */
+  private async withAudience(t: Ticket): Promise<Ticket> {
+    if (t.audienceId === null || t.audienceExternalId !== null) return t;
+    const contact = await this.store.contacts.getById(t.organizationId, t.audienceId);
+    return contact ? { ...t, audienceExternalId: contact.audienceExternalId } : t;
   }
 
   async get(principal: Principal, ticketId: string): Promise<Ticket> {
     requireScope(principal, 'tickets:read');
     const t = TICKET_ID_PATTERN.test(ticketId) ? await this.store.tickets.get(principal.organizationId, ticketId) : null;
     if (!t || !this.visible(principal, t)) throw notFound('ticket');
-    return t;
+    return this.withAudience(t);
   }
 
   async list(principal: Principal, q: ListTicketsInput): Promise<TicketList> {
@@ -116,7 +141,7 @@ export class TicketService {
       offset: (q.page - 1) * q.limit,
       limit: q.limit,
     });
-    return { tickets, total, page: q.page, totalPages: Math.ceil(total / q.limit) };
+    return { tickets: await Promise.all(tickets.map((t) => this.withAudience(t))), total, page: q.page, totalPages: Math.ceil(total / q.limit) };
   }
 
   async update(principal: Principal, ticketId: string, input: UpdateTicketInput): Promise<Ticket> {
@@ -145,6 +170,6 @@ export class TicketService {
       : null;
     if (!updated) throw notFound('ticket');
     await this.emit('ticket.updated', updated, principal);
-    return updated;
+    return this.withAudience(updated);
   }
 }

@@ -60,6 +60,8 @@ export function canonicalTicket(t: Ticket): Ticket {
     priority: t.priority,
     assigneeId: t.assigneeId,
     audienceId: t.audienceId,
+    // Tickets stored before the field existed get it from the contact (TicketService).
+    audienceExternalId: t.audienceExternalId ?? null,
     organizationId: t.organizationId,
     resolutionDate: t.resolutionDate,
     createdAt: t.createdAt,

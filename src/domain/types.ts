@@ -82,6 +82,8 @@ export interface Ticket {
   priority: TicketPriority;
   assigneeId: string | null;
   audienceId: string | null;
+  /** The linked contact's `<phone>:<phone number id>`, the id conversation tools and sends take. */
+  audienceExternalId: string | null;
   organizationId: string;
   resolutionDate: string | null;
   createdAt: string;

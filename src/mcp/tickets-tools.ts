@@ -57,7 +57,7 @@ export function ticketTools(tickets: TicketService): ToolDef[] {
       title: 'Create a ticket',
       description:
         'Open a new support ticket so a human team member follows up, for example when you cannot solve the customer\'s problem yourself. ' +
-        'Give a short subject and a full description; link it to the customer with audienceExternalId when you know it. Each call creates another ticket: ' +
+        'Give a short subject and a full description; link it to the customer with audienceExternalId when you know it. Each call creates another ticket unless it repeats an idempotencyKey: ' +
         'check list_tickets first if a ticket for the same problem may already exist. Returns the ticket with its ticketId. Needs the API key scope tickets:create.',
       scopes: ['tickets:create'],
       input: z
@@ -70,11 +70,16 @@ export function ticketTools(tickets: TicketService): ToolDef[] {
           audienceExternalId: audienceExternalId
             .optional()
             .describe("Links the ticket to an existing contact: the contact's ID on its channel, `<phone>:<phone number id>` on the chat network."),
+          idempotencyKey: z
+            .string()
+            .regex(/^[\x21-\x7e]{1,200}$/, '1 to 200 visible ASCII characters')
+            .optional()
+            .describe('Any unique string for this ticket (for example the conversation and problem). Calling again with the same key and arguments returns the first ticket instead of creating another; the same key with other arguments is an error.'),
         })
         .strict(),
       output: ticketSchema,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-      run: (ctx, args) => tickets.create(ctx.principal, args),
+      run: (ctx, { idempotencyKey, ...input }) => tickets.create(ctx.principal, input, idempotencyKey),
     }),
     defineTool({
       name: 'update_ticket',

@@ -102,6 +102,7 @@ export class Messaging {
       credits: stores.credits,
       rateLimiter: stores.rateLimiter,
       messages: stores.messages,
+      requestKeys: stores.requestKeys,
       conversations,
       prices,
       templateRatePerMinute: config.TEMPLATE_RATE_LIMIT_PER_MINUTE,

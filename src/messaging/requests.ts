@@ -27,6 +27,31 @@ const httpsUrl = z
 
 const channelId = z.string().trim().min(1).max(128);
 
+/** A chat-network contact: `<phone digits>:<phone number id>` (the `audienceExternalId` of tickets and conversations). */
+export const contactIdSchema = z
+  .string()
+  .regex(/^[1-9][0-9]{6,14}:[0-9]{1,32}$/, 'must be <phone>:<phone number id>, digits only, like 4915112345678:106540352242922');
+
+/**
+ * Where a send goes: `channelId` and `to`, or the contact's
+ * `audienceExternalId` (its phone number id names the channel). Exactly one
+ * of the two forms.
+ */
+const address = {
+  channelId: channelId.optional().describe('the channel to send from (with `to`); or give audienceExternalId instead'),
+  to: phoneDigits.optional().describe('the recipient, international digits without + (with `channelId`)'),
+  audienceExternalId: contactIdSchema.optional().describe('the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it)'),
+};
+function oneAddress(v: { channelId?: string | undefined; to?: string | undefined; audienceExternalId?: string | undefined }, ctx: z.RefinementCtx): void {
+  const pair = v.channelId !== undefined || v.to !== undefined;
+  if (v.audienceExternalId !== undefined && pair) {
+    ctx.addIssue({ code: 'custom', path: ['audienceExternalId'], message: 'give either audienceExternalId or channelId + to, not both' });
+  } else if (v.audienceExternalId === undefined) {
+    if (v.channelId === undefined) ctx.addIssue({ code: 'custom', path: ['channelId'], message: 'channelId is required (or give audienceExternalId)' });
+    if (v.to === undefined) ctx.addIssue({ code: 'custom', path: ['to'], message: 'to is required (or give audienceExternalId)' });
+  }
+}
+
 // ------------------------------------------------------------------ templates
 
 const templateMedia = z
@@ -95,8 +120,7 @@ const componentSchema = z
   });
 
 export const templateSendSchema = z.object({
-  channelId,
-  to: phoneDigits,
+  ...address,
   template: z.object({
     name: z.string().regex(/^[a-z0-9_]{1,512}$/, 'template names are lowercase letters, digits and _'),
     language: z.object({
@@ -105,7 +129,7 @@ export const templateSendSchema = z.object({
     }),
     components: z.array(componentSchema).max(20).optional(),
   }),
-});
+}).superRefine(oneAddress);
 export type TemplateSendRequest = z.infer<typeof templateSendSchema>;
 
 /** `POST /api/v1/whatsapp/send-template`: its own, flatter body. */
@@ -124,8 +148,7 @@ export const apiV1TemplateSendSchema = z.object({
     )
     .max(20)
     .optional(),
-  /** Which chat channel to send from; defaults to the organization's first chat-network channel. */
-  channelId: channelId.optional(),
+  channelId: channelId.optional().describe("which chat channel sends it; without it, the organization's oldest chat-network (WhatsApp) channel"),
 });
 export type ApiV1TemplateSendRequest = z.infer<typeof apiV1TemplateSendSchema>;
 
@@ -146,8 +169,7 @@ export function apiV1Components(req: ApiV1TemplateSendRequest): GraphTemplateCom
 // ------------------------------------------------------------------ reply buttons
 
 export const buttonsSendSchema = z.object({
-  channelId,
-  to: phoneDigits,
+  ...address,
   interactive: z.object({
     header: z.object({ type: z.literal('text').default('text'), text: z.string().min(1).max(60) }).optional(),
     body: z.object({ text: z.string().min(1).max(1024) }),
@@ -164,7 +186,7 @@ export const buttonsSendSchema = z.object({
         });
       }),
   }),
-});
+}).superRefine(oneAddress);
 export type ButtonsSendRequest = z.infer<typeof buttonsSendSchema>;
 
 // ------------------------------------------------------------------ media
@@ -180,8 +202,7 @@ const mediaObject = z
   .refine((m) => (m.link === undefined) !== (m.mediaId === undefined), 'give exactly one of link or mediaId');
 
 export const mediaSendSchema = z.object({
-  channelId,
-  to: phoneDigits,
+  ...address,
   media: z
     .object({
       type: z.enum(MEDIA_TYPES),
@@ -202,19 +223,18 @@ export const mediaSendSchema = z.object({
       if (obj?.filename !== undefined && m.type !== 'document') ctx.addIssue({ code: 'custom', path: [m.type, 'filename'], message: 'only documents take a filename' });
       if (obj?.caption !== undefined && (m.type === 'audio' || m.type === 'sticker')) ctx.addIssue({ code: 'custom', path: [m.type, 'caption'], message: `${m.type} messages take no caption` });
     }),
-});
+}).superRefine(oneAddress);
 export type MediaSendRequest = z.infer<typeof mediaSendSchema>;
 
 // ------------------------------------------------------------------ text (issue 6: POST /v1/messages/text, MCP send_text_message)
 
 export const textSendSchema = z.object({
-  channelId,
-  to: phoneDigits,
+  ...address,
   text: z.object({
     body: z.string().trim().min(1).max(4096).describe('the message text; the chat network allows up to 4096 characters'),
     previewUrl: z.boolean().optional().describe('show a preview of the first URL in the text'),
   }),
-});
+}).superRefine(oneAddress);
 export type TextSendRequest = z.infer<typeof textSendSchema>;
 
 // ------------------------------------------------------------------ to network shapes + stored content

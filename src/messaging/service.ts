@@ -1,6 +1,6 @@
 import { requireScope } from '../app/principal.js';
 import { createHash, randomUUID } from 'node:crypto';
-import { AppError, notFound } from '../errors.js';
+import { AppError, idempotencyKeyReused, notFound } from '../errors.js';
 import type { Principal } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { ChannelRepo, WhatsAppChannel } from '../store/channel-types.js';
@@ -8,6 +8,8 @@ import type { TemplateRecord, TemplateRepo } from '../store/template-types.js';
 import type { CreditRepo } from '../store/credit-types.js';
 import type { RateLimiter } from '../store/ratelimit-types.js';
 import type { SessionMessageRepo } from '../store/session-message-types.js';
+import { IDEMPOTENCY_KEY_TTL_MS, type RequestKeyRepo } from '../store/request-key-types.js';
+import { requestFingerprint } from '../domain/fingerprint.js';
 import type { GraphTemplateComponent } from '../network/graph-api.js';
 import { checkTemplateComponents, renderTemplateBody } from '../network/template-rules.js';
 import type { MessagingCommand, MessagingReplies, SendReply } from '../actors/conversation/messaging.js';
@@ -37,6 +39,7 @@ export interface MessagingServiceDeps {
   credits: CreditRepo;
   rateLimiter: RateLimiter;
   messages: SessionMessageRepo;
+  requestKeys: RequestKeyRepo;
   conversations: ConversationGateway;
   /** Credits one template send costs, by category (MARKETING, UTILITY, AUTHENTICATION). */
   prices: Record<string, number>;
@@ -105,18 +108,21 @@ export class MessagingService {
   /** `POST /v2/wa/template` (and the deprecated v1, which hides the errors). */
   async sendTemplate(principal: Principal, req: TemplateSendRequest, idempotencyKey?: string): Promise<TemplateSendResult> {
     requireScope(principal, 'message:send');
-    const channel = await this.chatChannel(principal.organizationId, req.channelId, 'template');
+    await this.guardKey(principal, idempotencyKey, 'template', req);
+    const { channelId, to } = await this.address(principal.organizationId, req);
+    const channel = await this.chatChannel(principal.organizationId, channelId, 'template');
     const template = await this.approvedTemplate(principal.organizationId, channel, req.template.name, req.template.language.code);
     const components = req.template.components as GraphTemplateComponent[] | undefined;
     this.checkParameters(template, components);
     const send = templateMessage(template.name, template.language, components, renderTemplateBody(template.shape, components));
-    const reply = await this.sendCharged(principal, channel, req.to, template, send, idempotencyKey);
+    const reply = await this.sendCharged(principal, channel, to, template, send, idempotencyKey);
     return { success: true, messageId: reply.messageId, timestamp: reply.sentAt };
   }
 
   /** `POST /api/v1/whatsapp/send-template`: 404 for a template that is unknown or not approved. */
   async sendApiV1Template(principal: Principal, req: ApiV1TemplateSendRequest, idempotencyKey?: string): Promise<{ message_id: string; status: string }> {
     requireScope(principal, 'chat:send');
+    await this.guardKey(principal, idempotencyKey, 'api-v1-template', req);
     const channel = req.channelId !== undefined ? await this.chatChannel(principal.organizationId, req.channelId, 'template') : await this.defaultChatChannel(principal.organizationId);
     const t = await this.d.templates.get(principal.organizationId, channel.id, req.template, req.language);
     if (t === null || t.status !== 'APPROVED') {
@@ -133,17 +139,26 @@ export class MessagingService {
 
   /** `POST /v1/messages/buttons`: `success: false` on a channel that is not on the chat network. */
   async sendButtons(principal: Principal, req: ButtonsSendRequest, idempotencyKey?: string): Promise<{ success: boolean; messageId?: string }> {
-    return this.sendFreeform(principal, req.channelId, req.to, buttonsMessage(req), idempotencyKey);
+    requireScope(principal, 'message:send');
+    await this.guardKey(principal, idempotencyKey, 'buttons', req);
+    const { channelId, to } = await this.address(principal.organizationId, req);
+    return this.sendFreeform(principal, channelId, to, buttonsMessage(req), idempotencyKey);
   }
 
   /** `POST /v1/messages/media` */
   async sendMedia(principal: Principal, req: MediaSendRequest, idempotencyKey?: string): Promise<{ success: boolean; messageId?: string }> {
-    return this.sendFreeform(principal, req.channelId, req.to, mediaMessage(req), idempotencyKey);
+    requireScope(principal, 'message:send');
+    await this.guardKey(principal, idempotencyKey, 'media', req);
+    const { channelId, to } = await this.address(principal.organizationId, req);
+    return this.sendFreeform(principal, channelId, to, mediaMessage(req), idempotencyKey);
   }
 
   /** `POST /v1/messages/text` (issue 6): free-form text, under the same window and handover rules as buttons and media. */
   async sendText(principal: Principal, req: TextSendRequest, idempotencyKey?: string): Promise<{ success: boolean; messageId?: string }> {
-    return this.sendFreeform(principal, req.channelId, req.to, textMessage(req), idempotencyKey);
+    requireScope(principal, 'message:send');
+    await this.guardKey(principal, idempotencyKey, 'text', req);
+    const { channelId, to } = await this.address(principal.organizationId, req);
+    return this.sendFreeform(principal, channelId, to, textMessage(req), idempotencyKey);
   }
 
   private async sendFreeform(principal: Principal, channelId: string, to: string, send: OutboundSend, idempotencyKey?: string) {
@@ -315,6 +330,29 @@ export class MessagingService {
       { maybeSent: reply.maybeSent },
       { retryAfterSeconds: 5 },
     );
+  }
+
+  /**
+   * A send's target: `channelId` + `to` as given, or read from the contact's
+   * `audienceExternalId` (`<phone>:<phone number id>`), whose phone number id
+   * names a channel of the organization.
+   */
+  private async address(organizationId: string, req: { channelId?: string | undefined; to?: string | undefined; audienceExternalId?: string | undefined }): Promise<{ channelId: string; to: string }> {
+    if (req.audienceExternalId === undefined) return { channelId: req.channelId!, to: req.to! };
+    const [to, phoneNumberId] = req.audienceExternalId.split(':') as [string, string];
+    const channel = await this.d.channels.getByPhoneNumberId(phoneNumberId);
+    if (channel === null || channel.organizationId !== organizationId) {
+      throw new AppError(404, 'channel_not_found', 'no channel of the organization has the phone number id of this audienceExternalId', { audienceExternalId: req.audienceExternalId });
+    }
+    return { channelId: channel.id, to };
+  }
+
+  /** Refuses a key used before, within its lifetime, with another body (the first answer would be replayed for a request never made). */
+  private async guardKey(principal: Principal, idempotencyKey: string | undefined, kind: string, body: unknown): Promise<void> {
+    const key = this.scopedKey(principal, idempotencyKey);
+    if (key === undefined) return;
+    const match = await this.d.requestKeys.remember(principal.organizationId, key, requestFingerprint(kind, body), IDEMPOTENCY_KEY_TTL_MS);
+    if (match === 'different') throw idempotencyKeyReused();
   }
 
   /** Idempotency keys are per API key, so two keys never collide. */

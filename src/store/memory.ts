@@ -1,13 +1,19 @@
 import { conflict } from '../errors.js';
 import type { ApiKeyRecord, Contact, Organization, Ticket, User } from '../domain/types.js';
 import { canonicalTicket, formatTicketId } from '../domain/ticket-rules.js';
-import type { EmbeddedDb } from './embedded-db.js';
+import type { EmbeddedDb, WriteOp } from './embedded-db.js';
 import type { DomainEvent } from '../events/types.js';
 import type { NewTicket, OutboxEntry, Store, TicketEventStamp, TicketPage, TicketQuery } from './types.js';
 import { systemClock, type Clock } from '../clock.js';
 import { createEmbeddedAuthSessionRepo, createMemoryFailureCounter } from './auth/index.js';
 
 const orgKey = (orgId: string, id: string) => `${orgId}/${id}`;
+
+interface IdempotencyRecord {
+  fingerprint: string;
+  ticketId: string;
+  expiresAt: number;
+}
 
 /** The outbox op written in the same batch as the ticket change it belongs to. */
 function outboxOp(stamp: TicketEventStamp, ticket: Ticket) {
@@ -23,6 +29,22 @@ function outboxOp(stamp: TicketEventStamp, ticket: Ticket) {
 export function createEmbeddedStore(db: EmbeddedDb, clock: Clock = systemClock): Store {
   const index = new TicketIndex();
   for (const t of db.values<StoredTicket>('tickets')) index.add(t);
+
+  // Idempotency records by expiry (the TTL is one setting, so appending keeps the order).
+  const idemExpiry = [...db.entries<IdempotencyRecord>('ticketIdem')].map(([key, r]) => ({ key, expiresAt: r.expiresAt })).sort((a, b) => a.expiresAt - b.expiresAt);
+
+  /** The ops of a new ticket: sequence, ticket and its event, one batch. Updates the index now (no await before the write). */
+  const createOps = (ticket: NewTicket, event: TicketEventStamp) => {
+    const seq = (db.get<number>('ticketSeq', ticket.organizationId) ?? 0) + 1;
+    const full = canonicalTicket({ ...ticket, ticketId: formatTicketId(new Date(ticket.createdAt), seq) });
+    index.add({ ...full, seq });
+    const ops: WriteOp[] = [
+      { coll: 'ticketSeq', key: ticket.organizationId, value: seq },
+      { coll: 'tickets', key: orgKey(ticket.organizationId, full.ticketId), value: { ...full, seq } },
+      outboxOp(event, full),
+    ];
+    return { ops, full };
+  };
 
   return {
     kind: 'embedded',
@@ -117,15 +139,30 @@ export function createEmbeddedStore(db: EmbeddedDb, clock: Clock = systemClock):
     },
     tickets: {
       async create(ticket: NewTicket, event) {
-        const seq = (db.get<number>('ticketSeq', ticket.organizationId) ?? 0) + 1;
-        const full = canonicalTicket({ ...ticket, ticketId: formatTicketId(new Date(ticket.createdAt), seq) });
-        index.add({ ...full, seq });
-        await db.write([
-          { coll: 'ticketSeq', key: ticket.organizationId, value: seq },
-          { coll: 'tickets', key: orgKey(ticket.organizationId, full.ticketId), value: { ...full, seq } },
-          outboxOp(event, full),
-        ]);
+        const { ops, full } = createOps(ticket, event);
+        await db.write(ops);
         return full;
+      },
+      async createOnce(ticket: NewTicket, event, idem) {
+        const now = Date.now();
+        const idemKey = orgKey(ticket.organizationId, idem.key);
+        const prev = db.get<IdempotencyRecord>('ticketIdem', idemKey);
+        if (prev !== undefined && prev.expiresAt > now) {
+          if (prev.fingerprint !== idem.fingerprint) return { outcome: 'reused' };
+          const t = db.get<StoredTicket>('tickets', orgKey(ticket.organizationId, prev.ticketId))!;
+          return { outcome: 'replayed', ticket: stripSeq(t) };
+        }
+        const { ops, full } = createOps(ticket, event);
+        const record: IdempotencyRecord = { fingerprint: idem.fingerprint, ticketId: full.ticketId, expiresAt: now + idem.ttlMs };
+        // Expired records leave in the same batch as new ones arrive, so the collection stays bounded by the TTL.
+        const expired: WriteOp[] = [];
+        while (idemExpiry.length > 0 && idemExpiry[0]!.expiresAt <= now && expired.length < 100) {
+          const { key } = idemExpiry.shift()!;
+          if ((db.get<IdempotencyRecord>('ticketIdem', key)?.expiresAt ?? Infinity) <= now) expired.push({ coll: 'ticketIdem', key, delete: true });
+        }
+        idemExpiry.push({ key: idemKey, expiresAt: record.expiresAt });
+        await db.write([...ops, { coll: 'ticketIdem', key: idemKey, value: record }, ...expired]);
+        return { outcome: 'created', ticket: full };
       },
       async get(organizationId, ticketId) {
         const t = db.get<Ticket & { seq: number }>('tickets', orgKey(organizationId, ticketId));

@@ -12,6 +12,9 @@ import type { SessionMessageRepo } from './session-message-types.js';
 import type { ConversationIndexRepo } from './conversation-index-types.js';
 import { createEmbeddedConversationIndex } from './conversation-index-embedded.js';
 import { createRedisConversationIndex } from './conversation-index-redis.js';
+import type { RequestKeyRepo } from './request-key-types.js';
+import { createEmbeddedRequestKeyRepo } from './request-key-embedded.js';
+import { createRedisRequestKeyRepo } from './request-key-redis.js';
 import { createEmbeddedChannelRepo } from './channel-embedded.js';
 import { createRedisChannelRepo } from './channel-redis.js';
 import { createEmbeddedTemplateRepo } from './template-embedded.js';
@@ -33,6 +36,8 @@ export interface MessagingStores {
   messages: SessionMessageRepo;
   /** The inbox's list of conversations, written by the conversation actors. */
   conversations: ConversationIndexRepo;
+  /** Which body each send's idempotency key came with. */
+  requestKeys: RequestKeyRepo;
   /** The embedded db (embedded mode) or Redis connection (clustered), for the sandbox network's own state. */
   backing: { db: EmbeddedDb } | { redis: RedisClient; prefix: string };
   /** False when no key is available (clustered without SECRETS_KEY): WhatsApp channels are refused. */
@@ -49,7 +54,7 @@ export async function openMessagingStores(config: Config, clock: Clock): Promise
   const memory = config.DATA_DIR === ':memory:';
   const dir = memory ? null : join(config.DATA_DIR, 'messaging');
   if (config.REDIS_URL) {
-    // Without a key the service runs, but chat-network channels cannot be stored or read (a clear 500 says why).
+    // Without a key the service runs, but chat-network channels cannot be stored or read (a clear 503 says why).
     const box = config.SECRETS_KEY === undefined ? null : SecretBox.fromString(config.SECRETS_KEY);
     const redis = await connectRedis(config.REDIS_URL, `switchboard-messaging-${config.NODE_ID ?? process.pid}`);
     const p = config.KEY_PREFIX;
@@ -61,6 +66,7 @@ export async function openMessagingStores(config: Config, clock: Clock): Promise
       rateLimiter: createRedisRateLimiter(redis, p),
       messages: createRedisSessionMessageRepo(redis, p),
       conversations: createRedisConversationIndex(redis, p),
+      requestKeys: createRedisRequestKeyRepo(redis, p),
       backing: { redis, prefix: p },
       secretsKey: box !== null,
       close: async () => {
@@ -78,6 +84,7 @@ export async function openMessagingStores(config: Config, clock: Clock): Promise
     rateLimiter: createMemoryRateLimiter(clock),
     messages: createEmbeddedSessionMessageRepo(db),
     conversations: createEmbeddedConversationIndex(db),
+    requestKeys: createEmbeddedRequestKeyRepo(db, clock),
     backing: { db },
     secretsKey: true,
     close: () => db.close(),

@@ -28,6 +28,7 @@ import { createRedisAuthSessionRepo, createRedisFailureCounter } from './auth/in
  *   sb:{o:<org>}:tix:s:<status>      zset per status
  *   sb:{o:<org>}:tix:c:<contactId>   zset per contact
  *   sb:{o:<org>}:tix:a:<userId|->    zset per assignee ('-' = unassigned)
+ *   sb:{o:<org>}:ticket-idem:<key>   {f: body fingerprint, t: ticketId} of an idempotent create (PX TTL)
  *   sb:{o:<org>}:outbox              list of event JSON waiting for the relay, oldest first
  *   sb:{o:<org>}:outbox-lease        which node relays this organization's outbox (PX lease)
  *   sb:outbox-orgs                   set of organizations with outbox entries
@@ -56,6 +57,30 @@ e.data.ticketId = id
 redis.call('RPUSH', KEYS[2], cjson.encode(e))
 redis.call('SADD', KEYS[3], ARGV[5])
 return seq
+`);
+
+// createTicketScript behind an idempotency record (KEYS[4]); the index keys start at 5.
+const createTicketOnceScript = new LuaScript(`
+local prev = redis.call('GET', KEYS[4])
+if prev then
+  local r = cjson.decode(prev)
+  if r.f == ARGV[6] then return {1, r.t} end
+  return {2, r.t}
+end
+local seq = redis.call('INCR', KEYS[1])
+local id = 'T-' .. ARGV[1] .. '-' .. string.format('%06d', seq)
+local t = cjson.decode(ARGV[2])
+t.ticketId = id
+t.seq = seq
+t.version = 1
+redis.call('SET', ARGV[3] .. id, cjson.encode(t))
+for i = 5, #KEYS do redis.call('ZADD', KEYS[i], seq, id) end
+local e = cjson.decode(ARGV[4])
+e.data.ticketId = id
+redis.call('RPUSH', KEYS[2], cjson.encode(e))
+redis.call('SADD', KEYS[3], ARGV[5])
+redis.call('SET', KEYS[4], cjson.encode({f = ARGV[6], t = id}), 'PX', ARGV[7])
+return {0, id}
 `);
 
 const updateTicketScript = new LuaScript(`
@@ -339,6 +364,19 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
           ),
         );
         return canonicalTicket({ ...ticket, ticketId: formatTicketId(new Date(ticket.createdAt), seq) });
+      },
+      async createOnce(ticket: NewTicket, stamp, idem) {
+        const key = k(ticket.organizationId);
+        const event: DomainEvent = { ...stamp, organizationId: ticket.organizationId, data: canonicalTicket({ ...ticket, ticketId: '' }) };
+        const [code, ticketId] = (await createTicketOnceScript.run(
+          client,
+          [key('ticket-seq'), key('outbox'), pendingKey, key('ticket-idem', idem.key), ...indexKeys(ticket.organizationId, ticket)],
+          [ymd(ticket.createdAt), JSON.stringify(ticket), key('ticket', ''), JSON.stringify(event), ticket.organizationId, idem.fingerprint, idem.ttlMs],
+        )) as [number, string];
+        if (code === 2) return { outcome: 'reused' };
+        const raw = await client.get(key('ticket', ticketId));
+        if (raw === null) throw new Error(`ticket ${ticketId} of an idempotency record is missing`);
+        return { outcome: code === 0 ? 'created' : 'replayed', ticket: toTicket(raw) };
       },
       async get(organizationId, ticketId) {
         const raw = await client.get(k(organizationId)('ticket', ticketId));

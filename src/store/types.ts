@@ -76,6 +76,19 @@ export interface TicketEventStamp {
   createdAt: string;
 }
 
+/** A ticket create tied to an idempotency key (see `TicketRepo.createOnce`). */
+export interface TicketIdempotency {
+  /** Unique within the organization; the caller scopes it (for example by API key). */
+  key: string;
+  /** Identifies the request body; a repeat of the key with another fingerprint is refused. */
+  fingerprint: string;
+  /** How long the key is remembered. */
+  ttlMs: number;
+}
+
+/** `replayed`: the key was used before with the same body, `ticket` is that create's ticket; `reused`: with another body. */
+export type CreateOnceResult = { outcome: 'created' | 'replayed'; ticket: Ticket } | { outcome: 'reused' };
+
 export interface TicketRepo {
   /**
    * Stores a new ticket and gives it a `ticketId` unique in its organization,
@@ -84,6 +97,15 @@ export interface TicketRepo {
    * stored change always has its event (see `OutboxRepo`).
    */
   create(ticket: NewTicket, event: TicketEventStamp): Promise<Ticket>;
+  /**
+   * `create`, once per idempotency key: the key's record (fingerprint and
+   * ticketId, expiring after `ttlMs`) is written in the same atomic write as
+   * the ticket and its event, so two racing requests with one key create one
+   * ticket, on any node. A repeat within the TTL creates nothing: it gets the
+   * first create's ticket as stored now (`replayed`) when the fingerprint
+   * matches, else `reused`.
+   */
+  createOnce(ticket: NewTicket, event: TicketEventStamp, idempotency: TicketIdempotency): Promise<CreateOnceResult>;
   get(organizationId: string, ticketId: string): Promise<Ticket | null>;
   /**
    * Read-modify-write with optimistic concurrency: `change` gets the current

@@ -26,6 +26,18 @@ describe('MCP gateway: platform server over Streamable HTTP', () => {
     await svc?.close();
   });
 
+  it('create_ticket with an idempotencyKey creates once, returns the first ticket on a repeat, and refuses the key with other arguments', async () => {
+    const args = { subject: 'MCP once', description: 'd', idempotencyKey: 'mcp-once-1' };
+    const first = structured(await call(clientA, 'create_ticket', args));
+    const again = structured(await call(clientA, 'create_ticket', args));
+    expect(again.ticketId).toBe(first.ticketId);
+    expect(first.audienceExternalId).toBeNull();
+    const reused = await call(clientA, 'create_ticket', { ...args, priority: 'high' });
+    expect(errorText(reused)).toMatch(/idempotency/i);
+    const inB = structured(await call(clientB, 'create_ticket', args));
+    expect(inB.organizationId).toBe(b.id);
+  });
+
   it('initializes with server info and tool capability, and answers ping', async () => {
     expect(clientA.getServerVersion()).toMatchObject({ name: 'switchboard-platform' });
     expect(clientA.getServerCapabilities()?.tools).toBeDefined();

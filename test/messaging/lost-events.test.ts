@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createEmbeddedRequestKeyRepo } from '../../src/store/request-key-embedded.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CONVERSATION_ACTOR, conversationActorSpec, createEmbeddedActorSystem, durableActor, type ActorSystem, type Fence } from '../../src/actors/index.js';
 import type { MessagingHandlerDeps } from '../../src/actors/conversation/messaging.js';
@@ -150,6 +151,7 @@ async function world() {
     credits,
     rateLimiter: createMemoryRateLimiter(systemClock),
     messages: messages.repo,
+    requestKeys: createEmbeddedRequestKeyRepo(db, systemClock),
     conversations,
     prices: { UTILITY: 2 },
     templateRatePerMinute: 1000,

@@ -16,6 +16,7 @@ function newTicket(orgId: string, over: Partial<Ticket> = {}): Omit<Ticket, 'tic
     priority: 'medium',
     assigneeId: null,
     audienceId: null,
+    audienceExternalId: null,
     organizationId: orgId,
     resolutionDate: null,
     createdAt: t,
@@ -176,6 +177,31 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
       const ids = (await store.outbox.peek('o1', 100)).map((e) => e.event.id);
       expect(ids).toHaveLength(11);
       expect(new Set(ids)).toEqual(new Set([...ids.slice(0, 1), ...stamps.map((s) => s.id)]));
+    });
+
+    it('creates one ticket per idempotency key, even when the requests race, with its event once; another body is reused', async () => {
+      const org = randomUUID();
+      const idem = { key: 'k:order-1', fingerprint: 'f1', ttlMs: 60_000 };
+      const results = await Promise.all(Array.from({ length: 10 }, () => store.tickets.createOnce(newTicket(org), stamp(), idem)));
+      const created = results.filter((r) => r.outcome === 'created');
+      expect(created).toHaveLength(1);
+      const ticketIds = new Set(results.map((r) => (r.outcome === 'reused' ? null : r.ticket.ticketId)));
+      expect(ticketIds.size).toBe(1);
+      expect((await store.tickets.list({ organizationId: org, offset: 0, limit: 100 })).total).toBe(1);
+      expect(await store.outbox.peek(org, 100)).toHaveLength(1);
+      expect(await store.tickets.createOnce(newTicket(org), stamp(), { ...idem, fingerprint: 'f2' })).toEqual({ outcome: 'reused' });
+      // Keys are per organization.
+      expect((await store.tickets.createOnce(newTicket(randomUUID()), stamp(), idem)).outcome).toBe('created');
+    });
+
+    it('forgets an idempotency key after its TTL', async () => {
+      const org = randomUUID();
+      const idem = { key: 'k:short', fingerprint: 'f1', ttlMs: 50 };
+      const first = await store.tickets.createOnce(newTicket(org), stamp(), idem);
+      await new Promise((r) => setTimeout(r, 120));
+      const second = await store.tickets.createOnce(newTicket(org), stamp(), { ...idem, fingerprint: 'f2' });
+      expect(second.outcome).toBe('created');
+      expect(second.outcome === 'created' && first.outcome === 'created' && second.ticket.ticketId !== first.ticket.ticketId).toBe(true);
     });
 
     it('sets meta values only once', async () => {

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { errorSchema } from '../../app/schemas.js';
-import { badRequest } from '../../errors.js';
 import {
   apiV1TemplateSendSchema,
   buttonsSendSchema,
@@ -9,15 +8,8 @@ import {
   textSendSchema,
   type MessagingService,
 } from '../../messaging/index.js';
-import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
-
-/** Optional `Idempotency-Key` header: a retried send with the same key gets the first answer and is never sent twice. */
-function idempotencyKey(ctx: RouteContext<unknown, unknown, unknown>): string | undefined {
-  const h = ctx.req.headers['idempotency-key'];
-  if (h === undefined) return undefined;
-  if (typeof h !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(h)) throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1 to 200 visible ASCII characters');
-  return h;
-}
+import { idempotencyKey } from '../idempotency-key.js';
+import { defineRoute, type RouteDef } from '../route.js';
 
 const templateResult = z.object({ success: z.literal(true), messageId: z.string().describe("the chat network's message id; key of later message_status events"), timestamp: z.string() });
 const sendResult = z.object({ success: z.boolean(), messageId: z.string().optional() });
@@ -28,20 +20,21 @@ const common = {
   403: { description: 'the key lacks message:send', schema: errorSchema },
   404: { description: 'no such channel in the organization', schema: errorSchema },
   409: { description: "sandbox_disabled: the channel is on the sandbox network, which is off on this deployment", schema: errorSchema },
+  422: { description: 'idempotency_key_reused: the Idempotency-Key came with another body before', schema: errorSchema },
   503: { description: 'the chat network or the conversation is unavailable; retry after Retry-After with the same Idempotency-Key', schema: errorSchema },
 };
 const templateErrors = {
   ...common,
   402: { description: 'not enough credits (nothing was sent)', schema: errorSchema },
   404: { description: 'no such channel, or no such template (name and language) on it', schema: errorSchema },
-  422: { description: 'the channel is not a chat-network channel, or the template is not approved', schema: errorSchema },
+  422: { description: 'the channel is not a chat-network channel, or the template is not approved; or idempotency_key_reused', schema: errorSchema },
   429: { description: 'more than the per-key limit of template sends per minute (Retry-After, RateLimit headers)', schema: errorSchema },
   502: { description: 'the chat network rejected the message; its code in errorDetails.code (credits refunded)', schema: rejectedSchema },
 };
 const freeformErrors = {
   ...common,
   409: { description: 'conversation_with_agent: a human has the conversation (templates still go); or sandbox_disabled', schema: errorSchema },
-  422: { description: 'outside_customer_service_window: the customer has not written in 24 hours (details.closedAt)', schema: errorSchema },
+  422: { description: 'outside_customer_service_window: the customer has not written in 24 hours (details.closedAt); or idempotency_key_reused', schema: errorSchema },
   502: { description: 'the chat network rejected the message; its code in errorDetails.code', schema: rejectedSchema },
 };
 
@@ -124,6 +117,7 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
         402: { description: 'not enough credits', schema: errorSchema },
         404: { description: 'template not found or not approved (or no chat channel)', schema: errorSchema },
         409: common[409],
+        422: common[422],
         503: common[503],
         429: { description: 'rate limited', schema: errorSchema },
         502: { description: 'the chat network rejected the message', schema: rejectedSchema },

@@ -1,5 +1,6 @@
 import type { TicketService } from '../../app/tickets.js';
 import { createTicketBody, errorSchema, listTicketsQuery, ticketIdParams, ticketListSchema, ticketSchema, updateTicketBody } from '../../app/schemas.js';
+import { idempotencyKey } from '../idempotency-key.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
 export function ticketRoutes(tickets: TicketService): RouteDef[] {
@@ -12,8 +13,12 @@ export function ticketRoutes(tickets: TicketService): RouteDef[] {
       auth: 'apiKey',
       scope: 'tickets:create',
       body: createTicketBody,
-      responses: { 201: { description: 'the ticket', schema: ticketSchema }, 400: { description: 'invalid body, unknown contact or assignee', schema: errorSchema } },
-      handler: async ({ principal, body }) => ({ status: 201, body: await tickets.create(principal, body) }),
+      responses: {
+        201: { description: 'the ticket (a repeat with the same Idempotency-Key and body: the first create\'s ticket, nothing created)', schema: ticketSchema },
+        400: { description: 'invalid body, unknown contact or assignee', schema: errorSchema },
+        422: { description: 'idempotency_key_reused: the Idempotency-Key came with another body within 24 hours', schema: errorSchema },
+      },
+      handler: async (ctx) => ({ status: 201, body: await tickets.create(ctx.principal, ctx.body, idempotencyKey(ctx)) }),
     }),
     defineRoute({
       method: 'get',
