@@ -86,7 +86,8 @@ export class CommandRunner {
         this.d.presence.set(p.organizationId, p.userId, cmd.status);
         return { status: cmd.status };
       case 'ticket_create':
-        return { ticket: await this.d.tickets.create(p, cmd.ticket) };
+        // Keyed by the command id, so a retry on any node (or after a restart) creates the ticket once.
+        return { ticket: await this.d.tickets.create(p, cmd.ticket, `inbox:${p.userId}:${cmd.id}`) };
       case 'ticket_update':
         return { ticket: await this.d.tickets.update(p, cmd.ticketId, cmd.changes) };
     }
