@@ -37,6 +37,7 @@ import { metricsRoutes } from './http/routes/metrics.js';
 import { AuthSessions, FailedAuthThrottle, RequestAuthenticator } from './auth/index.js';
 import { authRoutes } from './http/routes/auth.js';
 import { bearerToken } from './http/app.js';
+import { DEFAULT_WEB_DIR, webAppHandlers } from './http/web-app.js';
 
 export const VERSION = '0.1.0';
 
@@ -164,6 +165,7 @@ export function buildRoutes(s: Services, state: { shuttingDown: boolean }): Rout
 }
 
 export function buildApp(s: Services, state = { shuttingDown: false }): Express {
+  const web = webAppHandlers(s.config.WEB_DIR ?? DEFAULT_WEB_DIR);
   return createHttpApp({
     routes: buildRoutes(s, state),
     log: s.log,
@@ -183,7 +185,8 @@ export function buildApp(s: Services, state = { shuttingDown: false }): Express 
       ),
     authenticateOperator: (token) => s.operator.authenticate(token),
     publicUrl: s.config.PUBLIC_URL,
-    mounts: [...(s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : []), ...s.messaging.mounts()],
+    mounts: [...(s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : []), ...s.messaging.mounts(), { path: '/assets', handler: web.assets }],
+    fallbacks: [web.pages],
   });
 }
 
