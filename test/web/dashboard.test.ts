@@ -26,7 +26,7 @@ describe('the dashboard in Chromium', () => {
       // Keyboard: the email field has focus, tab reaches the password and the button.
       await w.page.keyboard.type('someone@example.com');
       await w.page.keyboard.press('Tab');
-      expect(await w.page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('password');
+      expect(await w.page.evaluate('document.activeElement?.getAttribute("name")')).toBe('password');
       if (viewport.width === 360) await screenshot(w.page, 'login-360');
       else await screenshot(w.page, 'login');
       expect(w.problems).toEqual([]);

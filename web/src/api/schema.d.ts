@@ -73,7 +73,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid request */
+                /** @description invalid request: a field, the query or the JSON itself */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -84,6 +84,24 @@ export interface paths {
                 };
                 /** @description missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -148,6 +166,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description no such resource (or a malformed id) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -195,7 +222,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid request */
+                /** @description invalid request: a field, the query or the JSON itself */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -206,6 +233,33 @@ export interface paths {
                 };
                 /** @description missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such resource (or a malformed id) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -265,6 +319,15 @@ export interface paths {
                 };
                 /** @description missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such resource (or a malformed id) */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -338,6 +401,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description no such resource (or a malformed id) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -398,6 +470,13 @@ export interface paths {
                             network?: "graph" | "sandbox";
                             organizationId: string;
                             phoneNumberId?: string;
+                            /** @description present for WhatsApp channels: the first sync of the template registry from the network */
+                            templateSync?: {
+                                /** @description why the sync failed; run the sync again */
+                                error?: string;
+                                ok: boolean;
+                                synced?: number;
+                            };
                             updatedAt: string;
                             webhook?: {
                                 url: string;
@@ -407,7 +486,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid request */
+                /** @description invalid request: a field, the query or the JSON itself */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -444,6 +523,41 @@ export interface paths {
                 };
                 /** @description the phone number id is used by another channel, or the sandbox is off */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description clustered without SECRETS_KEY: chat-network credentials cannot be stored */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -647,7 +761,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid request */
+                /** @description invalid request: a field, the query or the JSON itself */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -667,6 +781,41 @@ export interface paths {
                 };
                 /** @description no such channel */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description clustered without SECRETS_KEY: chat-network credentials cannot be stored */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -737,6 +886,32 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description no such resource (or a malformed id) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the channel is not a chat-network channel (web chat has no templates) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -804,7 +979,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid request */
+                /** @description invalid request: a field, the query or the JSON itself */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -820,6 +995,50 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such resource (or a malformed id) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the channel is not a chat-network channel (web chat has no templates) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
                     };
                 };
             };
@@ -950,6 +1169,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description no such resource (or a malformed id) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description the network refused the request */
                 502: {
                     headers: {
@@ -1037,6 +1265,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description no such resource (or a malformed id) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1075,7 +1312,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid request */
+                /** @description invalid request: a field, the query or the JSON itself */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1086,6 +1323,33 @@ export interface paths {
                 };
                 /** @description missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such resource (or a malformed id) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1138,6 +1402,15 @@ export interface paths {
                 };
                 /** @description missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such resource (or a malformed id) */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1199,7 +1472,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid request */
+                /** @description invalid request: a field, the query or the JSON itself */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1210,6 +1483,33 @@ export interface paths {
                 };
                 /** @description missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such resource (or a malformed id) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1272,6 +1572,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description no such resource (or a malformed id) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1315,7 +1624,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid request */
+                /** @description invalid request: a field, the query or the JSON itself */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1333,12 +1642,39 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description no such resource (or a malformed id) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description email taken in the organization */
                 409: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
                 };
             };
         };
@@ -1389,6 +1725,15 @@ export interface paths {
                             total: number;
                             totalPages: number;
                         };
+                    };
+                };
+                /** @description invalid query parameter */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description missing or invalid credentials */
@@ -1504,6 +1849,24 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -1633,7 +1996,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid request */
+                /** @description invalid request: a field, the query or the JSON itself */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1692,6 +2055,24 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -1847,6 +2228,24 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -2030,7 +2429,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid request */
+                /** @description invalid request: a field, the query or the JSON itself */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2072,6 +2471,24 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -2135,6 +2552,15 @@ export interface paths {
                             total: number;
                             totalPages: number;
                         };
+                    };
+                };
+                /** @description invalid query parameter */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description missing or invalid credentials */
@@ -2597,6 +3023,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description sandbox_disabled: the channel is on the sandbox network, which is off on this deployment */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description rate limited */
                 429: {
                     headers: {
@@ -2630,6 +3091,23 @@ export interface paths {
                                 code: number;
                                 message: string;
                                 title: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the chat network or the conversation is unavailable; retry after Retry-After with the same Idempotency-Key */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
                             };
                             /** @constant */
                             success: false;
@@ -2976,6 +3454,23 @@ export interface paths {
                         };
                     };
                 };
+                /** @description the channel is not a chat-network channel (web chat has no templates) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -3023,7 +3518,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid request */
+                /** @description invalid request: a field, the query or the JSON itself */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3065,6 +3560,24 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description the conversation is busy or moving between nodes; retry after Retry-After (with the same Idempotency-Key) */
@@ -3133,7 +3646,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid request */
+                /** @description invalid request: a field, the query or the JSON itself */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3175,6 +3688,24 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description the conversation is busy or moving between nodes; retry after Retry-After (with the same Idempotency-Key) */
@@ -3413,7 +3944,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description conversation_with_agent: a human has the conversation (templates still go) */
+                /** @description conversation_with_agent: a human has the conversation (templates still go); or sandbox_disabled */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3428,6 +3959,24 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description outside_customer_service_window: the customer has not written in 24 hours (details.closedAt) */
@@ -3634,7 +4183,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description conversation_with_agent: a human has the conversation (templates still go) */
+                /** @description conversation_with_agent: a human has the conversation (templates still go); or sandbox_disabled */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3649,6 +4198,24 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description outside_customer_service_window: the customer has not written in 24 hours (details.closedAt) */
@@ -3827,7 +4394,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description conversation_with_agent: a human has the conversation (templates still go) */
+                /** @description conversation_with_agent: a human has the conversation (templates still go); or sandbox_disabled */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3842,6 +4409,24 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description outside_customer_service_window: the customer has not written in 24 hours (details.closedAt) */
@@ -4020,6 +4605,24 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -4237,6 +4840,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -4359,6 +4980,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -4394,6 +5033,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             _id: string;
+                            /** @description the agent who sent it (sender agent) */
+                            agentId?: string;
                             audienceExternalId: string;
                             channelId: string;
                             content: {
@@ -4406,8 +5047,16 @@ export interface paths {
                             };
                             /** @enum {string} */
                             direction: "inbound" | "outbound";
+                            /** @description the network's reasons, for a failed message */
+                            errors?: {
+                                code: number;
+                                message: string;
+                                title: string;
+                            }[];
                             /** @description the chat network's message id */
                             messageId: string | null;
+                            /** @description the network message this one replies to (a button tap names the message whose button it was) */
+                            replyTo?: string;
                             /** @enum {string} */
                             sender: "contact" | "bot" | "agent" | "system";
                             sentAt: string;
@@ -4417,6 +5066,8 @@ export interface paths {
                              * @enum {string}
                              */
                             status?: "accepted" | "sent" | "delivered" | "read" | "failed";
+                            /** @description when the status last changed */
+                            statusUpdatedAt?: string;
                         }[];
                     };
                 };
@@ -4525,6 +5176,15 @@ export interface paths {
                             total: number;
                             totalPages: number;
                         };
+                    };
+                };
+                /** @description invalid query parameter */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description missing or invalid credentials */
@@ -4641,6 +5301,24 @@ export interface paths {
                 };
                 /** @description the key lacks the scope tickets:create */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4814,7 +5492,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid request */
+                /** @description invalid request: a field, the query or the JSON itself */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4856,6 +5534,24 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -5153,7 +5849,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid request */
+                /** @description invalid request: a field, the query or the JSON itself */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5173,6 +5869,33 @@ export interface paths {
                 };
                 /** @description the key lacks the scope message:send */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description rate limited: wait for Retry-After */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5577,6 +6300,41 @@ export interface paths {
                         };
                     };
                 };
+                /** @description sandbox_disabled: the channel is on the sandbox network, which is off on this deployment */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description the channel is not a chat-network channel, or the template is not approved */
                 422: {
                     headers: {
@@ -5701,6 +6459,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description no such resource (or a malformed id) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -5727,7 +6494,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description invalid request */
+                /** @description invalid request: a field, the query or the JSON itself */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5751,6 +6518,33 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description no such resource (or a malformed id) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description not all events could be recorded: the network delivers again */
