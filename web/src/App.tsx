@@ -25,7 +25,11 @@ export function App() {
       const next = path === '/' ? '' : `?next=${encodeURIComponent(location.pathname + location.search)}`;
       navigate(`/login${next}`, { replace: true });
     }
-    if (user && (path === '/' || path.startsWith('/login'))) navigate('/inbox', { replace: true });
+    if (user && (path === '/' || path.startsWith('/login'))) {
+      // Only paths of this site: a crafted ?next= must not send the person elsewhere.
+      const next = new URLSearchParams(location.search).get('next');
+      navigate(next !== null && /^\/(?!\/)/.test(next) ? next : '/inbox', { replace: true });
+    }
   }, [user, path]);
 
   if (user === undefined) return <p class="loading" role="status">Loading…</p>;

@@ -1552,6 +1552,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             users: {
+                                /** @description false once deactivated: no sign-in, and their API keys stop working */
+                                active: boolean;
                                 createdAt: string;
                                 email: string;
                                 id: string;
@@ -1614,6 +1616,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description false once deactivated: no sign-in, and their API keys stop working */
+                            active: boolean;
                             createdAt: string;
                             email: string;
                             id: string;
@@ -1657,6 +1661,107 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/organizations/{orgId}/users/{userId}/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reset a user's password; ends every session of theirs */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    orgId: string;
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description at least 12 characters */
+                        password: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description reset */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            sessionsEnded: number;
+                        };
+                    };
+                };
+                /** @description invalid request: a field, the query or the JSON itself */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such organization or user */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
                 };
                 /** @description the request body is too large */
                 413: {
@@ -1754,6 +1859,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1825,7 +1939,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description the key lacks the scope resource:create */
+                /** @description the key lacks the scope resource:create, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1862,6 +1976,15 @@ export interface paths {
                 };
                 /** @description the body is not application/json */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1949,6 +2072,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -2014,7 +2146,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description the key lacks the scope resource:create */
+                /** @description the key lacks the scope resource:create, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2075,6 +2207,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -2127,6 +2268,15 @@ export interface paths {
                 };
                 /** @description the key lacks the scope webhook:create */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2204,7 +2354,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description the key lacks the scope webhook:create */
+                /** @description the key lacks the scope webhook:create, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2241,6 +2391,15 @@ export interface paths {
                 };
                 /** @description the body is not application/json */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2328,6 +2487,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -2360,7 +2528,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description the key lacks the scope webhook:create */
+                /** @description the key lacks the scope webhook:create, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2384,6 +2552,15 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -2447,7 +2624,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description the key lacks the scope webhook:create */
+                /** @description the key lacks the scope webhook:create, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2484,6 +2661,15 @@ export interface paths {
                 };
                 /** @description the body is not application/json */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2598,6 +2784,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -2694,6 +2889,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -2766,7 +2970,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description the key lacks the scope webhook:create */
+                /** @description the key lacks the scope webhook:create, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2807,6 +3011,15 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -2860,7 +3073,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description the key lacks the scope webhook:create */
+                /** @description the key lacks the scope webhook:create, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2884,6 +3097,15 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -2997,7 +3219,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description the key lacks the scope chat:send */
+                /** @description the key lacks the scope chat:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3320,6 +3542,410 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sign in to the dashboard with email and password: sets the sb_session cookie and returns the CSRF token */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        email: string;
+                        /** @description only needed when the email and password fit users of several organizations (409 ambiguous_login) */
+                        organizationId?: string;
+                        password: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description signed in; `Set-Cookie: sb_session=…; HttpOnly; SameSite=Lax; Path=/` (+ `Secure` on https) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description send it as the X-CSRF-Token header on every POST, PATCH, PUT and DELETE made with the session cookie */
+                            csrfToken: string;
+                            /** @description the absolute end of the session (it also ends after 12 h without requests) */
+                            expiresAt: string;
+                            /** @constant */
+                            success: true;
+                            user: {
+                                email: string;
+                                id: string;
+                                name: string;
+                                organizationId: string;
+                                /** @enum {string} */
+                                role: "admin" | "agent";
+                            };
+                        };
+                    };
+                };
+                /** @description invalid request: a field, the query or the JSON itself */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `invalid_credentials`: wrong email or password (the same answer for both) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `ambiguous_login`: the email and password fit users of several organizations; `details.organizations` lists them, send `organizationId` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failures for this account or address; see `Retry-After` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sign out: ends the session on every node and clears the cookie */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description signed out */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `csrf_failed` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change the signed-in user's password; ends their other sessions */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        currentPassword: string;
+                        /** @description at least 12 characters */
+                        newPassword: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description changed */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `invalid_current_password`, or `validation_failed` (the new password has fewer than 12 characters) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `csrf_failed` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts` */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in user, the CSRF token and when the session ends */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description signed in */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description send it as the X-CSRF-Token header on every POST, PATCH, PUT and DELETE made with the session cookie */
+                            csrfToken: string;
+                            /** @description the absolute end of the session (it also ends after 12 h without requests) */
+                            expiresAt: string;
+                            /** @constant */
+                            success: true;
+                            user: {
+                                email: string;
+                                id: string;
+                                name: string;
+                                organizationId: string;
+                                /** @enum {string} */
+                                role: "admin" | "agent";
+                            };
+                        };
+                    };
+                };
+                /** @description `not_signed_in` */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/channels": {
         parameters: {
             query?: never;
@@ -3370,6 +3996,15 @@ export interface paths {
                 };
                 /** @description missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3471,6 +4106,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -3536,7 +4180,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description the key lacks the scope conversation:handover:request */
+                /** @description the key lacks the scope conversation:handover:request, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3573,6 +4217,15 @@ export interface paths {
                 };
                 /** @description the body is not application/json */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3664,7 +4317,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description the key lacks the scope conversation:handover:open */
+                /** @description the key lacks the scope conversation:handover:open, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3708,6 +4361,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description the conversation is busy or moving between nodes; retry after Retry-After (with the same Idempotency-Key) */
                 503: {
                     headers: {
@@ -3727,6 +4389,82 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/v1/inbox/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A single-use token (valid 60 s) to open the inbox WebSocket as /ws?token=… */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the token */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            expiresAt: string;
+                            /** @constant */
+                            success: true;
+                            token: string;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `csrf_failed` */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/integrations": {
@@ -3806,6 +4544,15 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -3994,6 +4741,15 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description the chat network rejected the message; its code in errorDetails.code */
@@ -4235,6 +4991,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description the chat network rejected the message; its code in errorDetails.code */
                 502: {
                     headers: {
@@ -4446,6 +5211,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description the chat network rejected the message; its code in errorDetails.code */
                 502: {
                     headers: {
@@ -4564,7 +5338,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description the key lacks the scope message:send */
+                /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4618,6 +5392,15 @@ export interface paths {
                 };
                 /** @description the body is not application/json */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4733,6 +5516,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -4797,7 +5589,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description the key lacks the scope message:send */
+                /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4851,6 +5643,15 @@ export interface paths {
                 };
                 /** @description the body is not application/json */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4937,7 +5738,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description the key lacks the scope message:send */
+                /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4991,6 +5792,15 @@ export interface paths {
                 };
                 /** @description the body is not application/json */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5106,6 +5916,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -5198,6 +6017,15 @@ export interface paths {
                 };
                 /** @description the key lacks the scope tickets:read */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5299,7 +6127,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description the key lacks the scope tickets:create */
+                /** @description the key lacks the scope tickets:create, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5319,6 +6147,15 @@ export interface paths {
                 };
                 /** @description the body is not application/json */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5419,6 +6256,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -5510,7 +6356,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description the key lacks the scope tickets:update */
+                /** @description the key lacks the scope tickets:update, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5547,6 +6393,15 @@ export interface paths {
                 };
                 /** @description the body is not application/json */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5867,7 +6722,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description the key lacks the scope message:send */
+                /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
                 403: {
                     headers: {
                         [name: string]: unknown;

@@ -15,13 +15,6 @@ export interface SessionUser {
   organizationId: string;
 }
 
-export interface SessionInfo {
-  success: true;
-  user: SessionUser;
-  csrfToken: string;
-  expiresAt: string;
-}
-
 export interface DashboardUser {
   id: string;
   email: string;
@@ -114,10 +107,11 @@ export interface ConversationPage {
 }
 
 /** A reply an agent sends inside the 24-hour window. */
+export type MediaKind = 'image' | 'video' | 'audio' | 'document';
 export type ReplyMessage =
   | { type: 'text'; text: string }
-  | { type: 'buttons'; body: string; buttons: { id: string; title: string }[] }
-  | { type: 'media'; mediaType: 'image' | 'video' | 'audio' | 'document'; url: string; caption?: string };
+  | { type: 'buttons'; interactive: { body: { text: string }; buttons: { id: string; title: string }[] } }
+  | { type: 'media'; media: { type: MediaKind } & Partial<Record<MediaKind, { link: string; caption?: string }>> };
 
 export type TemplateParameter =
   | { type: 'text'; text: string }
@@ -132,7 +126,7 @@ export type TemplateComponent =
 
 export interface TemplateSend {
   name: string;
-  language: string;
+  language: { code: string; policy: 'deterministic' };
   components?: TemplateComponent[];
 }
 

@@ -31,8 +31,8 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
     if (current === 'text') m = { type: 'text', text: text.trim() };
     else if (current === 'buttons') {
       const titles = buttons.map((b) => b.trim()).filter((b) => b !== '');
-      m = { type: 'buttons', body: text.trim(), buttons: titles.map((title, i) => ({ id: `b${i + 1}`, title })) };
-    } else m = { type: 'media', mediaType, url: url.trim(), ...(text.trim() ? { caption: text.trim() } : {}) };
+      m = { type: 'buttons', interactive: { body: { text: text.trim() }, buttons: titles.map((title, i) => ({ id: `b${i + 1}`, title })) } };
+    } else m = { type: 'media', media: { type: mediaType, [mediaType]: { link: url.trim(), ...(text.trim() ? { caption: text.trim() } : {}) } } };
     if (await onReply(m)) {
       setText('');
       setUrl('');

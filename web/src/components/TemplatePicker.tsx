@@ -56,7 +56,7 @@ export function TemplatePicker({ channelId, onSend, busy }: { channelId: string;
     e.preventDefault();
     if (!template || missing) return;
     const components = templateComponents(template.variables, values);
-    onSend({ name: template.name, language: template.language, ...(components.length ? { components } : {}) });
+    onSend({ name: template.name, language: { code: template.language, policy: 'deterministic' }, ...(components.length ? { components } : {}) });
     setValues({});
   };
 

@@ -1,4 +1,4 @@
-import { request } from '../api/client';
+import { api, ok } from '../api/client';
 import type { ClientCommand, ServerFrame } from './frames';
 
 export interface InboxSocketEvents {
@@ -54,7 +54,7 @@ export class InboxSocket {
     this.on.state(this.attempt === 0 ? 'connecting' : 'reconnecting');
     let token: string;
     try {
-      token = (await request<{ token: string }>('POST', '/v1/inbox/token')).token;
+      token = (await ok(api.POST('/v1/inbox/token'))).token;
     } catch {
       // Signed out (the session listener moves to /login) or the service is down: try later.
       return this.retry();
