@@ -3136,6 +3136,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description which chat channel sends it; without it, the organization's oldest chat-network (WhatsApp) channel */
                         channelId?: string;
                         components?: {
                             index?: number | string;
@@ -3278,6 +3279,23 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description idempotency_key_reused: the Idempotency-Key came with another body before */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
                     };
                 };
                 /** @description rate limited */
@@ -4585,7 +4603,10 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        channelId: string;
+                        /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                        audienceExternalId?: string;
+                        /** @description the channel to send from (with `to`); or give audienceExternalId instead */
+                        channelId?: string;
                         interactive: {
                             body: {
                                 text: string;
@@ -4606,7 +4627,8 @@ export interface paths {
                                 type?: "text";
                             };
                         };
-                        to: string;
+                        /** @description the recipient, international digits without + (with `channelId`) */
+                        to?: string;
                     };
                 };
             };
@@ -4726,7 +4748,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description outside_customer_service_window: the customer has not written in 24 hours (details.closedAt) */
+                /** @description outside_customer_service_window: the customer has not written in 24 hours (details.closedAt); or idempotency_key_reused */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4819,7 +4841,10 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        channelId: string;
+                        /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                        audienceExternalId?: string;
+                        /** @description the channel to send from (with `to`); or give audienceExternalId instead */
+                        channelId?: string;
                         media: {
                             audio?: {
                                 caption?: string;
@@ -4854,7 +4879,8 @@ export interface paths {
                                 mediaId?: string;
                             };
                         };
-                        to: string;
+                        /** @description the recipient, international digits without + (with `channelId`) */
+                        to?: string;
                     };
                 };
             };
@@ -4974,7 +5000,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description outside_customer_service_window: the customer has not written in 24 hours (details.closedAt) */
+                /** @description outside_customer_service_window: the customer has not written in 24 hours (details.closedAt); or idempotency_key_reused */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -5067,14 +5093,18 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        channelId: string;
+                        /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                        audienceExternalId?: string;
+                        /** @description the channel to send from (with `to`); or give audienceExternalId instead */
+                        channelId?: string;
                         text: {
                             /** @description the message text; the chat network allows up to 4096 characters */
                             body: string;
                             /** @description show a preview of the first URL in the text */
                             previewUrl?: boolean;
                         };
-                        to: string;
+                        /** @description the recipient, international digits without + (with `channelId`) */
+                        to?: string;
                     };
                 };
             };
@@ -5194,7 +5224,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description outside_customer_service_window: the customer has not written in 24 hours (details.closedAt) */
+                /** @description outside_customer_service_window: the customer has not written in 24 hours (details.closedAt); or idempotency_key_reused */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -5972,6 +6002,8 @@ export interface paths {
                             tickets: {
                                 _id: string;
                                 assigneeId: string | null;
+                                /** @description the linked contact's `<phone>:<phone number id>`: what sends and conversation tools take */
+                                audienceExternalId: string | null;
                                 audienceId: string | null;
                                 createdAt: string;
                                 description: string;
@@ -6070,7 +6102,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description the ticket */
+                /** @description the ticket (a repeat with the same Idempotency-Key and body: the first create's ticket, nothing created) */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -6079,6 +6111,8 @@ export interface paths {
                         "application/json": {
                             _id: string;
                             assigneeId: string | null;
+                            /** @description the linked contact's `<phone>:<phone number id>`: what sends and conversation tools take */
+                            audienceExternalId: string | null;
                             audienceId: string | null;
                             createdAt: string;
                             description: string;
@@ -6154,6 +6188,23 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description idempotency_key_reused: the Idempotency-Key came with another body within 24 hours */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
                 /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
                 429: {
                     headers: {
@@ -6199,6 +6250,8 @@ export interface paths {
                         "application/json": {
                             _id: string;
                             assigneeId: string | null;
+                            /** @description the linked contact's `<phone>:<phone number id>`: what sends and conversation tools take */
+                            audienceExternalId: string | null;
                             audienceId: string | null;
                             createdAt: string;
                             description: string;
@@ -6316,6 +6369,8 @@ export interface paths {
                         "application/json": {
                             _id: string;
                             assigneeId: string | null;
+                            /** @description the linked contact's `<phone>:<phone number id>`: what sends and conversation tools take */
+                            audienceExternalId: string | null;
                             audienceId: string | null;
                             createdAt: string;
                             description: string;
@@ -6437,7 +6492,10 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        channelId: string;
+                        /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                        audienceExternalId?: string;
+                        /** @description the channel to send from (with `to`); or give audienceExternalId instead */
+                        channelId?: string;
                         template: {
                             components?: ({
                                 parameters: ({
@@ -6684,7 +6742,8 @@ export interface paths {
                             };
                             name: string;
                         };
-                        to: string;
+                        /** @description the recipient, international digits without + (with `channelId`) */
+                        to?: string;
                     };
                 };
             };
@@ -6803,7 +6862,10 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        channelId: string;
+                        /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                        audienceExternalId?: string;
+                        /** @description the channel to send from (with `to`); or give audienceExternalId instead */
+                        channelId?: string;
                         template: {
                             components?: ({
                                 parameters: ({
@@ -7050,7 +7112,8 @@ export interface paths {
                             };
                             name: string;
                         };
-                        to: string;
+                        /** @description the recipient, international digits without + (with `channelId`) */
+                        to?: string;
                     };
                 };
             };
@@ -7190,7 +7253,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description the channel is not a chat-network channel, or the template is not approved */
+                /** @description the channel is not a chat-network channel, or the template is not approved; or idempotency_key_reused */
                 422: {
                     headers: {
                         [name: string]: unknown;
