@@ -5,7 +5,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev
+COPY web ./web
+RUN npx tsc -p tsconfig.build.json && npx vite build --config web/vite.config.ts && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production PORT=3000

@@ -14,6 +14,11 @@ export default tseslint.config(
     },
   },
   { files: ['src/config.ts', 'src/cli/**', 'scripts/**', 'test/**', 'bench/**', 'vitest.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
+  // The dashboard runs in the browser.
+  {
+    files: ['web/**'],
+    languageOptions: { globals: { location: 'readonly', history: 'readonly', addEventListener: 'readonly', navigator: 'readonly', confirm: 'readonly', crypto: 'readonly', Notification: 'readonly', BroadcastChannel: 'readonly', MessageEvent: 'readonly', MouseEvent: 'readonly', Event: 'readonly', HTMLFormElement: 'readonly', HTMLLIElement: 'readonly', Element: 'readonly', URLSearchParams: 'readonly', preact: 'readonly' } },
+  },
   // Tests read JSON response bodies loosely.
   { files: ['test/**', 'bench/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
 );

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm start`: installs dependencies when missing, builds when the sources are
-// newer than the build, then runs the service in the foreground.
+// `npm start`: installs dependencies when missing, builds the service and the
+// dashboard when their sources are newer than the build, then runs the service
+// in the foreground.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -28,7 +29,16 @@ if (!existsSync(installed) || statSync(lock).mtimeMs > statSync(installed).mtime
 }
 const built = join(root, 'dist', 'main.js');
 if (!existsSync(built) || newest(join(root, 'src')) > statSync(built).mtimeMs || statSync(join(root, 'tsconfig.json')).mtimeMs > statSync(built).mtimeMs) {
+  console.log('building the service (tsc)…');
   run('npx', ['tsc', '-p', 'tsconfig.build.json']);
+}
+// The dashboard (web/, plus the shared scope list it imports) is built by Vite into dist/web;
+// Vite prints each step and the size of what it wrote.
+const webIndex = join(root, 'dist', 'web', 'index.html');
+const webSources = Math.max(newest(join(root, 'web')), statSync(join(root, 'src', 'domain', 'scopes.ts')).mtimeMs, statSync(lock).mtimeMs);
+if (!existsSync(webIndex) || webSources > statSync(webIndex).mtimeMs) {
+  console.log('building the dashboard (vite)…');
+  run('npx', ['vite', 'build', '--config', 'web/vite.config.ts']);
 }
 
 const child = spawn(process.execPath, ['--enable-source-maps', built], { cwd: root, stdio: 'inherit' });

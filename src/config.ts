@@ -22,6 +22,8 @@ export const configSchema = z.object({
   /** Public base URL of the REST API, used in links (Deprecation `Link`, MCP URLs). */
   PUBLIC_URL: optionalUrl,
   DATA_DIR: z.string().min(1).default('./data'),
+  /** The built dashboard (`vite build` output). Unset: `dist/web` in the package. */
+  WEB_DIR: z.string().min(1).optional(),
   REDIS_URL: optionalUrl,
   NATS_URL: z.string().trim().optional().transform((v) => (v === '' ? undefined : v)),
   /** Prefix of every Redis key and NATS subject, so several deployments can share servers. */

@@ -41,6 +41,7 @@ import { connect as connectNats } from '@nats-io/transport-node';
 import { AuthSessions, FailedAuthThrottle, RequestAuthenticator } from './auth/index.js';
 import { authRoutes } from './http/routes/auth.js';
 import { bearerToken } from './http/app.js';
+import { DEFAULT_WEB_DIR, webAppHandlers } from './http/web-app.js';
 
 export const VERSION = '0.1.0';
 
@@ -206,6 +207,7 @@ export function buildRoutes(s: Services, state: { shuttingDown: boolean }): Rout
 }
 
 export function buildApp(s: Services, state = { shuttingDown: false }): Express {
+  const web = webAppHandlers(s.config.WEB_DIR ?? DEFAULT_WEB_DIR);
   return createHttpApp({
     routes: buildRoutes(s, state),
     log: s.log,
@@ -225,7 +227,8 @@ export function buildApp(s: Services, state = { shuttingDown: false }): Express 
       ),
     authenticateOperator: (token) => s.operator.authenticate(token),
     publicUrl: s.config.PUBLIC_URL,
-    mounts: [...(s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : []), ...s.messaging.mounts()],
+    mounts: [...(s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : []), ...s.messaging.mounts(), { path: '/assets', handler: web.assets }],
+    fallbacks: [web.pages],
   });
 }
 

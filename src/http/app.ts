@@ -24,6 +24,8 @@ export interface HttpAppOptions {
   authenticateOperator(token: string | undefined): Promise<void>;
   /** Handlers mounted before the catch-all 404, for protocols that are not JSON routes (MCP, sandbox). */
   mounts?: { path: string; handler: RequestHandler }[];
+  /** Handlers after every route and before the JSON 404: the dashboard's page fallback. */
+  fallbacks?: RequestHandler[];
   /** Public base URL, for `Link` headers. */
   publicUrl?: string | undefined;
 }
@@ -145,6 +147,7 @@ export function createHttpApp(opts: HttpAppOptions): Express {
     });
   }
 
+  for (const f of opts.fallbacks ?? []) app.use(f);
   app.use((_req, _res, next) => next(new AppError(404, 'not_found', 'no such endpoint')));
   app.use(errorHandler(opts.log));
   return app;

@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
+import { ensureWebBuilt, launchChromium, screenshot, watchedPage, type Watched } from './browser.js';
+
+const PASSWORD = 'correct horse battery';
+
+describe('the dashboard in Chromium', () => {
+  let svc: TestService;
+  let browser: Browser;
+  let org: TestOrg;
+  const contexts: BrowserContext[] = [];
+  beforeAll(async () => {
+    await ensureWebBuilt();
+    [svc, browser] = await Promise.all([startTestService(), launchChromium()]);
+    org = await svc.createOrg('Dashboard Org');
+  }, 120_000);
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close();
+    await svc?.close();
+  });
+
+  async function open(viewport = { width: 1280, height: 800 }): Promise<{ context: BrowserContext; w: Watched }> {
+    const context = await browser.newContext({ viewport });
+    contexts.push(context);
+    const w = await watchedPage(context);
+    // The session check of a visitor who is not signed in is a 401 by contract.
+    w.allow('/v1/auth/session', 401);
+    notLandedYet(w);
+    return { context, w };
+  }
+
+  /** The live inbox socket and the user list are served by parts of the service still being built. */
+  function notLandedYet(w: Watched): void {
+    w.allowText(/^WebSocket connection to 'ws:\/\/[^']+\/ws\?token=[^']+' failed: Error during WebSocket handshake: Unexpected response code: 404$/);
+    w.allow('/v1/users', 404);
+  }
+
+  async function signIn(page: Page, email: string): Promise<void> {
+    await page.goto(`${svc.url}/login`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/inbox$/);
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  }
+
+  it('sends a visitor who is not signed in from / to /login, at 360 px and on a desktop', async () => {
+    for (const viewport of [{ width: 360, height: 740 }, { width: 1280, height: 800 }]) {
+      const { context, w } = await open(viewport);
+      await w.page.goto(`${svc.url}/`);
+      await w.page.getByRole('heading', { name: 'Sign in to Switchboard' }).waitFor();
+      expect(new URL(w.page.url()).pathname).toBe('/login');
+      // Keyboard: the email field has focus, tab reaches the password.
+      await w.page.keyboard.type('someone@example.com');
+      await w.page.keyboard.press('Tab');
+      expect(await w.page.evaluate('document.activeElement?.getAttribute("name")')).toBe('password');
+      await screenshot(w.page, viewport.width === 360 ? 'login-360' : 'login');
+      expect(w.problems).toEqual([]);
+      await context.close();
+    }
+  });
+
+  it('a deep link asked for before signing in is where the sign-in leads', async () => {
+    const { w } = await open();
+    await w.page.goto(`${svc.url}/tickets?status=open`);
+    await w.page.waitForURL(/\/login\?next=/);
+    await w.page.getByLabel('Email').fill(`admin@${org.id}.test`);
+    await w.page.getByLabel('Password').fill(PASSWORD);
+    await w.page.keyboard.press('Enter');
+    await w.page.waitForURL(/\/tickets\?status=open$/);
+    await w.page.getByRole('heading', { name: 'Tickets' }).waitFor();
+    expect(w.problems).toEqual([]);
+  });
+
+  it('10 wrong passwords give 429: the page says when to try again, and the right password is refused too until then', async () => {
+    const other = await svc.createOrg('Throttled Org');
+    const { w } = await open();
+    w.allow('/v1/auth/login', 401, 429);
+    await w.page.goto(`${svc.url}/login`);
+    const email = `agent@${other.id}.test`;
+    for (let i = 1; i <= 10; i++) {
+      await w.page.getByLabel('Email').fill(email);
+      await w.page.getByLabel('Password').fill(`wrong password ${i}`);
+      await w.page.getByRole('button', { name: 'Sign in' }).click();
+      await w.page.getByRole('alert').filter({ hasText: /do not match|Too many attempts/ }).waitFor();
+      await w.page.getByRole('button', { name: 'Sign in' }).waitFor({ state: 'visible' });
+    }
+    await w.page.getByLabel('Email').fill(email);
+    await w.page.getByLabel('Password').fill(PASSWORD);
+    const [answer] = await Promise.all([w.page.waitForResponse((r) => r.url().endsWith('/v1/auth/login')), w.page.getByRole('button', { name: 'Sign in' }).click()]);
+    expect(answer.status()).toBe(429);
+    await w.page.getByRole('alert').filter({ hasText: /Too many attempts\. Try again in \d+ seconds\./ }).waitFor();
+    expect(new URL(w.page.url()).pathname).toBe('/login');
+    await screenshot(w.page, 'login-throttled');
+    expect(w.problems).toEqual([]);
+  });
+
+  it('an agent sees no settings, and opening them by URL shows a refusal (the API refuses too)', async () => {
+    const { w } = await open();
+    await signIn(w.page, `agent@${org.id}.test`);
+    expect(await w.page.getByRole('link', { name: 'Settings' }).count()).toBe(0);
+    await w.page.goto(`${svc.url}/settings/api-keys`);
+    await w.page.getByRole('alert').filter({ hasText: 'Settings are for admins' }).waitFor();
+    expect(await w.page.getByRole('heading', { name: 'API keys' }).count()).toBe(0);
+    w.allow('/api/v1/webhooks', 403);
+    const status = await w.page.evaluate(async () => (await fetch('/api/v1/webhooks', { credentials: 'same-origin' })).status);
+    expect(status).toBe(403);
+    await screenshot(w.page, 'settings-refused');
+    expect(w.problems).toEqual([]);
+  });
+
+  it('logout ends the session in every tab', async () => {
+    const { context, w } = await open();
+    await signIn(w.page, `admin@${org.id}.test`);
+    const second = await watchedPage(context);
+    second.allow('/v1/auth/session', 401);
+    notLandedYet(second);
+    await second.page.goto(`${svc.url}/tickets`);
+    await second.page.getByRole('heading', { name: 'Tickets' }).waitFor();
+    await w.page.getByRole('button', { name: 'Sign out' }).click();
+    await w.page.waitForURL(/\/login$/);
+    // The other tab leaves without a reload, and a reload stays signed out.
+    await second.page.waitForURL(/\/login/);
+    await second.page.reload();
+    await second.page.getByRole('heading', { name: 'Sign in to Switchboard' }).waitFor();
+    second.allow('/v1/tickets', 401);
+    const after = await second.page.evaluate(async () => (await fetch('/v1/tickets', { credentials: 'same-origin' })).status);
+    expect(after).toBe(401);
+    expect(w.problems).toEqual([]);
+    expect(second.problems).toEqual([]);
+  });
+
+  it('a ticket made with an API key is listed beside one an agent makes in the page', async () => {
+    const made = await svc.call('POST', '/v1/tickets', { key: org.adminKey, body: { subject: 'Printer on fire (API)', description: 'reported by the bot', priority: 'high' } });
+    expect(made.status).toBe(201);
+    const { w } = await open();
+    await signIn(w.page, `agent@${org.id}.test`);
+    await w.page.getByRole('link', { name: 'Tickets' }).click();
+    await w.page.getByRole('button', { name: 'New ticket' }).click();
+    await w.page.getByLabel('Subject').fill('Customer wants a callback (UI)');
+    await w.page.getByLabel('Description').fill('made in the dashboard');
+    await w.page.getByLabel('Priority').selectOption('urgent');
+    await w.page.getByRole('button', { name: 'Create ticket' }).click();
+    const table = w.page.getByTestId('tickets');
+    await table.getByRole('link', { name: 'Customer wants a callback (UI)' }).waitFor();
+    await table.getByRole('link', { name: 'Printer on fire (API)' }).waitFor();
+    await screenshot(w.page, 'tickets');
+
+    // Edit the UI-made ticket: status and description.
+    await table.getByRole('link', { name: 'Customer wants a callback (UI)' }).click();
+    await w.page.getByLabel('Status').selectOption('in_progress');
+    await w.page.getByLabel('Description').fill('called back, waiting for parts');
+    await w.page.getByRole('button', { name: 'Save changes' }).click();
+    await w.page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    const list = await svc.call('GET', '/v1/tickets', { key: org.adminKey });
+    const edited = list.body.tickets.find((t: { title: string }) => t.title === 'Customer wants a callback (UI)');
+    expect(edited).toMatchObject({ status: 'in_progress', priority: 'urgent', description: 'called back, waiting for parts' });
+    expect(w.problems).toEqual([]);
+  });
+});

@@ -1,0 +1,62 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useMemo } from 'preact/hooks';
+import type { SessionUser } from '../api/types';
+import { Inbox } from '../inbox/inbox';
+import { InboxContext } from '../inbox/context';
+import { logout } from '../session';
+import { useObservable } from '../state';
+import { QueuedNotices } from './QueuedNotices';
+
+/** The signed-in frame: navigation, the user, sign out, and the live inbox every screen shares. */
+export function AppShell({ user, path, children }: { user: SessionUser; path: string; children: ComponentChildren }) {
+  const inbox = useMemo(() => new Inbox(user), [user.id]);
+  useEffect(() => {
+    inbox.start();
+    return () => inbox.stop();
+  }, [inbox]);
+  return (
+    <InboxContext.Provider value={inbox}>
+      <a class="skip" href="#main">Skip to content</a>
+      <header class="topbar">
+        <span class="brand">Switchboard</span>
+        <nav aria-label="Main">
+          <NavLink href="/inbox" current={path.startsWith('/inbox')}>
+            Inbox <UnreadBadge inbox={inbox} />
+          </NavLink>
+          <NavLink href="/tickets" current={path.startsWith('/tickets')}>Tickets</NavLink>
+          <NavLink href="/simulator" current={path === '/simulator'}>Customer simulator</NavLink>
+          {user.role === 'admin' && <NavLink href="/settings" current={path.startsWith('/settings')}>Settings</NavLink>}
+        </nav>
+        <div class="who">
+          <span class="user" title={user.email}>{user.name}</span>
+          <span class="role">{user.role}</span>
+          <button type="button" class="link" onClick={() => void logout()}>Sign out</button>
+        </div>
+      </header>
+      <QueuedNotices inbox={inbox} />
+      <main id="main" tabIndex={-1}>{children}</main>
+    </InboxContext.Provider>
+  );
+}
+
+function NavLink({ href, current, children }: { href: string; current: boolean; children: ComponentChildren }) {
+  return (
+    <a href={href} data-route aria-current={current ? 'page' : undefined}>
+      {children}
+    </a>
+  );
+}
+
+function UnreadBadge({ inbox }: { inbox: Inbox }) {
+  const unread = useObservable(inbox.unread);
+  const lists = useObservable(inbox.lists);
+  let n = 0;
+  for (const v of unread.values()) n += v;
+  const waiting = lists.queueTotal;
+  return (
+    <>
+      {waiting > 0 && <span class="badge queue" title={`${waiting} waiting`} data-testid="queue-count">{waiting}</span>}
+      {n > 0 && <span class="badge unread" title={`${n} unread`}>{n}</span>}
+    </>
+  );
+}

@@ -1,0 +1,179 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, ok, request } from '../api/client';
+import { ApiError, describeError } from '../api/errors';
+import type { ChannelInfo, ConversationDetail, ConversationSummary, MessageShape, ReplyMessage, SessionUser, TemplateSend } from '../api/types';
+import { directory, loadDirectory, userName } from '../directory';
+import { useInbox } from '../inbox/context';
+import { displayName } from '../inbox/inbox';
+import type { EventFrame } from '../inbox/frames';
+import { useObservable } from '../state';
+import { Composer } from './Composer';
+import { CustomerPanel } from './CustomerPanel';
+import { MessageList } from './MessageList';
+import { WindowCountdown, windowOpen } from './WindowCountdown';
+
+const STATUS_TEXT: Record<ConversationSummary['status'], string> = { bot: 'with the bot', queued: 'waiting for an agent', assigned: 'with an agent' };
+
+function idempotencyKey(): string {
+  return crypto.randomUUID();
+}
+
+/** One conversation: its history, its state, what the agent can do with it, and (sandbox) the customer's phone. */
+export function ConversationView({ id, user, channels }: { id: string; user: SessionUser; channels: ChannelInfo[] }) {
+  const inbox = useInbox();
+  const people = useObservable(directory);
+  const [conv, setConv] = useState<ConversationSummary | null>(null);
+  const [messages, setMessages] = useState<MessageShape[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [missing, setMissing] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [transferTo, setTransferTo] = useState('');
+  const refetch = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const lastTyping = useRef(0);
+
+  const loadMessages = async (sessionId: string | null) => {
+    if (sessionId === null) return setMessages([]);
+    const all = await ok(api.GET('/v1/sessions/{sessionId}/messages', { params: { path: { sessionId } } }));
+    setMessages(all as MessageShape[]);
+  };
+
+  const load = async () => {
+    try {
+      const { conversation } = await request<{ conversation: ConversationDetail }>('GET', `/v1/conversations/${encodeURIComponent(id)}`);
+      const { messages: recent, ...summary } = conversation;
+      setConv(summary);
+      inbox.upsert(summary);
+      setMessages(recent);
+      setMissing(false);
+      // The summary carries the last 50; the full history of the session comes from the sessions API.
+      if (recent.length >= 50) await loadMessages(summary.sessionId);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) setMissing(true);
+      else setError(describeError(e));
+    }
+  };
+
+  useEffect(() => {
+    setConv(null);
+    setMessages([]);
+    setError(null);
+    inbox.setOpen(id);
+    void load();
+    void loadDirectory();
+    const stop = inbox.watch(id, (f: EventFrame) => {
+      const d = f.data as { messageId?: unknown; status?: unknown };
+      if (f.type === 'message_status' && typeof d.messageId === 'string' && typeof d.status === 'string') {
+        setMessages((ms) => ms.map((m) => (m.messageId === d.messageId ? { ...m, status: d.status as MessageShape['status'], ...(Array.isArray((f.data as { errors?: unknown }).errors) ? { errors: (f.data as { errors: MessageShape['errors'] }).errors } : {}) } : m)));
+        return;
+      }
+      clearTimeout(refetch.current);
+      refetch.current = setTimeout(() => void load(), 120);
+    });
+    return () => {
+      stop();
+      clearTimeout(refetch.current);
+      inbox.setOpen(null);
+    };
+  }, [id]);
+
+  if (missing) return <section class="panel" role="alert"><h1>No such conversation</h1><p>It does not exist, or it belongs to another organization.</p></section>;
+  if (!conv) return <section class="panel conversation">{error ? <p class="error" role="alert">{error}</p> : <p class="muted">Loading…</p>}</section>;
+
+  const mineOrAdmin = conv.status === 'assigned' && (conv.assigneeId === user.id || user.role === 'admin');
+  const channel = channels.find((c) => c.id === conv.channelId);
+  const open = windowOpen(conv.window.closesAt);
+
+  const act = async (what: string, fn: () => Promise<unknown>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await fn();
+      const c = (r as { conversation?: ConversationSummary } | undefined)?.conversation;
+      if (c) {
+        setConv(c);
+        inbox.upsert(c);
+      }
+      return true;
+    } catch (e) {
+      setError(`${what}: ${describeError(e)}`);
+      if (e instanceof ApiError && (e.code === 'already_taken' || e.code === 'not_assigned_to_you')) void load();
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  const post = (path: string, body?: unknown) => request<unknown>('POST', `/v1/conversations/${encodeURIComponent(id)}/${path}`, body, { 'Idempotency-Key': idempotencyKey() });
+  const reply = (m: ReplyMessage) => act('Reply not sent', () => post('reply', m)).then((done) => (done && void load(), done));
+  const template = (t: TemplateSend) => act('Template not sent', () => post('send-template', { template: t })).then((done) => (done && void load(), done));
+  const agents = [...people.values()].filter((p) => p.id !== conv.assigneeId && p.active !== false);
+
+  return (
+    <div class="conversation-layout">
+      <section class="panel conversation" aria-labelledby="conv-title">
+        <header class="conv-head">
+          <a href="/inbox" data-route class="back">← Inbox</a>
+          <h1 id="conv-title">{displayName(conv)}</h1>
+          <p class="sub">
+            +{conv.phone} · {channel?.name ?? conv.channelId}
+          </p>
+          <p class="state" data-testid="conversation-state" data-status={conv.status}>
+            {conv.status === 'assigned' ? `Taken by ${userName(conv.assigneeId, user)}` : STATUS_TEXT[conv.status]}
+            {conv.sessionStatus === 'resolved' && ' · resolved'}
+          </p>
+          <WindowCountdown closesAt={conv.window.closesAt} />
+          <div class="actions">
+            {conv.status !== 'assigned' && (
+              <button type="button" class="primary" disabled={busy} onClick={() => void act('Could not take it', () => post('take'))}>
+                Take
+              </button>
+            )}
+            {(conv.status === 'queued' || mineOrAdmin) && (
+              <button type="button" disabled={busy} onClick={() => void act('Could not hand back', () => post('hand-back'))}>
+                Hand back to bot
+              </button>
+            )}
+            {mineOrAdmin && (
+              <button type="button" disabled={busy} onClick={() => void act('Could not resolve', () => post('resolve'))}>
+                Resolve
+              </button>
+            )}
+            {mineOrAdmin && agents.length > 0 && (
+              <form class="inline" onSubmit={(e) => { e.preventDefault(); if (transferTo) void act('Could not transfer', () => post('transfer', { agentId: transferTo })); }}>
+                <label>
+                  <span class="sr">Transfer to</span>
+                  <select value={transferTo} onChange={(e) => setTransferTo(e.currentTarget.value)}>
+                    <option value="">Transfer to…</option>
+                    {agents.map((a) => (
+                      <option key={a.id} value={a.id}>{a.name}</option>
+                    ))}
+                  </select>
+                </label>
+                <button type="submit" disabled={busy || !transferTo}>Transfer</button>
+              </form>
+            )}
+          </div>
+        </header>
+        {error && <p class="error" role="alert">{error}</p>}
+        <MessageList messages={messages} me={user} />
+        {mineOrAdmin ? (
+          <Composer
+            windowIsOpen={open}
+            channelId={conv.channelId}
+            busy={busy}
+            onReply={reply}
+            onTemplate={template}
+            onTyping={() => {
+              if (Date.now() - lastTyping.current > 3000) {
+                lastTyping.current = Date.now();
+                inbox.hint({ type: 'typing', conversationId: id });
+              }
+            }}
+          />
+        ) : (
+          <p class="muted composer-off">{conv.status === 'assigned' ? 'Another agent has this conversation.' : 'Take the conversation to reply.'}</p>
+        )}
+      </section>
+      {channel?.network === 'sandbox' && <CustomerPanel channelId={conv.channelId} phone={conv.phone} />}
+    </div>
+  );
+}

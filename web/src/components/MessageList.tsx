@@ -1,0 +1,76 @@
+import { useEffect, useRef } from 'preact/hooks';
+import type { MessageShape, SessionUser } from '../api/types';
+import { userName } from '../directory';
+import { MessageStatus } from './MessageStatus';
+
+/** Who sent a message, as an agent reads it: customer, bot/API, template, an agent, the system. */
+export function senderLabel(m: MessageShape, me: SessionUser): string {
+  const template = m.content.type === 'template';
+  switch (m.sender) {
+    case 'contact':
+      return 'Customer';
+    case 'agent':
+      return `${userName(m.agentId, me)}${template ? ' · template' : ''}`;
+    case 'bot':
+      return template ? 'Template (API)' : 'Bot (API)';
+    default:
+      return 'System';
+  }
+}
+
+function Content({ m }: { m: MessageShape }) {
+  const c = m.content;
+  const media = ['image', 'video', 'audio', 'document', 'sticker'].includes(c.type);
+  return (
+    <div class="content">
+      {c.type === 'template' && c.template && <span class="tag">template {c.template.name}</span>}
+      {media && (
+        <span class="tag">
+          {c.type}
+          {c.mediaUrl ? (
+            <>
+              {' '}
+              <a href={c.mediaUrl} target="_blank" rel="noreferrer noopener">
+                {c.filename ?? 'open'}
+              </a>
+            </>
+          ) : null}
+        </span>
+      )}
+      {c.text !== undefined && <p>{c.text}</p>}
+      {c.caption !== undefined && c.text === undefined && <p>{c.caption}</p>}
+      {c.buttons && c.buttons.length > 0 && (
+        <ul class="buttons" aria-label="buttons">
+          {c.buttons.map((b) => (
+            <li key={b.id}>{b.title}</li>
+          ))}
+        </ul>
+      )}
+      {c.text === undefined && !media && c.type !== 'template' && <p class="muted">({c.type})</p>}
+    </div>
+  );
+}
+
+/** A conversation's messages, oldest first, kept scrolled to the newest. */
+export function MessageList({ messages, me }: { messages: MessageShape[]; me: SessionUser }) {
+  const end = useRef<HTMLLIElement>(null);
+  const last = messages[messages.length - 1]?._id;
+  useEffect(() => {
+    end.current?.scrollIntoView({ block: 'end' });
+  }, [last]);
+  return (
+    <ol class="messages" aria-label="Messages" data-testid="messages">
+      {messages.map((m) => (
+        <li key={m._id} class={`msg ${m.direction}`} data-sender={m.sender} data-message-id={m.messageId ?? undefined}>
+          <div class="from">
+            <span class="sender">{senderLabel(m, me)}</span>
+            <time dateTime={m.sentAt}>{new Date(m.sentAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}</time>
+          </div>
+          <Content m={m} />
+          <MessageStatus message={m} />
+        </li>
+      ))}
+      <li ref={end} class="end" aria-hidden="true" />
+    </ol>
+  );
+}

@@ -1,0 +1,44 @@
+import { request } from '../api/client';
+import type { CreditEntry } from '../api/types';
+import { useLoad } from './useLoad';
+
+/** The organization's credit balance and its history. */
+export function CreditsSettings() {
+  const credits = useLoad(() => request<{ balance: number; history: CreditEntry[] }>('GET', '/v1/credits'));
+  return (
+    <section class="panel" aria-labelledby="cr-title">
+      <h1 id="cr-title">Credits</h1>
+      {credits.error && <p class="error" role="alert">{credits.error}</p>}
+      {credits.data && (
+        <>
+          <p class="balance" data-testid="balance">
+            Balance: <strong>{credits.data.balance}</strong> credits
+          </p>
+          {credits.data.history.length === 0 ? (
+            <p class="empty">No movement yet.</p>
+          ) : (
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr><th scope="col">When</th><th scope="col">Change</th><th scope="col">What</th></tr>
+                </thead>
+                <tbody>
+                  {credits.data.history.map((h, i) => {
+                    const at = h.createdAt ?? h.at;
+                    return (
+                      <tr key={h.id ?? i}>
+                        <td>{at ? new Date(at).toLocaleString() : ''}</td>
+                        <td class={h.amount < 0 ? 'neg' : 'pos'}>{h.amount > 0 ? `+${h.amount}` : h.amount}</td>
+                        <td>{String(h.reason ?? h.kind ?? '')}</td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,21 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+
+// The dashboard: built into dist/web, which the service serves (src/http/web-app.ts).
+export default defineConfig({
+  root: here,
+  base: '/',
+  publicDir: false,
+  logLevel: 'info',
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  build: {
+    outDir: fileURLToPath(new URL('../dist/web', import.meta.url)),
+    emptyOutDir: true,
+    target: 'es2022',
+    sourcemap: true,
+    reportCompressedSize: true,
+    assetsInlineLimit: 0,
+  },
+});
