@@ -2298,7 +2298,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, handover.requested, handover.opened, *); "*" for all */
+                        /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, handover.requested, handover.opened, conversation.assigned, conversation.resolved, *); "*" for all */
                         events: string[];
                         /** @description https URL of the receiver */
                         url: string;
@@ -2582,7 +2582,7 @@ export interface paths {
                     "application/json": {
                         /** @description false disables deliveries; true re-enables (after a 410, for example) */
                         enabled?: boolean;
-                        /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, handover.requested, handover.opened, *); "*" for all */
+                        /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, handover.requested, handover.opened, conversation.assigned, conversation.resolved, *); "*" for all */
                         events?: string[];
                     };
                 };
@@ -3356,6 +3356,40 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/asyncapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The live inbox WebSocket protocol (AsyncAPI 3.0) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description AsyncAPI document */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -4137,6 +4171,1839 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Find contacts by phone digits or name, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    page?: number;
+                    /** @description matches phone digits or name (case-insensitive), anywhere in them */
+                    q?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description one page of contacts */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            contacts: {
+                                audienceExternalId: string;
+                                createdAt: string;
+                                id: string;
+                                name: string | null;
+                            }[];
+                            limit: number;
+                            page: number;
+                            /** @constant */
+                            success: true;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description a query value is out of range */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope contacts:read */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contacts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A contact with its sessions, newest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the contact */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            contact: {
+                                audienceExternalId: string;
+                                createdAt: string;
+                                id: string;
+                                name: string | null;
+                            };
+                            sessions: {
+                                openedAt: string;
+                                sessionId: string;
+                            }[];
+                            /** @constant */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope contacts:read */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such contact in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List conversations: the live-chat queue (oldest first), an agent's conversations, or all */
+        get: {
+            parameters: {
+                query?: {
+                    assigneeId?: string;
+                    limit?: number;
+                    page?: number;
+                    status?: "bot" | "queued" | "assigned";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description one page of conversations */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            conversations: {
+                                assignedAt: string | null;
+                                assigneeId: string | null;
+                                audienceExternalId: string;
+                                /** @description the channel the conversation runs on; null when no channel of the organization has its phone number id any more */
+                                channelId: string | null;
+                                contactId: string | null;
+                                /** @description the name the customer goes by on the chat network, when known */
+                                contactName: string | null;
+                                /** @description the conversation id: the contact's audienceExternalId */
+                                id: string;
+                                lastInboundAt: string | null;
+                                phone: string;
+                                queuedAt: string | null;
+                                /** @description the latest session (conversation episode) */
+                                sessionId: string | null;
+                                sessionStatus: ("open" | "resolved") | null;
+                                /**
+                                 * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
+                                 * @enum {string}
+                                 */
+                                status: "bot" | "queued" | "assigned";
+                                updatedAt: string;
+                                window: {
+                                    /** @description 24 hours after the customer's last message; null before they ever wrote */
+                                    closesAt: string | null;
+                                    /** @description free-form messages (text, buttons, media) may be sent */
+                                    open: boolean;
+                                };
+                            }[];
+                            limit: number;
+                            page: number;
+                            /** @constant */
+                            success: true;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description a query value is out of range */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope inbox:read */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A conversation: contact, handover state, assignee, the 24-hour window and the latest messages */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the contact's audienceExternalId, `<phone>:<phone number id>` */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the conversation */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            conversation: {
+                                assignedAt: string | null;
+                                assigneeId: string | null;
+                                audienceExternalId: string;
+                                /** @description the channel the conversation runs on; null when no channel of the organization has its phone number id any more */
+                                channelId: string | null;
+                                contactId: string | null;
+                                /** @description the name the customer goes by on the chat network, when known */
+                                contactName: string | null;
+                                /** @description the conversation id: the contact's audienceExternalId */
+                                id: string;
+                                lastInboundAt: string | null;
+                                /** @description the latest session's last 50 messages, oldest first */
+                                messages: {
+                                    _id: string;
+                                    /** @description the agent who sent it (sender agent) */
+                                    agentId?: string;
+                                    audienceExternalId: string;
+                                    channelId: string;
+                                    content: {
+                                        mediaUrl?: string;
+                                        text?: string;
+                                        /** @enum {string} */
+                                        type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "unsupported";
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @enum {string} */
+                                    direction: "inbound" | "outbound";
+                                    /** @description the network's reasons, for a failed message */
+                                    errors?: {
+                                        code: number;
+                                        message: string;
+                                        title: string;
+                                    }[];
+                                    /** @description the chat network's message id */
+                                    messageId: string | null;
+                                    /** @description the network message this one replies to (a button tap names the message whose button it was) */
+                                    replyTo?: string;
+                                    /** @enum {string} */
+                                    sender: "contact" | "bot" | "agent" | "system";
+                                    sentAt: string;
+                                    sessionId: string;
+                                    /**
+                                     * @description outbound messages: accepted, sent, delivered, read or failed
+                                     * @enum {string}
+                                     */
+                                    status?: "accepted" | "sent" | "delivered" | "read" | "failed";
+                                    /** @description when the status last changed */
+                                    statusUpdatedAt?: string;
+                                }[];
+                                phone: string;
+                                queuedAt: string | null;
+                                /** @description the latest session (conversation episode) */
+                                sessionId: string | null;
+                                sessionStatus: ("open" | "resolved") | null;
+                                /**
+                                 * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
+                                 * @enum {string}
+                                 */
+                                status: "bot" | "queued" | "assigned";
+                                updatedAt: string;
+                                window: {
+                                    /** @description 24 hours after the customer's last message; null before they ever wrote */
+                                    closesAt: string | null;
+                                    /** @description free-form messages (text, buttons, media) may be sent */
+                                    open: boolean;
+                                };
+                            };
+                            /** @constant */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope inbox:read */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such conversation in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/hand-back": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Hand the conversation back to the bot */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the contact's audienceExternalId, `<phone>:<phone number id>` */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the conversation after the change */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            conversation: {
+                                assignedAt: string | null;
+                                assigneeId: string | null;
+                                audienceExternalId: string;
+                                /** @description the channel the conversation runs on; null when no channel of the organization has its phone number id any more */
+                                channelId: string | null;
+                                contactId: string | null;
+                                /** @description the name the customer goes by on the chat network, when known */
+                                contactName: string | null;
+                                /** @description the conversation id: the contact's audienceExternalId */
+                                id: string;
+                                lastInboundAt: string | null;
+                                phone: string;
+                                queuedAt: string | null;
+                                /** @description the latest session (conversation episode) */
+                                sessionId: string | null;
+                                sessionStatus: ("open" | "resolved") | null;
+                                /**
+                                 * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
+                                 * @enum {string}
+                                 */
+                                status: "bot" | "queued" | "assigned";
+                                updatedAt: string;
+                                window: {
+                                    /** @description 24 hours after the customer's last message; null before they ever wrote */
+                                    closesAt: string | null;
+                                    /** @description free-form messages (text, buttons, media) may be sent */
+                                    open: boolean;
+                                };
+                            };
+                            /** @constant */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such conversation in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/reply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An agent's free-form reply (text, buttons or media), inside the 24-hour window */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the contact's audienceExternalId, `<phone>:<phone number id>` */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        previewUrl?: boolean;
+                        /** @description the message text; the chat network allows up to 4096 characters */
+                        text: string;
+                        /** @constant */
+                        type: "text";
+                    } | {
+                        interactive: {
+                            body: {
+                                text: string;
+                            };
+                            buttons: {
+                                id: string;
+                                title: string;
+                            }[];
+                            footer?: {
+                                text: string;
+                            };
+                            header?: {
+                                text: string;
+                                /**
+                                 * @default text
+                                 * @constant
+                                 */
+                                type?: "text";
+                            };
+                        };
+                        /** @constant */
+                        type: "buttons";
+                    } | {
+                        media: {
+                            audio?: {
+                                caption?: string;
+                                filename?: string;
+                                link?: string;
+                                mediaId?: string;
+                            };
+                            document?: {
+                                caption?: string;
+                                filename?: string;
+                                link?: string;
+                                mediaId?: string;
+                            };
+                            image?: {
+                                caption?: string;
+                                filename?: string;
+                                link?: string;
+                                mediaId?: string;
+                            };
+                            sticker?: {
+                                caption?: string;
+                                filename?: string;
+                                link?: string;
+                                mediaId?: string;
+                            };
+                            /** @enum {string} */
+                            type: "image" | "video" | "audio" | "document" | "sticker";
+                            video?: {
+                                caption?: string;
+                                filename?: string;
+                                link?: string;
+                                mediaId?: string;
+                            };
+                        };
+                        /** @constant */
+                        type: "media";
+                    };
+                };
+            };
+            responses: {
+                /** @description sent: the network accepted the message */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the network's message id (wamid) */
+                            messageId: string;
+                            sessionId: string;
+                            /** @constant */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description invalid request: a field, the query or the JSON itself */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such conversation in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `outside_customer_service_window`: only a template can reopen the conversation */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the chat network rejected the message */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resolve: close the session and give the contact back to the bot */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the contact's audienceExternalId, `<phone>:<phone number id>` */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the conversation after the change */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            conversation: {
+                                assignedAt: string | null;
+                                assigneeId: string | null;
+                                audienceExternalId: string;
+                                /** @description the channel the conversation runs on; null when no channel of the organization has its phone number id any more */
+                                channelId: string | null;
+                                contactId: string | null;
+                                /** @description the name the customer goes by on the chat network, when known */
+                                contactName: string | null;
+                                /** @description the conversation id: the contact's audienceExternalId */
+                                id: string;
+                                lastInboundAt: string | null;
+                                phone: string;
+                                queuedAt: string | null;
+                                /** @description the latest session (conversation episode) */
+                                sessionId: string | null;
+                                sessionStatus: ("open" | "resolved") | null;
+                                /**
+                                 * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
+                                 * @enum {string}
+                                 */
+                                status: "bot" | "queued" | "assigned";
+                                updatedAt: string;
+                                window: {
+                                    /** @description 24 hours after the customer's last message; null before they ever wrote */
+                                    closesAt: string | null;
+                                    /** @description free-form messages (text, buttons, media) may be sent */
+                                    open: boolean;
+                                };
+                            };
+                            /** @constant */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such conversation in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/send-template": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An agent sends an approved template (the only message allowed outside the 24-hour window) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the contact's audienceExternalId, `<phone>:<phone number id>` */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        template: {
+                            components?: ({
+                                parameters: ({
+                                    parameter_name?: string;
+                                    text: string;
+                                    /** @constant */
+                                    type: "text";
+                                } | {
+                                    currency: {
+                                        amount_1000: number;
+                                        code: string;
+                                        fallback_value: string;
+                                    };
+                                    /** @constant */
+                                    type: "currency";
+                                } | {
+                                    date_time: {
+                                        fallback_value: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @constant */
+                                    type: "date_time";
+                                } | {
+                                    image: {
+                                        caption?: string;
+                                        filename?: string;
+                                        id?: string;
+                                        link?: string;
+                                    };
+                                    /** @constant */
+                                    type: "image";
+                                } | {
+                                    /** @constant */
+                                    type: "video";
+                                    video: {
+                                        caption?: string;
+                                        filename?: string;
+                                        id?: string;
+                                        link?: string;
+                                    };
+                                } | {
+                                    document: {
+                                        caption?: string;
+                                        filename?: string;
+                                        id?: string;
+                                        link?: string;
+                                    };
+                                    /** @constant */
+                                    type: "document";
+                                } | {
+                                    audio: {
+                                        caption?: string;
+                                        filename?: string;
+                                        id?: string;
+                                        link?: string;
+                                    };
+                                    /** @constant */
+                                    type: "audio";
+                                } | {
+                                    payload: string;
+                                    /** @constant */
+                                    type: "payload";
+                                } | {
+                                    coupon_code: string;
+                                    /** @constant */
+                                    type: "coupon_code";
+                                } | {
+                                    action: {
+                                        flow_action_data?: {
+                                            [key: string]: unknown;
+                                        };
+                                        flow_token?: string;
+                                    };
+                                    /** @constant */
+                                    type: "action";
+                                })[];
+                                /** @constant */
+                                type: "header";
+                            } | {
+                                parameters: ({
+                                    parameter_name?: string;
+                                    text: string;
+                                    /** @constant */
+                                    type: "text";
+                                } | {
+                                    currency: {
+                                        amount_1000: number;
+                                        code: string;
+                                        fallback_value: string;
+                                    };
+                                    /** @constant */
+                                    type: "currency";
+                                } | {
+                                    date_time: {
+                                        fallback_value: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @constant */
+                                    type: "date_time";
+                                } | {
+                                    image: {
+                                        caption?: string;
+                                        filename?: string;
+                                        id?: string;
+                                        link?: string;
+                                    };
+                                    /** @constant */
+                                    type: "image";
+                                } | {
+                                    /** @constant */
+                                    type: "video";
+                                    video: {
+                                        caption?: string;
+                                        filename?: string;
+                                        id?: string;
+                                        link?: string;
+                                    };
+                                } | {
+                                    document: {
+                                        caption?: string;
+                                        filename?: string;
+                                        id?: string;
+                                        link?: string;
+                                    };
+                                    /** @constant */
+                                    type: "document";
+                                } | {
+                                    audio: {
+                                        caption?: string;
+                                        filename?: string;
+                                        id?: string;
+                                        link?: string;
+                                    };
+                                    /** @constant */
+                                    type: "audio";
+                                } | {
+                                    payload: string;
+                                    /** @constant */
+                                    type: "payload";
+                                } | {
+                                    coupon_code: string;
+                                    /** @constant */
+                                    type: "coupon_code";
+                                } | {
+                                    action: {
+                                        flow_action_data?: {
+                                            [key: string]: unknown;
+                                        };
+                                        flow_token?: string;
+                                    };
+                                    /** @constant */
+                                    type: "action";
+                                })[];
+                                /** @constant */
+                                type: "body";
+                            } | {
+                                index: number | string;
+                                parameters: ({
+                                    parameter_name?: string;
+                                    text: string;
+                                    /** @constant */
+                                    type: "text";
+                                } | {
+                                    currency: {
+                                        amount_1000: number;
+                                        code: string;
+                                        fallback_value: string;
+                                    };
+                                    /** @constant */
+                                    type: "currency";
+                                } | {
+                                    date_time: {
+                                        fallback_value: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @constant */
+                                    type: "date_time";
+                                } | {
+                                    image: {
+                                        caption?: string;
+                                        filename?: string;
+                                        id?: string;
+                                        link?: string;
+                                    };
+                                    /** @constant */
+                                    type: "image";
+                                } | {
+                                    /** @constant */
+                                    type: "video";
+                                    video: {
+                                        caption?: string;
+                                        filename?: string;
+                                        id?: string;
+                                        link?: string;
+                                    };
+                                } | {
+                                    document: {
+                                        caption?: string;
+                                        filename?: string;
+                                        id?: string;
+                                        link?: string;
+                                    };
+                                    /** @constant */
+                                    type: "document";
+                                } | {
+                                    audio: {
+                                        caption?: string;
+                                        filename?: string;
+                                        id?: string;
+                                        link?: string;
+                                    };
+                                    /** @constant */
+                                    type: "audio";
+                                } | {
+                                    payload: string;
+                                    /** @constant */
+                                    type: "payload";
+                                } | {
+                                    coupon_code: string;
+                                    /** @constant */
+                                    type: "coupon_code";
+                                } | {
+                                    action: {
+                                        flow_action_data?: {
+                                            [key: string]: unknown;
+                                        };
+                                        flow_token?: string;
+                                    };
+                                    /** @constant */
+                                    type: "action";
+                                })[];
+                                /** @enum {string} */
+                                sub_type: "quick_reply" | "url" | "copy_code" | "flow";
+                                /** @constant */
+                                type: "button";
+                            })[];
+                            language: {
+                                code: string;
+                                /** @constant */
+                                policy: "deterministic";
+                            };
+                            name: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description sent: the network accepted the message */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the network's message id (wamid) */
+                            messageId: string;
+                            sessionId: string;
+                            /** @constant */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description the parameters do not fit the template */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description not enough credits */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such conversation, or no such template */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the template is not approved */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the chat network rejected the message */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/take": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Take a conversation: exactly one of racing agents wins */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the contact's audienceExternalId, `<phone>:<phone number id>` */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the conversation after the change */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            conversation: {
+                                assignedAt: string | null;
+                                assigneeId: string | null;
+                                audienceExternalId: string;
+                                /** @description the channel the conversation runs on; null when no channel of the organization has its phone number id any more */
+                                channelId: string | null;
+                                contactId: string | null;
+                                /** @description the name the customer goes by on the chat network, when known */
+                                contactName: string | null;
+                                /** @description the conversation id: the contact's audienceExternalId */
+                                id: string;
+                                lastInboundAt: string | null;
+                                phone: string;
+                                queuedAt: string | null;
+                                /** @description the latest session (conversation episode) */
+                                sessionId: string | null;
+                                sessionStatus: ("open" | "resolved") | null;
+                                /**
+                                 * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
+                                 * @enum {string}
+                                 */
+                                status: "bot" | "queued" | "assigned";
+                                updatedAt: string;
+                                window: {
+                                    /** @description 24 hours after the customer's last message; null before they ever wrote */
+                                    closesAt: string | null;
+                                    /** @description free-form messages (text, buttons, media) may be sent */
+                                    open: boolean;
+                                };
+                            };
+                            /** @constant */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such conversation in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give the conversation to another agent of the organization */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the contact's audienceExternalId, `<phone>:<phone number id>` */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the user who gets the conversation */
+                        agentId: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description the conversation after the change */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            conversation: {
+                                assignedAt: string | null;
+                                assigneeId: string | null;
+                                audienceExternalId: string;
+                                /** @description the channel the conversation runs on; null when no channel of the organization has its phone number id any more */
+                                channelId: string | null;
+                                contactId: string | null;
+                                /** @description the name the customer goes by on the chat network, when known */
+                                contactName: string | null;
+                                /** @description the conversation id: the contact's audienceExternalId */
+                                id: string;
+                                lastInboundAt: string | null;
+                                phone: string;
+                                queuedAt: string | null;
+                                /** @description the latest session (conversation episode) */
+                                sessionId: string | null;
+                                sessionStatus: ("open" | "resolved") | null;
+                                /**
+                                 * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
+                                 * @enum {string}
+                                 */
+                                status: "bot" | "queued" | "assigned";
+                                updatedAt: string;
+                                window: {
+                                    /** @description 24 hours after the customer's last message; null before they ever wrote */
+                                    closesAt: string | null;
+                                    /** @description free-form messages (text, buttons, media) may be sent */
+                                    open: boolean;
+                                };
+                            };
+                            /** @constant */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description invalid request: a field, the query or the JSON itself */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such conversation in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `unknown_agent`: no such user in the organization */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
