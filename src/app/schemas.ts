@@ -50,7 +50,11 @@ export const updateTicketBody = z
     status: ticketStatus.optional(),
     priority: ticketPriority.optional(),
     assigneeId: z.string().min(1).max(100).nullable().optional().describe('a user ID, or null to unassign'),
-    resolutionDate: isoDateTime.nullable().optional().describe('set automatically when the status becomes resolved or closed, unless given'),
+    resolutionDate: isoDateTime
+      .transform((v) => new Date(v).toISOString())
+      .nullable()
+      .optional()
+      .describe('when the ticket was resolved: stamped automatically when the status becomes resolved or closed, unless given; only a resolved or closed ticket has one (400 otherwise); stored in UTC as YYYY-MM-DDTHH:mm:ss.sssZ'),
   })
   .strict()
   .superRefine((v, ctx) => {

@@ -4,7 +4,7 @@ import { requestFingerprint } from '../domain/fingerprint.js';
 import { IDEMPOTENCY_KEY_TTL_MS } from '../store/request-key-types.js';
 import type { Clock } from '../clock.js';
 import type { Principal, Ticket } from '../domain/types.js';
-import { applyTicketChanges, initialResolutionDate, TICKET_ID_PATTERN } from '../domain/ticket-rules.js';
+import { applyTicketChanges, initialResolutionDate, resolutionDateOnOpenTicket, TICKET_ID_PATTERN } from '../domain/ticket-rules.js';
 import type { Store, TicketEventStamp } from '../store/index.js';
 import { requireScope } from './principal.js';
 import type { CreateTicketInput, ListTicketsInput, UpdateTicketInput } from './schemas.js';
@@ -150,21 +150,21 @@ export class TicketService {
     await this.checkAssignee(org, input.assigneeId);
     const now = new Date(this.clock.now()).toISOString();
     const updated = TICKET_ID_PATTERN.test(ticketId)
-      ? await this.store.tickets.update(org, ticketId, (current) =>
-          this.visible(principal, current)
-            ? applyTicketChanges(
-                current,
-                {
-                  title: input.subject ?? input.title,
-                  description: input.description,
-                  status: input.status,
-                  priority: input.priority,
-                  assigneeId: input.assigneeId,
-                  resolutionDate: input.resolutionDate,
-                },
-                now,
-              )
-            : null,
+      ? await this.store.tickets.update(org, ticketId, (current) => {
+          if (!this.visible(principal, current)) return null;
+          const changes = {
+            title: input.subject ?? input.title,
+            description: input.description,
+            status: input.status,
+            priority: input.priority,
+            assigneeId: input.assigneeId,
+            resolutionDate: input.resolutionDate,
+          };
+          if (resolutionDateOnOpenTicket(current, changes)) {
+            throw badRequest('resolution_date_on_open_ticket', 'only a resolved or closed ticket has a resolutionDate: send status resolved or closed with it', { field: 'resolutionDate' });
+          }
+          return applyTicketChanges(current, changes, now);
+        },
           this.stamp('ticket.updated', now),
         )
       : null;

@@ -34,6 +34,15 @@ export function applyTicketChanges(ticket: Ticket, changes: TicketChanges, now: 
   return next;
 }
 
+/**
+ * A resolution date says when a ticket was resolved or closed, so it only
+ * exists on such tickets: true when the changes would leave one on an open
+ * or in-progress ticket (the caller refuses them).
+ */
+export function resolutionDateOnOpenTicket(ticket: Ticket, changes: TicketChanges): boolean {
+  return changes.resolutionDate !== undefined && changes.resolutionDate !== null && !isDone(changes.status ?? ticket.status);
+}
+
 /** Resolution date for a ticket created directly in a given status. */
 export function initialResolutionDate(status: TicketStatus, now: string): string | null {
   return isDone(status) ? now : null;

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, truncateSync } from 'node:fs';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenFiles } from '../private-files.js';
 import { open, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { silentLogger, type Logger } from '../log.js';
@@ -91,8 +92,10 @@ export class EmbeddedEventLog implements EventLog {
 
   private async load(dir: string): Promise<void> {
     const segDir = join(dir, SEGMENT_DIR);
-    mkdirSync(segDir, { recursive: true });
+    ensurePrivateDir(dir);
+    ensurePrivateDir(segDir);
     const cursorPath = join(dir, CURSORS);
+    tightenFiles([cursorPath, ...readdirSync(segDir).map((n) => join(segDir, n))]);
     if (existsSync(cursorPath)) {
       const saved = JSON.parse(readFileSync(cursorPath, 'utf8')) as Record<string, number>;
       for (const [name, floor] of Object.entries(saved)) this.cursors.set(name, floor);
@@ -145,7 +148,7 @@ export class EmbeddedEventLog implements EventLog {
       seg = { firstSeq: this.nextSeq, path: join(this.dir, SEGMENT_DIR, `${String(this.nextSeq).padStart(16, '0')}.jsonl`) };
       this.segments.push(seg);
     }
-    this.file = await open(seg.path, 'a');
+    this.file = await open(seg.path, 'a', PRIVATE_FILE_MODE);
     this.fileBytes = (await this.file.stat()).size;
   }
 
@@ -318,7 +321,7 @@ export class EmbeddedEventLog implements EventLog {
   private async writeCursorsNow(): Promise<void> {
     if (this.dir === null) return;
     const tmp = join(this.dir, `${CURSORS}.tmp`);
-    const fh = await open(tmp, 'w');
+    const fh = await open(tmp, 'w', PRIVATE_FILE_MODE);
     try {
       await fh.writeFile(JSON.stringify(Object.fromEntries(this.cursors)));
       await fh.sync();

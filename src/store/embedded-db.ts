@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync, existsSync, renameSync, openSync, fsyncSync, closeSync, writeFileSync } from 'node:fs';
+import { readFileSync, existsSync, renameSync, openSync, fsyncSync, closeSync, writeFileSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenFiles } from '../private-files.js';
 
 export type WriteOp =
   | { coll: string; key: string; value: unknown }
@@ -17,6 +18,8 @@ export type WriteOp =
  * - Concurrent writes are group-committed: one fsync serves every batch
  *   queued in the same turn of the event loop.
  * - `close()` compacts the log into a snapshot.
+ * - Its directory is 0700 and its files 0600 (tightened on open if older
+ *   versions left them wider).
  * - A failed log write is fatal for this instance: the batches it carried
  *   were applied in memory but never acknowledged, so every later write is
  *   refused and `assertHealthy()` throws until the process restarts and
@@ -41,9 +44,10 @@ export class EmbeddedDb {
   /** Opens (or creates) the database in `dir`; `null` keeps it in memory only. */
   static async open(dir: string | null): Promise<EmbeddedDb> {
     if (dir === null) return new EmbeddedDb(null, null);
-    mkdirSync(dir, { recursive: true });
+    ensurePrivateDir(dir);
     const db = new EmbeddedDb(dir, null);
     const snap = join(dir, 'snapshot.json');
+    tightenFiles([snap, join(dir, 'wal.jsonl')]);
     if (existsSync(snap)) {
       const data = JSON.parse(readFileSync(snap, 'utf8')) as Record<string, Record<string, unknown>>;
       for (const [coll, entries] of Object.entries(data)) db.colls.set(coll, new Map(Object.entries(entries)));
@@ -63,7 +67,7 @@ export class EmbeddedDb {
         db.apply(ops);
       }
     }
-    db.log = await open(logPath, 'a');
+    db.log = await open(logPath, 'a', PRIVATE_FILE_MODE);
     return db;
   }
 
@@ -176,7 +180,7 @@ export class EmbeddedDb {
     const data: Record<string, Record<string, unknown>> = {};
     for (const [name, c] of this.colls) data[name] = Object.fromEntries(c);
     const tmp = join(this.dir, 'snapshot.json.tmp');
-    writeFileSync(tmp, JSON.stringify(data));
+    writeFileSync(tmp, JSON.stringify(data), { mode: PRIVATE_FILE_MODE });
     const fd = openSync(tmp, 'r');
     fsyncSync(fd);
     closeSync(fd);

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { ensurePrivateDir } from '../private-files.js';
 import { join } from 'node:path';
 
 /** A secret as stored: AES-256-GCM, base64url parts. Version 1 is the only format so far. */
@@ -38,9 +39,16 @@ export class SecretBox {
   static load(configured: string | undefined, dataDir: string | null): SecretBox | null {
     if (configured !== undefined) return SecretBox.fromString(configured);
     if (dataDir === null) return new SecretBox(randomBytes(32));
-    mkdirSync(dataDir, { recursive: true });
+    ensurePrivateDir(dataDir);
     const file = join(dataDir, 'secrets.key');
-    if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+    if (!existsSync(file)) {
+      try {
+        writeFileSync(file, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+      } catch (e) {
+        // Another store of this process created it first: use that one.
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      }
+    }
     return SecretBox.fromString(readFileSync(file, 'utf8').trim());
   }
 

@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { EmbeddedDb } from './embedded-db.js';
 import { connectRedis } from './redis-client.js';
+import { SecretBox } from './secret-box.js';
+import { sealedWebhookStore } from './webhook-sealed.js';
 import { createEmbeddedResourceStore } from './resource-embedded.js';
 import { createRedisResourceStore } from './resource-redis.js';
 import type { ResourceStore } from './resource-types.js';
@@ -18,23 +20,28 @@ export interface WebhookStores {
 /**
  * The stores behind webhooks and `/api/v1/resource`: a Redis connection of
  * their own in clustered mode, an EmbeddedDb under DATA_DIR/webhooks
- * otherwise (`:memory:` keeps it in memory).
+ * otherwise (`:memory:` keeps it in memory). Signing secrets are sealed
+ * with the channel-secrets key (`webhook-sealed.ts`).
  */
 export async function openWebhookStores(config: Config): Promise<WebhookStores> {
   const retentionMs = config.WEBHOOK_DELIVERY_RETENTION_DAYS * 86_400_000;
   if (config.REDIS_URL) {
     const client = await connectRedis(config.REDIS_URL, `switchboard-webhooks-${config.NODE_ID ?? process.pid}`);
+    const box = config.SECRETS_KEY === undefined ? null : SecretBox.fromString(config.SECRETS_KEY);
     return {
-      webhooks: createRedisWebhookStore(client, config.KEY_PREFIX, { retentionMs }),
+      webhooks: sealedWebhookStore(createRedisWebhookStore(client, config.KEY_PREFIX, { retentionMs }), box),
       resources: createRedisResourceStore(client, config.KEY_PREFIX),
       close: async () => {
         await client.quit();
       },
     };
   }
-  const db = await EmbeddedDb.open(config.DATA_DIR === ':memory:' ? null : join(config.DATA_DIR, 'webhooks'));
+  const memory = config.DATA_DIR === ':memory:';
+  const db = await EmbeddedDb.open(memory ? null : join(config.DATA_DIR, 'webhooks'));
+  // The key that seals channel credentials (DATA_DIR/messaging/secrets.key unless SECRETS_KEY is set).
+  const box = SecretBox.load(config.SECRETS_KEY, memory ? null : join(config.DATA_DIR, 'messaging'));
   return {
-    webhooks: createEmbeddedWebhookStore(db, { retentionMs }),
+    webhooks: sealedWebhookStore(createEmbeddedWebhookStore(db, { retentionMs }), box),
     resources: createEmbeddedResourceStore(db),
     close: () => db.close(),
   };

@@ -101,6 +101,21 @@ function ticketSuite(name: string, env: () => Record<string, string>) {
       expect((await svc.call('PATCH', `/v1/tickets/${admins.ticketId}`, { key: org.agentKey, body: { status: 'closed' } })).status).toBe(404);
     });
 
+    it('refuses a resolutionDate on an open ticket and stores every resolutionDate in one UTC format', async () => {
+      const t = (await svc.call('POST', '/v1/tickets', { key: a.adminKey, body: { subject: 'R', description: 'd' } })).body;
+      const onOpen = await svc.call('PATCH', `/v1/tickets/${t.ticketId}`, { key: a.adminKey, body: { resolutionDate: '2026-01-02T03:04:05Z' } });
+      expect(onOpen.status).toBe(400);
+      expect(onOpen.body.error.code).toBe('resolution_date_on_open_ticket');
+      const reopening = await svc.call('PATCH', `/v1/tickets/${t.ticketId}`, { key: a.adminKey, body: { status: 'in_progress', resolutionDate: '2026-01-02T03:04:05Z' } });
+      expect(reopening.status).toBe(400);
+      expect((await svc.call('GET', `/v1/tickets/${t.ticketId}`, { key: a.adminKey })).body.resolutionDate).toBeNull();
+      const offset = await svc.call('PATCH', `/v1/tickets/${t.ticketId}`, { key: a.adminKey, body: { status: 'resolved', resolutionDate: '2026-01-02T05:04:05+02:00' } });
+      expect(offset.status).toBe(200);
+      expect(offset.body.resolutionDate).toBe('2026-01-02T03:04:05.000Z');
+      // Clearing is allowed on any ticket.
+      expect((await svc.call('PATCH', `/v1/tickets/${t.ticketId}`, { key: a.adminKey, body: { resolutionDate: null } })).body.resolutionDate).toBeNull();
+    });
+
     it('fetches one ticket by ticketId, 404 when missing', async () => {
       const t = (await svc.call('POST', '/v1/tickets', { key: a.adminKey, body: { subject: 'F', description: 'd' } })).body;
       const r = await svc.call('GET', `/v1/tickets/${t.ticketId}`, { key: a.adminKey });

@@ -121,7 +121,7 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
 
     it('another node takes over the dead one\'s lanes and events: everything arrives', async () => {
       const prefix = `k${randomUUID().slice(0, 6)}`;
-      const env = { ...baseEnv, REDIS_URL: servers.redis.url, NATS_URL: servers.nats.url, KEY_PREFIX: prefix, EVENTS_ACK_WAIT_MS: '2000' };
+      const env = { ...baseEnv, REDIS_URL: servers.redis.url, NATS_URL: servers.nats.url, KEY_PREFIX: prefix, EVENTS_ACK_WAIT_MS: '2000', SECRETS_KEY: '5'.repeat(64) };
       const receivers = await slowReceivers(3);
       const client: RedisClient = await connectRedis(servers.redis.url);
       let log: EventLog | undefined;

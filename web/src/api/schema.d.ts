@@ -8213,7 +8213,7 @@ export interface paths {
                          * @enum {string}
                          */
                         priority?: "low" | "medium" | "high" | "urgent";
-                        /** @description set automatically when the status becomes resolved or closed, unless given */
+                        /** @description when the ticket was resolved: stamped automatically when the status becomes resolved or closed, unless given; only a resolved or closed ticket has one (400 otherwise); stored in UTC as YYYY-MM-DDTHH:mm:ss.sssZ */
                         resolutionDate?: string | null;
                         /**
                          * @description open, in_progress, resolved or closed
