@@ -4,6 +4,8 @@ import type { McpServerDef } from './request-server.js';
 import type { ToolDef } from './tool.js';
 import { ticketTools } from './tickets-tools.js';
 import { conversationTools, type ConversationToolDeps } from './conversation-tools.js';
+import { inboxTools } from './inbox-tools.js';
+import type { InboxService } from '../inbox/index.js';
 
 /** The platform's integration id: `{mcp_url}/mcp/platform`, the same for every organization. */
 export const PLATFORM_INTEGRATION_ID = 'platform';
@@ -13,6 +15,8 @@ export interface PlatformDeps {
   tickets: TicketService;
   /** Handover, history and sends. */
   conversations: ConversationToolDeps;
+  /** The live inbox: list the queue, take, reply, hand back. */
+  inbox?: InboxService;
   /** More tools (the conformance run's fixture). */
   extraTools?: ToolDef[];
 }
@@ -23,6 +27,7 @@ const INSTRUCTIONS = [
   'Contacts are named by audienceExternalId, `<phone>:<phone number id>` on the chat network.',
   'Conversations: get_conversation_history to read one (by sessionId, or the latest of a contact); send_text_message, send_buttons_message and send_media_message to answer the customer',
   '(only within 24 hours of their last message, and never while a human has the conversation); request_handover to hand the conversation to a human agent.',
+  'Live inbox (for agent assistants): list_conversations (status queued is the waiting queue), take_conversation, reply_in_conversation as the agent who holds it, hand_back_conversation.',
   'Every tool acts with your API key and needs its scope; a tool error that names a missing scope will not go away by retrying.',
 ].join('\n');
 
@@ -33,6 +38,6 @@ export function platformServer(deps: PlatformDeps, version: string): McpServerDe
     title: 'Switchboard platform',
     version,
     instructions: INSTRUCTIONS,
-    registry: new ToolRegistry([...ticketTools(deps.tickets), ...conversationTools(deps.conversations), ...(deps.extraTools ?? [])]),
+    registry: new ToolRegistry([...ticketTools(deps.tickets), ...conversationTools(deps.conversations), ...(deps.inbox ? inboxTools(deps.inbox) : []), ...(deps.extraTools ?? [])]),
   };
 }

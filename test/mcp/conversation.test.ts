@@ -46,10 +46,24 @@ describe('MCP platform tools: handover, history and sends', () => {
   };
   const text = (org: MessagingOrg, to: string, body: string) => ({ channelId: org.channelId, to, text: { body } });
 
-  it('lists all nine platform tools', async () => {
+  it('lists all the platform tools', async () => {
     const names = (await ca.listTools()).tools.map((t) => t.name).sort();
     expect(names).toEqual(
-      ['create_ticket', 'get_conversation_history', 'get_ticket', 'list_tickets', 'request_handover', 'send_buttons_message', 'send_media_message', 'send_text_message', 'update_ticket'].sort(),
+      [
+        'create_ticket',
+        'get_conversation_history',
+        'get_ticket',
+        'list_tickets',
+        'request_handover',
+        'send_buttons_message',
+        'send_media_message',
+        'send_text_message',
+        'update_ticket',
+        'list_conversations',
+        'take_conversation',
+        'reply_in_conversation',
+        'hand_back_conversation',
+      ].sort(),
     );
   });
 

@@ -51,7 +51,8 @@ describe('the dashboard in Chromium', () => {
       const { context, w } = await open(viewport);
       await w.page.goto(`${svc.url}/`);
       await w.page.getByRole('heading', { name: 'Sign in to Switchboard' }).waitFor();
-      expect(new URL(w.page.url()).pathname).toBe('/login');
+      // The app replaces the URL right after it renders the form: wait for it rather than race it.
+      await w.page.waitForURL((u) => u.pathname === '/login');
       // Keyboard: the email field has focus, tab reaches the password.
       await w.page.keyboard.type('someone@example.com');
       await w.page.keyboard.press('Tab');

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { CONVERSATION_STATUSES } from '../domain/conversation.js';
+import { conversationId, conversationSummarySchema, replyMessageSchema, type InboxService } from '../inbox/index.js';
+import { defineTool, type ToolDef } from './tool.js';
+
+/**
+ * The live inbox as tools: the same InboxService operations as the
+ * WebSocket and its REST twins, so an agent assistant can work the queue.
+ */
+export function inboxTools(inbox: InboxService): ToolDef[] {
+  const conversationResult = z.object({ conversation: conversationSummarySchema });
+  return [
+    defineTool({
+      name: 'list_conversations',
+      title: 'List conversations',
+      description:
+        "List the organization's conversations: status `queued` is the live-chat queue of customers waiting for a human (oldest first, take them in that order); `assigned` those an agent holds " +
+        '(give assigneeId for one agent\'s); `bot` those with the bot; no status lists all, most recently active first. Each has its contact, assignee and whether the 24-hour window is open. ' +
+        'Needs the API key scope inbox:read.',
+      scopes: ['inbox:read'],
+      input: z
+        .object({
+          status: z.enum(CONVERSATION_STATUSES).optional().describe('queued, assigned or bot; omit for all'),
+          assigneeId: z.string().min(1).max(100).optional().describe('only the conversations this agent (user id) holds'),
+          page: z.number().int().min(1).max(100_000).default(1).describe('1-based page'),
+          limit: z.number().int().min(1).max(100).default(25).describe('conversations per page, 1 to 100'),
+        })
+        .strict(),
+      output: z.object({ conversations: z.array(conversationSummarySchema), total: z.number().int().describe('how many match, across all pages') }),
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      run: async (ctx, args) => inbox.list(ctx.principal, args),
+    }),
+    defineTool({
+      name: 'take_conversation',
+      title: 'Take a queued conversation',
+      description:
+        "Take a conversation for the API key's user, so that user answers the customer instead of the bot. Exactly one of several agents taking the same conversation wins; " +
+        'the others get the error already_taken (naming who has it) and should pick another conversation. Taking one you already hold changes nothing. Needs the API key scope inbox:write.',
+      scopes: ['inbox:write'],
+      input: z.object({ conversationId: conversationId.describe("the conversation: the contact's audienceExternalId, `<phone>:<phone number id>`") }).strict(),
+      output: conversationResult,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      run: async (ctx, args) => ({ conversation: await inbox.take(ctx.principal, args.conversationId) }),
+    }),
+    defineTool({
+      name: 'reply_in_conversation',
+      title: 'Reply as the agent',
+      description:
+        'Send a message to the customer as the agent who holds the conversation (take it first): text, reply buttons or media. Only inside the 24-hour window after the customer last wrote ' +
+        '(the error outside_customer_service_window means only an approved template can be sent now). Returns the network message id. Needs the API key scope inbox:write.',
+      scopes: ['inbox:write'],
+      input: z.object({ conversationId: conversationId.describe("the conversation: the contact's audienceExternalId"), message: replyMessageSchema.describe('text, buttons or media') }).strict(),
+      output: z.object({ messageId: z.string().describe("the network's message id (wamid)"), sessionId: z.string() }),
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      run: async (ctx, args) => inbox.reply(ctx.principal, args.conversationId, args.message),
+    }),
+    defineTool({
+      name: 'hand_back_conversation',
+      title: 'Hand the conversation back to the bot',
+      description: 'Give a conversation you hold (or a queued one) back to the bot, which may then answer the customer again. Needs the API key scope inbox:write.',
+      scopes: ['inbox:write'],
+      input: z.object({ conversationId: conversationId.describe("the conversation: the contact's audienceExternalId") }).strict(),
+      output: conversationResult,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      run: async (ctx, args) => ({ conversation: await inbox.handBack(ctx.principal, args.conversationId) }),
+    }),
+  ];
+}

@@ -1,0 +1,57 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATOR_TOKEN, type TestService } from '../harness/service.js';
+import { eventually, messagingOrg, startMessagingService, type MessagingOrg } from '../messaging/messaging-helpers.js';
+import { extraAgent } from '../inbox/client.js';
+import { call, errorText, mcpClient, structured } from './helpers.js';
+
+describe('MCP live inbox tools', () => {
+  let svc: TestService;
+  let a: MessagingOrg;
+  let b: MessagingOrg;
+  let ann: Client;
+  let bob: Client;
+  let other: Client;
+  let annId: string;
+  beforeAll(async () => {
+    svc = await startMessagingService();
+    a = await messagingOrg(svc, 'A');
+    b = await messagingOrg(svc, 'B');
+    const annAgent = await extraAgent(svc, a, 'ann');
+    annId = annAgent.id;
+    const bobAgent = await extraAgent(svc, a, 'bob');
+    const scopes = ['mcp:access', 'inbox:read', 'inbox:write'] as const;
+    const keyFor = async (org: MessagingOrg, userId: string) =>
+      (await svc.call('POST', `/admin/v1/organizations/${org.id}/api-keys`, { key: OPERATOR_TOKEN, body: { userId, scopes } })).body.key as string;
+    ann = await mcpClient(`${svc.running.mcpUrl}/mcp/platform`, await keyFor(a, annAgent.id));
+    bob = await mcpClient(`${svc.running.mcpUrl}/mcp/platform`, await keyFor(a, bobAgent.id));
+    other = await mcpClient(`${svc.running.mcpUrl}/mcp/platform`, b.adminKey);
+  }, 60_000);
+  afterAll(async () => {
+    for (const c of [ann, bob, other]) await c?.close();
+    await svc?.close();
+  });
+
+  it('lists the queue, lets exactly one of two agents take, replies as the holder, hands back; another organization sees and takes nothing', async () => {
+    const phone = '4915300000077';
+    const aeid = `${phone}:${a.phoneNumberId}`;
+    expect((await svc.call('POST', `/v1/sandbox/channels/${a.channelId}/customers/${phone}/messages`, { key: a.adminKey, body: { text: 'help' } })).status).toBe(201);
+    await eventually(async () => (await svc.call('GET', `/v1/conversations/${aeid}`, { key: a.adminKey })).status === 200);
+    expect((await svc.call('POST', '/v1/handover', { key: a.adminKey, body: { audienceExternalId: aeid } })).body).toEqual({ success: true });
+
+    const queue = structured(await call(ann, 'list_conversations', { status: 'queued' }));
+    expect(queue.conversations.map((c: { id: string }) => c.id)).toContain(aeid);
+    expect(structured(await call(other, 'list_conversations', { status: 'queued' })).conversations.map((c: { id: string }) => c.id)).not.toContain(aeid);
+
+    const [x, y] = await Promise.all([call(ann, 'take_conversation', { conversationId: aeid }), call(bob, 'take_conversation', { conversationId: aeid })]);
+    expect([x, y].filter((r) => r.isError)).toHaveLength(1);
+    const [winner, loser] = x.isError ? [bob, ann] : [ann, bob];
+    expect(errorText(x.isError ? x : y)).toContain('already_taken');
+    expect(errorText(await call(loser, 'reply_in_conversation', { conversationId: aeid, message: { type: 'text', text: 'me too' } }))).toContain('not_assigned_to_you');
+    const sent = structured(await call(winner, 'reply_in_conversation', { conversationId: aeid, message: { type: 'text', text: 'Here to help.' } }));
+    expect(sent.messageId).toMatch(/^wamid\./);
+    expect(errorText(await call(other, 'take_conversation', { conversationId: aeid }))).toContain('not_found');
+    expect(structured(await call(winner, 'hand_back_conversation', { conversationId: aeid })).conversation).toMatchObject({ status: 'bot', assigneeId: null });
+    expect(annId).toBeTruthy();
+  });
+});
