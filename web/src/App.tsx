@@ -9,6 +9,7 @@ import { TicketsScreen } from './screens/TicketsScreen';
 import { SettingsScreen } from './screens/SettingsScreen';
 import { SimulatorScreen } from './screens/SimulatorScreen';
 import { NotFound } from './components/NotFound';
+import { AccountScreen } from './screens/AccountScreen';
 
 export function App() {
   const user = useObservable(session);
@@ -40,6 +41,7 @@ export function App() {
   else if (path === '/tickets' || path.startsWith('/tickets/')) screen = <TicketsScreen user={user} ticketId={path.startsWith('/tickets/') ? decodeURIComponent(path.slice(9)) : null} />;
   else if (path === '/settings' || path.startsWith('/settings/')) screen = <SettingsScreen user={user} section={path.slice(10) || 'users'} />;
   else if (path === '/simulator') screen = <SimulatorScreen />;
+  else if (path === '/account') screen = <AccountScreen user={user} />;
   else screen = <NotFound />;
   return <AppShell user={user} path={path}>{screen}</AppShell>;
 }

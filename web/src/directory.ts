@@ -1,6 +1,7 @@
 import { request } from './api/client';
 import type { DashboardUser } from './api/types';
 import { Observable } from './state';
+import { session } from './session';
 
 /**
  * The organization's dashboard users by id, for names beside assignees and
@@ -11,6 +12,7 @@ export const directory = new Observable<ReadonlyMap<string, DashboardUser>>(new 
 let loading: Promise<void> | null = null;
 
 export function loadDirectory(force = false): Promise<void> {
+  if (session.value?.role !== 'admin') return Promise.resolve();
   if (loading && !force) return loading;
   loading = request<{ users: DashboardUser[] }>('GET', '/v1/users')
     .then((r) => directory.set(new Map(r.users.map((u) => [u.id, u]))))

@@ -36,13 +36,11 @@ export interface ApiKeyInfo {
 }
 
 export interface CreditEntry {
-  id?: string;
+  at: string;
+  kind: 'top_up' | 'charge' | 'refund' | 'release';
   amount: number;
-  reason?: string;
-  createdAt?: string;
-  at?: string;
-  balanceAfter?: number;
-  [k: string]: unknown;
+  balance: number;
+  reference: string | null;
 }
 
 export type ConversationStatus = 'bot' | 'queued' | 'assigned';

@@ -28,7 +28,7 @@ export function AppShell({ user, path, children }: { user: SessionUser; path: st
           {user.role === 'admin' && <NavLink href="/settings" current={path.startsWith('/settings')}>Settings</NavLink>}
         </nav>
         <div class="who">
-          <span class="user" title={user.email}>{user.name}</span>
+          <a class="user" href="/account" data-route title={`${user.email}: your account`}>{user.name}</a>
           <span class="role">{user.role}</span>
           <button type="button" class="link" onClick={() => void logout()}>Sign out</button>
         </div>

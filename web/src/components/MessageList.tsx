@@ -3,6 +3,10 @@ import type { MessageShape, SessionUser } from '../api/types';
 import { userName } from '../directory';
 import { MessageStatus } from './MessageStatus';
 
+// One formatter for every message: `toLocaleTimeString(…, options)` builds a new one per call,
+// which costs seconds over a long conversation.
+const timeOfDay = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+
 /** Who sent a message, as an agent reads it: customer, bot/API, template, an agent, the system. */
 export function senderLabel(m: MessageShape, me: SessionUser): string {
   const template = m.content.type === 'template';
@@ -64,7 +68,7 @@ export function MessageList({ messages, me }: { messages: MessageShape[]; me: Se
         <li key={m._id} class={`msg ${m.direction}`} data-sender={m.sender} data-message-id={m.messageId ?? undefined}>
           <div class="from">
             <span class="sender">{senderLabel(m, me)}</span>
-            <time dateTime={m.sentAt}>{new Date(m.sentAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}</time>
+            <time dateTime={m.sentAt}>{timeOfDay.format(new Date(m.sentAt))}</time>
           </div>
           <Content m={m} />
           <MessageStatus message={m} />

@@ -24,11 +24,12 @@ export function TicketDetail({ ticketId, user }: { ticketId: string; user: Sessi
   }, [ticketId]);
 
   useEffect(() => {
+    if (typeof t?.audienceExternalId === 'string') return setContact({ audienceExternalId: t.audienceExternalId, name: null });
     if (!t?.audienceId) return;
     request<{ contact: { audienceExternalId: string; name: string | null } }>('GET', `/v1/contacts/${encodeURIComponent(t.audienceId)}`)
       .then((r) => setContact(r.contact))
       .catch(() => undefined);
-  }, [t?.audienceId]);
+  }, [t?.audienceId, t?.audienceExternalId]);
 
   if (missing) return <section class="panel" role="alert"><h1>No such ticket</h1><p>It does not exist or is not visible to you.</p><a href="/tickets" data-route>All tickets</a></section>;
   if (!t) return <section class="panel">{error ? <p class="error" role="alert">{error}</p> : <p class="muted">Loading…</p>}</section>;

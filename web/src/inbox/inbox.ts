@@ -117,10 +117,12 @@ export class Inbox {
     this.publishWith(queued.total);
   }
 
-  private queueTotal = 0;
+  /** Queued conversations the server has beyond the pages loaded (the header's count includes them). */
+  private unloadedQueued = 0;
 
-  private publishWith(queueTotal: number): void {
-    this.queueTotal = queueTotal;
+  private publishWith(serverQueuedTotal: number): void {
+    const loadedQueued = [...this.known.values()].filter((c) => c.status === 'queued').length;
+    this.unloadedQueued = Math.max(0, serverQueuedTotal - loadedQueued);
     this.publish(true);
   }
 
@@ -128,7 +130,10 @@ export class Inbox {
     const all = [...this.known.values()];
     const queue = all.filter((c) => c.status === 'queued').sort(byQueuedAt);
     const mine = all.filter((c) => c.status === 'assigned' && c.assigneeId === this.user.id).sort(byUpdatedDesc);
-    this.lists.set({ queue, queueTotal: Math.max(this.queueTotal, queue.length), mine, loaded });
+    this.lists.set({ queue, queueTotal: queue.length + this.unloadedQueued, mine, loaded });
+    // A notice is about a conversation waiting: once someone took it (or the bot has it again), it goes.
+    const waiting = this.notices.value.filter((n) => this.known.get(n.conversationId)?.status === 'queued');
+    if (waiting.length !== this.notices.value.length) this.notices.set(waiting);
   }
 
   private onFrame(f: ServerFrame): void {

@@ -2,7 +2,9 @@ import { request } from '../api/client';
 import type { CreditEntry } from '../api/types';
 import { useLoad } from './useLoad';
 
-/** The organization's credit balance and its history. */
+const KIND: Record<CreditEntry['kind'], string> = { top_up: 'top-up', charge: 'template send', refund: 'refund (send failed)', release: 'released (not sent)' };
+
+/** The organization's credit balance and its history, newest first. */
 export function CreditsSettings() {
   const credits = useLoad(() => request<{ balance: number; history: CreditEntry[] }>('GET', '/v1/credits'));
   return (
@@ -20,19 +22,18 @@ export function CreditsSettings() {
             <div class="table-wrap">
               <table>
                 <thead>
-                  <tr><th scope="col">When</th><th scope="col">Change</th><th scope="col">What</th></tr>
+                  <tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Change</th><th scope="col">Balance after</th><th scope="col">Reference</th></tr>
                 </thead>
                 <tbody>
-                  {credits.data.history.map((h, i) => {
-                    const at = h.createdAt ?? h.at;
-                    return (
-                      <tr key={h.id ?? i}>
-                        <td>{at ? new Date(at).toLocaleString() : ''}</td>
-                        <td class={h.amount < 0 ? 'neg' : 'pos'}>{h.amount > 0 ? `+${h.amount}` : h.amount}</td>
-                        <td>{String(h.reason ?? h.kind ?? '')}</td>
-                      </tr>
-                    );
-                  })}
+                  {credits.data.history.map((h, i) => (
+                    <tr key={i}>
+                      <td>{new Date(h.at).toLocaleString()}</td>
+                      <td>{KIND[h.kind]}</td>
+                      <td class={h.amount < 0 ? 'neg' : 'pos'}>{h.amount > 0 ? `+${h.amount}` : h.amount}</td>
+                      <td>{h.balance}</td>
+                      <td class="small mono">{h.reference ?? ''}</td>
+                    </tr>
+                  ))}
                 </tbody>
               </table>
             </div>
