@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import type { OrganizationRepo } from '../store/types.js';
 import type { Channel, ChannelRepo, WhatsAppChannel } from '../store/channel-types.js';
 import type { TemplateRecord, TemplateRepo } from '../store/template-types.js';
-import type { CreditRepo } from '../store/credit-types.js';
+import type { CreditEntry, CreditRepo } from '../store/credit-types.js';
 import {
   graphTemplateComponentSchema,
   TEMPLATE_CATEGORIES,
@@ -307,6 +307,12 @@ export class ChannelService {
   async credits(orgId: string): Promise<{ organizationId: string; balance: number; prices: Record<string, number> }> {
     await this.org(orgId);
     return { organizationId: orgId, balance: await this.d.credits.balance(orgId), prices: this.d.prices };
+  }
+
+  /** The latest balance changes (top-ups, charges, refunds, releases), newest first. */
+  async creditHistory(orgId: string, limit = 100): Promise<CreditEntry[]> {
+    await this.org(orgId);
+    return this.d.credits.history(orgId, limit);
   }
 
   async topUp(orgId: string, amount: number, operationId?: string): Promise<{ organizationId: string; balance: number; applied: boolean }> {

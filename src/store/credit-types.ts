@@ -19,8 +19,26 @@
  *   whatever mix, they are called (retries, redelivered webhooks, a stale owner).
  * - `topUp` with an operation id counts once.
  */
+/** One change of a balance, as the ledger keeps it. */
+export interface CreditEntry {
+  at: string;
+  /** `top_up` adds; `charge` reserves a send's price; `refund` and `release` give a charge back. */
+  kind: 'top_up' | 'charge' | 'refund' | 'release';
+  /** Signed: negative for a charge. */
+  amount: number;
+  /** The balance right after this change. */
+  balance: number;
+  /** The top-up's operation id or the send's reservation id, when there is one. */
+  reference: string | null;
+}
+
+/** Changes the ledger keeps per organization (oldest dropped first). */
+export const CREDIT_LEDGER_SIZE = 1000;
+
 export interface CreditRepo {
   balance(organizationId: string): Promise<number>;
+  /** The latest balance changes, newest first (at most `CREDIT_LEDGER_SIZE` kept); each written atomically with its change. */
+  history(organizationId: string, limit: number): Promise<CreditEntry[]>;
   topUp(organizationId: string, amount: number, operationId?: string): Promise<{ balance: number; applied: boolean }>;
   reserve(organizationId: string, reservationId: string, amount: number): Promise<{ ok: boolean; balance: number }>;
   refund(organizationId: string, reservationId: string): Promise<{ refunded: boolean; balance: number }>;

@@ -186,6 +186,30 @@ export function runMessagingStoreContract(name: string, create: () => Promise<Me
         expect((await s.credits.release('orgB', 'r2')).released).toBe(false);
       });
 
+      it('keeps a ledger of every change, newest first, with the balance after each and nothing of other organizations', async () => {
+        await s.credits.topUp('orgA', 10, 'op1');
+        await s.credits.topUp('orgA', 10, 'op1');
+        await s.credits.reserve('orgA', 'r1', 4);
+        await s.credits.reserve('orgA', 'r1', 4);
+        await s.credits.refund('orgA', 'r1');
+        await s.credits.reserve('orgA', 'r2', 3);
+        await s.credits.release('orgA', 'r2');
+        await s.credits.reserve('orgA', 'r3', 50);
+        await s.credits.topUp('orgB', 1);
+        const h = await s.credits.history('orgA', 100);
+        expect(h.map(({ kind, amount, balance, reference }) => ({ kind, amount, balance, reference }))).toEqual([
+          { kind: 'release', amount: 3, balance: 10, reference: 'r2' },
+          { kind: 'charge', amount: -3, balance: 7, reference: 'r2' },
+          { kind: 'refund', amount: 4, balance: 10, reference: 'r1' },
+          { kind: 'charge', amount: -4, balance: 6, reference: 'r1' },
+          { kind: 'top_up', amount: 10, balance: 10, reference: 'op1' },
+        ]);
+        for (const e of h) expect(Date.parse(e.at)).not.toBeNaN();
+        expect(await s.credits.history('orgA', 2)).toEqual(h.slice(0, 2));
+        expect((await s.credits.history('orgB', 10)).map((e) => e.reference)).toEqual([null]);
+        expect(await s.credits.history('orgC', 10)).toEqual([]);
+      });
+
       it('never goes below zero under concurrent reservations', async () => {
         await s.credits.topUp('orgA', 25);
         const results = await Promise.all(Array.from({ length: 100 }, (_, i) => s.credits.reserve('orgA', `c${i}`, 1 + (i % 2))));

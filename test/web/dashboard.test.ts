@@ -35,6 +35,8 @@ describe('the dashboard in Chromium', () => {
   function notLandedYet(w: Watched): void {
     w.allowText(/^WebSocket connection to 'ws:\/\/[^']+\/ws\?token=[^']+' failed: Error during WebSocket handshake: Unexpected response code: 404$/);
     w.allow('/v1/users', 404);
+    // An agent may not list users (settings:manage): the directory expects the refusal.
+    w.allow('/v1/users', 403);
   }
 
   async function signIn(page: Page, email: string): Promise<void> {
@@ -117,6 +119,8 @@ describe('the dashboard in Chromium', () => {
     await signIn(w.page, `admin@${org.id}.test`);
     const second = await watchedPage(context);
     second.allow('/v1/auth/session', 401);
+    // The signed-out tab's inbox socket may try to reconnect before it leaves.
+    second.allow('/v1/inbox/token', 401);
     notLandedYet(second);
     await second.page.goto(`${svc.url}/tickets`);
     await second.page.getByRole('heading', { name: 'Tickets' }).waitFor();

@@ -19,7 +19,7 @@ const channelView = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
 });
-const templateView = z.object({
+export const templateView = z.object({
   name: z.string(),
   language: z.string(),
   category: z.string(),

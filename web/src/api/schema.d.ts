@@ -3594,6 +3594,309 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The API keys of the organization (never their text), with last use */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description keys */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            apiKeys: {
+                                createdAt: string;
+                                id: string;
+                                /** @description to the minute */
+                                lastUsedAt: string | null;
+                                name: string;
+                                /** @description the first characters of the key, to recognise it */
+                                prefix: string;
+                                revokedAt: string | null;
+                                scopes: string[];
+                                /** @description the user the key acts as */
+                                userId: string;
+                            }[];
+                            /** @constant */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope settings:manage */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Issue an API key; `secret` (the key itself) is in this answer only */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        scopes: ("mcp:access" | "tickets:create" | "tickets:read" | "tickets:update" | "message:send" | "conversation:handover:request" | "conversation:handover:open" | "chat:send" | "resource:create" | "webhook:create" | "inbox:read" | "inbox:write" | "contacts:read" | "settings:manage")[];
+                        /** @description the user the key acts as; default: the caller */
+                        userId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description the key and its secret */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            apiKey: {
+                                createdAt: string;
+                                id: string;
+                                /** @description to the minute */
+                                lastUsedAt: string | null;
+                                name: string;
+                                /** @description the first characters of the key, to recognise it */
+                                prefix: string;
+                                revokedAt: string | null;
+                                scopes: string[];
+                                /** @description the user the key acts as */
+                                userId: string;
+                            };
+                            /** @description the key; shown only here */
+                            secret: string;
+                            /** @constant */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description `scope_not_allowed`: a scope the key's user (by role) or the caller may not hand out */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such (active) user in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an API key (at once, on every node) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the revoked key */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            apiKey: {
+                                createdAt: string;
+                                id: string;
+                                /** @description to the minute */
+                                lastUsedAt: string | null;
+                                name: string;
+                                /** @description the first characters of the key, to recognise it */
+                                prefix: string;
+                                revokedAt: string | null;
+                                scopes: string[];
+                                /** @description the user the key acts as */
+                                userId: string;
+                            };
+                            /** @constant */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such key in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/login": {
         parameters: {
             query?: never;
@@ -4171,6 +4474,156 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/channels/{channelId}/templates/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sync a chat channel's templates from the network's template API */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    channelId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the registry after the sync */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            removed: number;
+                            /** @constant */
+                            success: true;
+                            synced: number;
+                            templates: {
+                                category: string;
+                                components: unknown[];
+                                language: string;
+                                name: string;
+                                /** @enum {string} */
+                                source: "network" | "operator";
+                                status: string;
+                                updatedAt: string;
+                                /** @description what a send must fill, per component */
+                                variables: unknown[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such channel in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `not_a_chat_channel`: templates belong to chat-network (WhatsApp) channels */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the network refused the request */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the network is unreachable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -6004,6 +6457,91 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The credit balance, the price of a template send per category, and the latest 100 balance changes */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description balance and history */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            balance: number;
+                            /** @description newest first */
+                            history: {
+                                /** @description signed: negative for a charge */
+                                amount: number;
+                                at: string;
+                                /** @description the balance right after */
+                                balance: number;
+                                /**
+                                 * @description top_up adds; charge takes a template send's price; refund (sent, then failed) and release (not sent) give it back
+                                 * @enum {string}
+                                 */
+                                kind: "top_up" | "charge" | "refund" | "release";
+                                /** @description the top-up's operationId or the send's reservation id */
+                                reference: string | null;
+                            }[];
+                            prices: {
+                                [key: string]: number;
+                            };
+                            /** @constant */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope settings:manage */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -8289,6 +8827,347 @@ export interface paths {
                 };
                 /** @description no such ticket visible to this key */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The dashboard users of the organization */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description users */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success: true;
+                            users: {
+                                /** @description false once deactivated: no sign-in, no sessions, their keys refused */
+                                active: boolean;
+                                createdAt: string;
+                                email: string;
+                                id: string;
+                                name: string;
+                                /** @enum {string} */
+                                role: "admin" | "agent";
+                            }[];
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope settings:manage */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a dashboard user (an admin or an agent) with a first password */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: email */
+                        email: string;
+                        name: string;
+                        /** @description at least 12 characters */
+                        password: string;
+                        /** @enum {string} */
+                        role: "admin" | "agent";
+                    };
+                };
+            };
+            responses: {
+                /** @description the user */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success: true;
+                            user: {
+                                /** @description false once deactivated: no sign-in, no sessions, their keys refused */
+                                active: boolean;
+                                createdAt: string;
+                                email: string;
+                                id: string;
+                                name: string;
+                                /** @enum {string} */
+                                role: "admin" | "agent";
+                            };
+                        };
+                    };
+                };
+                /** @description invalid request: a field, the query or the JSON itself */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `email_taken` in this organization */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Rename a user, change their role, deactivate or reactivate them (deactivating ends their sessions and stops their keys) */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description false deactivates: their sessions end at once, their keys stop working */
+                        active?: boolean;
+                        name?: string;
+                        /** @enum {string} */
+                        role?: "admin" | "agent";
+                    };
+                };
+            };
+            responses: {
+                /** @description the user */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success: true;
+                            user: {
+                                /** @description false once deactivated: no sign-in, no sessions, their keys refused */
+                                active: boolean;
+                                createdAt: string;
+                                email: string;
+                                id: string;
+                                name: string;
+                                /** @enum {string} */
+                                role: "admin" | "agent";
+                            };
+                        };
+                    };
+                };
+                /** @description invalid request: a field, the query or the JSON itself */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such user in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `cannot_change_self`: nobody deactivates or demotes themselves */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
