@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
+import { OPERATOR_TOKEN, startTestService, type TestOrg, type TestService } from '../harness/service.js';
 import { ensureWebBuilt, launchChromium, screenshot, watchedPage, type Watched } from './browser.js';
 
 const PASSWORD = 'correct horse battery';
@@ -31,12 +31,9 @@ describe('the dashboard in Chromium', () => {
     return { context, w };
   }
 
-  /** The live inbox socket and the user list are served by parts of the service still being built. */
+  /** The live inbox socket is served by a part of the service still being built. */
   function notLandedYet(w: Watched): void {
     w.allowText(/^WebSocket connection to 'ws:\/\/[^']+\/ws\?token=[^']+' failed: Error during WebSocket handshake: Unexpected response code: 404$/);
-    w.allow('/v1/users', 404);
-    // An agent may not list users (settings:manage): the directory expects the refusal.
-    w.allow('/v1/users', 403);
   }
 
   async function signIn(page: Page, email: string): Promise<void> {
@@ -135,6 +132,66 @@ describe('the dashboard in Chromium', () => {
     expect(after).toBe(401);
     expect(w.problems).toEqual([]);
     expect(second.problems).toEqual([]);
+  });
+
+  it('an admin signs in, creates an agent and an API key whose secret is shown once; the new agent can sign in and the key works', async () => {
+    const { w } = await open();
+    await signIn(w.page, `admin@${org.id}.test`);
+    await w.page.getByRole('link', { name: 'Settings' }).click();
+    await w.page.getByRole('heading', { name: 'Users' }).waitFor();
+    const newUser = w.page.getByRole('form', { name: 'New user' });
+    await newUser.getByLabel('Name').fill('Nina Agent');
+    await newUser.getByLabel('Email').fill(`nina@${org.id}.test`);
+    await newUser.getByLabel('Role').selectOption('agent');
+    await newUser.getByLabel('First password').fill(PASSWORD);
+    await newUser.getByRole('button', { name: 'Create user' }).click();
+    await w.page.getByTestId('users').locator(`tr[data-user="nina@${org.id}.test"]`).waitFor();
+    await screenshot(w.page, 'settings-users');
+
+    await w.page.getByRole('link', { name: 'API keys' }).click();
+    const newKey = w.page.getByRole('form', { name: 'New API key' });
+    await newKey.getByLabel('Name').fill('CRM sync');
+    await newKey.getByLabel('Acts as').selectOption({ label: 'Nina Agent (agent)' });
+    await newKey.getByRole('checkbox', { name: 'tickets:read' }).check();
+    await newKey.getByRole('button', { name: 'Create key' }).click();
+    const secretBox = w.page.getByTestId('new-secret');
+    const secret = (await secretBox.locator('code').textContent())!.trim();
+    expect(secret).toMatch(/^org_/);
+    await w.page.getByTestId('api-keys').locator('tr[data-key="CRM sync"]').waitFor();
+    await screenshot(w.page, 'settings-api-keys');
+    // Shown once: gone after acknowledging, and nowhere on the page after a reload.
+    await secretBox.getByRole('button', { name: 'I have saved it' }).click();
+    await w.page.reload();
+    await w.page.getByTestId('api-keys').locator('tr[data-key="CRM sync"]').waitFor();
+    expect(await w.page.content()).not.toContain(secret);
+    const listed = await svc.call('GET', '/v1/tickets', { key: secret });
+    expect(listed.status).toBe(200);
+
+    const nina = await open();
+    await signIn(nina.w.page, `nina@${org.id}.test`);
+    expect(nina.w.problems).toEqual([]);
+    expect(w.problems).toEqual([]);
+  });
+
+  it("an admin syncs a sandbox channel's templates, sees each one's status and variables, and the credits with their history", async () => {
+    const ch = await svc.call('POST', `/admin/v1/organizations/${org.id}/channels`, { key: OPERATOR_TOKEN, body: { kind: 'whatsapp_cloud', name: 'Sandbox WhatsApp', network: 'sandbox' } });
+    expect(ch.status).toBe(201);
+    const topUp = await svc.call('POST', `/admin/v1/organizations/${org.id}/credits/top-up`, { key: OPERATOR_TOKEN, body: { amount: 250, operationId: 'dashboard-test' } });
+    expect(topUp.status).toBe(200);
+    const { w } = await open();
+    await signIn(w.page, `admin@${org.id}.test`);
+    await w.page.goto(`${svc.url}/settings/channels`);
+    await w.page.getByRole('button', { name: 'Templates' }).click();
+    await w.page.getByRole('button', { name: 'Sync from the network' }).click();
+    await w.page.getByRole('status').filter({ hasText: /^Synced \d+ templates/ }).waitFor();
+    const rows = w.page.getByTestId('templates').locator('tbody tr');
+    expect(await rows.count()).toBeGreaterThan(0);
+    await w.page.getByTestId('templates').getByText('approved').first().waitFor();
+    await screenshot(w.page, 'settings-channels');
+    await w.page.getByRole('link', { name: 'Credits' }).click();
+    await w.page.getByTestId('balance').filter({ hasText: '250' }).waitFor();
+    await w.page.getByRole('cell', { name: 'top-up' }).first().waitFor();
+    expect(w.problems).toEqual([]);
   });
 
   it('a ticket made with an API key is listed beside one an agent makes in the page', async () => {
