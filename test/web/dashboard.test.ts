@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { OPERATOR_TOKEN, startTestService, type TestOrg, type TestService } from '../harness/service.js';
@@ -12,7 +14,8 @@ describe('the dashboard in Chromium', () => {
   const contexts: BrowserContext[] = [];
   beforeAll(async () => {
     await ensureWebBuilt();
-    [svc, browser] = await Promise.all([startTestService(), launchChromium()]);
+    // Webhooks to this machine's receiver below; a failed delivery is not retried, so it can be resent at once.
+    [svc, browser] = await Promise.all([startTestService({ env: { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_RETRY_WINDOW_MS: '0' } }), launchChromium()]);
     org = await svc.createOrg('Dashboard Org');
   }, 120_000);
   afterAll(async () => {
@@ -192,6 +195,56 @@ describe('the dashboard in Chromium', () => {
     await w.page.getByTestId('balance').filter({ hasText: '250' }).waitFor();
     await w.page.getByRole('cell', { name: 'top-up' }).first().waitFor();
     expect(w.problems).toEqual([]);
+  });
+
+  it('an admin registers a webhook (the challenge), sees a failed delivery attempt with its status code, resends it, and rotates the secret', async () => {
+    let answer = 500;
+    const receiver = createServer((req, res) => {
+      const challenge = new URL(req.url ?? '/', 'http://x').searchParams.get('challenge');
+      if (req.method === 'GET' && challenge) return void res.writeHead(200, { 'content-type': 'text/plain' }).end(challenge);
+      req.resume();
+      req.on('end', () => res.writeHead(answer).end());
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    try {
+      const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+      const { w } = await open();
+      await signIn(w.page, `admin@${org.id}.test`);
+      await w.page.goto(`${svc.url}/settings/webhooks`);
+      const form = w.page.getByRole('form', { name: 'Register a webhook' });
+      await form.getByLabel(/^URL/).fill(hook);
+      await form.getByLabel(/^Events/).fill('ticket.created');
+      await form.getByRole('button', { name: 'Register' }).click();
+      const first = (await w.page.getByTestId('webhook-secret').locator('code').textContent())!.trim();
+      expect(first.length).toBeGreaterThan(16);
+
+      expect((await svc.call('POST', '/v1/tickets', { key: org.adminKey, body: { subject: 'Webhook me', description: 'a ticket.created event' } })).status).toBe(201);
+      await w.page.getByRole('button', { name: 'Deliveries' }).click();
+      const deliveries = w.page.getByTestId('deliveries');
+      const until = async (text: string) => {
+        for (let i = 0; i < 50 && (await deliveries.getByText(text).count()) === 0; i++) {
+          await w.page.getByRole('button', { name: 'Refresh' }).click();
+          await w.page.waitForTimeout(200);
+        }
+        await deliveries.getByText(text).first().waitFor();
+      };
+      await until('failed');
+      await deliveries.getByText(/^500 · \d+ ms/).first().waitFor();
+      answer = 200;
+      await deliveries.getByRole('button', { name: 'Resend' }).click();
+      await until('succeeded');
+      await deliveries.getByText(/^200 · \d+ ms/).first().waitFor();
+      await screenshot(w.page, 'settings-webhooks');
+
+      await w.page.getByRole('button', { name: 'I have saved it' }).click();
+      await w.page.getByRole('button', { name: 'Rotate secret' }).click();
+      const second = (await w.page.getByTestId('webhook-secret').locator('code').textContent())!.trim();
+      expect(second).not.toBe(first);
+      expect(w.problems).toEqual([]);
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((r) => receiver.close(r));
+    }
   });
 
   it('a ticket made with an API key is listed beside one an agent makes in the page', async () => {

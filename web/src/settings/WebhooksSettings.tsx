@@ -92,9 +92,15 @@ function Deliveries({ id }: { id: string }) {
   const resend = (d: Delivery) => void action.run(() => ok(api.POST('/api/v1/webhooks/{id}/deliveries/{deliveryId}/resend', { params: { path: { id, deliveryId: d.id } } }))).then((done) => done && list.reload());
   if (list.error) return <p class="error" role="alert">{list.error}</p>;
   if (!list.data) return <p class="muted">Loading…</p>;
-  if (list.data.deliveries.length === 0) return <p class="empty">No delivery yet.</p>;
+  const refresh = (
+    <button type="button" onClick={list.reload}>
+      Refresh
+    </button>
+  );
+  if (list.data.deliveries.length === 0) return <div class="deliveries"><p class="empty">No delivery yet.</p>{refresh}</div>;
   return (
-    <div class="deliveries">
+    <div class="deliveries" data-testid="deliveries">
+      {refresh}
       {action.error && <p class="error" role="alert">{action.error}</p>}
       <div class="table-wrap">
         <table>
