@@ -22,7 +22,7 @@ const received = new Map<string, number[]>();
 const now = () => performance.timeOrigin + performance.now();
 
 function onText(text: string) {
-  const m = /bench-marker-(\d+)/.exec(text);
+  const m = /bench-marker-([A-Za-z0-9]+)/.exec(text);
   if (m === null) return;
   let list = received.get(m[1]!);
   if (list === undefined) received.set(m[1]!, (list = []));
