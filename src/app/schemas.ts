@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TICKET_PRIORITIES, TICKET_STATUSES, USER_ROLES } from '../domain/types.js';
 import { SCOPES } from '../domain/scopes.js';
+import { CONTACT_ID_MESSAGE, CONTACT_ID_PATTERN } from '../domain/contact-id.js';
 
 /*
  * Request and response schemas shared by the REST API, the MCP gateway and
@@ -14,10 +15,8 @@ export const ticketStatus = z.enum(TICKET_STATUSES).describe('open, in_progress,
 export const ticketPriority = z.enum(TICKET_PRIORITIES).describe('low, medium, high or urgent');
 export const audienceExternalId = z
   .string()
-  .min(1)
-  .max(200)
-  .regex(/^\S+$/, 'must not contain spaces')
-  .describe("the contact's ID on its channel; on the chat network `<phone>:<phone number id>`");
+  .regex(CONTACT_ID_PATTERN, CONTACT_ID_MESSAGE)
+  .describe("the contact's ID: `<phone>:<phone number id>` (international digits without +, then the business number's phone number id)");
 
 function subjectOrTitle<T extends { subject?: string | undefined; title?: string | undefined }>(v: T, ctx: z.RefinementCtx, required: boolean) {
   if (v.subject !== undefined && v.title !== undefined && v.subject !== v.title) {

@@ -101,7 +101,11 @@ export function createHttpApp(opts: HttpAppOptions): Express {
         await opts.authenticateOperator(bearerToken(req));
       }
       const params = route.params ? route.params.safeParse(req.params) : { success: true as const, data: req.params };
-      if (!params.success) throw new AppError(404, 'not_found', 'no such resource');
+      if (!params.success) {
+        // Still a 404 (no resource has such an id), but saying which id is malformed and why.
+        const v = validationError(params.error, 'params');
+        throw new AppError(404, 'not_found', `no such resource: ${v.message}`, v.details);
+      }
       const query = route.query ? route.query.safeParse(req.query ?? {}) : { success: true as const, data: req.query };
       if (!query.success) throw validationError(query.error, 'query');
       let body: unknown = undefined;

@@ -24,8 +24,11 @@ function describeIssues(e: z.ZodError): string {
  * the arguments with its zod schema, run it with the caller's context.
  *
  * Error contract (MCP 2025-11-25 "Error Handling"):
- * - unknown tool, arguments that fail the input schema: a JSON-RPC error
- *   (-32602 Invalid params), thrown as `ProtocolError`;
+ * - unknown tool: a JSON-RPC error (-32602 Invalid params), thrown as
+ *   `ProtocolError`;
+ * - arguments that fail the input schema: an `isError: true` result naming
+ *   each failing field, so the model can correct the call (SEP-1303: input
+ *   validation errors are tool execution errors);
  * - the tool ran and failed (`AppError`: missing scope, not found, outside
  *   the 24-hour window...): an `isError: true` result whose text says what
  *   to do instead;
@@ -57,6 +60,17 @@ export class ToolRegistry {
     deepFreeze(this.listResult);
   }
 
+  /**
+   * The listing a caller sees: only the tools whose scopes its key holds, so
+   * a model is never offered a tool that can only refuse it. A call to a
+   * tool left out is still answered (with the missing scope named).
+   */
+  listFor(scopes: ReadonlySet<string>): ListToolsResult {
+    const allowed = new Set(this.tools.filter((t) => t.scopes.every((s) => scopes.has(s))).map((t) => t.name));
+    if (allowed.size === this.tools.length) return this.listResult;
+    return { tools: this.listResult.tools.filter((t) => allowed.has(t.name)) };
+  }
+
   has(name: string): boolean {
     return this.byName.has(name);
   }
@@ -65,7 +79,7 @@ export class ToolRegistry {
     const tool = this.byName.get(name);
     if (!tool) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${name}. Call tools/list for the tools of this server.`);
     const parsed = tool.input.safeParse(args ?? {});
-    if (!parsed.success) throw new ProtocolError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${describeIssues(parsed.error)}`);
+    if (!parsed.success) return toolError(`Invalid arguments for tool ${name}: ${describeIssues(parsed.error)}. Fix these arguments and call ${name} again.`);
     try {
       // Through the output schema: structuredContent is exactly what outputSchema
       // promises (fields the schema does not name are dropped, never leaked).

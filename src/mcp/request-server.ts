@@ -40,7 +40,7 @@ export function createRequestServer(def: McpServerDef, ctx: Omit<ToolContext, 's
     { name: def.name, title: def.title, version: def.version },
     { capabilities: { tools: { listChanged: false } }, instructions: def.instructions, jsonSchemaValidator: (sharedValidator ??= new AjvJsonSchemaValidator()) },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => def.registry.listResult);
+  server.setRequestHandler(ListToolsRequestSchema, () => def.registry.listFor(ctx.principal.scopes));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
     def.registry.call({ ...ctx, signal: extra.signal }, request.params.name, request.params.arguments),
   );

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MEDIA_TYPES, type GraphMedia, type GraphMessage, type GraphTemplateComponent, type GraphTemplateParameter } from '../network/graph-api.js';
 import type { MessageContent } from './types.js';
+import { CONTACT_ID_MESSAGE, CONTACT_ID_PATTERN } from '../domain/contact-id.js';
 
 /*
  * Request bodies of the send endpoints (spec: Template message, Reply-buttons
@@ -28,9 +29,7 @@ const httpsUrl = z
 const channelId = z.string().trim().min(1).max(128);
 
 /** A chat-network contact: `<phone digits>:<phone number id>` (the `audienceExternalId` of tickets and conversations). */
-export const contactIdSchema = z
-  .string()
-  .regex(/^[1-9][0-9]{6,14}:[0-9]{1,32}$/, 'must be <phone>:<phone number id>, digits only, like 4915112345678:106540352242922');
+export const contactIdSchema = z.string().regex(CONTACT_ID_PATTERN, CONTACT_ID_MESSAGE);
 
 /**
  * Where a send goes: `channelId` and `to`, or the contact's

@@ -129,6 +129,14 @@ export function createEmbeddedStore(db: EmbeddedDb, clock: Clock = systemClock):
       async get(organizationId, audienceExternalId) {
         return db.get<Contact>('contacts', orgKey(organizationId, audienceExternalId)) ?? null;
       },
+      async setNameIfMissing(organizationId, audienceExternalId, name) {
+        const key = orgKey(organizationId, audienceExternalId);
+        const existing = db.get<Contact>('contacts', key);
+        if (!existing || (existing.name !== null && existing.name !== undefined)) return existing ?? null;
+        const named = { ...existing, name };
+        await db.write([{ coll: 'contacts', key, value: named }]);
+        return named;
+      },
       async getById(organizationId, id) {
         const aeid = db.get<string>('contactIds', orgKey(organizationId, id));
         return aeid === undefined ? null : (db.get<Contact>('contacts', orgKey(organizationId, aeid)) ?? null);

@@ -172,6 +172,17 @@ redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 return ARGV[1]
 `);
 
+const nameContactScript = new LuaScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return false end
+local c = cjson.decode(cur)
+if c.name ~= nil and c.name ~= cjson.null then return cur end
+c.name = ARGV[1]
+local out = cjson.encode(c)
+redis.call('SET', KEYS[1], out)
+return out
+`);
+
 const revokeKeyScript = new LuaScript(`
 local hash = redis.call('HGET', KEYS[1], ARGV[1])
 if not hash then return false end
@@ -336,6 +347,10 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
       async get(organizationId, audienceExternalId) {
         const raw = await client.get(k(organizationId)('contact', audienceExternalId));
         return raw === null ? null : (JSON.parse(raw) as Contact);
+      },
+      async setNameIfMissing(organizationId, audienceExternalId, name) {
+        const raw = await nameContactScript.run(client, [k(organizationId)('contact', audienceExternalId)], [name]);
+        return raw === null || raw === undefined ? null : (JSON.parse(String(raw)) as Contact);
       },
       async getById(organizationId, id) {
         const aeid = await client.hGet(k(organizationId)('contact-ids'), id);

@@ -43,6 +43,12 @@ export interface ContactRepo {
   /** Creates the contact unless one with the same audienceExternalId exists; returns the stored one. */
   upsert(contact: Contact): Promise<Contact>;
   get(organizationId: string, audienceExternalId: string): Promise<Contact | null>;
+  /**
+   * Gives a nameless contact the name the customer uses on the network (its
+   * profile name); a name already set (by an operator, or an earlier
+   * message) stays. Returns the stored contact, or null if there is none.
+   */
+  setNameIfMissing(organizationId: string, audienceExternalId: string, name: string): Promise<Contact | null>;
   getById(organizationId: string, id: string): Promise<Contact | null>;
   list(organizationId: string): Promise<Contact[]>;
 }

@@ -42,7 +42,7 @@ function handoverSuite(name: string, start: () => Promise<TestService[]>) {
     }
 
     it('queues the conversation once, hands it back once, and emits an event for each change', async () => {
-      const c = await a.contact('15550000001:pn1');
+      const c = await a.contact('15550000001:1065401');
       expect(await request(a.adminKey, c.audienceExternalId)).toMatchObject({ status: 200, body: { success: true } });
       expect(await request(a.adminKey, c.audienceExternalId)).toMatchObject({ status: 200, body: { success: false } });
       expect(await open(a.adminKey, c.audienceExternalId)).toMatchObject({ status: 200, body: { success: true } });
@@ -57,7 +57,7 @@ function handoverSuite(name: string, start: () => Promise<TestService[]>) {
     });
 
     it('answers 50 simultaneous requests for one contact with exactly one success', async () => {
-      const c = await a.contact('15550000002:pn1');
+      const c = await a.contact('15550000002:1065401');
       const replies = await Promise.all(Array.from({ length: 50 }, () => request(a.adminKey, c.audienceExternalId)));
       expect(replies.every((r) => r.status === 200)).toBe(true);
       expect(replies.filter((r) => r.body.success === true)).toHaveLength(1);
@@ -67,7 +67,7 @@ function handoverSuite(name: string, start: () => Promise<TestService[]>) {
     });
 
     it('gives a retry with the same Idempotency-Key the first answer', async () => {
-      const c = await a.contact('15550000003:pn1');
+      const c = await a.contact('15550000003:1065401');
       const h = { 'idempotency-key': 'retry-1' };
       expect((await request(a.adminKey, c.audienceExternalId, h)).body).toEqual({ success: true });
       expect((await request(a.adminKey, c.audienceExternalId, h)).body).toEqual({ success: true });
@@ -76,7 +76,7 @@ function handoverSuite(name: string, start: () => Promise<TestService[]>) {
     });
 
     it('answers 404 for an unknown contact and 400 for a bad body, in the error shape', async () => {
-      const r = await request(a.adminKey, '19990000000:pn9');
+      const r = await request(a.adminKey, '19990000000:9');
       expect(r.status).toBe(404);
       expect(r.body).toMatchObject({ success: false, error: { code: 'not_found' } });
       const bad = await call('POST', '/v1/handover', { key: a.adminKey, body: { audienceExternalId: 42 } });
@@ -87,7 +87,7 @@ function handoverSuite(name: string, start: () => Promise<TestService[]>) {
     });
 
     it('needs the right scope for each operation', async () => {
-      const c = await a.contact('15550000004:pn1');
+      const c = await a.contact('15550000004:1065401');
       const requestOnly = await a.keyWith(['conversation:handover:request']);
       const openOnly = await a.keyWith(['conversation:handover:open']);
       expect((await request(openOnly, c.audienceExternalId)).body).toMatchObject({ error: { code: 'insufficient_scope' } });
@@ -98,7 +98,7 @@ function handoverSuite(name: string, start: () => Promise<TestService[]>) {
     });
 
     it('never lets one organization see or change another\'s conversations', async () => {
-      const aeid = '15550000005:pn1';
+      const aeid = '15550000005:1065401';
       const cb = await b.contact(aeid);
       // A has no such contact: 404, and B's conversation is untouched.
       expect((await request(a.adminKey, aeid)).status).toBe(404);

@@ -45,7 +45,7 @@ describe('/metrics and /readyz of a node', () => {
   it('exposes actor count, mailbox depth, partitions owned and command latency', async () => {
     svc = await startTestService({ env: { ACTOR_PARTITIONS: '8' } });
     const org = await svc.createOrg('M');
-    const c = await org.contact('15550009999:pn1');
+    const c = await org.contact('15550009999:1065401');
     expect((await svc.call('POST', '/v1/handover', { key: org.adminKey, body: { audienceExternalId: c.audienceExternalId } })).body).toEqual({ success: true });
     const res = await fetch(`${svc.url}/metrics`);
     expect(res.headers.get('content-type')).toContain('text/plain');

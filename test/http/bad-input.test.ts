@@ -22,7 +22,7 @@ describe('bad input', () => {
     { name: 'create organization', method: 'POST', path: '/admin/v1/organizations', key: OPERATOR_TOKEN, good: { name: 'x' } },
     { name: 'create user', method: 'POST', path: `/admin/v1/organizations/${org.id}/users`, key: OPERATOR_TOKEN, good: { email: 'u@x.io', name: 'u', role: 'agent', password: '0123456789ab' } },
     { name: 'create key', method: 'POST', path: `/admin/v1/organizations/${org.id}/api-keys`, key: OPERATOR_TOKEN, good: { userId: org.adminId, scopes: ['tickets:read'] } },
-    { name: 'create contact', method: 'POST', path: `/admin/v1/organizations/${org.id}/contacts`, key: OPERATOR_TOKEN, good: { audienceExternalId: '1:2' } },
+    { name: 'create contact', method: 'POST', path: `/admin/v1/organizations/${org.id}/contacts`, key: OPERATOR_TOKEN, good: { audienceExternalId: '4915100000001:2' } },
   ];
 
   const badBodies: [string, string, number][] = [

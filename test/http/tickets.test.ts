@@ -37,7 +37,7 @@ function ticketSuite(name: string, env: () => Record<string, string>) {
       const r = await svc.call('POST', '/v1/tickets', { key: a.adminKey, body: { subject: 'S', description: 'd', audienceExternalId: c.audienceExternalId } });
       expect(r.status).toBe(201);
       expect(r.body.audienceId).toBe(c.id);
-      const unknown = await svc.call('POST', '/v1/tickets', { key: a.adminKey, body: { subject: 'S', description: 'd', audienceExternalId: '1:2' } });
+      const unknown = await svc.call('POST', '/v1/tickets', { key: a.adminKey, body: { subject: 'S', description: 'd', audienceExternalId: '4915100000001:2' } });
       expect(unknown.status).toBe(400);
       expect(unknown.body.error.code).toBe('unknown_contact');
       const bc = await b.contact('4900000000001:9');
@@ -71,7 +71,7 @@ function ticketSuite(name: string, env: () => Record<string, string>) {
       expect(byContact.body.tickets.map((t: any) => t.title)).toEqual(['t1', 't0']);
       const both = await svc2.call('GET', `/v1/tickets?audienceExternalId=${encodeURIComponent(c.audienceExternalId)}&status=in_progress`, { key: org.adminKey });
       expect(both.body.tickets.map((t: any) => t.title)).toEqual(['t1']);
-      const none = await svc2.call('GET', '/v1/tickets?audienceExternalId=999:1', { key: org.adminKey });
+      const none = await svc2.call('GET', '/v1/tickets?audienceExternalId=4915999999999:1', { key: org.adminKey });
       expect(none.body).toEqual({ tickets: [], total: 0, page: 1, totalPages: 0 });
       expect((await svc2.call('GET', '/v1/tickets', { key: org.adminKey })).body.tickets).toHaveLength(5);
     });

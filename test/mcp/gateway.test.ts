@@ -38,6 +38,20 @@ describe('MCP gateway: platform server over Streamable HTTP', () => {
     expect(inB.organizationId).toBe(b.id);
   });
 
+  it('tools/list shows a key only the tools its scopes allow', async () => {
+    const readOnly = await mcpClient(url, await a.keyWith(['mcp:access', 'tickets:read']));
+    try {
+      const names = (await readOnly.listTools()).tools.map((t) => t.name).sort();
+      expect(names).toEqual(['get_ticket', 'list_tickets']);
+      // A tool left out still answers, naming the scope it needs.
+      expect(errorText(await call(readOnly, 'create_ticket', { subject: 's', description: 'd' }))).toContain('tickets:create');
+    } finally {
+      await readOnly.close();
+    }
+    const all = (await clientA.listTools()).tools.map((t) => t.name);
+    for (const n of TICKET_TOOLS) expect(all).toContain(n);
+  });
+
   it('initializes with server info and tool capability, and answers ping', async () => {
     expect(clientA.getServerVersion()).toMatchObject({ name: 'switchboard-platform' });
     expect(clientA.getServerCapabilities()?.tools).toBeDefined();

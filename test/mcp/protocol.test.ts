@@ -93,7 +93,7 @@ describe('MCP gateway: HTTP edge, auth and bad input', () => {
       expect((await rawPost(url, rpc('resources/list'), auth)).json.error.code).toBe(-32601);
     });
 
-    it('unknown tool and arguments of the wrong type: JSON-RPC -32602 with a readable message', async () => {
+    it('unknown tool: JSON-RPC -32602; arguments that fail the input schema: an isError result naming the field (SEP-1303)', async () => {
       const unknown = await rawPost(url, rpc('tools/call', { name: 'delete_everything', arguments: {} }), auth);
       expect(unknown.json.error).toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: delete_everything') });
       const cases = [
@@ -105,19 +105,21 @@ describe('MCP gateway: HTTP edge, auth and bad input', () => {
         { name: 'create_ticket', arguments: { subject: 'S', description: 'd', priority: 'whenever' } },
         { name: 'create_ticket', arguments: { subject: 'S', description: 'd', organizationId: 'other' } },
         { name: 'update_ticket', arguments: { ticketId: 'T-1-1' } },
-        { name: 'get_ticket', arguments: 'not an object' },
-        { name: 42 },
       ];
-      // The methods the SDK answers itself get the same code for bad params.
+      // Requests that are not a tools/call at all stay protocol errors.
       expect((await rawPost(url, rpc('initialize', { protocolVersion: 5 }), auth)).json.error.code).toBe(-32602);
       expect((await rawPost(url, rpc('tools/list', { cursor: 5 }), auth)).json.error.code).toBe(-32602);
+      expect((await rawPost(url, rpc('tools/call', { name: 'get_ticket', arguments: 'not an object' }), auth)).json.error.code).toBe(-32602);
+      expect((await rawPost(url, rpc('tools/call', { name: 42 }), auth)).json.error.code).toBe(-32602);
       for (const params of cases) {
         const r = await rawPost(url, rpc('tools/call', params), auth);
         expect(r.status, JSON.stringify(params)).toBe(200);
-        expect(r.json.error?.code, JSON.stringify(params)).toBe(-32602);
+        expect(r.json.error, JSON.stringify(params)).toBeUndefined();
+        expect(r.json.result.isError, JSON.stringify(params)).toBe(true);
+        expect(r.json.result.content[0].text, JSON.stringify(params)).toMatch(/^Invalid arguments for tool /);
       }
       const r = await rawPost(url, rpc('tools/call', { name: 'list_tickets', arguments: { limit: 'twenty' } }), auth);
-      expect(r.json.error.message).toContain('limit');
+      expect(r.json.result.content[0].text).toContain('limit');
     });
 
     it('requests without an Accept header (or without text/event-stream in it): 406', async () => {
@@ -141,7 +143,7 @@ describe('MCP gateway: HTTP edge, auth and bad input', () => {
       expect(r.json.jsonrpc).toBe('2.0');
       // A description over the tool's own limit, within the body limit, is an invalid argument.
       const big = await rawPost(url, rpc('tools/call', { name: 'create_ticket', arguments: { subject: 'S', description: 'x'.repeat(30_000) } }), auth);
-      expect(big.json.error.code).toBe(-32602);
+      expect(big.json.result.isError).toBe(true);
     });
 
     it('a huge chunked payload (no Content-Length) is cut off at the limit: 413', async () => {

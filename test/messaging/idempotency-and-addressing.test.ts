@@ -61,6 +61,15 @@ describe('idempotency keys and addressing a contact by audienceExternalId', () =
     expect((await post('/v1/tickets', a.adminKey, body, { 'idempotency-key': 'bad key with spaces' })).status).toBe(400);
   });
 
+  it("stores the customer's profile name on a contact the business created first, and shows it", async () => {
+    const phone = '4915155555555';
+    expect((await post('/v2/wa/template', a.adminKey, orderUpdate(a.channelId, phone))).status).toBe(201);
+    const contacts = async () => (await op(svc, 'GET', `/admin/v1/organizations/${a.id}/contacts`)).body.contacts as { audienceExternalId: string; name: string | null }[];
+    expect((await contacts()).find((c) => c.audienceExternalId === `${phone}:${a.phoneNumberId}`)?.name).toBeNull();
+    await post(`/v1/sandbox/channels/${a.channelId}/customers/${phone}/messages`, a.adminKey, { text: 'thanks', profileName: 'Ann' });
+    expect((await contacts()).find((c) => c.audienceExternalId === `${phone}:${a.phoneNumberId}`)?.name).toBe('Ann');
+  });
+
   it('tickets carry the contact\'s audienceExternalId, and sends take it instead of channelId + to', async () => {
     const aeid = `4915144444444:${a.phoneNumberId}`;
     await post(`/v1/sandbox/channels/${a.channelId}/customers/4915144444444/messages`, a.adminKey, { text: 'my parcel is late' });

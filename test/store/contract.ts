@@ -204,6 +204,16 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
       expect(second.outcome === 'created' && first.outcome === 'created' && second.ticket.ticketId !== first.ticket.ticketId).toBe(true);
     });
 
+    it('names a nameless contact once; a name already set stays', async () => {
+      const org = randomUUID();
+      await store.contacts.upsert({ id: 'c1', organizationId: org, audienceExternalId: '4915100000001:1', name: null, createdAt: now() });
+      expect((await store.contacts.setNameIfMissing(org, '4915100000001:1', 'Ann'))?.name).toBe('Ann');
+      expect((await store.contacts.setNameIfMissing(org, '4915100000001:1', 'Annie'))?.name).toBe('Ann');
+      expect((await store.contacts.get(org, '4915100000001:1'))?.name).toBe('Ann');
+      expect(await store.contacts.setNameIfMissing(org, '4915100000009:1', 'Nobody')).toBeNull();
+      expect(await store.contacts.get(org, '4915100000009:1')).toBeNull();
+    });
+
     it('sets meta values only once', async () => {
       expect(await store.meta.get('x')).toBeNull();
       expect(await store.meta.setIfAbsent('x', '1')).toBe(true);

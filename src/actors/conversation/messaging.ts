@@ -106,7 +106,15 @@ function event<T>(type: string, id: string, s: ConversationState, now: Date, dat
 }
 
 async function ensureContact(deps: MessagingHandlerDeps, s: ConversationState, ctx: HandlerContext, name: string | null): Promise<string> {
-  if (s.contactId !== null) return s.contactId;
+  if (s.contactId !== null) {
+    // A contact made by a send or by an operator learns the name the customer goes by.
+    if (name !== null) await deps.contacts.setNameIfMissing(s.organizationId, s.audienceExternalId, name);
+    return s.contactId;
+  }
+  if (name !== null) {
+    const existing = await deps.contacts.get(s.organizationId, s.audienceExternalId);
+    if (existing !== null) return (await deps.contacts.setNameIfMissing(s.organizationId, s.audienceExternalId, name))?.id ?? existing.id;
+  }
   const c = await deps.contacts.upsert({ id: ctx.newId(), organizationId: s.organizationId, audienceExternalId: s.audienceExternalId, name, createdAt: ctx.now.toISOString() });
   return c.id;
 }

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { HandoverService } from '../../actors/index.js';
-import { errorSchema } from '../../app/schemas.js';
+import { audienceExternalId, errorSchema } from '../../app/schemas.js';
 import { badRequest } from '../../errors.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
 
 const handoverBody = z.object({
-  audienceExternalId: z.string().trim().min(1).max(256).describe('the contact, `<phone>:<phoneNumberId>` on the chat network'),
+  audienceExternalId: audienceExternalId.describe('the contact, `<phone>:<phoneNumberId>`'),
 });
 
 const handoverResult = z.object({ success: z.boolean() });
