@@ -1290,7 +1290,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description the contact's ID on its channel; on the chat network `<phone>:<phone number id>` */
+                        /** @description the contact's ID: `<phone>:<phone number id>` (international digits without +, then the business number's phone number id) */
                         audienceExternalId: string;
                         name?: string;
                     };
@@ -6568,7 +6568,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description the contact, `<phone>:<phoneNumberId>` on the chat network */
+                        /** @description the contact, `<phone>:<phoneNumberId>` */
                         audienceExternalId: string;
                     };
                 };
@@ -6705,7 +6705,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description the contact, `<phone>:<phoneNumberId>` on the chat network */
+                        /** @description the contact, `<phone>:<phoneNumberId>` */
                         audienceExternalId: string;
                     };
                 };
@@ -8381,7 +8381,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description the contact's ID on its channel; on the chat network `<phone>:<phone number id>` */
+                    /** @description the contact's ID: `<phone>:<phone number id>` (international digits without +, then the business number's phone number id) */
                     audienceExternalId?: string;
                     /** @description 1 to 100, default 20 */
                     limit?: number;
