@@ -32,7 +32,7 @@ describe('handover under backpressure', () => {
   beforeAll(async () => {
     const db = await EmbeddedDb.open(null);
     const store = createEmbeddedStore(db);
-    await store.contacts.upsert({ id: 'c1', organizationId: 'org_bp', audienceExternalId: '1555:pn', name: null, createdAt: new Date().toISOString() });
+    await store.contacts.upsert({ id: 'c1', organizationId: 'org_bp', audienceExternalId: '15550001555:1', name: null, createdAt: new Date().toISOString() });
     const actorStore = new EmbeddedActorStore(await EmbeddedDb.open(null));
     system = createEmbeddedActorSystem(testSettings({ mailboxSize: 1 }), { store: actorStore });
     system.register(CONVERSATION_ACTOR, durableActor(conversationActorSpec(10), { store: actorStore, events }));
@@ -55,7 +55,7 @@ describe('handover under backpressure', () => {
   });
 
   const post = () =>
-    fetch(`${url}/v1/handover`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer x' }, body: JSON.stringify({ audienceExternalId: '1555:pn' }) });
+    fetch(`${url}/v1/handover`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer x' }, body: JSON.stringify({ audienceExternalId: '15550001555:1' }) });
 
   it('refuses a command beyond the contact\'s mailbox with 503, Retry-After and the error shape; the accepted one completes', async () => {
     const first = post();
