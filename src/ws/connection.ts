@@ -129,9 +129,9 @@ export class InboxConnection implements FanoutSubscriber {
     this.deliverNow(e);
   }
 
-  /** Presence and typing from the other agents (a user's own typing is not echoed). */
+  /** Presence and typing of the other agents (a user's own are not echoed). */
   ephemeral(frame: EphemeralFrame): void {
-    if (frame.type === 'typing' && frame.userId === this.principal.userId) return;
+    if (frame.userId === this.principal.userId) return;
     this.send(JSON.stringify(frame));
   }
 

@@ -125,10 +125,12 @@ export class InboxServer {
     });
     this.connections.add(conn);
     this.fanout.add(conn);
-    this.presence.connected(org, principal.userId);
     const position = this.fanout.position;
     const welcome = { type: 'welcome', organizationId: org, user: { id: principal.userId, role: principal.role }, seq: position, heartbeatSeconds: Math.round(this.o.heartbeatMs / 1000) };
-    void conn.start(welcome, since, position).then(() => {
+    // `start` sends the welcome before it awaits anything: it is the first frame, before any presence.
+    const started = conn.start(welcome, since, position);
+    this.presence.connected(org, principal.userId);
+    void started.then(() => {
       for (const p of this.presence.snapshot(org)) if (p.userId !== principal.userId) conn.ephemeral({ type: 'presence', userId: p.userId, status: p.status });
     });
   }

@@ -72,6 +72,7 @@ function inboxSuite(name: string, start: () => Promise<TestService[]>) {
 
     it('two agents race to take one conversation, 100 times: exactly one wins each time, the other gets already_taken and sees the taken event', async () => {
       const annWs = await connect(nodes[0]!, ann.key);
+    expect(annWs.frames[0]!.type).toBe('welcome');
       const bobWs = await connect(last(), bob.key);
       const convs: { phone: string; aeid: string }[] = [];
       for (let i = 0; i < 100; i++) convs.push(await queued(a, nodes[i % nodes.length]!));
