@@ -64,8 +64,6 @@ export interface Watched {
   problems: string[];
   /** Accepts a browser "Failed to load resource" line for these statuses at URLs containing `path`. */
   allow(path: string, ...statuses: number[]): void;
-  /** Accepts console errors whose text matches. */
-  allowText(re: RegExp): void;
 }
 
 /** A page whose uncaught errors and console errors are collected, to assert none happened. */
@@ -73,17 +71,15 @@ export async function watchedPage(context: BrowserContext): Promise<Watched> {
   const page = await context.newPage();
   const problems: string[] = [];
   const allowed: { path: string; statuses: number[] }[] = [];
-  const allowedTexts: RegExp[] = [];
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('console', (m) => {
     if (m.type() !== 'error') return;
     const url = m.location().url ?? '';
     const status = /status of (\d{3})/.exec(m.text())?.[1];
     if (status !== undefined && allowed.some((a) => url.includes(a.path) && a.statuses.includes(Number(status)))) return;
-    if (allowedTexts.some((re) => re.test(m.text()))) return;
     problems.push(`console: ${m.text()} (${url})`);
   });
-  return { page, problems, allow: (path, ...statuses) => allowed.push({ path, statuses }), allowText: (re) => allowedTexts.push(re) };
+  return { page, problems, allow: (path, ...statuses) => allowed.push({ path, statuses }) };
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {

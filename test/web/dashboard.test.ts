@@ -30,13 +30,7 @@ describe('the dashboard in Chromium', () => {
     const w = await watchedPage(context);
     // The session check of a visitor who is not signed in is a 401 by contract.
     w.allow('/v1/auth/session', 401);
-    notLandedYet(w);
     return { context, w };
-  }
-
-  /** The live inbox socket is served by a part of the service still being built. */
-  function notLandedYet(w: Watched): void {
-    w.allowText(/^WebSocket connection to 'ws:\/\/[^']+\/ws\?token=[^']+' failed: Error during WebSocket handshake: Unexpected response code: 404$/);
   }
 
   async function signIn(page: Page, email: string): Promise<void> {
@@ -121,7 +115,6 @@ describe('the dashboard in Chromium', () => {
     second.allow('/v1/auth/session', 401);
     // The signed-out tab's inbox socket may try to reconnect before it leaves.
     second.allow('/v1/inbox/token', 401);
-    notLandedYet(second);
     await second.page.goto(`${svc.url}/tickets`);
     await second.page.getByRole('heading', { name: 'Tickets' }).waitFor();
     await w.page.getByRole('button', { name: 'Sign out' }).click();

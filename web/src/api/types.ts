@@ -1,3 +1,5 @@
+import type { paths } from './schema';
+
 /*
  * Shapes the dashboard uses that are not (yet) in the generated ./schema.d.ts.
  * Each is written from the server's contract; when its routes are in
@@ -43,73 +45,23 @@ export interface CreditEntry {
   reference: string | null;
 }
 
-export type ConversationStatus = 'bot' | 'queued' | 'assigned';
+type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+type Ok<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: { 200: infer R } } ? Json<R> : never;
+type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: infer R } ? Json<NonNullable<R>> : never;
 
-/** The conversation summary of docs/inbox.md. */
-export interface ConversationSummary {
-  id: string;
-  audienceExternalId: string;
-  contactId: string | null;
-  contactName: string | null;
-  phone: string;
-  channelId: string;
-  status: ConversationStatus;
-  assigneeId: string | null;
-  queuedAt: string | null;
-  assignedAt: string | null;
-  sessionId: string | null;
-  sessionStatus: 'open' | 'resolved' | null;
-  window: { open: boolean; closesAt: string | null };
-  lastInboundAt: string | null;
-  updatedAt: string;
-}
-
-export type SessionMessage = MessageShape;
-
+/** A conversation with its last 50 messages, as `GET /v1/conversations/{id}` answers. */
+export type ConversationDetail = Ok<'/v1/conversations/{id}', 'get'>['conversation'];
+export type ConversationSummary = Omit<ConversationDetail, 'messages'>;
+export type ConversationStatus = ConversationSummary['status'];
+export type ConversationPage = Ok<'/v1/conversations', 'get'>;
 /** A session message, as `GET /v1/sessions/{id}/messages` returns it. */
-export interface MessageShape {
-  _id: string;
-  sessionId: string;
-  sender: 'contact' | 'bot' | 'agent' | 'system';
-  direction: 'inbound' | 'outbound';
-  content: {
-    type: string;
-    text?: string;
-    mediaUrl?: string;
-    caption?: string;
-    filename?: string;
-    buttons?: { id: string; title: string }[];
-    template?: { name: string; language: string };
-    [k: string]: unknown;
-  };
-  sentAt: string;
-  messageId: string | null;
-  status?: 'accepted' | 'sent' | 'delivered' | 'read' | 'failed';
-  statusUpdatedAt?: string;
-  errors?: { code: number; title: string; message: string }[];
-  agentId?: string;
-  channelId: string;
-  audienceExternalId: string;
-}
-
-export interface ConversationDetail extends ConversationSummary {
-  messages: MessageShape[];
-}
-
-export interface ConversationPage {
-  success: true;
-  conversations: ConversationSummary[];
-  page: number;
-  limit: number;
-  total: number;
-}
-
+export type MessageShape = Ok<'/v1/sessions/{sessionId}/messages', 'get'>[number] & { agentId?: string; errors?: { code: number; title: string; message: string }[] };
+export type SessionMessage = MessageShape;
 /** A reply an agent sends inside the 24-hour window. */
+export type ReplyMessage = Body<'/v1/conversations/{id}/reply', 'post'>;
 export type MediaKind = 'image' | 'video' | 'audio' | 'document';
-export type ReplyMessage =
-  | { type: 'text'; text: string }
-  | { type: 'buttons'; interactive: { body: { text: string }; buttons: { id: string; title: string }[] } }
-  | { type: 'media'; media: { type: MediaKind } & Partial<Record<MediaKind, { link: string; caption?: string }>> };
+/** An approved template to send, with its variables. */
+export type TemplateSend = Body<'/v1/conversations/{id}/send-template', 'post'>['template'];
 
 export type TemplateParameter =
   | { type: 'text'; text: string }
@@ -122,11 +74,6 @@ export type TemplateComponent =
   | { type: 'header' | 'body'; parameters: TemplateParameter[] }
   | { type: 'button'; sub_type: 'quick_reply' | 'url' | 'copy_code' | 'flow'; index: number; parameters: TemplateParameter[] };
 
-export interface TemplateSend {
-  name: string;
-  language: { code: string; policy: 'deterministic' };
-  components?: TemplateComponent[];
-}
 
 /** One slot of a template that a send fills (`variables` of the template listing). */
 export interface TemplateSlot {

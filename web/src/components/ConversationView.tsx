@@ -155,7 +155,7 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
         </header>
         {error && <p class="error" role="alert">{error}</p>}
         <MessageList messages={messages} me={user} />
-        {mineOrAdmin ? (
+        {mineOrAdmin && conv.channelId !== null ? (
           <Composer
             windowIsOpen={open}
             channelId={conv.channelId}
@@ -170,10 +170,12 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
             }}
           />
         ) : (
-          <p class="muted composer-off">{conv.status === 'assigned' ? 'Another agent has this conversation.' : 'Take the conversation to reply.'}</p>
+          <p class="muted composer-off">
+            {conv.channelId === null ? 'The channel of this conversation no longer exists: nothing can be sent.' : conv.status === 'assigned' && !mineOrAdmin ? 'Another agent has this conversation.' : 'Take the conversation to reply.'}
+          </p>
         )}
       </section>
-      {channel?.network === 'sandbox' && <CustomerPanel channelId={conv.channelId} phone={conv.phone} />}
+      {channel?.network === 'sandbox' && <CustomerPanel channelId={channel.id} phone={conv.phone} />}
     </div>
   );
 }

@@ -22,8 +22,19 @@ export function senderLabel(m: MessageShape, me: SessionUser): string {
   }
 }
 
+/** The parts of a message's content the view shows (the API keeps the rest of each type's fields loose). */
+interface ShownContent {
+  type: string;
+  text?: string;
+  mediaUrl?: string;
+  caption?: string;
+  filename?: string;
+  template?: { name: string };
+  buttons?: { id: string; title: string }[];
+}
+
 function Content({ m }: { m: MessageShape }) {
-  const c = m.content;
+  const c = m.content as ShownContent;
   const media = ['image', 'video', 'audio', 'document', 'sticker'].includes(c.type);
   return (
     <div class="content">

@@ -1,75 +1,30 @@
 /*
- * The inbox protocol's frames (docs/inbox.md). Written from the document;
- * the server's zod schemas (src/ws/protocol.ts) are the source this module
- * switches to importing from once they exist.
+ * The inbox protocol's frames, typed from the server's own zod schemas
+ * (src/ws/protocol.ts, which also validates the frames and generates
+ * /asyncapi.json): a type-only import, so nothing of the server is bundled and
+ * the dashboard cannot drift from the protocol.
  */
-import type { ReplyMessage, TemplateSend } from '../api/types';
+import type { z } from 'zod';
+import type { clientCommandSchema, serverFrameSchemas } from '../../../src/ws/protocol';
 
-export interface WelcomeFrame {
-  type: 'welcome';
-  organizationId: string;
-  user: { id: string; role: string };
-  seq: number;
-  heartbeatSeconds: number;
-}
+type Frame<K extends keyof typeof serverFrameSchemas> = z.infer<(typeof serverFrameSchemas)[K]>;
 
-export const CONVERSATION_EVENTS = ['handover.requested', 'conversation.assigned', 'handover.opened', 'conversation.resolved', 'inbound_message', 'message.sent', 'message_status'] as const;
-export const TICKET_EVENTS = ['ticket.created', 'ticket.updated'] as const;
-export type EventType = (typeof CONVERSATION_EVENTS)[number] | (typeof TICKET_EVENTS)[number];
-
-export interface EventFrame {
-  type: EventType;
-  id: string;
-  createdAt: string;
-  organizationId: string;
-  data: Record<string, unknown>;
-  seq: number;
-}
-
-export interface ResyncRequiredFrame {
-  type: 'resync_required';
-  oldestSeq: number;
-  seq: number;
-}
-export interface ReplayDoneFrame {
-  type: 'replay_done';
-  seq: number;
-}
-export interface PresenceFrame {
-  type: 'presence';
-  userId: string;
-  status: 'online' | 'away' | 'offline';
-}
-export interface TypingFrame {
-  type: 'typing';
-  userId: string;
-  conversationId: string;
-}
-export interface AckFrame {
-  type: 'ack';
-  commandId: string;
-  result: unknown;
-}
-export interface ErrorFrame {
-  type: 'error';
-  commandId?: string;
-  error: { code: string; message: string; details?: unknown };
-}
-
+export type WelcomeFrame = Frame<'welcome'>;
+export type EventFrame = Omit<Frame<'event'>, 'data'> & { data: Record<string, unknown> };
+export type ResyncRequiredFrame = Frame<'resync_required'>;
+export type ReplayDoneFrame = Frame<'replay_done'>;
+export type PresenceFrame = Frame<'presence'>;
+export type TypingFrame = Frame<'typing'>;
+export type AckFrame = Frame<'ack'>;
+export type ErrorFrame = Frame<'error'>;
 export type ServerFrame = WelcomeFrame | EventFrame | ResyncRequiredFrame | ReplayDoneFrame | PresenceFrame | TypingFrame | AckFrame | ErrorFrame;
+export type ClientCommand = z.infer<typeof clientCommandSchema>;
 
-export type ClientCommand =
-  | { type: 'take'; id: string; conversationId: string }
-  | { type: 'reply'; id: string; conversationId: string; message: ReplyMessage }
-  | { type: 'send_template'; id: string; conversationId: string; template: TemplateSend }
-  | { type: 'hand_back'; id: string; conversationId: string }
-  | { type: 'resolve'; id: string; conversationId: string }
-  | { type: 'transfer'; id: string; conversationId: string; agentId: string }
-  | { type: 'typing'; id: string; conversationId: string }
-  | { type: 'presence'; id: string; status: 'online' | 'away' | 'offline' };
+/** The events that change a conversation's row or history. */
+export const CONVERSATION_EVENTS: readonly EventFrame['type'][] = ['handover.requested', 'conversation.assigned', 'handover.opened', 'conversation.resolved', 'inbound_message', 'message.sent', 'message_status'];
 
 export function isEventFrame(f: ServerFrame): f is EventFrame {
-  return typeof (f as EventFrame).seq === 'number' && (f as EventFrame).id !== undefined && 'data' in f;
+  return typeof (f as EventFrame).seq === 'number' && typeof (f as EventFrame).id === 'string' && 'data' in f;
 }
 
 /** The conversation an event is about, where its data names one. */

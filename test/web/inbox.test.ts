@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { OPERATOR_TOKEN, startTestService, type TestOrg, type TestService } from '../harness/service.js';
+import { ensureWebBuilt, launchChromium, screenshot, watchedPage, type Watched } from './browser.js';
+
+const PASSWORD = 'correct horse battery';
+
+describe('the live inbox in Chromium', () => {
+  let svc: TestService;
+  let browser: Browser;
+  let org: TestOrg;
+  let channel: { id: string; phoneNumberId: string };
+  const contexts: BrowserContext[] = [];
+  beforeAll(async () => {
+    await ensureWebBuilt();
+    [svc, browser] = await Promise.all([startTestService({ env: { SANDBOX_STATUS_DELAY_MS: '50' } }), launchChromium()]);
+    org = await svc.createOrg('Inbox Org');
+    const ch = await svc.call('POST', `/admin/v1/organizations/${org.id}/channels`, { key: OPERATOR_TOKEN, body: { kind: 'whatsapp_cloud', name: 'Sandbox WhatsApp', network: 'sandbox' } });
+    expect(ch.status).toBe(201);
+    channel = ch.body;
+    const second = await svc.call('POST', `/admin/v1/organizations/${org.id}/users`, { key: OPERATOR_TOKEN, body: { email: `bob@${org.id}.test`, name: 'Bob', role: 'agent', password: PASSWORD } });
+    expect(second.status).toBe(201);
+  }, 120_000);
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close();
+    await svc?.close();
+  });
+
+  async function agent(email: string, viewport = { width: 1280, height: 800 }): Promise<Watched> {
+    const context = await browser.newContext({ viewport });
+    contexts.push(context);
+    const w = await watchedPage(context);
+    w.allow('/v1/auth/session', 401);
+    await w.page.goto(`${svc.url}/login`);
+    await w.page.getByLabel('Email').fill(email);
+    await w.page.getByLabel('Password').fill(PASSWORD);
+    await w.page.getByRole('button', { name: 'Sign in' }).click();
+    await w.page.waitForURL(/\/inbox$/);
+    await w.page.getByTestId('connection').filter({ hasText: 'Live' }).waitFor();
+    return w;
+  }
+
+  const queueRow = (page: Page, id: string) => page.getByTestId('queue').locator(`a[data-conversation="${id}"]`);
+
+  it('the sandbox loop: the customer writes, the bot hands over, the agent sees it live, takes it, replies, the customer sees the reply, it is read; a second agent sees it taken; hand back', async () => {
+    const phone = '4915112340001';
+    const id = `${phone}:${channel.phoneNumberId}`;
+    const ann = await agent(`agent@${org.id}.test`);
+    const bob = await agent(`bob@${org.id}.test`);
+
+    // The customer writes, in the simulator (Ann's second tab), and the bot asks for a human.
+    const sim = await watchedPage(ann.page.context());
+    await sim.page.goto(`${svc.url}/simulator`);
+    await sim.page.getByLabel('Customer phone (digits)').fill(phone);
+    await sim.page.getByLabel('Profile name').fill('Ann Customer');
+    await sim.page.getByRole('button', { name: 'Open the phone' }).click();
+    await sim.page.getByLabel('Write as the customer').fill('My order never arrived');
+    await sim.page.getByRole('button', { name: 'Send', exact: true }).click();
+    await sim.page.getByTestId('customer-panel').getByText('My order never arrived').waitFor();
+    await screenshot(sim.page, 'simulator');
+    const handover = await svc.call('POST', '/v1/handover', { key: org.adminKey, body: { audienceExternalId: id } });
+    expect(handover.status).toBe(200);
+
+    // Both agents see it queued without a reload, with a notice.
+    await queueRow(ann.page, id).waitFor();
+    await queueRow(bob.page, id).waitFor();
+    await ann.page.getByRole('status').filter({ hasText: 'is waiting for an agent' }).first().waitFor();
+    await screenshot(ann.page, 'inbox');
+    await bob.page.goto(`${svc.url}/inbox/${encodeURIComponent(id)}`);
+    await bob.page.getByTestId('conversation-state').filter({ hasText: 'waiting for an agent' }).waitFor();
+
+    // Ann takes it; Bob sees it taken and out of the queue.
+    await queueRow(ann.page, id).click();
+    await ann.page.getByRole('button', { name: 'Take' }).click();
+    await ann.page.getByTestId('conversation-state').filter({ hasText: 'Taken by Agent (you)' }).waitFor();
+    await bob.page.getByTestId('conversation-state').filter({ hasText: 'Taken by' }).waitFor();
+    await queueRow(bob.page, id).waitFor({ state: 'detached' });
+    expect(await bob.page.getByRole('button', { name: 'Take' }).count()).toBe(0);
+    await ann.page.getByTestId('mine').locator(`a[data-conversation="${id}"]`).waitFor();
+
+    // Ann replies inside the window; the customer's phone shows it; it reaches "read" in Ann's view.
+    await ann.page.getByTestId('window').filter({ hasText: 'Window open' }).waitFor();
+    await ann.page.getByLabel('Message', { exact: true }).fill('Sorry! A new one ships today.');
+    await ann.page.keyboard.press('Enter');
+    const panel = ann.page.getByTestId('customer-panel');
+    await panel.getByText('Sorry! A new one ships today.').waitFor();
+    const sent = ann.page.getByTestId('messages').locator('li.msg[data-sender="agent"]').filter({ hasText: 'Sorry! A new one ships today.' });
+    await sent.locator('[data-status="read"]').waitFor();
+    await screenshot(ann.page, 'conversation');
+
+    // The customer answers from the panel beside the conversation; it appears without a reload.
+    await panel.getByLabel('Write as the customer').fill('Great, thanks');
+    await panel.getByRole('button', { name: 'Send', exact: true }).click();
+    await ann.page.getByTestId('messages').locator('li.msg[data-sender="contact"]').filter({ hasText: 'Great, thanks' }).waitFor();
+
+    // Hand back to the bot.
+    await ann.page.getByRole('button', { name: 'Hand back to bot' }).click();
+    await ann.page.getByTestId('conversation-state').filter({ hasText: 'with the bot' }).waitFor();
+    await ann.page.getByTestId('mine').locator(`a[data-conversation="${id}"]`).waitFor({ state: 'detached' });
+    await bob.page.getByTestId('conversation-state').filter({ hasText: 'with the bot' }).waitFor();
+
+    for (const w of [ann, bob, sim]) expect(w.problems).toEqual([]);
+  });
+
+  it('outside the 24-hour window the composer offers only an approved template', async () => {
+    // A contact who never wrote: the window is closed from the start.
+    const phone = '4915112340002';
+    const id = `${phone}:${channel.phoneNumberId}`;
+    await svc.call('POST', `/admin/v1/organizations/${org.id}/contacts`, { key: OPERATOR_TOKEN, body: { audienceExternalId: id } });
+    await svc.call('POST', '/v1/handover', { key: org.adminKey, body: { audienceExternalId: id } });
+    const admin = await agent(`admin@${org.id}.test`, { width: 360, height: 740 });
+    await admin.page.goto(`${svc.url}/inbox/${encodeURIComponent(id)}`);
+    await admin.page.getByRole('button', { name: 'Take' }).click();
+    await admin.page.getByTestId('window').filter({ hasText: 'Window closed' }).waitFor();
+    const tabs = admin.page.getByTestId('composer').getByRole('tab');
+    expect(await tabs.allTextContents()).toEqual(['Template']);
+    await admin.page.getByLabel('Template').selectOption({ index: 1 });
+    await screenshot(admin.page, 'conversation-360');
+    expect(admin.problems).toEqual([]);
+  });
+
+  it("another organization's conversation opened by URL shows 'no such conversation'", async () => {
+    const other = await svc.createOrg('Other Org');
+    const ann = await agent(`agent@${other.id}.test`);
+    ann.allow('/v1/conversations/', 404);
+    await ann.page.goto(`${svc.url}/inbox/${encodeURIComponent(`4915112340001:${channel.phoneNumberId}`)}`);
+    await ann.page.getByRole('alert').filter({ hasText: 'No such conversation' }).waitFor();
+    expect(ann.problems).toEqual([]);
+  });
+});
