@@ -9,7 +9,10 @@ export default defineConfig({
   base: '/',
   publicDir: false,
   logLevel: 'info',
-  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  // Never the development JSX transform (file names and line numbers in every element), even when
+  // the build is started from a test run, where NODE_ENV is "test".
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact', development: false } },
+  define: { 'process.env.NODE_ENV': JSON.stringify('production') },
   build: {
     outDir: fileURLToPath(new URL('../dist/web', import.meta.url)),
     emptyOutDir: true,
