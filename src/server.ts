@@ -178,7 +178,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     version: VERSION,
     log,
     authenticate: (key) => authenticator.apiKey(key),
-    platform: { tickets, conversations: { handover, messaging: messaging.service, contacts: store.contacts, actors: actors.system }, inbox },
+    platform: { tickets, conversations: { handover, messaging: messaging.service, contacts: store.contacts, channels: messaging.channels, actors: actors.system }, inbox },
     allowedHosts: config.MCP_ALLOWED_HOSTS,
     allowedOrigins: config.MCP_ALLOWED_ORIGINS,
     publicUrls: [config.PUBLIC_URL, config.MCP_PUBLIC_URL],

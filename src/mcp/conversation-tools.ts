@@ -4,10 +4,10 @@ import { requireScope } from '../app/principal.js';
 import { audienceExternalId } from '../app/schemas.js';
 import { isAppError, notFound } from '../errors.js';
 import { sessionMessageSchema } from '../http/routes/sessions.js';
-import type { MessagingService } from '../messaging/index.js';
+import type { ChannelView, MessagingService } from '../messaging/index.js';
 import type { ContactRepo } from '../store/types.js';
 import { defineTool, type ToolDef } from './tool.js';
-import { buttonsTool, mediaTool, textTool } from './message-tools.js';
+import { buttonsTool, listChannelsTool, mediaTool, templateTool, textTool } from './message-tools.js';
 
 /*
  * The conversation tools of the platform server: handover, history and the
@@ -20,6 +20,8 @@ export interface ConversationToolDeps {
   handover: HandoverService;
   messaging: MessagingService;
   contacts: ContactRepo;
+  /** The organization's channels (list_channels); without it the tool is not offered. */
+  channels?: { list(organizationId: string): Promise<ChannelView[]> };
   /** The actor runtime: the contact's conversation actor knows its latest session. */
   actors: ActorSystem;
 }
@@ -103,5 +105,7 @@ export function conversationTools(d: ConversationToolDeps): ToolDef[] {
     textTool(d.messaging),
     buttonsTool(d.messaging),
     mediaTool(d.messaging),
+    templateTool(d.messaging),
+    ...(d.channels ? [listChannelsTool(d.channels)] : []),
   ];
 }

@@ -21,12 +21,13 @@ const HINTS: Record<string, Hint> = {
     if (e.message.startsWith('session')) return "Check the sessionId, or pass the contact's audienceExternalId to read their latest conversation.";
     return 'It does not exist in this organization or is not visible to this API key.';
   },
-  channel_not_found: () => "The organization has no channel with that channelId; use the channelId of the customer's inbound_message webhook.",
+  channel_not_found: () => "The organization has no such channel; call list_channels, or use the channelId of the customer's inbound_message webhook.",
   unknown_contact: () => 'No contact of this organization has that audienceExternalId. Omit it, or use the exact `<phone>:<phone number id>` of an existing contact.',
   unknown_assignee: () => 'assigneeId must be the ID of a dashboard user of this organization; omit it to leave the ticket unassigned.',
   validation_failed: () => 'Fix the fields named above and call the tool again.',
+  idempotency_key_reused: () => 'That idempotencyKey was already used with other arguments; use a new key for a new request.',
   outside_customer_service_window: () =>
-    'The contact has not written in the last 24 hours, so free-form messages are refused: send an approved template instead (POST /v2/wa/template), then wait for the contact to reply.',
+    'The contact has not written in the last 24 hours, so free-form messages are refused: send an approved template instead with send_template_message, then wait for the contact to reply.',
   conversation_with_agent: () =>
     'A human agent has this conversation (handover), so the bot must not send free-form messages now. Wait until the conversation is handed back to the bot.',
 };

@@ -36,12 +36,12 @@ export const contactIdSchema = z.string().regex(CONTACT_ID_PATTERN, CONTACT_ID_M
  * `audienceExternalId` (its phone number id names the channel). Exactly one
  * of the two forms.
  */
-const address = {
+export const address = {
   channelId: channelId.optional().describe('the channel to send from (with `to`); or give audienceExternalId instead'),
   to: phoneDigits.optional().describe('the recipient, international digits without + (with `channelId`)'),
   audienceExternalId: contactIdSchema.optional().describe('the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it)'),
 };
-function oneAddress(v: { channelId?: string | undefined; to?: string | undefined; audienceExternalId?: string | undefined }, ctx: z.RefinementCtx): void {
+export function oneAddress(v: { channelId?: string | undefined; to?: string | undefined; audienceExternalId?: string | undefined }, ctx: z.RefinementCtx): void {
   const pair = v.channelId !== undefined || v.to !== undefined;
   if (v.audienceExternalId !== undefined && pair) {
     ctx.addIssue({ code: 'custom', path: ['audienceExternalId'], message: 'give either audienceExternalId or channelId + to, not both' });

@@ -58,6 +58,8 @@ describe('MCP platform tools: handover, history and sends', () => {
         'send_buttons_message',
         'send_media_message',
         'send_text_message',
+        'send_template_message',
+        'list_channels',
         'update_ticket',
         'list_conversations',
         'take_conversation',
@@ -65,6 +67,25 @@ describe('MCP platform tools: handover, history and sends', () => {
         'hand_back_conversation',
       ].sort(),
     );
+  });
+
+  it('goes from a ticket to its conversation: list_channels, then a template and a text by the ticket\'s audienceExternalId', async () => {
+    const to = '4915200000031';
+    const aeid = await openContact(a, to);
+    const ticket = structured(await call(ca, 'create_ticket', { subject: 'Where is it', description: 'd', audienceExternalId: aeid }));
+    expect(ticket.audienceExternalId).toBe(aeid);
+    const { channels } = structured(await call(ca, 'list_channels'));
+    expect(channels.map((c: { id: string }) => c.id)).toEqual(expect.arrayContaining([a.channelId, a.webChannelId]));
+    expect(channels.find((c: { id: string }) => c.id === a.channelId)).toMatchObject({ kind: 'whatsapp_cloud', phoneNumberId: a.phoneNumberId });
+    expect(channels.map((c: { id: string }) => c.id)).not.toContain(b.channelId);
+    // Outside the window the error names the tool that works.
+    expect(errorText(await call(ca, 'send_text_message', { audienceExternalId: ticket.audienceExternalId, text: { body: 'Hi' } }))).toContain('send_template_message');
+    const tpl = structured(await call(ca, 'send_template_message', { audienceExternalId: ticket.audienceExternalId, template: orderUpdate(a.channelId, to).template }));
+    expect(tpl).toMatchObject({ success: true, messageId: expect.stringMatching(/^wamid\./) });
+    await customerWrites(a, to, 'ok');
+    expect(structured(await call(ca, 'send_text_message', { audienceExternalId: aeid, text: { body: 'On its way' } })).success).toBe(true);
+    // Another organization's contact is not reachable this way.
+    expect(errorText(await call(cb, 'send_template_message', { audienceExternalId: aeid, template: orderUpdate(a.channelId, to).template }))).toContain('list_channels');
   });
 
   it('sends text, buttons and media inside the window, refuses them outside it with a model-actionable error, like the REST twins', async () => {

@@ -42,7 +42,7 @@ describe('MCP gateway: platform server over Streamable HTTP', () => {
     const readOnly = await mcpClient(url, await a.keyWith(['mcp:access', 'tickets:read']));
     try {
       const names = (await readOnly.listTools()).tools.map((t) => t.name).sort();
-      expect(names).toEqual(['get_ticket', 'list_tickets']);
+      expect(names).toEqual(['get_ticket', 'list_channels', 'list_tickets']);
       // A tool left out still answers, naming the scope it needs.
       expect(errorText(await call(readOnly, 'create_ticket', { subject: 's', description: 'd' }))).toContain('tickets:create');
     } finally {
