@@ -69,6 +69,8 @@ export interface Watched {
 /** A page whose uncaught errors and console errors are collected, to assert none happened. */
 export async function watchedPage(context: BrowserContext): Promise<Watched> {
   const page = await context.newPage();
+  // Waits, not assertions: on a loaded shared machine a live update can take longer than 30 s.
+  page.setDefaultTimeout(60_000);
   const problems: string[] = [];
   const allowed: { path: string; statuses: number[] }[] = [];
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));

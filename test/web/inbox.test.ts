@@ -5,7 +5,8 @@ import { ensureWebBuilt, launchChromium, screenshot, watchedPage, type Watched }
 
 const PASSWORD = 'correct horse battery';
 
-describe('the live inbox in Chromium', () => {
+// Browser flows on a shared 2-core machine: a generous per-test limit (no timing is asserted).
+describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
   let svc: TestService;
   let browser: Browser;
   let org: TestOrg;
