@@ -113,8 +113,10 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
     const admin = await agent(`admin@${org.id}.test`, { width: 360, height: 740 });
     await admin.page.goto(`${svc.url}/inbox/${encodeURIComponent(id)}`);
     await admin.page.getByRole('button', { name: 'Take' }).click();
+    await admin.page.getByTestId('conversation-state').filter({ hasText: 'Taken by Admin (you)' }).waitFor();
     await admin.page.getByTestId('window').filter({ hasText: 'Window closed' }).waitFor();
     const tabs = admin.page.getByTestId('composer').getByRole('tab');
+    await tabs.first().waitFor();
     expect(await tabs.allTextContents()).toEqual(['Template']);
     await admin.page.getByLabel('Template').selectOption({ index: 1 });
     await screenshot(admin.page, 'conversation-360');
