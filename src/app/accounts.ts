@@ -172,7 +172,7 @@ export class AccountService {
     const user = await this.store.users.get(rec.organizationId, rec.userId);
     if (!user || !isActiveUser(user)) throw denied();
     this.touch(hash);
-    return { organizationId: rec.organizationId, userId: user.id, role: user.role, keyId: rec.id, scopes: new Set(rec.scopes) };
+    return { organizationId: rec.organizationId, userId: user.id, role: user.role, keyId: rec.id, keyName: rec.name, scopes: new Set(rec.scopes) };
   }
 
   private touch(hash: string): void {

@@ -84,6 +84,15 @@ export const ticketSchema = z.object({
   audienceExternalId: z.string().nullable().describe("the linked contact's `<phone>:<phone number id>`: what sends and conversation tools take"),
   organizationId: z.string(),
   resolutionDate: z.string().nullable(),
+  createdBy: z
+    .object({
+      kind: z.enum(['api_key', 'session', 'mcp']).describe('api_key: through the REST API; session: a dashboard user; mcp: an MCP tool call'),
+      userId: z.string().describe('the dashboard user (or the owner of the API key)'),
+      keyId: z.string().nullable(),
+      keyName: z.string().nullable(),
+    })
+    .nullable()
+    .describe('who or what made the ticket; null for tickets made before this was recorded'),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

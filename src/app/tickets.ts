@@ -3,7 +3,7 @@ import { badRequest, idempotencyKeyReused, notFound } from '../errors.js';
 import { requestFingerprint } from '../domain/fingerprint.js';
 import { IDEMPOTENCY_KEY_TTL_MS } from '../store/request-key-types.js';
 import type { Clock } from '../clock.js';
-import type { Principal, Ticket } from '../domain/types.js';
+import type { Principal, Ticket, TicketOrigin } from '../domain/types.js';
 import { applyTicketChanges, initialResolutionDate, resolutionDateOnOpenTicket, TICKET_ID_PATTERN } from '../domain/ticket-rules.js';
 import type { Store, TicketEventStamp } from '../store/index.js';
 import { requireScope } from './principal.js';
@@ -67,7 +67,7 @@ export class TicketService {
    * (422 `idempotency_key_reused`). The key's record is written atomically
    * with the ticket, so racing repeats create one ticket, on any node.
    */
-  async create(principal: Principal, input: CreateTicketInput, idempotencyKey?: string): Promise<Ticket> {
+  async create(principal: Principal, input: CreateTicketInput, idempotencyKey?: string, via?: 'mcp'): Promise<Ticket> {
     requireScope(principal, 'tickets:create');
     const org = principal.organizationId;
     let audienceId: string | null = null;
@@ -92,6 +92,7 @@ export class TicketService {
       audienceExternalId: contact?.audienceExternalId ?? null,
       organizationId: org,
       resolutionDate: initialResolutionDate(status, now),
+      createdBy: ticketOrigin(principal, via),
       createdAt: now,
       updatedAt: now,
     };
@@ -172,4 +173,15 @@ export class TicketService {
     await this.emit('ticket.updated', updated, principal);
     return this.withAudience(updated);
   }
+}
+
+/** Who is making a ticket, as the ticket records it. */
+function ticketOrigin(p: Principal, via: 'mcp' | undefined): TicketOrigin {
+  const session = p.keyId.startsWith('session:');
+  return {
+    kind: via === 'mcp' ? 'mcp' : session ? 'session' : 'api_key',
+    userId: p.userId,
+    keyId: session ? null : p.keyId,
+    keyName: session ? null : (p.keyName ?? null),
+  };
 }

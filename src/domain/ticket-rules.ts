@@ -73,6 +73,8 @@ export function canonicalTicket(t: Ticket): Ticket {
     audienceExternalId: t.audienceExternalId ?? null,
     organizationId: t.organizationId,
     resolutionDate: t.resolutionDate,
+    // Tickets stored before origins were recorded have none.
+    createdBy: t.createdBy ?? null,
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
   };

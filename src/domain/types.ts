@@ -73,6 +73,15 @@ export interface Contact {
   createdAt: string;
 }
 
+/** Who or what made a ticket: an API key, a dashboard user (session) or an MCP tool call (with its key). */
+export interface TicketOrigin {
+  kind: 'api_key' | 'session' | 'mcp';
+  userId: string;
+  /** The API key used (null for a dashboard session). */
+  keyId: string | null;
+  keyName: string | null;
+}
+
 export interface Ticket {
   _id: string;
   ticketId: string;
@@ -86,6 +95,8 @@ export interface Ticket {
   audienceExternalId: string | null;
   organizationId: string;
   resolutionDate: string | null;
+  /** Null on tickets stored before origins were recorded. */
+  createdBy: TicketOrigin | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -96,5 +107,7 @@ export interface Principal {
   userId: string;
   role: UserRole;
   keyId: string;
+  /** The API key's name, when the caller used one. */
+  keyName?: string;
   scopes: ReadonlySet<string>;
 }

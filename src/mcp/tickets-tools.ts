@@ -79,7 +79,7 @@ export function ticketTools(tickets: TicketService): ToolDef[] {
         .strict(),
       output: ticketSchema,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-      run: (ctx, { idempotencyKey, ...input }) => tickets.create(ctx.principal, input, idempotencyKey),
+      run: (ctx, { idempotencyKey, ...input }) => tickets.create(ctx.principal, input, idempotencyKey, 'mcp'),
     }),
     defineTool({
       name: 'update_ticket',

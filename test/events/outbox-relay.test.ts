@@ -20,7 +20,7 @@ class RecordingPublisher implements EventPublisher {
 
 const base = () => {
   const at = new Date().toISOString();
-  return { _id: randomUUID(), title: 't', description: 'd', status: 'open' as const, priority: 'low' as const, assigneeId: null, audienceId: null, audienceExternalId: null, organizationId: 'o1', resolutionDate: null, createdAt: at, updatedAt: at };
+  return { _id: randomUUID(), title: 't', description: 'd', status: 'open' as const, priority: 'low' as const, assigneeId: null, audienceId: null, audienceExternalId: null, organizationId: 'o1', resolutionDate: null, createdBy: null, createdAt: at, updatedAt: at };
 };
 const stamp = (type: TicketEventStamp['type']): TicketEventStamp => ({ id: randomUUID(), type, createdAt: new Date().toISOString() });
 

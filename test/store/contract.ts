@@ -19,6 +19,7 @@ function newTicket(orgId: string, over: Partial<Ticket> = {}): Omit<Ticket, 'tic
     audienceExternalId: null,
     organizationId: orgId,
     resolutionDate: null,
+    createdBy: null,
     createdAt: t,
     updatedAt: t,
     ...over,

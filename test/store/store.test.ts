@@ -37,7 +37,7 @@ describe('embedded store durability', () => {
       const db1 = await EmbeddedDb.open(dir);
       const s1 = createEmbeddedStore(db1);
       await s1.organizations.create({ id: 'o1', name: 'A', createdAt: new Date().toISOString() });
-      const base = { _id: 'x', title: 't', description: 'd', status: 'open' as const, priority: 'low' as const, assigneeId: null, audienceId: null, audienceExternalId: null, organizationId: 'o1', resolutionDate: null, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() };
+      const base = { _id: 'x', title: 't', description: 'd', status: 'open' as const, priority: 'low' as const, assigneeId: null, audienceId: null, audienceExternalId: null, organizationId: 'o1', resolutionDate: null, createdBy: null, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() };
       const t1 = await s1.tickets.create(base, { id: 'e1', type: 'ticket.created', createdAt: base.createdAt });
       await s1.tickets.update('o1', t1.ticketId, (t) => ({ ...t, status: 'resolved' }), { id: 'e2', type: 'ticket.updated', createdAt: base.createdAt });
       // No close: simulates a crash after the acknowledgements.

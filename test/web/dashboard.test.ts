@@ -255,6 +255,10 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
     const table = w.page.getByTestId('tickets');
     await table.getByRole('link', { name: 'Customer wants a callback (UI)' }).waitFor();
     await table.getByRole('link', { name: 'Printer on fire (API)' }).waitFor();
+    // Each shows who or what made it.
+    const origin = (title: string) => table.getByRole('row').filter({ hasText: title }).locator('[data-origin]').getAttribute('data-origin');
+    expect(await origin('Printer on fire (API)')).toBe('api_key');
+    expect(await origin('Customer wants a callback (UI)')).toBe('session');
     await screenshot(w.page, 'tickets');
 
     // Edit the UI-made ticket: status and description.

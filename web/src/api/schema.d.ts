@@ -8411,6 +8411,18 @@ export interface paths {
                                 audienceExternalId: string | null;
                                 audienceId: string | null;
                                 createdAt: string;
+                                /** @description who or what made the ticket; null for tickets made before this was recorded */
+                                createdBy: {
+                                    keyId: string | null;
+                                    keyName: string | null;
+                                    /**
+                                     * @description api_key: through the REST API; session: a dashboard user; mcp: an MCP tool call
+                                     * @enum {string}
+                                     */
+                                    kind: "api_key" | "session" | "mcp";
+                                    /** @description the dashboard user (or the owner of the API key) */
+                                    userId: string;
+                                } | null;
                                 description: string;
                                 organizationId: string;
                                 /**
@@ -8520,6 +8532,18 @@ export interface paths {
                             audienceExternalId: string | null;
                             audienceId: string | null;
                             createdAt: string;
+                            /** @description who or what made the ticket; null for tickets made before this was recorded */
+                            createdBy: {
+                                keyId: string | null;
+                                keyName: string | null;
+                                /**
+                                 * @description api_key: through the REST API; session: a dashboard user; mcp: an MCP tool call
+                                 * @enum {string}
+                                 */
+                                kind: "api_key" | "session" | "mcp";
+                                /** @description the dashboard user (or the owner of the API key) */
+                                userId: string;
+                            } | null;
                             description: string;
                             organizationId: string;
                             /**
@@ -8659,6 +8683,18 @@ export interface paths {
                             audienceExternalId: string | null;
                             audienceId: string | null;
                             createdAt: string;
+                            /** @description who or what made the ticket; null for tickets made before this was recorded */
+                            createdBy: {
+                                keyId: string | null;
+                                keyName: string | null;
+                                /**
+                                 * @description api_key: through the REST API; session: a dashboard user; mcp: an MCP tool call
+                                 * @enum {string}
+                                 */
+                                kind: "api_key" | "session" | "mcp";
+                                /** @description the dashboard user (or the owner of the API key) */
+                                userId: string;
+                            } | null;
                             description: string;
                             organizationId: string;
                             /**
@@ -8778,6 +8814,18 @@ export interface paths {
                             audienceExternalId: string | null;
                             audienceId: string | null;
                             createdAt: string;
+                            /** @description who or what made the ticket; null for tickets made before this was recorded */
+                            createdBy: {
+                                keyId: string | null;
+                                keyName: string | null;
+                                /**
+                                 * @description api_key: through the REST API; session: a dashboard user; mcp: an MCP tool call
+                                 * @enum {string}
+                                 */
+                                kind: "api_key" | "session" | "mcp";
+                                /** @description the dashboard user (or the owner of the API key) */
+                                userId: string;
+                            } | null;
                             description: string;
                             organizationId: string;
                             /**
