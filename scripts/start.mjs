@@ -9,8 +9,10 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const run = (cmd, args) => {
+  const started = Date.now();
   const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
   if (r.status !== 0) process.exit(r.status ?? 1);
+  console.log(`  done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 };
 
 function newest(dir) {
@@ -25,11 +27,12 @@ function newest(dir) {
 const lock = join(root, 'package-lock.json');
 const installed = join(root, 'node_modules', '.package-lock.json');
 if (!existsSync(installed) || statSync(lock).mtimeMs > statSync(installed).mtimeMs) {
+  console.log('first start: installing dependencies (npm ci), then building; this takes a minute or two, once…');
   run('npm', ['ci', '--no-audit', '--no-fund']);
 }
 const built = join(root, 'dist', 'main.js');
 if (!existsSync(built) || newest(join(root, 'src')) > statSync(built).mtimeMs || statSync(join(root, 'tsconfig.json')).mtimeMs > statSync(built).mtimeMs) {
-  console.log('building the service (tsc)…');
+  console.log('building the service (tsc, about 30 s on a small machine)…');
   run('npx', ['tsc', '-p', 'tsconfig.build.json']);
 }
 // The dashboard (web/, plus the shared scope list it imports) is built by Vite into dist/web;
