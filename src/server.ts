@@ -41,6 +41,7 @@ import { connect as connectNats } from '@nats-io/transport-node';
 import { AuthSessions, FailedAuthThrottle, RequestAuthenticator } from './auth/index.js';
 import { authRoutes } from './http/routes/auth.js';
 import { settingsRoutes } from './http/routes/settings.js';
+import { docsAssets } from './http/docs-page.js';
 import { bearerToken } from './http/app.js';
 import { DEFAULT_WEB_DIR, webAppHandlers } from './http/web-app.js';
 
@@ -228,7 +229,7 @@ export function buildApp(s: Services, state = { shuttingDown: false }): Express 
       ),
     authenticateOperator: (token) => s.operator.authenticate(token),
     publicUrl: s.config.PUBLIC_URL,
-    mounts: [...(s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : []), ...s.messaging.mounts(), { path: '/assets', handler: web.assets }],
+    mounts: [...(s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : []), ...s.messaging.mounts(), { path: '/assets', handler: web.assets }, { path: '/docs/assets', handler: docsAssets() }],
     fallbacks: [web.pages],
   });
 }

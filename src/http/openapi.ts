@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { RouteDef } from './route.js';
 import { errorSchema } from '../app/schemas.js';
+import { addExamples } from './openapi-examples.js';
 
 function schemaOf(s: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const json = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Record<string, unknown>;
@@ -77,12 +78,12 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
       responses,
     };
   }
-  return {
+  const doc = {
     openapi: '3.1.0',
     info: {
       title: 'Switchboard API',
       version: info.version,
-      description: 'Support tickets, chat messaging on the WhatsApp Cloud API, human handover, webhooks and an MCP tool gateway. Errors are `{"success": false, "error": {"code", "message", "details"}}`.',
+      description: 'Support tickets, chat messaging on the WhatsApp Cloud API, human handover, webhooks and an MCP tool gateway. Errors are `{"success": false, "error": {"code", "message", "details"}}`. The live inbox WebSocket (`/ws`) is described in AsyncAPI at [/asyncapi.json](/asyncapi.json).',
     },
     ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
     components: {
@@ -100,4 +101,6 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
     },
     paths,
   };
+  addExamples(doc);
+  return doc;
 }

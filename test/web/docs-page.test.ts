@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
+import { launchChromium } from './browser.js';
+
+/** /docs in headless Chromium: Swagger UI from node_modules renders /openapi.json, and its try-it panel takes an API key. */
+describe('the API reference page', () => {
+  let svc: TestService;
+  let org: TestOrg;
+  let browser: Browser;
+  beforeAll(async () => {
+    svc = await startTestService();
+    org = await svc.createOrg('Docs');
+    browser = await launchChromium();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.close();
+  });
+
+  it('renders every operation with examples, without console errors or requests elsewhere, and tries an operation with an API key', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.setDefaultTimeout(8000);
+    const problems: string[] = [];
+    const elsewhere: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    page.on('request', (r) => {
+      if (!r.url().startsWith(svc.url) && !r.url().startsWith('data:')) elsewhere.push(r.url());
+    });
+
+    const res = await page.goto(`${svc.url}/docs`);
+    expect(res?.status()).toBe(200);
+    await page.locator('.opblock').first().waitFor();
+    const doc = (await svc.call('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const operations = Object.values(doc.paths).reduce((n, ops) => n + Object.keys(ops).length, 0);
+    expect(await page.locator('.opblock').count()).toBe(operations);
+    expect(await page.locator('a[href="/asyncapi.json"]').count()).toBeGreaterThanOrEqual(1);
+
+    // An operation's example request and response, as the document gives them.
+    const create = page.locator('#operations-Tickets-post_v1_tickets');
+    await create.locator('.opblock-summary').click();
+    await create.locator('.opblock-section-request-body .highlight-code').first().waitFor({ timeout: 5000 });
+    expect(await create.innerText()).toContain('"subject"');
+
+    // Try it: authorize with a key, run GET /v1/tickets from the page.
+    await svc.call('POST', '/v1/tickets', { key: org.adminKey, body: { subject: 'Seen from the docs', description: 'd' } });
+    await page.getByRole('button', { name: /Authorize/ }).first().click();
+    const dialog = page.locator('.dialog-ux');
+    await dialog.locator('input[type="text"], input[type="password"]').first().fill(org.adminKey);
+    await dialog.locator('button.modal-btn.authorize').first().click();
+    await dialog.locator('button.btn-done').first().click();
+    const list = page.locator('#operations-Tickets-get_v1_tickets');
+    await list.locator('.opblock-summary').click();
+    await list.getByRole('button', { name: 'Try it out' }).click();
+    await list.getByRole('button', { name: 'Execute' }).click();
+    await list.locator('.live-responses-table tbody .response-col_status').first().waitFor();
+    expect((await list.locator('.live-responses-table tbody .response-col_status').first().innerText()).trim()).toBe('200');
+    expect(await list.locator('.live-responses-table').innerText()).toContain('Seen from the docs');
+
+    expect(problems).toEqual([]);
+    expect(elsewhere).toEqual([]);
+    await page.close();
+  });
+
+  it('serves the renderer from node_modules with caching headers, and nothing else of the package', async () => {
+    const js = await fetch(`${svc.url}/docs/assets/swagger-ui-bundle.js`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('cache-control')).toMatch(/max-age=86400/);
+    expect((await svc.call('GET', '/docs/assets/index.html')).status).toBe(404);
+    expect((await svc.call('GET', '/docs/assets/package.json')).status).toBe(404);
+  });
+});
