@@ -7425,6 +7425,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "contacts": [
+                         *         {
+                         *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *           "audienceExternalId": "4915112345678:106540352242922",
+                         *           "name": "Ann",
+                         *           "createdAt": "2026-01-05T09:30:00.000Z"
+                         *         }
+                         *       ],
+                         *       "page": 1,
+                         *       "limit": 1,
+                         *       "total": 1
+                         *     }
+                         */
                         "application/json": {
                             contacts: {
                                 audienceExternalId: string;
@@ -7446,6 +7462,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -7463,6 +7489,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -7472,6 +7508,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -7481,6 +7527,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -7519,6 +7575,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "contact": {
+                         *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "audienceExternalId": "4915112345678:106540352242922",
+                         *         "name": "Ann",
+                         *         "createdAt": "2026-01-05T09:30:00.000Z"
+                         *       },
+                         *       "sessions": [
+                         *         {
+                         *           "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *           "openedAt": "2026-01-05T09:30:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             contact: {
                                 audienceExternalId: string;
@@ -7541,6 +7614,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -7550,6 +7633,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -7559,6 +7652,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -7576,6 +7679,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -7617,6 +7730,36 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "conversations": [
+                         *         {
+                         *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *           "audienceExternalId": "4915112345678:106540352242922",
+                         *           "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *           "contactName": "string",
+                         *           "phone": "string",
+                         *           "channelId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *           "status": "bot",
+                         *           "assigneeId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *           "queuedAt": "2026-01-05T09:30:00.000Z",
+                         *           "assignedAt": "2026-01-05T09:30:00.000Z",
+                         *           "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *           "sessionStatus": "open",
+                         *           "window": {
+                         *             "open": true,
+                         *             "closesAt": "2026-01-05T09:30:00.000Z"
+                         *           },
+                         *           "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *           "updatedAt": "2026-01-05T09:30:00.000Z"
+                         *         }
+                         *       ],
+                         *       "page": 1,
+                         *       "limit": 1,
+                         *       "total": 1
+                         *     }
+                         */
                         "application/json": {
                             conversations: {
                                 assignedAt: string | null;
@@ -7662,6 +7805,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -7679,6 +7832,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -7688,6 +7851,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -7697,6 +7870,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -7736,6 +7919,59 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "conversation": {
+                         *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "audienceExternalId": "4915112345678:106540352242922",
+                         *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "contactName": "string",
+                         *         "phone": "string",
+                         *         "channelId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "status": "bot",
+                         *         "assigneeId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "queuedAt": "2026-01-05T09:30:00.000Z",
+                         *         "assignedAt": "2026-01-05T09:30:00.000Z",
+                         *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "sessionStatus": "open",
+                         *         "window": {
+                         *           "open": true,
+                         *           "closesAt": "2026-01-05T09:30:00.000Z"
+                         *         },
+                         *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "updatedAt": "2026-01-05T09:30:00.000Z",
+                         *         "messages": [
+                         *           {
+                         *             "_id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *             "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *             "sender": "contact",
+                         *             "content": {
+                         *               "type": "text",
+                         *               "text": "string",
+                         *               "mediaUrl": "https://example.com/hooks/switchboard"
+                         *             },
+                         *             "sentAt": "2026-01-05T09:30:00.000Z",
+                         *             "direction": "inbound",
+                         *             "messageId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *             "status": "accepted",
+                         *             "statusUpdatedAt": "2026-01-05T09:30:00.000Z",
+                         *             "errors": [
+                         *               {
+                         *                 "code": -9007199254740991,
+                         *                 "title": "string",
+                         *                 "message": "string"
+                         *               }
+                         *             ],
+                         *             "replyTo": "string",
+                         *             "agentId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *             "channelId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *             "audienceExternalId": "4915112345678:106540352242922"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             conversation: {
                                 assignedAt: string | null;
@@ -7817,6 +8053,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -7826,6 +8072,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -7835,6 +8091,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -7852,6 +8118,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -7893,6 +8169,31 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "conversation": {
+                         *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "audienceExternalId": "4915112345678:106540352242922",
+                         *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "contactName": "string",
+                         *         "phone": "string",
+                         *         "channelId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "status": "bot",
+                         *         "assigneeId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "queuedAt": "2026-01-05T09:30:00.000Z",
+                         *         "assignedAt": "2026-01-05T09:30:00.000Z",
+                         *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "sessionStatus": "open",
+                         *         "window": {
+                         *           "open": true,
+                         *           "closesAt": "2026-01-05T09:30:00.000Z"
+                         *         },
+                         *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "updatedAt": "2026-01-05T09:30:00.000Z"
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             conversation: {
                                 assignedAt: string | null;
@@ -7935,6 +8236,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -7944,6 +8255,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -7953,6 +8274,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -7970,6 +8301,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -7987,6 +8328,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -7996,6 +8347,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8037,6 +8398,13 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "text",
+                     *       "text": "string",
+                     *       "previewUrl": true
+                     *     }
+                     */
                     "application/json": {
                         previewUrl?: boolean;
                         /** @description the message text; the chat network allows up to 4096 characters */
@@ -8113,6 +8481,13 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "messageId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *       "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10"
+                         *     }
+                         */
                         "application/json": {
                             /** @description the network's message id (wamid) */
                             messageId: string;
@@ -8128,6 +8503,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8137,6 +8522,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8146,6 +8541,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8155,6 +8560,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8172,6 +8587,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8189,6 +8614,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8198,6 +8633,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8207,6 +8652,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8224,6 +8679,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8233,6 +8698,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8250,6 +8725,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8297,6 +8782,31 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "conversation": {
+                         *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "audienceExternalId": "4915112345678:106540352242922",
+                         *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "contactName": "string",
+                         *         "phone": "string",
+                         *         "channelId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "status": "bot",
+                         *         "assigneeId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "queuedAt": "2026-01-05T09:30:00.000Z",
+                         *         "assignedAt": "2026-01-05T09:30:00.000Z",
+                         *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "sessionStatus": "open",
+                         *         "window": {
+                         *           "open": true,
+                         *           "closesAt": "2026-01-05T09:30:00.000Z"
+                         *         },
+                         *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "updatedAt": "2026-01-05T09:30:00.000Z"
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             conversation: {
                                 assignedAt: string | null;
@@ -8339,6 +8849,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8348,6 +8868,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8357,6 +8887,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8374,6 +8914,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8391,6 +8941,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8400,6 +8960,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8441,6 +9011,29 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "template": {
+                     *         "name": "4915112345678",
+                     *         "language": {
+                     *           "code": "en_US",
+                     *           "policy": "deterministic"
+                     *         },
+                     *         "components": [
+                     *           {
+                     *             "type": "header",
+                     *             "parameters": [
+                     *               {
+                     *                 "type": "text",
+                     *                 "text": "string",
+                     *                 "parameter_name": "string"
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         template: {
                             components?: ({
@@ -8698,6 +9291,13 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "messageId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *       "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10"
+                         *     }
+                         */
                         "application/json": {
                             /** @description the network's message id (wamid) */
                             messageId: string;
@@ -8713,6 +9313,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8730,6 +9340,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8739,6 +9359,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8756,6 +9386,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8765,6 +9405,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8782,6 +9432,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8799,6 +9459,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8808,6 +9478,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8817,6 +9497,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8834,6 +9524,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8843,6 +9543,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8860,6 +9570,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8907,6 +9627,31 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "conversation": {
+                         *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "audienceExternalId": "4915112345678:106540352242922",
+                         *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "contactName": "string",
+                         *         "phone": "string",
+                         *         "channelId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "status": "bot",
+                         *         "assigneeId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "queuedAt": "2026-01-05T09:30:00.000Z",
+                         *         "assignedAt": "2026-01-05T09:30:00.000Z",
+                         *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "sessionStatus": "open",
+                         *         "window": {
+                         *           "open": true,
+                         *           "closesAt": "2026-01-05T09:30:00.000Z"
+                         *         },
+                         *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "updatedAt": "2026-01-05T09:30:00.000Z"
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             conversation: {
                                 assignedAt: string | null;
@@ -8949,6 +9694,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8958,6 +9713,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -8967,6 +9732,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -8984,6 +9759,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -9001,6 +9786,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -9010,6 +9805,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -9051,6 +9856,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "agentId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10"
+                     *     }
+                     */
                     "application/json": {
                         /** @description the user who gets the conversation */
                         agentId: string;
@@ -9064,6 +9874,31 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "conversation": {
+                         *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "audienceExternalId": "4915112345678:106540352242922",
+                         *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "contactName": "string",
+                         *         "phone": "string",
+                         *         "channelId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "status": "bot",
+                         *         "assigneeId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "queuedAt": "2026-01-05T09:30:00.000Z",
+                         *         "assignedAt": "2026-01-05T09:30:00.000Z",
+                         *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "sessionStatus": "open",
+                         *         "window": {
+                         *           "open": true,
+                         *           "closesAt": "2026-01-05T09:30:00.000Z"
+                         *         },
+                         *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "updatedAt": "2026-01-05T09:30:00.000Z"
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             conversation: {
                                 assignedAt: string | null;
@@ -9106,6 +9941,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -9115,6 +9960,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -9124,6 +9979,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -9133,6 +9998,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -9150,6 +10025,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -9167,6 +10052,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -9176,6 +10071,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -9185,6 +10090,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
@@ -9202,6 +10117,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -9211,6 +10136,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             error: {
                                 code: string;
