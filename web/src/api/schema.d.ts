@@ -2085,7 +2085,7 @@ export interface paths {
                 content: {
                     /**
                      * @example {
-                     *       "audienceExternalId": "4915112345678",
+                     *       "audienceExternalId": "4915112345678:106540352242922",
                      *       "name": "Ann"
                      *     }
                      */
@@ -13445,7 +13445,7 @@ export interface paths {
                      *       "status": "open",
                      *       "priority": "low",
                      *       "assigneeId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *       "audienceExternalId": "4915112345678"
+                     *       "audienceExternalId": "4915112345678:106540352242922"
                      *     }
                      */
                     "application/json": {
