@@ -13295,6 +13295,12 @@ export interface paths {
                          *           "audienceExternalId": "4915112345678:106540352242922",
                          *           "organizationId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *           "resolutionDate": "2026-01-05T09:30:00.000Z",
+                         *           "createdBy": {
+                         *             "kind": "api_key",
+                         *             "userId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *             "keyId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *             "keyName": "string"
+                         *           },
                          *           "createdAt": "2026-01-05T09:30:00.000Z",
                          *           "updatedAt": "2026-01-05T09:30:00.000Z"
                          *         }
@@ -13491,6 +13497,12 @@ export interface paths {
                          *       "audienceExternalId": "4915112345678:106540352242922",
                          *       "organizationId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *       "resolutionDate": "2026-01-05T09:30:00.000Z",
+                         *       "createdBy": {
+                         *         "kind": "api_key",
+                         *         "userId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "keyId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "keyName": "string"
+                         *       },
                          *       "createdAt": "2026-01-05T09:30:00.000Z",
                          *       "updatedAt": "2026-01-05T09:30:00.000Z"
                          *     }
@@ -13729,6 +13741,12 @@ export interface paths {
                          *       "audienceExternalId": "4915112345678:106540352242922",
                          *       "organizationId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *       "resolutionDate": "2026-01-05T09:30:00.000Z",
+                         *       "createdBy": {
+                         *         "kind": "api_key",
+                         *         "userId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "keyId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "keyName": "string"
+                         *       },
                          *       "createdAt": "2026-01-05T09:30:00.000Z",
                          *       "updatedAt": "2026-01-05T09:30:00.000Z"
                          *     }
@@ -13928,6 +13946,12 @@ export interface paths {
                          *       "audienceExternalId": "4915112345678:106540352242922",
                          *       "organizationId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *       "resolutionDate": "2026-01-05T09:30:00.000Z",
+                         *       "createdBy": {
+                         *         "kind": "api_key",
+                         *         "userId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "keyId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "keyName": "string"
+                         *       },
                          *       "createdAt": "2026-01-05T09:30:00.000Z",
                          *       "updatedAt": "2026-01-05T09:30:00.000Z"
                          *     }
