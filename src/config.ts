@@ -38,7 +38,7 @@ export const configSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
   /** Seed a demo organization on the first embedded start (when nothing is stored yet). */
   SEED_DEMO: bool.default(true),
-  /** Events (issue 5): how long the JetStream stream keeps events whatever consumers did. */
+  /** Events: how long the JetStream stream keeps events whatever consumers did. */
   EVENTS_MAX_AGE_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(168),
   /** Replicas of the events stream: 3 on a NATS cluster so a lost server loses no event. */
   EVENTS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
@@ -61,7 +61,7 @@ export const configSchema = z.object({
   WEBHOOK_MAX_ACTIVE_ENDPOINTS: z.coerce.number().int().min(1).max(10_000).default(256),
   /** Webhooks: finished deliveries (and their attempts) are kept this many days. */
   WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(365).default(30),
-  /** Messaging (issue 4): the Graph API base URL, with version, for channels on the real WhatsApp Cloud API. */
+  /** Messaging: the Graph API base URL, with version, for channels on the real WhatsApp Cloud API. */
   GRAPH_API_BASE_URL: z.url().default('https://graph.facebook.com/v21.0'),
   /** Messaging: one Graph API request gives up after this long. */
   GRAPH_API_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
@@ -88,7 +88,7 @@ export const configSchema = z.object({
   CREDIT_PRICE_AUTHENTICATION: z.coerce.number().int().min(0).max(1_000_000).default(1),
   /** POST /v2/wa/template (and its v1 / api-v1 siblings): requests per minute per API key, shared by all nodes. */
   TEMPLATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
-  /** MCP gateway (issue 6): serve `/mcp/{id}` on its own port. Unset: on the REST listener (PORT). */
+  /** MCP gateway: serve `/mcp/{id}` on its own port. Unset: on the REST listener (PORT). */
   MCP_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** MCP gateway: base URL clients use to reach `/mcp/{id}` (the `mcp_url` of integrations). Unset: PUBLIC_URL, or http://localhost:MCP_PORT. */
   MCP_PUBLIC_URL: optionalUrl,
@@ -108,7 +108,7 @@ export const configSchema = z.object({
   AUTH_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000_000).default(10),
   /** Failures per client address in a window; past it, 429 until the window ends. */
   AUTH_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(50),
-  /** Actors (issue 3): partitions contacts hash to. Fixed for a deployment's lifetime (Redis keys are tagged with it). */
+  /** Actors: partitions contacts hash to. Fixed for a deployment's lifetime (Redis keys are tagged with it). */
   ACTOR_PARTITIONS: z.coerce.number().int().min(1).max(4096).default(64),
   /** Actors: partition lease (and node membership) time to live. A dead node's contacts move after about 1.25x this. */
   ACTOR_LEASE_MS: z.coerce.number().int().min(200).max(120_000).default(5_000),

@@ -57,19 +57,19 @@ export interface Services {
   tickets: TicketService;
   operator: OperatorAuth;
   readiness: ReadinessCheck[];
-  /** The durable event log (issue 5): publish domain events here before acknowledging the operation. */
+  /** The durable event log: publish domain events here before acknowledging the operation. */
   events: EventLog;
   webhooks: Webhooks;
   resources: ResourceService;
-  /** The MCP tool gateway (issue 6): mounted at /mcp, or on its own listener with MCP_PORT. */
+  /** The MCP tool gateway: mounted at /mcp, or on its own listener with MCP_PORT. */
   mcp: McpGateway;
-  /** Chat messaging (issue 4): channels, templates, credits, sends, the network webhook receiver, the sandbox network. */
+  /** Chat messaging: channels, templates, credits, sends, the network webhook receiver, the sandbox network. */
   messaging: Messaging;
   /** Run in reverse order on shutdown, after the HTTP server stopped taking requests. */
   closers: (() => Promise<void>)[];
   /** Prometheus metrics of this node, served at /metrics. */
   metrics: MetricsRegistry;
-  /** The actor runtime (issue 3): per-contact conversation actors, routed over NATS when clustered. */
+  /** The actor runtime: per-contact conversation actors, routed over NATS when clustered. */
   actors: ActorSystem;
   handover: HandoverService;
   /** The live inbox's operations (conversations and contacts), behind /ws and its REST twins. */
@@ -117,7 +117,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   });
   const authenticator = new RequestAuthenticator((key) => accounts.authenticate(key), sessions, throttle);
   const readiness: ReadinessCheck[] = [{ name: store.kind === 'redis' ? 'redis' : 'store', check: () => store.ping() }];
-  // Events and webhooks (issue 5). Closers run in reverse: dispatcher, then its stores, then the log.
+  // Events and webhooks. Closers run in reverse: dispatcher, then its stores, then the log.
   const events = await openEventLog(config, log);
   closers.push(() => events.close());
   const webhookStores = await openWebhookStores(config);
@@ -132,9 +132,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   ticketEvents.start();
   closers.push(() => ticketEvents.stop());
   tickets.onChange(async (_type, ticket) => ticketEvents.kick(ticket.organizationId));
-  // Actors (issue 3) stop first on shutdown: they hand their partitions over while events and store still work.
+  // Actors stop first on shutdown: they hand their partitions over while events and store still work.
   const metrics = new MetricsRegistry();
-  // Messaging (issue 4) opens before the actors (its handlers run in the conversation actor) and closes after them.
+  // Messaging opens before the actors (its handlers run in the conversation actor) and closes after them.
   const messaging = await Messaging.open({ config, clock, log, organizations: store.organizations, contacts: store.contacts });
   closers.push(() => messaging.close());
   const actors = await openActors(config, { log, events, clock, metrics, messaging: messaging.actorDeps, conversations: messaging.stores.conversations });
@@ -174,7 +174,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     limits: { maxBufferedBytes: config.INBOX_MAX_BUFFERED_BYTES, framesPerSecond: config.INBOX_FRAMES_PER_SECOND, maxRefusedFrames: 100, maxInFlight: 16 },
   });
   closers.push(() => inboxSockets.close());
-  // The MCP gateway (issue 6) calls the same services as the REST routes.
+  // The MCP gateway calls the same services as the REST routes.
   const mcp = new McpGateway({
     version: VERSION,
     log,

@@ -34,7 +34,7 @@ export interface OpenedActors {
  */
 export async function openActors(
   config: Config,
-  deps: { log: Logger; events: EventPublisher; clock?: Clock; metrics?: MetricsRegistry; /** Chat messaging (issue 4): enables the send / inbound / status commands. */ messaging?: MessagingHandlerDeps; /** The inbox's conversation list, kept up to date by the conversation actors. */ conversations?: ConversationIndexRepo },
+  deps: { log: Logger; events: EventPublisher; clock?: Clock; metrics?: MetricsRegistry; /** Chat messaging: enables the send / inbound / status commands. */ messaging?: MessagingHandlerDeps; /** The inbox's conversation list, kept up to date by the conversation actors. */ conversations?: ConversationIndexRepo },
 ): Promise<OpenedActors> {
   const settings = actorSettingsFromConfig(config);
   const log = deps.log.child({ component: 'actors', node: settings.nodeId });

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- results are the API's JSON, shown as text */
 /**
  * Operator CLI commands for chat messaging: channels, template registries and
- * credits (issue 4). Merged into the command table of `admin.ts`.
+ * credits. Merged into the command table of `admin.ts`.
  *
  *   npm run admin -- channel create --org <id> --name "Support" --kind whatsapp_cloud --network sandbox
  *   npm run admin -- credits top-up --org <id> --amount 500

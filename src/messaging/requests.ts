@@ -225,7 +225,7 @@ export const mediaSendSchema = z.object({
 }).superRefine(oneAddress);
 export type MediaSendRequest = z.infer<typeof mediaSendSchema>;
 
-// ------------------------------------------------------------------ text (issue 6: POST /v1/messages/text, MCP send_text_message)
+// ------------------------------------------------------------------ text (POST /v1/messages/text, MCP send_text_message)
 
 export const textSendSchema = z.object({
   ...address,

@@ -153,7 +153,7 @@ export class MessagingService {
     return this.sendFreeform(principal, channelId, to, mediaMessage(req), idempotencyKey);
   }
 
-  /** `POST /v1/messages/text` (issue 6): free-form text, under the same window and handover rules as buttons and media. */
+  /** `POST /v1/messages/text`: free-form text, under the same window and handover rules as buttons and media. */
   async sendText(principal: Principal, req: TextSendRequest, idempotencyKey?: string): Promise<{ success: boolean; messageId?: string }> {
     requireScope(principal, 'message:send');
     await this.guardKey(principal, idempotencyKey, 'text', req);

@@ -26,7 +26,7 @@ import { createRedisRateLimiter } from './ratelimit-redis.js';
 import { createEmbeddedSessionMessageRepo } from './session-message-embedded.js';
 import { createRedisSessionMessageRepo } from './session-message-redis.js';
 
-/** The stores behind chat messaging (issue 4). */
+/** The stores behind chat messaging. */
 export interface MessagingStores {
   kind: 'embedded' | 'redis';
   channels: ChannelRepo;

@@ -18,7 +18,7 @@ import { currentSession, isWithHuman } from './rules.js';
 import type { ConversationState, Session } from './state.js';
 
 /*
- * The conversation actor's messaging commands (issue 4): sends, inbound
+ * The conversation actor's messaging commands: sends, inbound
  * customer messages and network status updates. They run in the contact's
  * actor, so sends to one contact leave one at a time in order, and the 24-hour
  * window and handover are judged on the actor's own, current state.
