@@ -41,9 +41,13 @@ import { createRedisAuthSessionRepo, createRedisFailureCounter } from './auth/in
 
 type StoredTicket = Ticket & { seq: number; version: number };
 
-// The ticket key is derived inside the script from the sequence it draws; it
-// shares the hash tag of the declared keys, so it lives in the same slot.
-const createTicketScript = new LuaScript(`
+/**
+ * Draws the ticket's sequence, stores it, indexes it (KEYS[firstIndex]..)
+ * and queues its event. The ticket key is derived inside the script from the
+ * sequence it draws; it shares the hash tag of the declared keys, so it lives
+ * in the same slot. Leaves `id` set for what follows.
+ */
+const createTicketLua = (firstIndex: number) => `
 local seq = redis.call('INCR', KEYS[1])
 local id = 'T-' .. ARGV[1] .. '-' .. string.format('%06d', seq)
 local t = cjson.decode(ARGV[2])
@@ -51,11 +55,14 @@ t.ticketId = id
 t.seq = seq
 t.version = 1
 redis.call('SET', ARGV[3] .. id, cjson.encode(t))
-for i = 4, #KEYS do redis.call('ZADD', KEYS[i], seq, id) end
+for i = ${firstIndex}, #KEYS do redis.call('ZADD', KEYS[i], seq, id) end
 local e = cjson.decode(ARGV[4])
 e.data.ticketId = id
 redis.call('RPUSH', KEYS[2], cjson.encode(e))
 redis.call('SADD', KEYS[3], ARGV[5])
+`;
+
+const createTicketScript = new LuaScript(`${createTicketLua(4)}
 return seq
 `);
 
@@ -67,18 +74,7 @@ if prev then
   if r.f == ARGV[6] then return {1, r.t} end
   return {2, r.t}
 end
-local seq = redis.call('INCR', KEYS[1])
-local id = 'T-' .. ARGV[1] .. '-' .. string.format('%06d', seq)
-local t = cjson.decode(ARGV[2])
-t.ticketId = id
-t.seq = seq
-t.version = 1
-redis.call('SET', ARGV[3] .. id, cjson.encode(t))
-for i = 5, #KEYS do redis.call('ZADD', KEYS[i], seq, id) end
-local e = cjson.decode(ARGV[4])
-e.data.ticketId = id
-redis.call('RPUSH', KEYS[2], cjson.encode(e))
-redis.call('SADD', KEYS[3], ARGV[5])
+${createTicketLua(5)}
 redis.call('SET', KEYS[4], cjson.encode({f = ARGV[6], t = id}), 'PX', ARGV[7])
 return {0, id}
 `);

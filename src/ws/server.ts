@@ -66,8 +66,9 @@ export class InboxServer {
     await this.fanout.start();
     this.presence.start();
     server.on('upgrade', (req, socket, head) => {
-      if (new URL(req.url ?? '/', 'http://x').pathname !== INBOX_PATH) return;
-      void this.upgrade(req, socket, head);
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.pathname !== INBOX_PATH) return;
+      void this.upgrade(req, url, socket, head);
     });
     this.heartbeat = setInterval(() => {
       for (const c of this.connections) {
@@ -89,19 +90,18 @@ export class InboxServer {
     return { sockets: this.connections.size, bufferedBytes };
   }
 
-  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  private async upgrade(req: IncomingMessage, url: URL, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
     let principal: Principal;
     try {
       if (this.closing) throw new AppError(503, 'shutting_down', 'this node is stopping; connect to another');
-      principal = await this.authenticate(req);
+      principal = await this.authenticate(req, url);
       requireScope(principal, 'inbox:read');
     } catch (err) {
       const e = isAppError(err) ? err : new AppError(500, 'internal_error', 'the upgrade failed');
       if (!isAppError(err)) this.o.log.error('inbox upgrade failed', { err });
       return refuseUpgrade(socket, e);
     }
-    const url = new URL(req.url ?? '/', 'http://x');
     const sinceText = url.searchParams.get('since');
     const since = sinceText === null ? undefined : Number(sinceText);
     if (since !== undefined && (!Number.isSafeInteger(since) || since < 0)) {
@@ -135,10 +135,10 @@ export class InboxServer {
     });
   }
 
-  private async authenticate(req: IncomingMessage): Promise<Principal> {
+  private async authenticate(req: IncomingMessage, url: URL): Promise<Principal> {
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
     if (bearer !== undefined) return this.o.auth.apiKey(bearer, req.socket.remoteAddress);
-    const token = new URL(req.url ?? '/', 'http://x').searchParams.get('token');
+    const token = url.searchParams.get('token');
     if (token !== null) {
       if (this.o.auth.inboxToken === undefined) throw new AppError(401, 'unauthorized', 'inbox tokens are not available on this node');
       return this.o.auth.inboxToken(token);
