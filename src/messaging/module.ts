@@ -8,12 +8,15 @@ import type { Logger } from '../log.js';
 import type { ContactRepo, OrganizationRepo } from '../store/types.js';
 import type { WhatsAppChannel } from '../store/channel-types.js';
 import { openMessagingStores, type MessagingStores } from '../store/messaging-open.js';
-import { EmbeddedDb } from '../store/embedded-db.js';
+import { SqliteDb } from '../store/sqlite-db.js';
+import { SANDBOX_MIGRATIONS } from '../store/sqlite-schema.js';
+import { importSandboxJsonStore } from '../store/sqlite-import.js';
+import type { NodeBacking } from '../store/backing.js';
 import { createMemoryRateLimiter } from '../store/ratelimit-embedded.js';
 import { createRedisRateLimiter } from '../store/ratelimit-redis.js';
 import { GraphApiNetwork } from '../network/graph-adapter.js';
 import type { ChatNetwork } from '../network/port.js';
-import { createEmbeddedSandboxState, createRedisSandboxState, sandboxGraphRouter, SandboxNetwork } from '../network/sandbox/index.js';
+import { createSqliteSandboxState, createRedisSandboxState, sandboxGraphRouter, SandboxNetwork } from '../network/sandbox/index.js';
 import type { MessagingHandlerDeps } from '../actors/conversation/messaging.js';
 import { ChannelService } from './channels.js';
 import { MessagingService, type ConversationGateway } from './service.js';
@@ -26,6 +29,8 @@ export interface MessagingOpenDeps {
   log: Logger;
   organizations: OrganizationRepo;
   contacts: ContactRepo;
+  /** The node's backing (its SQLite database, embedded). */
+  backing: NodeBacking;
 }
 
 /** The Graph API version the sandbox serves by default (and the one in GRAPH_API_BASE_URL's default). */
@@ -53,8 +58,8 @@ export class Messaging {
 
   private constructor(
     readonly stores: MessagingStores,
-    /** The sandbox network's own embedded db (embedded mode with the sandbox on): Meta's side, kept apart from the service's data. */
-    private readonly sandboxDb: EmbeddedDb | null,
+    /** The sandbox network's own SQLite database (embedded mode with the sandbox on): Meta's side, kept apart from the service's data. */
+    private readonly sandboxDb: SqliteDb | null,
     readonly config: Config,
     log: Logger,
     clock: Clock,
@@ -77,7 +82,12 @@ export class Messaging {
     };
     this.sandbox = sandboxOn
       ? new SandboxNetwork({
-          state: sandboxDb !== null ? createEmbeddedSandboxState(sandboxDb) : 'redis' in stores.backing ? createRedisSandboxState(stores.backing.redis, stores.backing.prefix) : createEmbeddedSandboxState(stores.backing.db),
+          state:
+            sandboxDb !== null
+              ? createSqliteSandboxState(sandboxDb)
+              : 'redis' in stores.backing
+                ? createRedisSandboxState(stores.backing.redis, stores.backing.prefix)
+                : createSqliteSandboxState(stores.backing.db),
           // Throughput is a real-time limit, whatever clock the service runs on.
           limiter: 'db' in stores.backing ? createMemoryRateLimiter(systemClock) : createRedisRateLimiter(stores.backing.redis, stores.backing.prefix),
           clock,
@@ -124,11 +134,17 @@ export class Messaging {
   }
 
   static async open(deps: MessagingOpenDeps): Promise<Messaging> {
-    const stores = await openMessagingStores(deps.config, deps.clock);
+    const stores = await openMessagingStores(deps.config, deps.clock, deps.backing);
     if (!stores.secretsKey) deps.log.warn('SECRETS_KEY is not set: WhatsApp channels cannot be created or used until every node has the same key');
     const sandboxOn = deps.config.SANDBOX_NETWORK ?? deps.config.mode === 'embedded';
     const sandboxDb =
-      sandboxOn && 'db' in stores.backing ? await EmbeddedDb.open(deps.config.DATA_DIR === ':memory:' ? null : join(deps.config.DATA_DIR, 'sandbox-network')) : null;
+      sandboxOn && 'db' in stores.backing
+        ? SqliteDb.open(deps.config.DATA_DIR === ':memory:' ? null : join(deps.config.DATA_DIR, 'sandbox-network.db'), {
+            migrations: SANDBOX_MIGRATIONS,
+            synchronous: deps.config.SQLITE_SYNCHRONOUS,
+            afterMigrate: deps.config.DATA_DIR === ':memory:' ? undefined : (db) => importSandboxJsonStore(db, deps.config.DATA_DIR),
+          })
+        : null;
     return new Messaging(stores, sandboxDb, deps.config, deps.log, deps.clock, deps);
   }
 

@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import type { Config } from '../config.js';
-import { EmbeddedDb } from './embedded-db.js';
+import type { NodeBacking } from './backing.js';
 import { connectRedis } from './redis-client.js';
 import { SecretBox } from './secret-box.js';
 import { sealedWebhookStore } from './webhook-sealed.js';
-import { createEmbeddedResourceStore } from './resource-embedded.js';
+import { createSqliteResourceStore } from './resource-sqlite.js';
 import { createRedisResourceStore } from './resource-redis.js';
 import type { ResourceStore } from './resource-types.js';
-import { createEmbeddedWebhookStore } from './webhook-embedded.js';
+import { createSqliteWebhookStore } from './webhook-sqlite.js';
 import { createRedisWebhookStore } from './webhook-redis.js';
 import type { WebhookStore } from './webhook-types.js';
 
@@ -19,13 +19,13 @@ export interface WebhookStores {
 
 /**
  * The stores behind webhooks and `/api/v1/resource`: a Redis connection of
- * their own in clustered mode, an EmbeddedDb under DATA_DIR/webhooks
- * otherwise (`:memory:` keeps it in memory). Signing secrets are sealed
+ * their own in clustered mode, the node's SQLite database otherwise.
+ * Signing secrets are sealed
  * with the channel-secrets key (`webhook-sealed.ts`).
  */
-export async function openWebhookStores(config: Config): Promise<WebhookStores> {
+export async function openWebhookStores(config: Config, backing: NodeBacking): Promise<WebhookStores> {
   const retentionMs = config.WEBHOOK_DELIVERY_RETENTION_DAYS * 86_400_000;
-  if (config.REDIS_URL) {
+  if (backing.kind === 'redis' && config.REDIS_URL !== undefined) {
     const client = await connectRedis(config.REDIS_URL, `switchboard-webhooks-${config.NODE_ID ?? process.pid}`);
     const box = config.SECRETS_KEY === undefined ? null : SecretBox.fromString(config.SECRETS_KEY);
     return {
@@ -37,12 +37,14 @@ export async function openWebhookStores(config: Config): Promise<WebhookStores> 
     };
   }
   const memory = config.DATA_DIR === ':memory:';
-  const db = await EmbeddedDb.open(memory ? null : join(config.DATA_DIR, 'webhooks'));
+  if (backing.kind !== 'sqlite') throw new Error('REDIS_URL is needed for the Redis backing');
+  const db = backing.db;
   // The key that seals channel credentials (DATA_DIR/messaging/secrets.key unless SECRETS_KEY is set).
   const box = SecretBox.load(config.SECRETS_KEY, memory ? null : join(config.DATA_DIR, 'messaging'));
   return {
-    webhooks: sealedWebhookStore(createEmbeddedWebhookStore(db, { retentionMs }), box),
-    resources: createEmbeddedResourceStore(db),
-    close: () => db.close(),
+    webhooks: sealedWebhookStore(createSqliteWebhookStore(db, { retentionMs }), box),
+    resources: createSqliteResourceStore(db),
+    // The node's database is closed by whoever opened it (after every module stopped).
+    close: () => db.sync(),
   };
 }

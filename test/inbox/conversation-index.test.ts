@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbeddedDb, connectRedis, createEmbeddedConversationIndex, createRedisConversationIndex, type ConversationIndexRepo, type RedisClient } from '../../src/store/index.js';
+import { openNodeDbIn, connectRedis, createSqliteConversationIndex, createRedisConversationIndex, type ConversationIndexRepo, type RedisClient } from '../../src/store/index.js';
 import type { ConversationRecord } from '../../src/domain/conversation.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 
@@ -89,8 +89,8 @@ function runConversationIndexContract(name: string, open: () => Promise<{ repo: 
 }
 
 runConversationIndexContract('embedded', async () => {
-  const db = await EmbeddedDb.open(null);
-  return { repo: createEmbeddedConversationIndex(db), close: () => db.close() };
+  const db = await openNodeDbIn(null);
+  return { repo: createSqliteConversationIndex(db), close: () => db.close() };
 });
 
 let redis: ServerProcess;

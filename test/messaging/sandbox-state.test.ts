@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { connectRedis, EmbeddedDb } from '../../src/store/index.js';
-import { createEmbeddedSandboxState, createRedisSandboxState, SANDBOX_TEMPLATES, type SandboxAccount, type SandboxState } from '../../src/network/sandbox/index.js';
+import { connectRedis, openNodeDbIn } from '../../src/store/index.js';
+import { createSqliteSandboxState, createRedisSandboxState, SANDBOX_TEMPLATES, type SandboxAccount, type SandboxState } from '../../src/network/sandbox/index.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 
 function runSandboxStateContract(name: string, create: () => Promise<{ state: SandboxState; close(): Promise<void> }>) {
@@ -65,8 +65,8 @@ function runSandboxStateContract(name: string, create: () => Promise<{ state: Sa
 }
 
 runSandboxStateContract('embedded', async () => {
-  const db = await EmbeddedDb.open(null);
-  return { state: createEmbeddedSandboxState(db), close: () => db.close() };
+  const db = await openNodeDbIn(null);
+  return { state: createSqliteSandboxState(db), close: () => db.close() };
 });
 
 let redis: ServerProcess;

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { EmbeddedEventLog, JetStreamEventLog, type DomainEvent, type EventLog } from '../../src/events/index.js';
-import { connectRedis, createRedisWebhookStore, openWebhookStores, type RedisClient } from '../../src/store/index.js';
+import { closeNodeBacking, connectRedis, openNodeBacking, createRedisWebhookStore, openWebhookStores, type RedisClient } from '../../src/store/index.js';
 import { generateSecret } from '../../src/webhooks/index.js';
 import { useRedisAndNats } from '../harness/use-servers.js';
 import { eventually } from '../events/contract.js';
@@ -81,13 +81,15 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
     try {
       const env = { ...baseEnv, DATA_DIR: dir };
       const config = loadConfig(env);
-      const stores = await openWebhookStores(config);
+      const backing = openNodeBacking(config);
+      const stores = await openWebhookStores(config, backing);
       for (const r of receivers) {
         const reg = makeRegistration('orgK', { url: r.url, secret: generateSecret(), createdAt: new Date(Date.now() - 1000).toISOString() });
         r.setSecret(reg.secret);
         await stores.webhooks.createRegistration(reg);
       }
       await stores.close();
+      await closeNodeBacking(backing);
       const log = await EmbeddedEventLog.open(join(dir, 'events'));
       const ids: string[] = [];
       for (let i = 0; i < 40; i++) {

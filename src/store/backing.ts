@@ -1,0 +1,43 @@
+import { join } from 'node:path';
+import type { Config } from '../config.js';
+import { SqliteDb } from './sqlite-db.js';
+import { NODE_MIGRATIONS } from './sqlite-schema.js';
+import { importJsonStore } from './sqlite-import.js';
+
+/**
+ * What a node keeps its state in, opened once at start and handed to every
+ * module: embedded, the node's one SQLite database (`DATA_DIR/switchboard.db`,
+ * or an in-memory one with `DATA_DIR=:memory:`); clustered, Redis (each
+ * module still opens its Redis connection from `REDIS_URL`).
+ */
+export type NodeBacking = { kind: 'sqlite'; db: SqliteDb } | { kind: 'redis' };
+
+/** The path of the node's database under `dataDir`; null for `:memory:`. */
+export function nodeDbPath(dataDir: string): string | null {
+  return dataDir === ':memory:' ? null : join(dataDir, 'switchboard.db');
+}
+
+/** Opens the node's SQLite database: migrations applied, an older JSON store under DATA_DIR imported once. */
+export function openNodeDb(config: Pick<Config, 'DATA_DIR' | 'SQLITE_SYNCHRONOUS'>): SqliteDb {
+  const file = nodeDbPath(config.DATA_DIR);
+  return SqliteDb.open(file, {
+    migrations: NODE_MIGRATIONS,
+    synchronous: config.SQLITE_SYNCHRONOUS,
+    afterMigrate: file === null ? undefined : (db) => importJsonStore(db, config.DATA_DIR),
+  });
+}
+
+export function openNodeBacking(config: Config): NodeBacking {
+  if (config.REDIS_URL) return { kind: 'redis' };
+  return { kind: 'sqlite', db: openNodeDb(config) };
+}
+
+/** The node's database in `dir` (`dir/switchboard.db`), or in memory for null: what tests and benchmarks open. */
+export function openNodeDbIn(dir: string | null, synchronous?: 'FULL' | 'NORMAL'): SqliteDb {
+  return openNodeDb({ DATA_DIR: dir ?? ':memory:', SQLITE_SYNCHRONOUS: synchronous ?? 'FULL' });
+}
+
+/** Closes what `openNodeBacking` opened, after every module using it stopped. */
+export async function closeNodeBacking(backing: NodeBacking): Promise<void> {
+  if (backing.kind === 'sqlite') await backing.db.close();
+}
