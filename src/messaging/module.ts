@@ -8,10 +8,8 @@ import type { Logger } from '../log.js';
 import type { ContactRepo, OrganizationRepo } from '../store/types.js';
 import type { WhatsAppChannel } from '../store/channel-types.js';
 import { openMessagingStores, type MessagingStores } from '../store/messaging-open.js';
-import { SqliteDb } from '../store/sqlite-db.js';
-import { SANDBOX_MIGRATIONS } from '../store/sqlite-schema.js';
-import { importSandboxJsonStore } from '../store/sqlite-import.js';
-import type { NodeBacking } from '../store/backing.js';
+import type { SqliteDb } from '../store/sqlite-db.js';
+import { openSandboxDb, type NodeBacking } from '../store/backing.js';
 import { createMemoryRateLimiter } from '../store/ratelimit-embedded.js';
 import { createRedisRateLimiter } from '../store/ratelimit-redis.js';
 import { GraphApiNetwork } from '../network/graph-adapter.js';
@@ -139,11 +137,7 @@ export class Messaging {
     const sandboxOn = deps.config.SANDBOX_NETWORK ?? deps.config.mode === 'embedded';
     const sandboxDb =
       sandboxOn && 'db' in stores.backing
-        ? SqliteDb.open(deps.config.DATA_DIR === ':memory:' ? null : join(deps.config.DATA_DIR, 'sandbox-network.db'), {
-            migrations: SANDBOX_MIGRATIONS,
-            synchronous: deps.config.SQLITE_SYNCHRONOUS,
-            afterMigrate: deps.config.DATA_DIR === ':memory:' ? undefined : (db) => importSandboxJsonStore(db, deps.config.DATA_DIR),
-          })
+        ? openSandboxDb(deps.config.DATA_DIR === ':memory:' ? null : deps.config.DATA_DIR, deps.config.SQLITE_SYNCHRONOUS)
         : null;
     return new Messaging(stores, sandboxDb, deps.config, deps.log, deps.clock, deps);
   }

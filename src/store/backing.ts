@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { SqliteDb } from './sqlite-db.js';
-import { NODE_MIGRATIONS } from './sqlite-schema.js';
-import { importJsonStore } from './sqlite-import.js';
+import { NODE_MIGRATIONS, SANDBOX_MIGRATIONS } from './sqlite-schema.js';
+import { importJsonStore, importSandboxJsonStore } from './sqlite-import.js';
 
 /**
  * What a node keeps its state in, opened once at start and handed to every
@@ -40,4 +40,16 @@ export function openNodeDbIn(dir: string | null, synchronous?: 'FULL' | 'NORMAL'
 /** Closes what `openNodeBacking` opened, after every module using it stopped. */
 export async function closeNodeBacking(backing: NodeBacking): Promise<void> {
   if (backing.kind === 'sqlite') await backing.db.close();
+}
+
+/**
+ * The sandbox network's own database, `DATA_DIR/sandbox-network.db` (null:
+ * in memory); an older JSON store of it is imported once.
+ */
+export function openSandboxDb(dataDir: string | null, synchronous?: 'FULL' | 'NORMAL'): SqliteDb {
+  return SqliteDb.open(dataDir === null ? null : join(dataDir, 'sandbox-network.db'), {
+    migrations: SANDBOX_MIGRATIONS,
+    synchronous,
+    afterMigrate: dataDir === null ? undefined : (db) => importSandboxJsonStore(db, dataDir),
+  });
 }

@@ -1,7 +1,7 @@
 export type * from './types.js';
 export { SqliteDb, StorageOpenError, type WriteOp, type Migration } from './sqlite-db.js';
 export { NODE_MIGRATIONS, SANDBOX_MIGRATIONS } from './sqlite-schema.js';
-export { openNodeBacking, closeNodeBacking, openNodeDb, openNodeDbIn, nodeDbPath, type NodeBacking } from './backing.js';
+export { openNodeBacking, closeNodeBacking, openNodeDb, openNodeDbIn, openSandboxDb, nodeDbPath, type NodeBacking } from './backing.js';
 export { createSqliteStore } from './sqlite.js';
 export { createRedisStore } from './redis.js';
 export { connectRedis, LuaScript, orgKeys, type RedisClient } from './redis-client.js';

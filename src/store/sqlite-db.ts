@@ -172,8 +172,19 @@ export class SqliteDb {
       result = fn();
       this.raw.exec('RELEASE w');
     } catch (e) {
-      this.raw.exec('ROLLBACK TO w');
-      this.raw.exec('RELEASE w');
+      if (this.raw.inTransaction) {
+        this.raw.exec('ROLLBACK TO w');
+        this.raw.exec('RELEASE w');
+      } else {
+        // SQLite rolled the whole transaction back (it does on a full disk or an I/O error): the
+        // batch's earlier writes are gone too, so their writers learn it now.
+        this.inBatch = false;
+        const lost = this.batch;
+        this.batch = [];
+        this.stats.failedCommits++;
+        const err = asStorageError(e);
+        for (const w of lost) w.reject(err);
+      }
       return Promise.reject(asStorageError(e));
     }
     this.stats.writes++;

@@ -172,7 +172,7 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
       },
       async createOnce(ticket: NewTicket, event, idem) {
         return db.run(() => {
-          const now = clock.now();
+          const now = Date.now();
           const org = ticket.organizationId;
           const prev = s('SELECT fingerprint, ticket_id AS ticketId, expires_at AS expiresAt FROM ticket_idempotency WHERE org = ? AND key = ?').get(org, idem.key) as
             | { fingerprint: string; ticketId: string; expiresAt: number }
@@ -185,7 +185,7 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
           const full = insertTicket(ticket, event);
           s('INSERT OR REPLACE INTO ticket_idempotency (org, key, fingerprint, ticket_id, expires_at) VALUES (?, ?, ?, ?, ?)').run(org, idem.key, idem.fingerprint, full.ticketId, now + idem.ttlMs);
           // Expired records leave as new ones arrive, so the table stays bounded by the TTL.
-          s('DELETE FROM ticket_idempotency WHERE rowid IN (SELECT rowid FROM ticket_idempotency WHERE expires_at <= ? LIMIT 100)').run(now);
+          s('DELETE FROM ticket_idempotency WHERE (org, key) IN (SELECT org, key FROM ticket_idempotency WHERE expires_at <= ? LIMIT 100)').run(now);
           return { outcome: 'created' as const, ticket: full };
         });
       },

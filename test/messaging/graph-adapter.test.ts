@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { GraphApiNetwork, NetworkRejectedError, NetworkUnavailableError, parseWebhook, verifyHubSignature, type NetworkEvent } from '../../src/network/index.js';
 import { createSqliteSandboxState, sandboxGraphRouter, SandboxNetwork, type SandboxAccount } from '../../src/network/sandbox/index.js';
 import { createMemoryRateLimiter } from '../../src/store/ratelimit-embedded.js';
-import { openNodeDbIn } from '../../src/store/index.js';
+import { openSandboxDb } from '../../src/store/index.js';
 import { ManualClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
 import { fakeGraphApp, FAKE_RECIPIENTS, FAKE_TOKEN } from './fake-graph.js';
@@ -93,7 +93,7 @@ describe('Graph adapter against the sandbox network over HTTP', () => {
       else res.sendStatus(403);
     });
     receiver = await listen(hook);
-    const db = await openNodeDbIn(null);
+    const db = await openSandboxDb(null);
     sandbox = new SandboxNetwork({
       state: createSqliteSandboxState(db),
       limiter: createMemoryRateLimiter(clock),

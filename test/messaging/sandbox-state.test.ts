@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { connectRedis, openNodeDbIn } from '../../src/store/index.js';
+import { connectRedis, openSandboxDb } from '../../src/store/index.js';
 import { createSqliteSandboxState, createRedisSandboxState, SANDBOX_TEMPLATES, type SandboxAccount, type SandboxState } from '../../src/network/sandbox/index.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 
@@ -65,8 +68,28 @@ function runSandboxStateContract(name: string, create: () => Promise<{ state: Sa
 }
 
 runSandboxStateContract('embedded', async () => {
-  const db = await openNodeDbIn(null);
+  const db = await openSandboxDb(null);
   return { state: createSqliteSandboxState(db), close: () => db.close() };
+});
+
+describe('sandbox state on disk', () => {
+  it('keeps accounts and the message history across a restart, in its own database file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-sandbox-'));
+    try {
+      const db = openSandboxDb(dir);
+      expect(db.file).toBe(join(dir, 'sandbox-network.db'));
+      const state = createSqliteSandboxState(db);
+      await state.putMessage({ id: 'm1', phoneNumberId: 'p1', customer: '4911', direction: 'to_customer', at: 1, status: 'accepted' });
+      await state.putMessage({ id: 'm2', phoneNumberId: 'p1', customer: '4911', direction: 'from_customer', at: 2 });
+      await state.updateMessage({ id: 'm1', phoneNumberId: 'p1', customer: '4911', direction: 'to_customer', at: 1, status: 'read' });
+      // No close: what was acknowledged is on disk.
+      const again = createSqliteSandboxState(openSandboxDb(dir));
+      expect((await again.conversation('p1', '4911', 10)).map((m) => `${m.id}:${m.status ?? '-'}`)).toEqual(['m1:read', 'm2:-']);
+      await db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 let redis: ServerProcess;

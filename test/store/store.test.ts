@@ -57,23 +57,25 @@ describe('embedded store durability', () => {
   });
 });
 
-describe('embedded db after a failed log write', () => {
-  it('refuses every later write and reports unhealthy; a restart reloads only what was durable', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sb-fail-'));
+describe('embedded store on a full disk', () => {
+  it('answers 503 for a write that found no room, keeps nothing of it, and takes writes again once there is room', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-full-'));
     try {
-      const db = await openNodeDbIn(dir);
+      const db = openNodeDbIn(dir);
       const store = createSqliteStore(db);
       await store.organizations.create({ id: 'o1', name: 'kept', createdAt: new Date().toISOString() });
-      // Pull the log file out from under the db: the next append fails like a failing disk.
-      await (db as unknown as { log: { close(): Promise<void> } }).log.close();
-      await expect(store.organizations.create({ id: 'o2', name: 'lost', createdAt: new Date().toISOString() })).rejects.toThrow(/restart/);
-      await expect(store.ping()).rejects.toThrow(/restart/);
-      await expect(db.put('x', 'y', 1)).rejects.toThrow(/restart/);
-      // Closing must not snapshot what never became durable.
+      // SQLite's own page limit stands in for a full disk: a write past it fails with SQLITE_FULL.
+      const pages = db.raw.pragma('page_count', { simple: true }) as number;
+      db.raw.pragma(`max_page_count = ${pages}`);
+      const big = 'x'.repeat(64 * 1024);
+      await expect(store.organizations.create({ id: 'o2', name: big, createdAt: new Date().toISOString() })).rejects.toMatchObject({ status: 503, code: 'storage_unavailable' });
+      expect(await store.organizations.get('o2')).toBeNull();
+      await store.ping();
+      db.raw.pragma('max_page_count = 1073741823');
+      await store.organizations.create({ id: 'o3', name: 'after', createdAt: new Date().toISOString() });
       await store.close();
-      const reopened = createSqliteStore(await openNodeDbIn(dir));
-      expect((await reopened.organizations.list()).map((o) => o.name)).toEqual(['kept']);
-      await reopened.ping();
+      const reopened = createSqliteStore(openNodeDbIn(dir));
+      expect((await reopened.organizations.list()).map((o) => o.name)).toEqual(['kept', 'after']);
       await reopened.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
