@@ -3,6 +3,10 @@
  *
  *   npm run admin -- org create --name "Acme"
  *   npm run admin -- key create --org <id> --user <id> --scopes tickets:read,tickets:create --json
+ *   npm run admin -- backup --out backup.db [--data-dir DIR]
+ *
+ * `backup` is the one local command: it copies the embedded node's SQLite
+ * database (DATA_DIR/switchboard.db) while the service runs.
  *
  * Connection: --url / SWITCHBOARD_URL (default http://localhost:3000),
  * --token / SWITCHBOARD_OPERATOR_TOKEN.
@@ -11,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { SCOPES } from '../domain/scopes.js';
 import { messagingCommands } from './messaging-commands.js';
+import { backupNodeDb } from '../store/sqlite-backup.js';
 
 interface Command {
   usage: string;
@@ -94,15 +99,21 @@ export const commands: Record<string, Command> = {
 };
 
 /** Every `--flag <value>` any command's usage names (parseArgs must know them to read their values). */
-const STRING_FLAGS = [...new Set(['url', 'token', ...Object.values(commands).flatMap((c) => [...c.usage.matchAll(/--([\w-]+) [^-\s]/g)].map((m) => m[1]!))])];
+const STRING_FLAGS = [...new Set(['url', 'token', 'out', 'data-dir', ...Object.values(commands).flatMap((c) => [...c.usage.matchAll(/--([\w-]+) [^-\s]/g)].map((m) => m[1]!))])];
 
 const envSchema = z.object({
   SWITCHBOARD_URL: z.url().default('http://localhost:3000'),
   SWITCHBOARD_OPERATOR_TOKEN: z.string().optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
 });
 
 function usage(): string {
-  return ['usage: npm run admin -- <command> [flags] [--json] [--url URL] [--token TOKEN]', '', ...Object.entries(commands).map(([n, c]) => `  ${n} ${c.usage}`)].join('\n');
+  return [
+    'usage: npm run admin -- <command> [flags] [--json] [--url URL] [--token TOKEN]',
+    '',
+    ...Object.entries(commands).map(([n, c]) => `  ${n} ${c.usage}`),
+    '  backup --out <file> [--data-dir <DATA_DIR>]   (embedded mode: online copy of the database, on this machine)',
+  ].join('\n');
 }
 
 export async function main(argv: string[], env: Record<string, string | undefined>, out: (s: string) => void, err: (s: string) => void): Promise<number> {
@@ -116,6 +127,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
       ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])),
     },
   });
+  if (positionals[0] === 'backup') return backup(values, env, out, err);
   const name = positionals.slice(0, 2).join(' ');
   const cmd = commands[name];
   if (values.help || !cmd) {
@@ -156,6 +168,22 @@ export async function main(argv: string[], env: Record<string, string | undefine
   }
   out(values.json ? JSON.stringify(body) : cmd.show(body));
   return 0;
+}
+
+async function backup(values: Record<string, unknown>, env: Record<string, string | undefined>, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+  if (typeof values.out !== 'string') {
+    err('missing --out\nusage: backup --out <file> [--data-dir <DATA_DIR>]');
+    return 2;
+  }
+  const dataDir = typeof values['data-dir'] === 'string' ? values['data-dir'] : envSchema.parse(env).DATA_DIR;
+  try {
+    const r = await backupNodeDb(dataDir, values.out);
+    out(values.json ? JSON.stringify(r) : `backup of ${r.source} written to ${r.file} (${r.bytes} bytes, schema ${r.schemaVersion}, integrity ok)`);
+    return 0;
+  } catch (e) {
+    err(`backup failed: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
 }
 
 const isMain = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/').split('/').pop()!);

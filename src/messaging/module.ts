@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { RequestHandler } from 'express';
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
