@@ -44,7 +44,7 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
 
   const queueRow = (page: Page, id: string) => page.getByTestId('queue').locator(`a[data-conversation="${id}"]`);
 
-  it('the sandbox loop: the customer writes, the bot hands over, the agent sees it live, takes it, replies, the customer sees the reply, it is read; a second agent sees it taken; hand back', async () => {
+  it('the sandbox loop: the customer writes, the bot hands over, the agent sees it live, takes it, replies, the customer sees the reply, it is read; a second agent sees it taken; the customer sends a photo; the agent transfers it to a teammate, who hands it back', async () => {
     const phone = '4915112340001';
     const id = `${phone}:${channel.phoneNumberId}`;
     const ann = await agent(`agent@${org.id}.test`);
@@ -95,11 +95,23 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
     await panel.getByRole('button', { name: 'Send', exact: true }).click();
     await ann.page.getByTestId('messages').locator('li.msg[data-sender="contact"]').filter({ hasText: 'Great, thanks' }).waitFor();
 
-    // Hand back to the bot.
-    await ann.page.getByRole('button', { name: 'Hand back to bot' }).click();
-    await ann.page.getByTestId('conversation-state').filter({ hasText: 'with the bot' }).waitFor();
-    await ann.page.getByTestId('mine').locator(`a[data-conversation="${id}"]`).waitFor({ state: 'detached' });
+    // The customer sends a photo; Ann sees it in the conversation, fetched through the service.
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    await panel.getByLabel('Write as the customer').fill('this is what came');
+    await panel.getByLabel('Send a file as the customer').setInputFiles({ name: 'parcel.png', mimeType: 'image/png', buffer: png });
+    const photo = ann.page.getByTestId('messages').locator('li.msg[data-sender="contact"]').filter({ hasText: 'this is what came' }).locator('img');
+    await photo.waitFor();
+    await ann.page.waitForFunction((el) => el instanceof HTMLImageElement && el.complete && el.naturalWidth === 1, await photo.elementHandle());
+
+    // Ann, an agent, transfers it to Bob from the team directory; Bob holds it now and hands it back to the bot.
+    await ann.page.getByRole('combobox', { name: 'Transfer to' }).selectOption({ label: 'Bob' });
+    await ann.page.getByRole('button', { name: 'Transfer', exact: true }).click();
+    await bob.page.getByTestId('conversation-state').filter({ hasText: 'Taken by Bob (you)' }).waitFor();
+    await ann.page.getByTestId('conversation-state').filter({ hasText: 'Taken by Bob' }).waitFor();
+    await bob.page.getByRole('button', { name: 'Hand back to bot' }).click();
     await bob.page.getByTestId('conversation-state').filter({ hasText: 'with the bot' }).waitFor();
+    await ann.page.getByTestId('mine').locator(`a[data-conversation="${id}"]`).waitFor({ state: 'detached' });
+    await ann.page.getByTestId('conversation-state').filter({ hasText: 'with the bot' }).waitFor();
 
     for (const w of [ann, bob, sim]) expect(w.problems).toEqual([]);
   });

@@ -154,7 +154,7 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
           </div>
         </header>
         {error && <p class="error" role="alert">{error}</p>}
-        <MessageList messages={messages} me={user} />
+        <MessageList messages={messages} me={user} channelId={conv.channelId} />
         {mineOrAdmin && conv.channelId !== null ? (
           <Composer
             windowIsOpen={open}
