@@ -71,6 +71,12 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
     await bob.page.goto(`${svc.url}/inbox/${encodeURIComponent(id)}`);
     await bob.page.getByTestId('conversation-state').filter({ hasText: 'waiting for an agent' }).waitFor();
 
+    // The customer's message is unread for Ann, also after a reload (the count is the server's, per agent).
+    await queueRow(ann.page, id).getByLabel('1 unread').waitFor();
+    await ann.page.reload();
+    await ann.page.getByTestId('connection').filter({ hasText: 'Live' }).waitFor();
+    await queueRow(ann.page, id).getByLabel('1 unread').waitFor();
+
     // Ann takes it; Bob sees it taken and out of the queue.
     await queueRow(ann.page, id).click();
     await ann.page.getByRole('button', { name: 'Take' }).click();
@@ -79,6 +85,7 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
     await queueRow(bob.page, id).waitFor({ state: 'detached' });
     expect(await bob.page.getByRole('button', { name: 'Take' }).count()).toBe(0);
     await ann.page.getByTestId('mine').locator(`a[data-conversation="${id}"]`).waitFor();
+    expect(await ann.page.getByTestId('mine').locator(`a[data-conversation="${id}"]`).getByLabel(/unread/).count()).toBe(0);
 
     // Ann replies inside the window; the customer's phone shows it; it reaches "read" in Ann's view.
     await ann.page.getByTestId('window').filter({ hasText: 'Window open' }).waitFor();
@@ -101,7 +108,8 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
     await panel.getByLabel('Send a file as the customer').setInputFiles({ name: 'parcel.png', mimeType: 'image/png', buffer: png });
     const photo = ann.page.getByTestId('messages').locator('li.msg[data-sender="contact"]').filter({ hasText: 'this is what came' }).locator('img');
     await photo.waitFor();
-    await ann.page.waitForFunction((el) => el instanceof HTMLImageElement && el.complete && el.naturalWidth === 1, await photo.elementHandle());
+    // Loaded, not broken: the service fetched the file from the network with the channel's token.
+    await expect.poll(() => photo.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBe(1);
 
     // Ann, an agent, transfers it to Bob from the team directory; Bob holds it now and hands it back to the bot.
     await ann.page.getByRole('combobox', { name: 'Transfer to' }).selectOption({ label: 'Bob' });

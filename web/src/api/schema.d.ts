@@ -7957,6 +7957,7 @@ export interface paths {
                          *             "closesAt": "2026-01-05T09:30:00.000Z"
                          *           },
                          *           "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *           "unreadCount": 0,
                          *           "updatedAt": "2026-01-05T09:30:00.000Z"
                          *         }
                          *       ],
@@ -7988,6 +7989,8 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 status: "bot" | "queued" | "assigned";
+                                /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                                unreadCount?: number;
                                 updatedAt: string;
                                 window: {
                                     /** @description 24 hours after the customer's last message; null before they ever wrote */
@@ -8145,6 +8148,7 @@ export interface paths {
                          *           "closesAt": "2026-01-05T09:30:00.000Z"
                          *         },
                          *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "unreadCount": 0,
                          *         "updatedAt": "2026-01-05T09:30:00.000Z",
                          *         "messages": [
                          *           {
@@ -8239,6 +8243,8 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 status: "bot" | "queued" | "assigned";
+                                /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                                unreadCount?: number;
                                 updatedAt: string;
                                 window: {
                                     /** @description 24 hours after the customer's last message; null before they ever wrote */
@@ -8395,6 +8401,7 @@ export interface paths {
                          *           "closesAt": "2026-01-05T09:30:00.000Z"
                          *         },
                          *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "unreadCount": 0,
                          *         "updatedAt": "2026-01-05T09:30:00.000Z"
                          *       }
                          *     }
@@ -8422,6 +8429,8 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 status: "bot" | "queued" | "assigned";
+                                /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                                unreadCount?: number;
                                 updatedAt: string;
                                 window: {
                                     /** @description 24 hours after the customer's last message; null before they ever wrote */
@@ -9008,6 +9017,7 @@ export interface paths {
                          *           "closesAt": "2026-01-05T09:30:00.000Z"
                          *         },
                          *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "unreadCount": 0,
                          *         "updatedAt": "2026-01-05T09:30:00.000Z"
                          *       }
                          *     }
@@ -9035,6 +9045,8 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 status: "bot" | "queued" | "assigned";
+                                /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                                unreadCount?: number;
                                 updatedAt: string;
                                 window: {
                                     /** @description 24 hours after the customer's last message; null before they ever wrote */
@@ -9184,6 +9196,190 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/seen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark the conversation read for the caller: its unreadCount becomes 0 until the customer writes again */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the contact's audienceExternalId, `<phone>:<phone number id>` */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the conversation, read */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "conversation": {
+                         *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "audienceExternalId": "4915112345678:106540352242922",
+                         *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "contactName": "string",
+                         *         "phone": "string",
+                         *         "channelId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "status": "bot",
+                         *         "assigneeId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "queuedAt": "2026-01-05T09:30:00.000Z",
+                         *         "assignedAt": "2026-01-05T09:30:00.000Z",
+                         *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "sessionStatus": "open",
+                         *         "window": {
+                         *           "open": true,
+                         *           "closesAt": "2026-01-05T09:30:00.000Z"
+                         *         },
+                         *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "unreadCount": 0,
+                         *         "updatedAt": "2026-01-05T09:30:00.000Z"
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            conversation: {
+                                assignedAt: string | null;
+                                assigneeId: string | null;
+                                audienceExternalId: string;
+                                /** @description the channel the conversation runs on; null when no channel of the organization has its phone number id any more */
+                                channelId: string | null;
+                                contactId: string | null;
+                                /** @description the name the customer goes by on the chat network, when known */
+                                contactName: string | null;
+                                /** @description the conversation id: the contact's audienceExternalId */
+                                id: string;
+                                lastInboundAt: string | null;
+                                phone: string;
+                                queuedAt: string | null;
+                                /** @description the latest session (conversation episode) */
+                                sessionId: string | null;
+                                sessionStatus: ("open" | "resolved") | null;
+                                /**
+                                 * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
+                                 * @enum {string}
+                                 */
+                                status: "bot" | "queued" | "assigned";
+                                /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                                unreadCount?: number;
+                                updatedAt: string;
+                                window: {
+                                    /** @description 24 hours after the customer's last message; null before they ever wrote */
+                                    closesAt: string | null;
+                                    /** @description free-form messages (text, buttons, media) may be sent */
+                                    open: boolean;
+                                };
+                            };
+                            /** @constant */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope inbox:read, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such conversation in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -9853,6 +10049,7 @@ export interface paths {
                          *           "closesAt": "2026-01-05T09:30:00.000Z"
                          *         },
                          *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "unreadCount": 0,
                          *         "updatedAt": "2026-01-05T09:30:00.000Z"
                          *       }
                          *     }
@@ -9880,6 +10077,8 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 status: "bot" | "queued" | "assigned";
+                                /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                                unreadCount?: number;
                                 updatedAt: string;
                                 window: {
                                     /** @description 24 hours after the customer's last message; null before they ever wrote */
@@ -10100,6 +10299,7 @@ export interface paths {
                          *           "closesAt": "2026-01-05T09:30:00.000Z"
                          *         },
                          *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "unreadCount": 0,
                          *         "updatedAt": "2026-01-05T09:30:00.000Z"
                          *       }
                          *     }
@@ -10127,6 +10327,8 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 status: "bot" | "queued" | "assigned";
+                                /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                                unreadCount?: number;
                                 updatedAt: string;
                                 window: {
                                     /** @description 24 hours after the customer's last message; null before they ever wrote */
