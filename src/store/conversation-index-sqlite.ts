@@ -1,6 +1,8 @@
-import type { ConversationRecord } from '../domain/conversation.js';
+import type { ConversationRecord, ReadMarker } from '../domain/conversation.js';
 import type { SqliteDb } from './sqlite-db.js';
 import type { ConversationIndexRepo } from './conversation-index-types.js';
+
+const SEEN = 'conversationsSeen';
 
 /**
  * Conversations in the node's SQLite database (`conversations`, indexed by
@@ -41,6 +43,18 @@ export function createSqliteConversationIndex(db: SqliteDb): ConversationIndexRe
       const rows = s(`SELECT body FROM conversations WHERE ${cond} ORDER BY ${order} LIMIT ? OFFSET ?`).all(...args, q.limit, q.offset) as { body: string }[];
       const total = (s(`SELECT COUNT(*) AS n FROM conversations WHERE ${cond}`).get(...args) as { n: number }).n;
       return { conversations: rows.map((r) => JSON.parse(r.body) as ConversationRecord), total };
+    },
+    // Read markers are per user and small: `records`, keyed `<org>/<user>/<contact>`.
+    async markSeen(org, userId, aeid, marker) {
+      await db.put(SEEN, `${org}/${userId}/${aeid}`, marker);
+    },
+    async seen(org, userId, aeids) {
+      const out = new Map<string, ReadMarker>();
+      for (const aeid of aeids) {
+        const m = db.get<ReadMarker>(SEEN, `${org}/${userId}/${aeid}`);
+        if (m !== undefined) out.set(aeid, m);
+      }
+      return out;
     },
   };
 }

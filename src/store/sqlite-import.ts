@@ -76,11 +76,11 @@ function importCollections(db: SqliteDb, colls: Collections): number {
     n += values.length;
     switch (coll) {
       case 'tickets': {
-        const ins = s('INSERT OR REPLACE INTO tickets (org, seq, ticket_id, status, assignee_id, audience_id, body) VALUES (?, ?, ?, ?, ?, ?, ?)');
+        const ins = s('INSERT OR REPLACE INTO tickets (org, seq, ticket_id, status, priority, assignee_id, audience_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
         const bump = s('INSERT INTO ticket_counts (org, name, n) VALUES (?, ?, 1) ON CONFLICT (org, name) DO UPDATE SET n = n + 1');
         for (const [, v] of values) {
-          const { seq, ...t } = v as { seq: number; organizationId: string; ticketId: string; status: string; assigneeId: string | null; audienceId: string | null };
-          ins.run(t.organizationId, seq, t.ticketId, t.status, t.assigneeId ?? null, t.audienceId ?? null, JSON.stringify(t));
+          const { seq, ...t } = v as { seq: number; organizationId: string; ticketId: string; status: string; priority: string; assigneeId: string | null; audienceId: string | null };
+          ins.run(t.organizationId, seq, t.ticketId, t.status, t.priority, t.assigneeId ?? null, t.audienceId ?? null, JSON.stringify(t));
           bump.run(t.organizationId, 'all');
           bump.run(t.organizationId, `s:${t.status}`);
         }

@@ -27,6 +27,7 @@ export const NODE_MIGRATIONS: Migration[] = [
           seq INTEGER NOT NULL,
           ticket_id TEXT NOT NULL,
           status TEXT NOT NULL,
+          priority TEXT NOT NULL,
           assignee_id TEXT,
           audience_id TEXT,
           body TEXT NOT NULL,
@@ -34,6 +35,7 @@ export const NODE_MIGRATIONS: Migration[] = [
         ) WITHOUT ROWID;
         CREATE UNIQUE INDEX tickets_by_id ON tickets (org, ticket_id);
         CREATE INDEX tickets_by_status ON tickets (org, status, seq);
+        CREATE INDEX tickets_by_priority ON tickets (org, priority, seq);
         CREATE INDEX tickets_by_audience ON tickets (org, audience_id, seq);
         CREATE INDEX tickets_by_assignee ON tickets (org, assignee_id, seq);
         -- Counts per organization ('all', 's:<status>') kept with each change, so a page's total costs no scan.

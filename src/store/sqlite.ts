@@ -28,11 +28,12 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
   const ticketRow = (org: string, ticketId: string) =>
     s('SELECT seq, body FROM tickets WHERE org = ? AND ticket_id = ?').get(org, ticketId) as { seq: number; body: string } | undefined;
   const writeTicket = (seq: number, t: Ticket) =>
-    s('INSERT OR REPLACE INTO tickets (org, seq, ticket_id, status, assignee_id, audience_id, body) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+    s('INSERT OR REPLACE INTO tickets (org, seq, ticket_id, status, priority, assignee_id, audience_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
       t.organizationId,
       seq,
       t.ticketId,
       t.status,
+      t.priority,
       t.assigneeId,
       t.audienceId,
       JSON.stringify(t),
@@ -211,24 +212,39 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
         });
       },
       async list(q: TicketQuery): Promise<TicketPage> {
+        // An assignee filter decides visibility by itself: unassigned and the agent's own are visible, others' are not.
+        let visibleToAgent = q.visibleToAgent;
+        if (q.assigneeId !== undefined && visibleToAgent !== undefined) {
+          if (q.assigneeId !== null && q.assigneeId !== visibleToAgent) return { tickets: [], total: 0 };
+          visibleToAgent = undefined;
+        }
         const where = ['org = ?'];
         const args: unknown[] = [q.organizationId];
         if (q.status !== undefined) {
           where.push('status = ?');
           args.push(q.status);
         }
+        if (q.priority !== undefined) {
+          where.push('priority = ?');
+          args.push(q.priority);
+        }
         if (q.audienceId !== undefined) {
           where.push('audience_id = ?');
           args.push(q.audienceId);
         }
-        if (q.visibleToAgent !== undefined) {
+        if (q.assigneeId === null) where.push('assignee_id IS NULL');
+        else if (q.assigneeId !== undefined) {
+          where.push('assignee_id = ?');
+          args.push(q.assigneeId);
+        }
+        if (visibleToAgent !== undefined) {
           where.push('(assignee_id IS NULL OR assignee_id = ?)');
-          args.push(q.visibleToAgent);
+          args.push(visibleToAgent);
         }
         const cond = where.join(' AND ');
         const rows = s(`SELECT body FROM tickets WHERE ${cond} ORDER BY seq DESC LIMIT ? OFFSET ?`).all(...args, q.limit, q.offset) as { body: string }[];
         let total: number;
-        if (q.audienceId === undefined && q.visibleToAgent === undefined) total = count(q.organizationId, q.status === undefined ? 'all' : `s:${q.status}`);
+        if (where.length === 1 || (where.length === 2 && q.status !== undefined)) total = count(q.organizationId, q.status === undefined ? 'all' : `s:${q.status}`);
         else total = (s(`SELECT COUNT(*) AS n FROM tickets WHERE ${cond}`).get(...args) as { n: number }).n;
         return { tickets: rows.map((r) => canonicalTicket(JSON.parse(r.body) as Ticket)), total };
       },

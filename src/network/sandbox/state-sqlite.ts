@@ -1,13 +1,16 @@
 import type { SqliteDb } from '../../store/index.js';
-import { SANDBOX_CONVERSATION_KEEP, type SandboxAccount, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
+import { SANDBOX_CONVERSATION_KEEP, SANDBOX_MEDIA_KEEP, type SandboxAccount, type SandboxMedia, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
 
 /**
  * The sandbox network's state in its own SQLite database (it stands for a
  * system outside the service, so it is not in the node's database):
  * accounts, templates and windows in `records`, the message history in
  * `messages`, the newest `SANDBOX_CONVERSATION_KEEP` of each conversation.
+ * The customer's media files stay in memory (the newest
+ * `SANDBOX_MEDIA_KEEP`): uploads for a demo, not history.
  */
 export function createSqliteSandboxState(db: SqliteDb): SandboxState {
+  const media = new Map<string, SandboxMedia>();
   const pair = (pnid: string, customer: string) => `${pnid}/${customer}`;
   const tkey = (waba: string, t: { name: string; language: string }) => `${waba}/${t.name}/${t.language}`;
   return {
@@ -74,6 +77,14 @@ export function createSqliteSandboxState(db: SqliteDb): SandboxState {
     async conversation(pnid, customer, limit) {
       const rows = db.stmt('SELECT body FROM messages WHERE pair = ? ORDER BY seq DESC LIMIT ?').all(pair(pnid, customer), limit) as { body: string }[];
       return rows.reverse().map((r) => JSON.parse(r.body) as SandboxMessage);
+    },
+    async putMedia(m) {
+      media.set(m.id, m);
+      // Maps iterate in insertion order: the first key is the oldest file.
+      while (media.size > SANDBOX_MEDIA_KEEP) media.delete(media.keys().next().value!);
+    },
+    async getMedia(id) {
+      return media.get(id) ?? null;
     },
   };
 }
