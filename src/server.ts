@@ -124,7 +124,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const authenticator = new RequestAuthenticator((key) => accounts.authenticate(key), sessions, throttle);
   const readiness: ReadinessCheck[] = [{ name: store.kind === 'redis' ? 'redis' : 'store', check: () => store.ping() }];
   // Events and webhooks. Closers run in reverse: dispatcher, then its stores, then the log.
-  const events = await openEventLog(config, log);
+  const events = await openEventLog(config, log, backing);
   closers.push(() => events.close());
   const webhookStores = await openWebhookStores(config, backing);
   closers.push(() => webhookStores.close());

@@ -126,6 +126,26 @@ export const NODE_MIGRATIONS: Migration[] = [
       `);
     },
   },
+  {
+    // The embedded event log moves into the node's database, so an event commits with the writes of its turn.
+    version: 2,
+    up(db) {
+      db.exec(`
+        CREATE TABLE events (
+          seq INTEGER PRIMARY KEY,
+          id TEXT NOT NULL,
+          org TEXT NOT NULL,
+          type TEXT NOT NULL,
+          at INTEGER NOT NULL,
+          body TEXT NOT NULL
+        );
+        CREATE TABLE event_cursors (
+          name TEXT PRIMARY KEY,
+          seq INTEGER NOT NULL
+        ) WITHOUT ROWID;
+      `);
+    },
+  },
 ];
 
 /** The sandbox network's own database (`DATA_DIR/sandbox-network.db`): it simulates a system outside the service. */

@@ -99,7 +99,8 @@ describe('SqliteDb', () => {
     const dir = tempDir();
     const future: Migration[] = [...NODE_MIGRATIONS, { version: NODE_MIGRATIONS.length + 1, up: (raw) => raw.exec('CREATE TABLE future (x)') }];
     await SqliteDb.open(join(dir, 'switchboard.db'), { migrations: future }).close();
-    expect(() => openNodeDbIn(dir)).toThrow(/written by a newer version of Switchboard \(schema 2; this version knows up to 1\)/);
+    const latest = NODE_MIGRATIONS.at(-1)!.version;
+    expect(() => openNodeDbIn(dir)).toThrow(new RegExp(`written by a newer version of Switchboard \\(schema ${latest + 1}; this version knows up to ${latest}\\)`));
   });
 
   it('refuses a database it cannot open, naming the file', () => {
@@ -129,7 +130,21 @@ describe('schema migrations', () => {
     const db = openNodeDbIn(null);
     expect(db.version).toBe(NODE_MIGRATIONS.at(-1)!.version);
     const tables = (db.raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
-    expect(tables).toEqual(expect.arrayContaining(['records', 'tickets', 'outbox', 'contacts', 'session_messages', 'chat_sessions', 'conversations', 'webhook_deliveries']));
+    expect(tables).toEqual(expect.arrayContaining(['records', 'tickets', 'outbox', 'contacts', 'session_messages', 'chat_sessions', 'conversations', 'webhook_deliveries', 'events', 'event_cursors']));
+    await db.close();
+  });
+
+  it('moves a database of the previous schema version (1, before the event log moved in) to the current one, keeping its data', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'switchboard.db');
+    const v1 = SqliteDb.open(file, { migrations: NODE_MIGRATIONS.filter((m) => m.version === 1) });
+    expect(v1.version).toBe(1);
+    await v1.put('orgs', 'o1', { id: 'o1', name: 'Kept' });
+    await v1.close();
+    const db = openNodeDbIn(dir);
+    expect(db.version).toBe(NODE_MIGRATIONS.at(-1)!.version);
+    expect(db.get('orgs', 'o1')).toEqual({ id: 'o1', name: 'Kept' });
+    expect(db.raw.prepare('SELECT COUNT(*) AS n FROM events').get()).toEqual({ n: 0 });
     await db.close();
   });
 
