@@ -44,7 +44,7 @@ interface Child {
 async function startService(cwd: string, dataDir: string, extra: Record<string, string> = {}): Promise<{ child: Child; readyMs: number }> {
   const port = await freePort();
   const started = Date.now();
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', '--import', join(import.meta.dirname, '_event-loop-delay.mjs'), 'src/main.ts'], {
     cwd,
     env: {
       PATH: process.env.PATH,
@@ -57,6 +57,7 @@ async function startService(cwd: string, dataDir: string, extra: Record<string, 
       TEMPLATE_RATE_LIMIT_PER_MINUTE: '1000000',
       SANDBOX_MAX_MPS: '100000',
       SANDBOX_STATUS_DELAY_MS: '0',
+      SB_ELD_FILE: join(dataDir, '..', `eld-${port}.json`),
       ...extra,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -202,7 +203,7 @@ async function countFsyncs<T>(pid: number, during: () => Promise<T>): Promise<{ 
   for (const line of existsSync(out) ? readFileSync(out, 'utf8').split('\n') : []) {
     const m = /f(?:data)?sync\(\d+<([^>]+)>\)/.exec(line);
     if (!m) continue;
-    const name = m[1]!.replace(/^.*\/sb-bench-speed-[^/]+\//, '');
+    const name = m[1]!.replace(/^.*\/sb-bench-speed-[^/]+\/data\//, '');
     byFile.set(name, (byFile.get(name) ?? 0) + 1);
     total++;
   }
@@ -210,10 +211,20 @@ async function countFsyncs<T>(pid: number, during: () => Promise<T>): Promise<{ 
   return { result, byFile, total };
 }
 
-async function speed(label: string, cwd: string): Promise<{ rows: LoadResult[]; fsyncs: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'sb-bench-speed-'));
+/** Event-loop delay of the child since the previous call (see _event-loop-delay.mjs). */
+async function eventLoopDelay(c: Child, file: string): Promise<{ p50: number; p99: number; max: number }> {
+  rmSync(file, { force: true });
+  c.proc.kill('SIGUSR2');
+  for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 20));
+  return JSON.parse(readFileSync(file, 'utf8')) as { p50: number; p99: number; max: number };
+}
+
+async function speed(label: string, cwd: string, extra: Record<string, string> = {}): Promise<{ rows: LoadResult[]; fsyncs: string }> {
+  const root = mkdtempSync(join(tmpdir(), 'sb-bench-speed-'));
+  const dir = join(root, 'data');
   try {
-    const { child } = await startService(cwd, dir);
+    const { child } = await startService(cwd, dir, extra);
+    const eldFile = join(dir, '..', `eld-${new URL(child.base).port}.json`);
     const op = async (path: string, body: unknown) =>
       (await (await fetch(child.base + path, { method: 'POST', headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as any;
     const org = await op('/admin/v1/organizations', { name: 'Bench' });
@@ -223,6 +234,7 @@ async function speed(label: string, cwd: string): Promise<{ rows: LoadResult[]; 
     await op(`/admin/v1/organizations/${org.id}/credits/top-up`, { amount: 1_000_000_000 });
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const create = await load(`ticket create (${label})`, { url: `${child.base}/v1/tickets`, method: 'POST', headers, body: JSON.stringify({ subject: 'Printer on fire', description: 'Third floor', priority: 'high' }) });
+    await eventLoopDelay(child, eldFile);
     let i = 0;
     const counted = await countFsyncs(child.proc.pid!, () =>
       loadVaried(`template send (${label})`, `${child.base}/v2/wa/template`, headers, () => ({
@@ -234,12 +246,16 @@ async function speed(label: string, cwd: string): Promise<{ rows: LoadResult[]; 
       })),
     );
     const sends = counted.result;
+    const eld = await eventLoopDelay(child, eldFile);
     const sent = Math.round(sends.rps * Number(process.env.BENCH_SECONDS ?? 5));
     const files = [...counted.byFile].sort((a, b) => b[1] - a[1]).map(([f, c]) => `${f} ${(c / Math.max(1, sent)).toFixed(2)}`).join(', ');
     await kill9(child);
-    return { rows: [create, sends], fsyncs: `${label}: ${(counted.total / Math.max(1, sent)).toFixed(2)} fsyncs per send (${counted.total} over ~${sent} sends; by file: ${files})` };
+    return {
+      rows: [create, sends],
+      fsyncs: `${label}: ${(counted.total / Math.max(1, sent)).toFixed(2)} fsyncs per send (${counted.total} over ~${sent} sends; by file: ${files}); event-loop delay during the sends p50 ${eld.p50.toFixed(1)} ms, p99 ${eld.p99.toFixed(1)} ms, max ${eld.max.toFixed(1)} ms`,
+    };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(root, { recursive: true, force: true });
   }
 }
 
@@ -258,9 +274,12 @@ export async function run(): Promise<void> {
       rows.push(...b.rows);
       fsyncs.push(b.fsyncs);
     }
-    const a = await speed('after: SQLite', ROOT);
+    const a = await speed('after: SQLite, FULL', ROOT);
     rows.push(...a.rows);
     fsyncs.push(a.fsyncs);
+    const normal = await speed('after: SQLite, NORMAL', ROOT, { SQLITE_SYNCHRONOUS: 'NORMAL' });
+    rows.push(...normal.rows);
+    fsyncs.push(normal.fsyncs);
     report('Embedded storage: speed (16 connections, autocannon; service in a child process)', baseline, rows);
     if (spawnSync('strace', ['-V']).status === 0) for (const f of fsyncs) console.log(f);
   } finally {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,6 +48,16 @@ describe('the service process', () => {
     const nats = launch({ NATS_URL: 'nats://127.0.0.1:1', DATA_DIR: ':memory:' });
     expect(await nats.exited).toBe(78);
     expect(nats.output()).toContain('REDIS_URL');
+  });
+
+  it('refuses to start on a damaged database, naming the file and what to do', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-main-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'switchboard.db'), 'not a database at all, '.repeat(20));
+    const { output, exited } = launch({ PORT: String(await freePort()), HOST: '127.0.0.1', DATA_DIR: dir, LOG_LEVEL: 'warn' });
+    expect(await exited).toBe(74);
+    expect(output()).toContain(`${join(dir, 'switchboard.db')} is not a SQLite database`);
+    expect(output()).toContain('restore the latest backup');
   });
 
   it('seeds a demo once, finishes an in-flight request on SIGTERM, and keeps acknowledged data across restarts', async () => {

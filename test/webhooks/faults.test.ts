@@ -89,8 +89,9 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
         await stores.webhooks.createRegistration(reg);
       }
       await stores.close();
-      await closeNodeBacking(backing);
-      const log = await EmbeddedEventLog.open(join(dir, 'events'));
+      if (backing.kind !== 'sqlite') throw new Error('embedded expected');
+      // The node's event log is in its database.
+      const log = await EmbeddedEventLog.openSqlite(backing.db);
       const ids: string[] = [];
       for (let i = 0; i < 40; i++) {
         const e = event('orgK', i);
@@ -98,6 +99,7 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
         ids.push(e.id);
       }
       await log.close();
+      await closeNodeBacking(backing);
 
       const first = await startNode(env);
       await eventually(async () => (receivers[0]!.delivered().size >= 8 ? true : undefined), 20_000, 'some deliveries');
