@@ -7,7 +7,7 @@ import { defineRoute, type RouteDef } from '../route.js';
 
 type BaseOf = (req: { protocol: string; hostname: string; host: string }) => string;
 
-const toolId = z.string().regex(/^tool_[A-Za-z0-9_-]{8,64}$/, 'a tool id looks like tool_3kTq…');
+const toolId = z.string().regex(/^tool_[A-Za-z0-9_-]{8,64}$/, 'a tool id looks like tool_3kTq…').meta({ examples: ['tool_3kTqV9xY2bWm8RcAzL1p'] });
 const toolSchema = z.object({
   id: z.string().describe('the tool ID: `{mcp_url}/mcp/{id}` is its MCP server'),
   name: z.string(),
@@ -40,7 +40,8 @@ const connectBody = z
       .optional()
       .describe('payment integration only'),
   })
-  .strict();
+  .strict()
+  .meta({ examples: [{ name: 'Support inbox', return_url: 'https://app.example.com/tools/connected' }] });
 
 function page(title: string, message: string): string {
   const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);

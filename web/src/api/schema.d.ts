@@ -11319,15 +11319,8 @@ export interface paths {
                 content: {
                     /**
                      * @example {
-                     *       "name": "Ann",
-                     *       "return_url": "https://example.com/hooks/switchboard",
-                     *       "tool_id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *       "data": {
-                     *         "api_key": "string",
-                     *         "webhook_secret": "string",
-                     *         "return_url": "https://example.com/hooks/switchboard",
-                     *         "merchant_name": "string"
-                     *       }
+                     *       "name": "Support inbox",
+                     *       "return_url": "https://app.example.com/tools/connected"
                      *     }
                      */
                     "application/json": {
@@ -11345,7 +11338,10 @@ export interface paths {
                         name: string;
                         /** @description where to send the user after sign-in (with `tool_id` and `status` in the query); its origin must be allowed by the operator */
                         return_url?: string;
-                        /** @description re-authorize this existing tool of the same integration (keeps its id and MCP URL) instead of creating one */
+                        /**
+                         * @description re-authorize this existing tool of the same integration (keeps its id and MCP URL) instead of creating one
+                         * @example tool_3kTqV9xY2bWm8RcAzL1p
+                         */
                         tool_id?: string;
                     };
                 };
