@@ -13888,12 +13888,16 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description a user ID: only tickets assigned to that user; `none`: only unassigned tickets */
+                    assigneeId?: string;
                     /** @description the contact's ID: `<phone>:<phone number id>` (international digits without +, then the business number's phone number id) */
                     audienceExternalId?: string;
                     /** @description 1 to 100, default 20 */
                     limit?: number;
                     /** @description >= 1, default 1 */
                     page?: number;
+                    /** @description low, medium, high or urgent */
+                    priority?: "low" | "medium" | "high" | "urgent";
                     /** @description open, in_progress, resolved or closed */
                     status?: "open" | "in_progress" | "resolved" | "closed";
                 };
@@ -13903,7 +13907,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description a page of tickets the key can see */
+                /** @description a page of tickets the key can see that match every filter given */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -13983,7 +13987,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid query parameter */
+                /** @description invalid query parameter: a status or priority outside its enum, an assigneeId that is not a user ID or `none`, a malformed audienceExternalId, page or limit out of range */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13999,7 +14003,15 @@ export interface paths {
                          *       }
                          *     }
                          */
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
                     };
                 };
                 /** @description missing or invalid credentials */
