@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OAuthCredentials, ToolRecord } from '../../src/domain/tools.js';
+import type { OAuthCredentials, ToolCredentials, ToolRecord } from '../../src/domain/tools.js';
 import { SecretBox } from '../../src/store/secret-box.js';
 import type { ToolRepo } from '../../src/store/tool-types.js';
 
@@ -38,6 +38,8 @@ export function toolRecord(org: string, over: Partial<ToolRecord> = {}): ToolRec
 
 const creds = (token = `ya29.secret-${randomBytes(6).toString('hex')}`): OAuthCredentials => ({ kind: 'oauth', accessToken: token, refreshToken: `1//refresh-${randomBytes(6).toString('hex')}`, expiresAt: Date.now() + 3_600_000, scope: 's' });
 
+const token = (c: ToolCredentials | null) => (c?.kind === 'oauth' ? c.accessToken : undefined);
+
 /** The tool store's guarantees (see `ToolRepo`), for every adapter. */
 export function runToolStoreContract(name: string, create: (box: SecretBox) => Promise<ToolStoreFixture>): void {
   describe(`tool store contract: ${name}`, () => {
@@ -74,7 +76,7 @@ export function runToolStoreContract(name: string, create: (box: SecretBox) => P
       expect(dump).not.toContain('very-secret-token');
       expect(dump).not.toContain(c.refreshToken!);
       expect(await repo.putCredentials(t.id, { ...c, accessToken: 'ya29.next' })).toBe(true);
-      expect((await repo.getCredentials(t.id))?.accessToken).toBe('ya29.next');
+      expect(token(await repo.getCredentials(t.id))).toBe('ya29.next');
       await repo.recordPaymentEvent(t.id, { paymentId: 'cs_1', status: 'paid', eventId: 'evt_1', at: t.createdAt });
       expect(await repo.delete('org_a', t.id)).toBe(true);
       expect(await repo.getCredentials(t.id)).toBeNull();
@@ -90,10 +92,10 @@ export function runToolStoreContract(name: string, create: (box: SecretBox) => P
       await fx.repo.create(t, creds('ya29.rotate-me'));
       const nextKey = randomBytes(32);
       const rotated = fx.reopen(new SecretBox(nextKey, [firstKey]));
-      expect((await rotated.getCredentials(t.id))?.accessToken).toBe('ya29.rotate-me');
+      expect(token(await rotated.getCredentials(t.id))).toBe('ya29.rotate-me');
       // Sealed again: the new key alone opens it now.
       const onlyNew = fx.reopen(new SecretBox(nextKey));
-      expect((await onlyNew.getCredentials(t.id))?.accessToken).toBe('ya29.rotate-me');
+      expect(token(await onlyNew.getCredentials(t.id))).toBe('ya29.rotate-me');
       // A store with neither key cannot open it.
       await expect(fx.reopen(new SecretBox(randomBytes(32))).getCredentials(t.id)).rejects.toThrow();
     });
