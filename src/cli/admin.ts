@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { SCOPES } from '../domain/scopes.js';
 import { messagingCommands } from './messaging-commands.js';
+import { toolsCommands } from './tools-commands.js';
 import { backupNodeDb } from '../store/sqlite-backup.js';
 
 interface Command {
@@ -96,6 +97,7 @@ export const commands: Record<string, Command> = {
     show: (r) => table(r.contacts, ['id', 'audienceExternalId', 'name']),
   },
   ...messagingCommands,
+  ...toolsCommands,
 };
 
 /** Every `--flag <value>` any command's usage names (parseArgs must know them to read their values). */

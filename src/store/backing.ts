@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { SqliteDb } from './sqlite-db.js';
-import { NODE_MIGRATIONS, SANDBOX_MIGRATIONS } from './sqlite-schema.js';
-import { importJsonStore, importSandboxJsonStore } from './sqlite-import.js';
+import { KEY_VALUE_MIGRATIONS, NODE_MIGRATIONS, SANDBOX_MIGRATIONS } from './sqlite-schema.js';
+import { importJsonStore, importKeyValueJsonStore, importSandboxJsonStore } from './sqlite-import.js';
 
 /**
  * What a node keeps its state in, opened once at start and handed to every
@@ -51,5 +51,17 @@ export function openSandboxDb(dataDir: string | null, synchronous?: 'FULL' | 'NO
     migrations: SANDBOX_MIGRATIONS,
     synchronous,
     afterMigrate: dataDir === null ? undefined : (db) => importSandboxJsonStore(db, dataDir),
+  });
+}
+
+/**
+ * A database of key-value collections at `file` (null: in memory), importing
+ * once the older JSON store in `oldJsonDir` when there is one.
+ */
+export function openKeyValueDb(file: string | null, oldJsonDir: string | null, synchronous?: 'FULL' | 'NORMAL'): SqliteDb {
+  return SqliteDb.open(file, {
+    migrations: KEY_VALUE_MIGRATIONS,
+    synchronous,
+    afterMigrate: oldJsonDir === null ? undefined : (db) => importKeyValueJsonStore(db, oldJsonDir),
   });
 }

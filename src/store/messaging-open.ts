@@ -39,7 +39,7 @@ export interface MessagingStores {
   conversations: ConversationIndexRepo;
   /** Which body each send's idempotency key came with. */
   requestKeys: RequestKeyRepo;
-  /** The embedded db (embedded mode) or Redis connection (clustered), for the sandbox network's own state. */
+  /** The node's SQLite database (embedded mode) or Redis connection (clustered); the sandbox network's state uses the Redis one. */
   backing: { db: SqliteDb } | { redis: RedisClient; prefix: string };
   /** False when no key is available (clustered without SECRETS_KEY): WhatsApp channels are refused. */
   secretsKey: boolean;

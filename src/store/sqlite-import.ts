@@ -14,7 +14,7 @@ import type { SqliteDb } from './sqlite-db.js';
 type Collections = Map<string, Map<string, unknown>>;
 
 /** The old store's directories under the data dir, in the order they are imported. */
-export const JSON_STORE_DIRS = ['.', 'messaging', 'webhooks', 'actors'];
+export const JSON_STORE_DIRS = ['.', 'messaging', 'webhooks', 'actors', 'tools'];
 const MARKER = { coll: 'meta:import', key: 'json-store' };
 
 /** Reads one old store directory: the snapshot, then every complete log line over it (a torn last line was never acknowledged). */
@@ -152,8 +152,13 @@ function importCollections(db: SqliteDb, colls: Collections): number {
 
 /** The sandbox network's old store (`DATA_DIR/sandbox-network`): accounts, templates and windows, all key-value. */
 export function importSandboxJsonStore(db: SqliteDb, dataDir: string): void {
+  importKeyValueJsonStore(db, join(dataDir, 'sandbox-network'));
+}
+
+/** An old store whose collections are all key-value (the sandbox network's, the sandbox providers'), into `records`, once. */
+export function importKeyValueJsonStore(db: SqliteDb, dir: string): void {
   if (db.has(MARKER.coll, MARKER.key)) return;
-  const colls = readJsonStore(join(dataDir, 'sandbox-network'));
+  const colls = readJsonStore(dir);
   db.raw.transaction(() => {
     const put = db.raw.prepare('INSERT OR REPLACE INTO records (coll, key, value) VALUES (?, ?, ?)');
     for (const [coll, entries] of colls ?? []) for (const [k, v] of entries) put.run(coll, k, JSON.stringify(v));

@@ -148,6 +148,23 @@ export const NODE_MIGRATIONS: Migration[] = [
   },
 ];
 
+/** A database of key-value collections only (the sandbox providers', standing for Google and Stripe). */
+export const KEY_VALUE_MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    up(db) {
+      db.exec(`
+        CREATE TABLE records (
+          coll TEXT NOT NULL,
+          key TEXT NOT NULL,
+          value TEXT NOT NULL,
+          PRIMARY KEY (coll, key)
+        ) WITHOUT ROWID;
+      `);
+    },
+  },
+];
+
 /** The sandbox network's own database (`DATA_DIR/sandbox-network.db`): it simulates a system outside the service. */
 export const SANDBOX_MIGRATIONS: Migration[] = [
   {

@@ -1,0 +1,28 @@
+import { join } from 'node:path';
+import type { Config } from '../config.js';
+import type { NodeBacking } from './backing.js';
+import { connectRedis } from './redis-client.js';
+import { SecretBox } from './secret-box.js';
+import { createSqliteToolRepo } from './tool-sqlite.js';
+import { createRedisToolRepo } from './tool-redis.js';
+import type { ToolRepo } from './tool-types.js';
+
+/**
+ * The tool store: its own Redis connection in clustered mode, the node's
+ * SQLite database otherwise. Credentials are sealed with the same key
+ * as channel secrets (SECRETS_KEY, or DATA_DIR/messaging/secrets.key in
+ * embedded mode), with SECRETS_KEY_PREVIOUS for rotation. Null in clustered
+ * mode without SECRETS_KEY: connected tools are then off.
+ */
+export async function openToolStore(config: Config, backing: NodeBacking): Promise<ToolRepo | null> {
+  const memory = config.DATA_DIR === ':memory:';
+  if (backing.kind === 'redis' && config.REDIS_URL !== undefined) {
+    if (config.SECRETS_KEY === undefined) return null;
+    const box = SecretBox.fromString(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS);
+    const redis = await connectRedis(config.REDIS_URL, `switchboard-tools-${config.NODE_ID ?? process.pid}`);
+    return createRedisToolRepo(redis, config.KEY_PREFIX, box, true);
+  }
+  const box = SecretBox.load(config.SECRETS_KEY, memory ? null : join(config.DATA_DIR, 'messaging'), config.SECRETS_KEY_PREVIOUS)!;
+  if (backing.kind !== 'sqlite') throw new Error('REDIS_URL is needed for the Redis backing');
+  return createSqliteToolRepo(backing.db, box);
+}
