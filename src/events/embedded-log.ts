@@ -335,7 +335,7 @@ export class EmbeddedEventLog implements EventLog {
     const min = this.discardableThrough();
     if (this.sql !== null) {
       const db = this.sql;
-      if (min > this.sqlDiscarded) {
+      if (min > this.sqlDiscarded && !db.isClosed) {
         this.sqlDiscarded = min;
         void db.run(() => db.stmt('DELETE FROM events WHERE seq <= ?').run(min)).catch((err: unknown) => this.log.warn('event log: discarding old events failed', { err }));
       }
@@ -380,6 +380,8 @@ export class EmbeddedEventLog implements EventLog {
   private async writeCursorsNow(): Promise<void> {
     if (this.sql !== null) {
       const db = this.sql;
+      // The database closed first (a shutdown out of order): positions not saved only mean redeliveries.
+      if (db.isClosed) return;
       const cursors = [...this.cursors];
       await db.run(() => {
         const put = db.stmt('INSERT INTO event_cursors (name, seq) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET seq = excluded.seq');

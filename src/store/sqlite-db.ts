@@ -142,6 +142,11 @@ export class SqliteDb {
     return this.raw.pragma('user_version', { simple: true }) as number;
   }
 
+  /** True once `close` ran: later writes are refused. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   get persistent(): boolean {
     return this.file !== null;
   }
