@@ -5,7 +5,7 @@ import type { Express } from 'express';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './clock.js';
 import { createLogger, type Logger } from './log.js';
-import { connectRedis, createEmbeddedStore, createRedisStore, EmbeddedDb, type Store } from './store/index.js';
+import { closeNodeBacking, createEmbeddedStore, createRedisStore, EmbeddedDb, openNodeBacking, type NodeBacking, type Store } from './store/index.js';
 import { AccountService } from './app/accounts.js';
 import { TicketService } from './app/tickets.js';
 import { OperatorAuth } from './app/operator.js';
@@ -87,11 +87,8 @@ export interface ServiceOptions {
   clock?: Clock;
 }
 
-async function openStore(config: Config, clock: Clock): Promise<Store> {
-  if (config.REDIS_URL) {
-    const client = await connectRedis(config.REDIS_URL, `switchboard-${config.NODE_ID ?? process.pid}`);
-    return createRedisStore(client, config.KEY_PREFIX);
-  }
+async function openStore(config: Config, clock: Clock, backing: NodeBacking): Promise<Store> {
+  if (backing.kind === 'redis') return createRedisStore(backing.redis.client, config.KEY_PREFIX, { closeClient: false });
   const db = await EmbeddedDb.open(config.DATA_DIR === ':memory:' ? null : config.DATA_DIR);
   return createEmbeddedStore(db, clock);
 }
@@ -100,7 +97,10 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const log = opts.log ?? createLogger(config.LOG_LEVEL, { node: config.NODE_ID });
   const clock = opts.clock ?? systemClock;
   const closers: Services['closers'] = [];
-  const store = await openStore(config, clock);
+  // One backing per node, handed to every module; closed last.
+  const backing = await openNodeBacking(config);
+  closers.push(() => closeNodeBacking(backing));
+  const store = await openStore(config, clock, backing);
   closers.push(() => store.close());
   const accounts = new AccountService(store, clock);
   const tickets = new TicketService(store, clock);
@@ -120,7 +120,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   // Events and webhooks. Closers run in reverse: dispatcher, then its stores, then the log.
   const events = await openEventLog(config, log);
   closers.push(() => events.close());
-  const webhookStores = await openWebhookStores(config);
+  const webhookStores = await openWebhookStores(config, backing);
   closers.push(() => webhookStores.close());
   const webhooks = createWebhooks(config, { store: webhookStores.webhooks, events, log });
   await webhooks.start();
@@ -135,9 +135,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   // Actors stop first on shutdown: they hand their partitions over while events and store still work.
   const metrics = new MetricsRegistry();
   // Messaging opens before the actors (its handlers run in the conversation actor) and closes after them.
-  const messaging = await Messaging.open({ config, clock, log, organizations: store.organizations, contacts: store.contacts });
+  const messaging = await Messaging.open({ config, clock, log, organizations: store.organizations, contacts: store.contacts, backing });
   closers.push(() => messaging.close());
-  const actors = await openActors(config, { log, events, clock, metrics, messaging: messaging.actorDeps, conversations: messaging.stores.conversations });
+  const actors = await openActors(config, backing, { log, events, clock, metrics, messaging: messaging.actorDeps, conversations: messaging.stores.conversations });
   closers.push(() => actors.close());
   readiness.push(...actors.readiness);
   const handover = new HandoverService(store.contacts, actors.system);

@@ -99,7 +99,7 @@ beforeAll(async () => {
   redis = await startRedis();
 });
 afterAll(async () => {
-  for (const c of clients) await c.quit();
+  for (const c of clients) await c.close();
   clients = [];
   await redis?.stop();
 });
