@@ -30,6 +30,7 @@ export type RedisClient = Pick<
   | 'sRem'
   | 'sMembers'
   | 'hGet'
+  | 'hmGet'
   | 'hSet'
   | 'hDel'
   | 'hVals'

@@ -113,9 +113,9 @@ export function TicketsScreen({ user, ticketId }: { user: SessionUser; ticketId:
             <option value="">anyone</option>
             <option value={UNASSIGNED}>unassigned</option>
             <option value={user.id}>me</option>
-            {/* Admins list the organization's users; an agent sees only their own and unassigned tickets anyway. */}
+            {/* An agent sees only their own and unassigned tickets, so only admins pick a teammate. */}
             {[...people.values()]
-              .filter((p) => p.id !== user.id)
+              .filter((p) => user.role === 'admin' && p.id !== user.id)
               .sort((a, b) => a.name.localeCompare(b.name))
               .map((p) => (
                 <option key={p.id} value={p.id}>{p.name}</option>
