@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { SCOPES } from '../domain/scopes.js';
 import { messagingCommands } from './messaging-commands.js';
+import { toolsCommands } from './tools-commands.js';
 
 interface Command {
   usage: string;
@@ -91,6 +92,7 @@ export const commands: Record<string, Command> = {
     show: (r) => table(r.contacts, ['id', 'audienceExternalId', 'name']),
   },
   ...messagingCommands,
+  ...toolsCommands,
 };
 
 /** Every `--flag <value>` any command's usage names (parseArgs must know them to read their values). */
