@@ -179,7 +179,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     limits: { maxBufferedBytes: config.INBOX_MAX_BUFFERED_BYTES, framesPerSecond: config.INBOX_FRAMES_PER_SECOND, maxRefusedFrames: 100, maxInFlight: 16 },
   });
   closers.push(() => inboxSockets.close());
-  const tools = await ConnectedTools.open({ config, log, clock, version: VERSION });
+  const tools = await ConnectedTools.open({ config, log, clock, version: VERSION, backing });
   if (tools) closers.push(() => tools.close());
   // The MCP gateway calls the same services as the REST routes.
   const mcp = new McpGateway({

@@ -20,6 +20,8 @@ import { runMessagingStoreContract } from '../messaging/store-contract.js';
 import { runConversationIndexContract } from '../inbox/conversation-index.contract.js';
 import { runActorStoreContract } from '../actors/actor-store.contract.js';
 import { runSandboxStateContract } from '../messaging/sandbox-state.contract.js';
+import { runToolStoreContract } from '../tools/store-contract.js';
+import { createRedisToolRepo } from '../../src/store/tool-redis.js';
 
 /*
  * Every Redis store contract suite against a real 3-master Redis Cluster,
@@ -43,6 +45,27 @@ afterAll(async () => {
   await node?.close();
   await cluster?.stop();
 });
+
+/** Every master's share of a prefix's keys, as text (to check secrets are not in it). */
+async function dumpPrefix(p: string): Promise<string> {
+  const raw = createCluster({ rootNodes: cluster.nodes.map((url) => ({ url })) });
+  await raw.connect();
+  try {
+    const parts: string[] = [];
+    for (const m of raw.masters) {
+      const c = await raw.nodeClient(m);
+      for (const k of await c.keys(`${p}:*`)) {
+        const type = await c.type(k);
+        if (type === 'string') parts.push(k, (await c.get(k)) ?? '');
+        else if (type === 'hash') parts.push(k, JSON.stringify(await c.hGetAll(k)));
+        else parts.push(k);
+      }
+    }
+    return parts.join('\n');
+  } finally {
+    await raw.close();
+  }
+}
 
 /** Another node's client on the same cluster. */
 async function otherNode(): Promise<RedisClient> {
@@ -86,26 +109,19 @@ runMessagingStoreContract('redis cluster', async () => {
     // Another node: a cluster client of its own.
     otherNodeRateLimiter: () => createRedisRateLimiter(other, p),
     otherNodeMessages: () => createRedisSessionMessageRepo(other, p),
-    rawDump: async () => {
-      // Every master's share of this prefix's keys.
-      const raw = createCluster({ rootNodes: cluster.nodes.map((url) => ({ url })) });
-      await raw.connect();
-      try {
-        const parts: string[] = [];
-        for (const m of raw.masters) {
-          const c = await raw.nodeClient(m);
-          for (const k of await c.keys(`${p}:*`)) {
-            const type = await c.type(k);
-            if (type === 'string') parts.push(k, (await c.get(k)) ?? '');
-            else if (type === 'hash') parts.push(k, JSON.stringify(await c.hGetAll(k)));
-            else parts.push(k);
-          }
-        }
-        return parts.join('\n');
-      } finally {
-        await raw.close();
-      }
-    },
+    rawDump: () => dumpPrefix(p),
+    close: async () => {},
+  };
+});
+
+runToolStoreContract('redis cluster', async (box) => {
+  const p = prefix();
+  const other = await otherNode();
+  return {
+    repo: createRedisToolRepo(node.client, p, box),
+    otherNode: createRedisToolRepo(other, p, box),
+    rawDump: () => dumpPrefix(p),
+    reopen: (b) => createRedisToolRepo(node.client, p, b),
     close: async () => {},
   };
 });
