@@ -5,7 +5,7 @@ import type { Express } from 'express';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './clock.js';
 import { createLogger, type Logger } from './log.js';
-import { connectRedis, createRedisStore, createSqliteStore, openNodeBacking, type NodeBacking, type Store } from './store/index.js';
+import { closeNodeBacking, createRedisStore, createSqliteStore, openNodeBacking, type NodeBacking, type Store } from './store/index.js';
 import { AccountService } from './app/accounts.js';
 import { TicketService } from './app/tickets.js';
 import { OperatorAuth } from './app/operator.js';
@@ -93,11 +93,7 @@ export interface ServiceOptions {
 }
 
 async function openStore(config: Config, clock: Clock, backing: NodeBacking): Promise<Store> {
-  if (backing.kind === 'redis' && config.REDIS_URL) {
-    const client = await connectRedis(config.REDIS_URL, `switchboard-${config.NODE_ID ?? process.pid}`);
-    return createRedisStore(client, config.KEY_PREFIX);
-  }
-  if (backing.kind !== 'sqlite') throw new Error('REDIS_URL is needed for the Redis backing');
+  if (backing.kind === 'redis') return createRedisStore(backing.redis.client, config.KEY_PREFIX, { closeClient: false });
   return createSqliteStore(backing.db, clock);
 }
 
@@ -105,13 +101,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const log = opts.log ?? createLogger(config.LOG_LEVEL, { node: config.NODE_ID });
   const clock = opts.clock ?? systemClock;
   const closers: Services['closers'] = [];
-  // One backing per node, handed to every module; the store's close (run last) closes it.
-  const backing = openNodeBacking(config);
+  // One backing per node, handed to every module; closed last (after the store, which closes nothing of it twice).
+  const backing = await openNodeBacking(config);
+  closers.push(() => closeNodeBacking(backing));
   const store = await openStore(config, clock, backing);
-  closers.push(async () => {
-    await store.close();
-    if (backing.kind === 'sqlite') await backing.db.close();
-  });
+  closers.push(() => store.close());
   const accounts = new AccountService(store, clock);
   const tickets = new TicketService(store, clock);
   const operator = await OperatorAuth.load(store, config.OPERATOR_TOKEN);

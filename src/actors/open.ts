@@ -7,7 +7,6 @@ import type { MetricsRegistry } from '../metrics.js';
 import { SqliteActorStore } from '../store/actor-store-sqlite.js';
 import { RedisActorStore } from '../store/actor-store-redis.js';
 import type { NodeBacking } from '../store/backing.js';
-import { connectRedis } from '../store/redis-client.js';
 import type { ConversationIndexRepo } from '../store/conversation-index-types.js';
 import { CONVERSATION_ACTOR, conversationActorSpec } from './conversation/actor.js';
 import type { MessagingHandlerDeps } from './conversation/messaging.js';
@@ -42,11 +41,9 @@ export async function openActors(
   const readiness: OpenedActors['readiness'] = [];
   let system: ActorSystem;
   let store: SqliteActorStore | RedisActorStore;
-  if (backing.kind === 'redis' && config.REDIS_URL !== undefined) {
-    const redis = await connectRedis(config.REDIS_URL, `switchboard-actors-${settings.nodeId}`);
-    closers.push(async () => {
-      await redis.quit();
-    });
+  if (backing.kind === 'redis') {
+    // The node's client: closed by whoever opened it, after the actors handed their partitions over.
+    const redis = backing.redis.client;
     store = new RedisActorStore(redis, config.KEY_PREFIX);
     readiness.push({ name: 'actor_store', check: async () => void (await redis.ping()) });
     if (config.NATS_URL !== undefined) {

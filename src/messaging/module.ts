@@ -26,7 +26,7 @@ export interface MessagingOpenDeps {
   log: Logger;
   organizations: OrganizationRepo;
   contacts: ContactRepo;
-  /** The node's backing (its SQLite database, embedded). */
+  /** The node's backing: its SQLite database embedded, its one Redis client clustered. */
   backing: NodeBacking;
 }
 

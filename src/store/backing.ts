@@ -1,16 +1,18 @@
 import { join } from 'node:path';
 import type { Config } from '../config.js';
+import { openNodeRedis, type NodeRedis } from './redis-client.js';
 import { SqliteDb } from './sqlite-db.js';
 import { KEY_VALUE_MIGRATIONS, NODE_MIGRATIONS, SANDBOX_MIGRATIONS } from './sqlite-schema.js';
 import { importJsonStore, importKeyValueJsonStore, importSandboxJsonStore } from './sqlite-import.js';
 
 /**
  * What a node keeps its state in, opened once at start and handed to every
- * module: embedded, the node's one SQLite database (`DATA_DIR/switchboard.db`,
- * or an in-memory one with `DATA_DIR=:memory:`); clustered, Redis (each
- * module still opens its Redis connection from `REDIS_URL`).
+ * module, closed by whoever opened it after every module stopped. Embedded:
+ * the node's one SQLite database (`DATA_DIR/switchboard.db`, or an in-memory
+ * one with `DATA_DIR=:memory:`). Clustered: the node's one Redis client (a
+ * single server or a Redis Cluster), shared by every store.
  */
-export type NodeBacking = { kind: 'sqlite'; db: SqliteDb } | { kind: 'redis' };
+export type NodeBacking = { kind: 'sqlite'; db: SqliteDb } | { kind: 'redis'; redis: NodeRedis };
 
 /** The path of the node's database under `dataDir`; null for `:memory:`. */
 export function nodeDbPath(dataDir: string): string | null {
@@ -27,8 +29,8 @@ export function openNodeDb(config: Pick<Config, 'DATA_DIR' | 'SQLITE_SYNCHRONOUS
   });
 }
 
-export function openNodeBacking(config: Config): NodeBacking {
-  if (config.REDIS_URL) return { kind: 'redis' };
+export async function openNodeBacking(config: Config): Promise<NodeBacking> {
+  if (config.redis !== null) return { kind: 'redis', redis: await openNodeRedis(config.redis, `switchboard-${config.NODE_ID ?? process.pid}`) };
   return { kind: 'sqlite', db: openNodeDb(config) };
 }
 
@@ -40,6 +42,7 @@ export function openNodeDbIn(dir: string | null, synchronous?: 'FULL' | 'NORMAL'
 /** Closes what `openNodeBacking` opened, after every module using it stopped. */
 export async function closeNodeBacking(backing: NodeBacking): Promise<void> {
   if (backing.kind === 'sqlite') await backing.db.close();
+  else await backing.redis.close();
 }
 
 /**

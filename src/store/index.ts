@@ -4,7 +4,7 @@ export { NODE_MIGRATIONS, SANDBOX_MIGRATIONS } from './sqlite-schema.js';
 export { openNodeBacking, closeNodeBacking, openNodeDb, openNodeDbIn, openSandboxDb, nodeDbPath, type NodeBacking } from './backing.js';
 export { createSqliteStore } from './sqlite.js';
 export { createRedisStore } from './redis.js';
-export { connectRedis, LuaScript, orgKeys, type RedisClient } from './redis-client.js';
+export { connectRedis, getEach, LuaScript, openNodeRedis, orgKeys, type NodeRedis, type RedisClient, type RedisTarget } from './redis-client.js';
 export type * from './webhook-types.js';
 export { createSqliteWebhookStore, type SqliteWebhookStoreOptions } from './webhook-sqlite.js';
 export { createRedisWebhookStore, type RedisWebhookStoreOptions } from './webhook-redis.js';

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SqliteDb } from './sqlite-db.js';
+import type { RedisClient } from './redis-client.js';
 import type { NodeBacking } from './backing.js';
-import { connectRedis, type RedisClient } from './redis-client.js';
 import { SecretBox } from './secret-box.js';
 import type { ChannelRepo } from './channel-types.js';
 import type { TemplateRepo } from './template-types.js';
@@ -39,7 +39,7 @@ export interface MessagingStores {
   conversations: ConversationIndexRepo;
   /** Which body each send's idempotency key came with. */
   requestKeys: RequestKeyRepo;
-  /** The node's SQLite database (embedded mode) or Redis connection (clustered); the sandbox network's state uses the Redis one. */
+  /** The node's SQLite database (embedded mode) or the node's Redis client (clustered), for the sandbox network's own state. */
   backing: { db: SqliteDb } | { redis: RedisClient; prefix: string };
   /** False when no key is available (clustered without SECRETS_KEY): WhatsApp channels are refused. */
   secretsKey: boolean;
@@ -47,17 +47,17 @@ export interface MessagingStores {
 }
 
 /**
- * Opens them: a Redis connection of their own in clustered mode (where
+ * Opens them: on the node's Redis client in clustered mode (where
  * WhatsApp channels need `SECRETS_KEY`), the node's SQLite database otherwise, with the
  * secrets key from `SECRETS_KEY` or DATA_DIR/messaging/secrets.key.
  */
 export async function openMessagingStores(config: Config, clock: Clock, backing: NodeBacking): Promise<MessagingStores> {
   const memory = config.DATA_DIR === ':memory:';
   const dir = memory ? null : join(config.DATA_DIR, 'messaging');
-  if (backing.kind === 'redis' && config.REDIS_URL !== undefined) {
+  if (backing.kind === 'redis') {
     // Without a key the service runs, but chat-network channels cannot be stored or read (a clear 503 says why).
     const box = config.SECRETS_KEY === undefined ? null : SecretBox.fromString(config.SECRETS_KEY);
-    const redis = await connectRedis(config.REDIS_URL, `switchboard-messaging-${config.NODE_ID ?? process.pid}`);
+    const redis = backing.redis.client;
     const p = config.KEY_PREFIX;
     return {
       kind: 'redis',
@@ -70,9 +70,8 @@ export async function openMessagingStores(config: Config, clock: Clock, backing:
       requestKeys: createRedisRequestKeyRepo(redis, p),
       backing: { redis, prefix: p },
       secretsKey: box !== null,
-      close: async () => {
-        await redis.quit();
-      },
+      // The client is the node's: closed by whoever opened it.
+      close: async () => {},
     };
   }
   const box = SecretBox.load(config.SECRETS_KEY, dir)!;

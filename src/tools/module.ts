@@ -47,7 +47,7 @@ export interface ToolsOpenDeps {
   log: Logger;
   clock: Clock;
   version: string;
-  /** The node's backing (its SQLite database, embedded). */
+  /** The node's backing: its SQLite database embedded, its one Redis client clustered. */
   backing: NodeBacking;
 }
 
