@@ -44,6 +44,7 @@ import { settingsRoutes } from './http/routes/settings.js';
 import { docsAssets } from './http/docs-page.js';
 import { bearerToken } from './http/app.js';
 import { DEFAULT_WEB_DIR, webAppHandlers } from './http/web-app.js';
+import { DataDirLock } from './data-dir-lock.js';
 
 export const VERSION = '0.1.0';
 
@@ -87,7 +88,8 @@ export interface ServiceOptions {
   clock?: Clock;
 }
 
-async function openStore(config: Config, clock: Clock): Promise<Store> {
+/** The main store of the configured mode (Redis clustered, else the embedded db under DATA_DIR). */
+export async function openStore(config: Config, clock: Clock): Promise<Store> {
   if (config.REDIS_URL) {
     const client = await connectRedis(config.REDIS_URL, `switchboard-${config.NODE_ID ?? process.pid}`);
     return createRedisStore(client, config.KEY_PREFIX);
@@ -100,6 +102,10 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const log = opts.log ?? createLogger(config.LOG_LEVEL, { node: config.NODE_ID });
   const clock = opts.clock ?? systemClock;
   const closers: Services['closers'] = [];
+  if (config.mode === 'embedded' && config.DATA_DIR !== ':memory:') {
+    const lock = DataDirLock.acquire(config.DATA_DIR);
+    closers.push(async () => lock.release());
+  }
   const store = await openStore(config, clock);
   closers.push(() => store.close());
   const accounts = new AccountService(store, clock);
@@ -249,10 +255,6 @@ export interface RunningServer {
 export async function startServer(config: Config, opts: ServiceOptions = {}): Promise<RunningServer> {
   const services = await createServices(config, opts);
   const state = { shuttingDown: false };
-  let demo: DemoCredentials | null = null;
-  if (config.mode === 'embedded' && config.OPERATOR_TOKEN === undefined && config.SEED_DEMO) {
-    demo = await seedDemo(services.store, services.accounts, services.operator);
-  }
   const app = buildApp(services, state);
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;
@@ -264,10 +266,21 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
       if (state.shuttingDown) setImmediate(() => server.closeIdleConnections());
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.PORT, config.HOST, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.PORT, config.HOST, () => resolve());
+    });
+  } catch (err) {
+    await closeAll(services);
+    throw err;
+  }
+  // Only once the port is ours: a start that fails to listen (EADDRINUSE) must leave the store
+  // empty, so the next start seeds again and prints credentials that work.
+  let demo: DemoCredentials | null = null;
+  if (config.mode === 'embedded' && config.OPERATOR_TOKEN === undefined && config.SEED_DEMO) {
+    demo = await seedDemo(services.store, services.accounts, services.operator);
+  }
   const port = (server.address() as AddressInfo).port;
   // The sandbox network and the Graph adapter meet over HTTP on this node's own address.
   const selfHost = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
@@ -300,14 +313,18 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
       await drained;
       await mcpDrained;
       clearTimeout(timer);
-      for (const c of [...services.closers].reverse()) {
-        try {
-          await c();
-        } catch (err) {
-          services.log.error('error while closing', { err });
-        }
-      }
+      await closeAll(services);
       services.log.info('stopped');
     })());
   return { services, server, url, port, demo, mcpUrl, close };
+}
+
+async function closeAll(services: Services): Promise<void> {
+  for (const c of [...services.closers].reverse()) {
+    try {
+      await c();
+    } catch (err) {
+      services.log.error('error while closing', { err });
+    }
+  }
 }

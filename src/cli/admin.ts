@@ -4,15 +4,20 @@
  *   npm run admin -- org create --name "Acme"
  *   npm run admin -- key create --org <id> --user <id> --scopes tickets:read,tickets:create --json
  *
- * Connection: --url / SWITCHBOARD_URL (default http://localhost:3000),
- * --token / SWITCHBOARD_OPERATOR_TOKEN.
+ * Connection: --url / SB_URL (default http://localhost:3000), --token /
+ * SB_OPERATOR_TOKEN: the names the first start's banner prints in its
+ * `export` line (SWITCHBOARD_URL / SWITCHBOARD_OPERATOR_TOKEN, the older
+ * names, are still read when the new ones are unset).
+ *
+ * Local commands (`operator reset-token`) do not talk to the API: they open
+ * the store of the configured mode (DATA_DIR, or REDIS_URL) themselves.
  */
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
 import { SCOPES } from '../domain/scopes.js';
 import { messagingCommands } from './messaging-commands.js';
+import { table } from './table.js';
 
-interface Command {
+interface ApiCommand {
   usage: string;
   required: string[];
   run(flags: Record<string, string>): { method: string; path: string; body?: unknown };
@@ -20,9 +25,27 @@ interface Command {
   show(result: any): string; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
+/** What a local command gets: its flags, the environment (for config), and where to write. */
+export interface LocalContext {
+  flags: Record<string, string>;
+  env: Record<string, string | undefined>;
+  json: boolean;
+  out: (s: string) => void;
+  err: (s: string) => void;
+  /** The API's base URL and the operator token, for commands that need them. */
+  connection: () => { base: string; token: string | undefined };
+}
+
+interface LocalCommand {
+  usage: string;
+  required: string[];
+  /** Runs the command; resolves to the exit code. */
+  local(ctx: LocalContext): Promise<number>;
+}
+
+type Command = ApiCommand | LocalCommand;
+
 const org = (f: Record<string, string>) => `/admin/v1/organizations/${encodeURIComponent(f.org!)}`;
-const table = (rows: Record<string, unknown>[], cols: string[]) =>
-  rows.length === 0 ? '(none)' : rows.map((r) => cols.map((c) => String(r[c] ?? '-')).join('  ')).join('\n');
 
 /** Command table: `<noun> <verb>` → request. Later capabilities add entries here. */
 export const commands: Record<string, Command> = {
@@ -91,15 +114,18 @@ export const commands: Record<string, Command> = {
     show: (r) => table(r.contacts, ['id', 'audienceExternalId', 'name']),
   },
   ...messagingCommands,
+  'operator reset-token': {
+    usage: '(local: on DATA_DIR with the service stopped, or on REDIS_URL while nodes run)',
+    required: [],
+    local: async (ctx) => (await import('./operator-reset.js')).resetOperatorTokenCommand(ctx),
+  },
 };
 
 /** Every `--flag <value>` any command's usage names (parseArgs must know them to read their values). */
 const STRING_FLAGS = [...new Set(['url', 'token', ...Object.values(commands).flatMap((c) => [...c.usage.matchAll(/--([\w-]+) [^-\s]/g)].map((m) => m[1]!))])];
 
-const envSchema = z.object({
-  SWITCHBOARD_URL: z.url().default('http://localhost:3000'),
-  SWITCHBOARD_OPERATOR_TOKEN: z.string().optional(),
-});
+/** The first non-empty of the variables named, in order. */
+const firstSet = (env: Record<string, string | undefined>, ...names: string[]) => names.map((n) => env[n]).find((v) => v !== undefined && v !== '');
 
 function usage(): string {
   return ['usage: npm run admin -- <command> [flags] [--json] [--url URL] [--token TOKEN]', '', ...Object.entries(commands).map(([n, c]) => `  ${n} ${c.usage}`)].join('\n');
@@ -128,11 +154,19 @@ export async function main(argv: string[], env: Record<string, string | undefine
     err(`missing ${missing.map((m) => '--' + m).join(', ')}\nusage: ${name} ${cmd.usage}`);
     return 2;
   }
-  const e = envSchema.parse(env);
-  const base = (flags.url ?? e.SWITCHBOARD_URL).replace(/\/$/, '');
-  const token = flags.token ?? e.SWITCHBOARD_OPERATOR_TOKEN;
+  // zod is not loaded for this: it would cost every command a tenth of a second.
+  const connection = () => ({
+    base: (flags.url ?? firstSet(env, 'SB_URL', 'SWITCHBOARD_URL') ?? 'http://localhost:3000').replace(/\/$/, ''),
+    token: flags.token ?? firstSet(env, 'SB_OPERATOR_TOKEN', 'SWITCHBOARD_OPERATOR_TOKEN'),
+  });
+  if (!URL.canParse(connection().base)) {
+    err(`not a URL: ${connection().base} (from --url or SB_URL)`);
+    return 2;
+  }
+  if ('local' in cmd) return cmd.local({ flags, env, json: values.json === true, out, err, connection });
+  const { base, token } = connection();
   if (!token) {
-    err('no operator token: pass --token or set SWITCHBOARD_OPERATOR_TOKEN');
+    err('no operator token: pass --token or set SB_OPERATOR_TOKEN (lost it? npm run admin -- operator reset-token)');
     return 2;
   }
   const req = cmd.run(flags);

@@ -251,6 +251,9 @@ export function createEmbeddedStore(db: EmbeddedDb, clock: Clock = systemClock):
         await db.put('meta', key, value);
         return true;
       },
+      async set(key, value) {
+        await db.put('meta', key, value);
+      },
     },
     async isEmpty() {
       return db.isEmpty();

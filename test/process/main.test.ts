@@ -1,44 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../harness/servers.js';
+import { launch, waitFor, waitHealthy } from './launch.js';
 
 /** The real entry point as a process: config errors, first start, SIGTERM, restart. */
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-
-function launch(env: Record<string, string>): { proc: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  return { proc, output: () => out, exited };
-}
-
-async function waitFor(check: () => boolean, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function waitHealthy(base: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) return;
-    } catch {
-      if (Date.now() > deadline) throw new Error(`${base} never became healthy`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('the service process', () => {
   it('refuses a bad configuration with a message naming the variable', async () => {
