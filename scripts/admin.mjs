@@ -14,5 +14,8 @@ if (serviceBuildStale(root, join('cli', 'admin.js'))) {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 const { main } = await import(pathToFileURL(join(root, 'dist', 'cli', 'admin.js')).href);
-const code = await main(process.argv.slice(2), process.env, (s) => process.stdout.write(s + '\n'), (s) => process.stderr.write(s + '\n'));
-process.exitCode = code;
+const stop = new AbortController();
+process.once('SIGINT', () => stop.abort());
+const code = await main(process.argv.slice(2), process.env, (s) => process.stdout.write(s + '\n'), (s) => process.stderr.write(s + '\n'), stop.signal);
+// Exit at once: a keep-alive socket must not hold the command open after it finished.
+process.exit(code);

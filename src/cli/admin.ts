@@ -34,6 +34,8 @@ export interface LocalContext {
   err: (s: string) => void;
   /** The API's base URL and the operator token, for commands that need them. */
   connection: () => { base: string; token: string | undefined };
+  /** Aborted to stop a long-running command (Ctrl-C). */
+  signal?: AbortSignal;
 }
 
 interface LocalCommand {
@@ -119,6 +121,11 @@ export const commands: Record<string, Command> = {
     required: [],
     local: async (ctx) => (await import('./operator-reset.js')).resetOperatorTokenCommand(ctx),
   },
+  'webhooks listen': {
+    usage: '--forward-to <http://localhost:4000/hook> [--events <type,type>] [--key <API key, or SB_KEY>] [--secret <whsec_…>]',
+    required: ['forward-to'],
+    local: async (ctx) => (await import('./webhooks-listen.js')).webhooksListenCommand(ctx),
+  },
 };
 
 /** Every `--flag <value>` any command's usage names (parseArgs must know them to read their values). */
@@ -131,7 +138,7 @@ function usage(): string {
   return ['usage: npm run admin -- <command> [flags] [--json] [--url URL] [--token TOKEN]', '', ...Object.entries(commands).map(([n, c]) => `  ${n} ${c.usage}`)].join('\n');
 }
 
-export async function main(argv: string[], env: Record<string, string | undefined>, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+export async function main(argv: string[], env: Record<string, string | undefined>, out: (s: string) => void, err: (s: string) => void, signal?: AbortSignal): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -163,7 +170,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
     err(`not a URL: ${connection().base} (from --url or SB_URL)`);
     return 2;
   }
-  if ('local' in cmd) return cmd.local({ flags, env, json: values.json === true, out, err, connection });
+  if ('local' in cmd) return cmd.local({ flags, env, json: values.json === true, out, err, connection, signal });
   const { base, token } = connection();
   if (!token) {
     err('no operator token: pass --token or set SB_OPERATOR_TOKEN (lost it? npm run admin -- operator reset-token)');
@@ -194,5 +201,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
 
 const isMain = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/').split('/').pop()!);
 if (isMain) {
-  main(process.argv.slice(2), process.env, (s) => process.stdout.write(s + '\n'), (s) => process.stderr.write(s + '\n')).then((code) => process.exit(code));
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  main(process.argv.slice(2), process.env, (s) => process.stdout.write(s + '\n'), (s) => process.stderr.write(s + '\n'), stop.signal).then((code) => process.exit(code));
 }
