@@ -32,6 +32,7 @@ import { channelAdminRoutes, channelRoutes } from './http/routes/channels.js';
 import { sandboxRoutes } from './http/routes/sandbox.js';
 import { HandoverService, openActors, type ActorSystem } from './actors/index.js';
 import { MetricsRegistry } from './metrics.js';
+import { serviceObservers, type ServiceObservers } from './service-metrics.js';
 import { handoverRoutes } from './http/routes/handover.js';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { asyncApiRoute, conversationRoutes } from './http/routes/conversations.js';
@@ -70,6 +71,8 @@ export interface Services {
   closers: (() => Promise<void>)[];
   /** Prometheus metrics of this node, served at /metrics. */
   metrics: MetricsRegistry;
+  /** What HTTP, webhooks and messaging report to the metrics. */
+  observers: ServiceObservers;
   /** The actor runtime: per-contact conversation actors, routed over NATS when clustered. */
   actors: ActorSystem;
   handover: HandoverService;
@@ -122,13 +125,15 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     secureCookie: config.PUBLIC_URL?.startsWith('https:') ?? false,
   });
   const authenticator = new RequestAuthenticator((key) => accounts.authenticate(key), sessions, throttle);
+  const metrics = new MetricsRegistry();
+  const observers = serviceObservers(metrics);
   const readiness: ReadinessCheck[] = [{ name: store.kind === 'redis' ? 'redis' : 'store', check: () => store.ping() }];
   // Events and webhooks. Closers run in reverse: dispatcher, then its stores, then the log.
   const events = await openEventLog(config, log);
   closers.push(() => events.close());
   const webhookStores = await openWebhookStores(config);
   closers.push(() => webhookStores.close());
-  const webhooks = createWebhooks(config, { store: webhookStores.webhooks, events, log });
+  const webhooks = createWebhooks(config, { store: webhookStores.webhooks, events, log, observer: observers.webhooks });
   await webhooks.start();
   closers.push(() => webhooks.stop(Math.min(5000, config.SHUTDOWN_TIMEOUT_MS)));
   const resources = new ResourceService(webhookStores.resources, events, () => clock.now());
@@ -139,9 +144,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   closers.push(() => ticketEvents.stop());
   tickets.onChange(async (_type, ticket) => ticketEvents.kick(ticket.organizationId));
   // Actors stop first on shutdown: they hand their partitions over while events and store still work.
-  const metrics = new MetricsRegistry();
   // Messaging opens before the actors (its handlers run in the conversation actor) and closes after them.
-  const messaging = await Messaging.open({ config, clock, log, organizations: store.organizations, contacts: store.contacts });
+  const messaging = await Messaging.open({ config, clock, log, organizations: store.organizations, contacts: store.contacts, observer: observers.templates });
   closers.push(() => messaging.close());
   const actors = await openActors(config, { log, events, clock, metrics, messaging: messaging.actorDeps, conversations: messaging.stores.conversations });
   closers.push(() => actors.close());
@@ -180,6 +184,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     limits: { maxBufferedBytes: config.INBOX_MAX_BUFFERED_BYTES, framesPerSecond: config.INBOX_FRAMES_PER_SECOND, maxRefusedFrames: 100, maxInFlight: 16 },
   });
   closers.push(() => inboxSockets.close());
+  metrics.gauge('switchboard_inbox_sockets', 'Live inbox WebSockets open on this node.', () => inboxSockets.stats().sockets);
+  metrics.gauge('switchboard_inbox_buffered_bytes', 'Bytes queued but not yet sent to this node\'s inbox sockets (slow clients).', () => inboxSockets.stats().bufferedBytes);
   // The MCP gateway calls the same services as the REST routes.
   const mcp = new McpGateway({
     version: VERSION,
@@ -191,12 +197,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     publicUrls: [config.PUBLIC_URL, config.MCP_PUBLIC_URL],
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
   });
-  return { config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, actors: actors.system, handover, messaging, inbox, inboxSockets, sessions, authenticator };
+  return { config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, handover, messaging, inbox, inboxSockets, sessions, authenticator };
 }
 
 export function buildRoutes(s: Services, state: { shuttingDown: boolean }): RouteDef[] {
   const routes: RouteDef[] = [...authRoutes(s.sessions), ...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
-  routes.push(...handoverRoutes(s.handover), ...conversationRoutes(s.inbox), ...metricsRoutes(s.metrics));
+  routes.push(...handoverRoutes(s.handover), ...conversationRoutes(s.inbox), ...metricsRoutes(s.metrics, s.config.METRICS_TOKEN));
   routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
   routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels));
   if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));
@@ -235,6 +241,7 @@ export function buildApp(s: Services, state = { shuttingDown: false }): Express 
       ),
     authenticateOperator: (token) => s.operator.authenticate(token),
     publicUrl: s.config.PUBLIC_URL,
+    observeRequest: s.observers.httpRequest,
     mounts: [...(s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : []), ...s.messaging.mounts(), { path: '/assets', handler: web.assets }, { path: '/docs/assets', handler: docsAssets() }],
     fallbacks: [web.pages],
   });

@@ -16,7 +16,7 @@ import type { ChatNetwork } from '../network/port.js';
 import { createEmbeddedSandboxState, createRedisSandboxState, sandboxGraphRouter, SandboxNetwork } from '../network/sandbox/index.js';
 import type { MessagingHandlerDeps } from '../actors/conversation/messaging.js';
 import { ChannelService } from './channels.js';
-import { MessagingService, type ConversationGateway } from './service.js';
+import { MessagingService, type ConversationGateway, type TemplateSendObserver } from './service.js';
 import { NetworkWebhookReceiver } from './webhook-receiver.js';
 import { SandboxCustomer } from './sandbox-customer.js';
 
@@ -26,6 +26,8 @@ export interface MessagingOpenDeps {
   log: Logger;
   organizations: OrganizationRepo;
   contacts: ContactRepo;
+  /** Told how each template send ended (for metrics). */
+  observer?: TemplateSendObserver;
 }
 
 /** The Graph API version the sandbox serves by default (and the one in GRAPH_API_BASE_URL's default). */
@@ -107,6 +109,7 @@ export class Messaging {
       prices,
       templateRatePerMinute: config.TEMPLATE_RATE_LIMIT_PER_MINUTE,
       log,
+      observer: deps.observer,
     });
     this.channels = new ChannelService({
       channels: stores.channels,

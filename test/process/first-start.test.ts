@@ -7,7 +7,7 @@ import { freePort } from '../harness/servers.js';
 import { main as adminCli } from '../../src/cli/admin.js';
 import { launch, waitFor, waitHealthy } from './launch.js';
 
-/** Losing the first start's credentials, and the way back in. */
+/** Losing the first start's credentials, and the way back in. Three to four process starts per test: generous limits for a busy machine. */
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -45,7 +45,7 @@ describe('first start and the operator token', () => {
     expect(await get(`${base}/admin/v1/organizations`, operator)).toBe(200);
     next.proc.kill('SIGTERM');
     expect(await next.exited).toBe(0);
-  });
+  }, 120_000);
 
   it('operator reset-token refuses a data dir in use, then gives a working token and retires the old one', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-reset-'));
@@ -82,5 +82,5 @@ describe('first start and the operator token', () => {
     expect(listed.out.split('\n')[0]).toMatch(/^id\s+name\s+createdAt$/);
     second.proc.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  });
+  }, 120_000);
 });

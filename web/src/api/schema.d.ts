@@ -5622,7 +5622,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics of this node (actors, mailboxes, partitions, command latency) */
+        /** Prometheus metrics of this node (HTTP, webhooks, template sends, event lag, actors, inbox, process); with METRICS_TOKEN set, only with `Authorization: Bearer <METRICS_TOKEN>` */
         get: {
             parameters: {
                 query?: never;
@@ -5632,12 +5632,39 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Prometheus text exposition format 0.0.4 */
+                /** @description Prometheus text exposition format 0.0.4 (names: docs/metrics.md) */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description METRICS_TOKEN is set and the request does not carry it */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
                 };
             };
         };
