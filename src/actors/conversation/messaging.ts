@@ -16,6 +16,7 @@ import type { InboundMessageEventData, MessageSentEventData, MessageStatusEventD
 import type { HandlerContext, HandlerMap } from '../durable.js';
 import { currentSession, isWithHuman } from './rules.js';
 import type { ConversationState, Session } from './state.js';
+import { derivedMessageId, randomMessageId } from '../../domain/message-id.js';
 
 /*
  * The conversation actor's messaging commands: sends, inbound
@@ -140,9 +141,11 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
 
   return {
     'message.send': async (s, cmd, ctx) => {
-      const messageRecordId = cmd.sendKey === undefined ? ctx.newId() : stableId('out', s.organizationId, s.audienceExternalId, cmd.sendKey);
+      const messageRecordId = cmd.sendKey === undefined ? randomMessageId() : derivedMessageId('keyed-send', s.organizationId, s.audienceExternalId, cmd.sendKey);
       if (cmd.sendKey !== undefined) {
-        const earlier = await deps.messages.get(s.organizationId, messageRecordId);
+        // Also under the id such a send had before message ids had one scheme, so a retry across an upgrade still finds its first run.
+        const earlier =
+          (await deps.messages.get(s.organizationId, messageRecordId)) ?? (await deps.messages.get(s.organizationId, stableId('out', s.organizationId, s.audienceExternalId, cmd.sendKey)));
         // A retry of a send whose first run reached the network and stored the message, then stopped
         // before its state and event were recorded (crash, lost partition): finish that run, send nothing.
         if (earlier !== null && earlier.messageId !== null) return finishRecordedSend(deps, s, cmd, ctx, earlier);
@@ -235,7 +238,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       const session = sessionFor(s, ctx);
       const message: SessionMessage = {
         // Named by the network's id, so two runs of this message (a re-run, a paused former owner) store it once.
-        _id: stableId('msg', s.organizationId, e.networkMessageId),
+        _id: derivedMessageId('inbound', s.organizationId, e.networkMessageId),
         sessionId: session.id,
         organizationId: s.organizationId,
         channelId: cmd.channelId,

@@ -7970,7 +7970,7 @@ export interface paths {
                          *         "updatedAt": "2026-01-05T09:30:00.000Z",
                          *         "messages": [
                          *           {
-                         *             "_id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *             "_id": "msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx",
                          *             "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *             "sender": "contact",
                          *             "content": {
@@ -7980,7 +7980,7 @@ export interface paths {
                          *             },
                          *             "sentAt": "2026-01-05T09:30:00.000Z",
                          *             "direction": "inbound",
-                         *             "messageId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *             "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==",
                          *             "status": "accepted",
                          *             "statusUpdatedAt": "2026-01-05T09:30:00.000Z",
                          *             "errors": [
@@ -8014,6 +8014,10 @@ export interface paths {
                                 lastInboundAt: string | null;
                                 /** @description the latest session's last 50 messages, oldest first */
                                 messages: {
+                                    /**
+                                     * @description this service's id of the stored message, the same scheme for every message whoever sent it: msg_ and 32 URL-safe base64 characters (the network's id is messageId)
+                                     * @example msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx
+                                     */
                                     _id: string;
                                     /** @description the agent who sent it (sender agent) */
                                     agentId?: string;
@@ -8035,7 +8039,10 @@ export interface paths {
                                         message: string;
                                         title: string;
                                     }[];
-                                    /** @description the chat network's message id */
+                                    /**
+                                     * @description the chat network's message id (wamid…); null for a send the network never accepted
+                                     * @example wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==
+                                     */
                                     messageId: string | null;
                                     /** @description the network message this one replies to (a button tap names the message whose button it was) */
                                     replyTo?: string;
@@ -13114,7 +13121,7 @@ export interface paths {
                         /**
                          * @example [
                          *       {
-                         *         "_id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "_id": "msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx",
                          *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *         "sender": "contact",
                          *         "content": {
@@ -13124,7 +13131,7 @@ export interface paths {
                          *         },
                          *         "sentAt": "2026-01-05T09:30:00.000Z",
                          *         "direction": "inbound",
-                         *         "messageId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==",
                          *         "status": "accepted",
                          *         "statusUpdatedAt": "2026-01-05T09:30:00.000Z",
                          *         "errors": [
@@ -13142,6 +13149,10 @@ export interface paths {
                          *     ]
                          */
                         "application/json": {
+                            /**
+                             * @description this service's id of the stored message, the same scheme for every message whoever sent it: msg_ and 32 URL-safe base64 characters (the network's id is messageId)
+                             * @example msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx
+                             */
                             _id: string;
                             /** @description the agent who sent it (sender agent) */
                             agentId?: string;
@@ -13163,7 +13174,10 @@ export interface paths {
                                 message: string;
                                 title: string;
                             }[];
-                            /** @description the chat network's message id */
+                            /**
+                             * @description the chat network's message id (wamid…); null for a send the network never accepted
+                             * @example wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==
+                             */
                             messageId: string | null;
                             /** @description the network message this one replies to (a button tap names the message whose button it was) */
                             replyTo?: string;
