@@ -62,9 +62,18 @@ export const updateTicketBody = z
   });
 export type UpdateTicketInput = z.infer<typeof updateTicketBody>;
 
+/** The assignee filter's word for "assigned to nobody" (user ids are UUIDs, so it names no user). */
+export const UNASSIGNED = 'none';
+export const assigneeFilter = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,100}$/, 'a user ID (1 to 100 visible ASCII characters) or `none`')
+  .describe('a user ID: only tickets assigned to that user; `none`: only unassigned tickets');
+
 export const listTicketsQuery = z.object({
   audienceExternalId: audienceExternalId.optional(),
   status: ticketStatus.optional(),
+  priority: ticketPriority.optional(),
+  assigneeId: assigneeFilter.optional(),
   page: z.coerce.number().int().min(1).default(1).describe('>= 1, default 1'),
   limit: z.coerce.number().int().min(1).max(100).default(20).describe('1 to 100, default 20'),
 });

@@ -7,7 +7,7 @@ import type { Principal, Ticket, TicketOrigin } from '../domain/types.js';
 import { applyTicketChanges, initialResolutionDate, resolutionDateOnOpenTicket, TICKET_ID_PATTERN } from '../domain/ticket-rules.js';
 import type { Store, TicketEventStamp } from '../store/index.js';
 import { requireScope } from './principal.js';
-import type { CreateTicketInput, ListTicketsInput, UpdateTicketInput } from './schemas.js';
+import { UNASSIGNED, type CreateTicketInput, type ListTicketsInput, type UpdateTicketInput } from './schemas.js';
 
 export interface TicketList {
   tickets: Ticket[];
@@ -137,7 +137,9 @@ export class TicketService {
     const { tickets, total } = await this.store.tickets.list({
       organizationId: org,
       status: q.status,
+      priority: q.priority,
       audienceId,
+      assigneeId: q.assigneeId === undefined ? undefined : q.assigneeId === UNASSIGNED ? null : q.assigneeId,
       visibleToAgent: principal.role === 'admin' ? undefined : principal.userId,
       offset: (q.page - 1) * q.limit,
       limit: q.limit,

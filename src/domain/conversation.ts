@@ -21,8 +21,26 @@ export interface ConversationRecord {
   sessionId: string | null;
   sessionStatus: 'open' | 'resolved' | null;
   lastInboundAt: string | null;
+  /** Messages from the customer in the current session (absent on records written before it was counted). */
+  inboundCount?: number;
   updatedAt: string;
   version: number;
+}
+
+/**
+ * What one user has opened of a conversation: the session and how many of
+ * its customer messages. Each user's own, so the last write wins.
+ */
+export interface ReadMarker {
+  sessionId: string;
+  inboundSeen: number;
+}
+
+/** Customer messages of the current session that the marker's user has not opened. */
+export function unreadCount(record: Pick<ConversationRecord, 'sessionId' | 'inboundCount'>, marker: ReadMarker | undefined): number {
+  const total = record.inboundCount ?? 0;
+  if (marker === undefined || record.sessionId === null || marker.sessionId !== record.sessionId) return total;
+  return Math.max(0, total - marker.inboundSeen);
 }
 
 export interface ConversationQuery {

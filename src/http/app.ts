@@ -149,6 +149,7 @@ export function createHttpApp(opts: HttpAppOptions): Express {
       });
       for (const [k, v] of Object.entries(result.headers ?? {})) res.setHeader(k, v);
       if (result.body === undefined) res.status(result.status ?? 204).end();
+      else if (Buffer.isBuffer(result.body)) res.status(result.status ?? 200).send(result.body);
       else res.status(result.status ?? 200).json(result.body);
     };
     app[route.method](route.path, async (req: Request, res: Response) => {

@@ -61,7 +61,9 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
     for (const [status, resp] of Object.entries(r.responses)) {
       responses[status] = resp.schema
         ? { description: resp.description, content: { 'application/json': { schema: schemaOf(resp.schema, 'output') } } }
-        : { description: resp.description };
+        : resp.file
+          ? { description: resp.description, content: { '*/*': { schema: { type: 'string', format: 'binary' } } } }
+          : { description: resp.description };
     }
     for (const [status, description] of Object.entries(generatedStatuses(r))) {
       responses[status] ??= { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };

@@ -20,6 +20,7 @@ export interface RouteContext<B, Q, P> {
 
 export interface RouteResult {
   status?: number;
+  /** Sent as JSON, or as bytes when a Buffer. */
   body?: unknown;
   headers?: Record<string, string>;
 }
@@ -47,7 +48,8 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
   body?: B;
   query?: Q;
   params?: P;
-  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  /** `schema` documents a JSON body; `file` a binary one (the handler returns a Buffer body and its content-type header). */
+  responses: Record<number, { description: string; schema?: z.ZodType; file?: true }>;
   deprecated?: { successor: string };
   /**
    * Runs after authentication and the scope check, before params, query and

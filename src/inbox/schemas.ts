@@ -43,6 +43,12 @@ export const conversationSummarySchema = z.object({
     closesAt: z.string().nullable().describe("24 hours after the customer's last message; null before they ever wrote"),
   }),
   lastInboundAt: z.string().nullable(),
+  unreadCount: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe("customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents"),
   updatedAt: z.string(),
 });
 export type ConversationSummary = z.infer<typeof conversationSummarySchema>;

@@ -1,7 +1,7 @@
 import { requireScope } from '../app/principal.js';
 import { AppError, notFound } from '../errors.js';
 import type { Clock } from '../clock.js';
-import type { ConversationRecord, ConversationStatus } from '../domain/conversation.js';
+import { unreadCount, type ConversationRecord, type ConversationStatus } from '../domain/conversation.js';
 import type { Contact, Principal } from '../domain/types.js';
 import { CONVERSATION_ACTOR, conversationKey, serviceWindowClosesAt, type ActorClient, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverReply } from '../actors/index.js';
 import { buttonsMessage, mediaMessage, publicMessage, textMessage, type MessagingService } from '../messaging/index.js';
@@ -49,14 +49,31 @@ export class InboxService {
   async list(principal: Principal, q: { status?: ConversationStatus; assigneeId?: string; page: number; limit: number }) {
     requireScope(principal, 'inbox:read');
     const page = await this.d.conversations.list({ organizationId: principal.organizationId, offset: (q.page - 1) * q.limit, limit: q.limit, ...(q.status ? { status: q.status } : {}), ...(q.assigneeId ? { assigneeId: q.assigneeId } : {}) });
-    return { conversations: await this.summaries(principal.organizationId, page.conversations), total: page.total };
+    return { conversations: await this.withUnread(principal, page.conversations, await this.summaries(principal.organizationId, page.conversations)), total: page.total };
+  }
+
+  /** Marks the conversation's current session as read up to now, for the caller. */
+  async markSeen(principal: Principal, audienceExternalId: string): Promise<ConversationSummary> {
+    requireScope(principal, 'inbox:read');
+    const record = await this.d.conversations.get(principal.organizationId, audienceExternalId);
+    if (record === null) throw notFound('conversation');
+    if (record.sessionId !== null) {
+      await this.d.conversations.markSeen(principal.organizationId, principal.userId, audienceExternalId, { sessionId: record.sessionId, inboundSeen: record.inboundCount ?? 0 });
+    }
+    const [summary] = await this.summaries(principal.organizationId, [record]);
+    return { ...summary!, unreadCount: 0 };
+  }
+
+  private async withUnread(principal: Principal, records: ConversationRecord[], summaries: ConversationSummary[]): Promise<ConversationSummary[]> {
+    const seen = await this.d.conversations.seen(principal.organizationId, principal.userId, records.map((r) => r.audienceExternalId));
+    return summaries.map((s, i) => ({ ...s, unreadCount: unreadCount(records[i]!, seen.get(records[i]!.audienceExternalId)) }));
   }
 
   async get(principal: Principal, audienceExternalId: string) {
     requireScope(principal, 'inbox:read');
     const record = await this.d.conversations.get(principal.organizationId, audienceExternalId);
     if (record === null) throw notFound('conversation');
-    const [summary] = await this.summaries(principal.organizationId, [record]);
+    const [summary] = await this.withUnread(principal, [record], await this.summaries(principal.organizationId, [record]));
     const all = record.sessionId === null ? [] : ((await this.d.messages.listSession(principal.organizationId, record.sessionId)) ?? []);
     return { ...summary!, messages: all.slice(-DETAIL_MESSAGES).map(publicMessage) };
   }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { TicketService } from '../app/tickets.js';
-import { audienceExternalId, isoDateTime, ticketListSchema, ticketPriority, ticketSchema, ticketStatus } from '../app/schemas.js';
+import { assigneeFilter, audienceExternalId, isoDateTime, ticketListSchema, ticketPriority, ticketSchema, ticketStatus } from '../app/schemas.js';
 import { defineTool, type ToolDef } from './tool.js';
 
 /*
@@ -37,12 +37,14 @@ export function ticketTools(tickets: TicketService): ToolDef[] {
       name: 'list_tickets',
       title: 'List tickets',
       description:
-        'List support tickets, newest first, one page at a time. Filter by status and/or by contact (audienceExternalId) to find, for example, the open tickets of the customer you are talking to. ' +
+        'List support tickets, newest first, one page at a time. Filter by status, priority, assignee and/or contact (audienceExternalId) to find, for example, the open tickets of the customer you are talking to. ' +
         'Returns `tickets` plus `total`, `page` and `totalPages`; ask for the next page while `page` < `totalPages`. Needs the API key scope tickets:read.',
       scopes: ['tickets:read'],
       input: z
         .object({
           status: ticketStatus.optional().describe('Only tickets with this status: open, in_progress, resolved or closed.'),
+          priority: ticketPriority.optional().describe('Only tickets with this priority: low, medium, high or urgent.'),
+          assigneeId: assigneeFilter.optional().describe('Only tickets assigned to this dashboard user (their user ID), or `none` for tickets assigned to nobody.'),
           audienceExternalId: audienceExternalId.optional().describe("Only tickets linked to this contact: the contact's ID on its channel, `<phone>:<phone number id>` on the chat network."),
           page: z.number().int().min(1).max(100_000).default(1).describe('Page number, starting at 1.'),
           limit: z.number().int().min(1).max(100).default(20).describe('Tickets per page, 1 to 100.'),

@@ -13,7 +13,7 @@ import {
   TEMPLATE_STATUSES,
   type GraphTemplateDefinition,
 } from '../network/graph-api.js';
-import { NetworkRejectedError, NetworkUnavailableError, type ChatNetwork } from '../network/port.js';
+import { MediaTooLargeError, NetworkRejectedError, NetworkUnavailableError, type ChatNetwork, type NetworkMedia } from '../network/port.js';
 import { shapeFromDefinition } from '../network/template-rules.js';
 import type { SandboxNetwork } from '../network/sandbox/index.js';
 
@@ -119,6 +119,9 @@ export const webhookPath = (channelId: string) => `/webhooks/whatsapp/${channelI
  * What operators do with channels, templates and credits (admin API and CLI).
  * Every method is scoped to the organization in its first argument.
  */
+/** The largest customer media file the service passes through to agents. */
+export const MEDIA_PROXY_MAX_BYTES = 16 * 1024 * 1024;
+
 export class ChannelService {
   constructor(private readonly d: ChannelServiceDeps) {}
 
@@ -238,6 +241,27 @@ export class ChannelService {
     const c = await this.get(orgId, channelId);
     if (c.kind !== 'whatsapp_cloud') throw new AppError(422, 'not_a_chat_channel', 'templates belong to chat-network (WhatsApp) channels');
     return c;
+  }
+
+  /**
+   * A media file a customer sent on the channel, fetched from the network
+   * with the channel's token (the network's own URL needs it, so agents
+   * cannot open it directly). Files past `MEDIA_PROXY_MAX_BYTES` are refused.
+   */
+  async media(orgId: string, channelId: string, mediaId: string): Promise<NetworkMedia> {
+    const c = await this.whatsapp(orgId, channelId);
+    try {
+      return await this.d.networkFor(c).downloadMedia({ accessToken: c.credentials.accessToken }, mediaId, MEDIA_PROXY_MAX_BYTES);
+    } catch (e) {
+      if (e instanceof MediaTooLargeError) throw new AppError(422, 'media_too_large', `files over ${MEDIA_PROXY_MAX_BYTES / 1024 / 1024} MiB are not passed through; fetch it with the Graph API`);
+      if (e instanceof NetworkRejectedError) {
+        // Unknown ids, expired files and ids of another number all look the same from here.
+        if (e.rejection.httpStatus === 400 || e.rejection.httpStatus === 404) throw notFound('media');
+        throw new AppError(502, 'network_rejected', `the chat network refused the media request: (#${e.rejection.code}) ${e.rejection.title}`);
+      }
+      if (e instanceof NetworkUnavailableError) throw new AppError(503, 'network_unavailable', e.message, undefined, { retryAfterSeconds: 5 });
+      throw e;
+    }
   }
 
   /** Pulls every template of the channel's business account from the network's template API into the registry. */

@@ -1,7 +1,7 @@
 import { AppError } from '../errors.js';
 import type { Principal } from '../domain/types.js';
 import type { ChannelRepo, WhatsAppChannel } from '../store/channel-types.js';
-import type { CustomerActionResult, SandboxMessage, SandboxNetwork } from '../network/sandbox/index.js';
+import type { CustomerActionResult, CustomerMediaKind, SandboxMessage, SandboxNetwork } from '../network/sandbox/index.js';
 
 /** What the simulated customer's phone shows of one message. */
 export interface PhoneMessage {
@@ -13,6 +13,8 @@ export interface PhoneMessage {
   text?: string;
   buttons?: { id: string; title: string }[];
   quickReplies?: { index: number; text: string }[];
+  /** A file the customer sent: its media id on the network and type. */
+  media?: { id: string; mimeType: string; filename?: string };
   message: unknown;
 }
 
@@ -37,6 +39,17 @@ export class SandboxCustomer {
   async sendText(p: Principal, channelId: string, phone: string, text: string, profileName?: string): Promise<CustomerActionResult> {
     const c = await this.channel(p, channelId);
     return this.sandbox.customerText(c.phoneNumberId, phone, text, profileName);
+  }
+
+  async sendMedia(
+    p: Principal,
+    channelId: string,
+    phone: string,
+    file: { kind: CustomerMediaKind; mimeType: string; bytes: Buffer; caption?: string; filename?: string },
+    profileName?: string,
+  ): Promise<CustomerActionResult> {
+    const c = await this.channel(p, channelId);
+    return this.sandbox.customerMedia(c.phoneNumberId, phone, file, profileName);
   }
 
   async tapButton(p: Principal, channelId: string, phone: string, messageId: string, buttonId: string, profileName?: string): Promise<CustomerActionResult> {
@@ -66,6 +79,12 @@ function phoneView(m: SandboxMessage): PhoneMessage {
   if (r?.type === 'text') v.text = r.text?.body;
   if (r?.type === 'interactive') v.text = r.interactive?.button_reply?.title;
   if (r?.type === 'button') v.text = r.button?.text;
+  const file = r && (r.type === 'image' || r.type === 'video' || r.type === 'audio' || r.type === 'document') ? r[r.type] : undefined;
+  if (file?.id !== undefined) {
+    v.media = { id: file.id, mimeType: file.mime_type ?? 'application/octet-stream' };
+    if (file.filename !== undefined) v.media.filename = file.filename;
+    if (file.caption !== undefined) v.text = file.caption;
+  }
   if (m.buttons) v.buttons = m.buttons;
   if (m.quickReplies) v.quickReplies = m.quickReplies.map((q) => ({ index: q.index, text: q.text }));
   return v;

@@ -2,6 +2,7 @@ import {
   errorEnvelopeSchema,
   graphErrorTitle,
   graphTemplateDefinitionSchema,
+  mediaInfoResponseSchema,
   sendResponseSchema,
   templateListResponseSchema,
   type GraphMessage,
@@ -9,10 +10,12 @@ import {
   type GraphTemplateDefinition,
 } from './graph-api.js';
 import {
+  MediaTooLargeError,
   NetworkRejectedError,
   NetworkUnavailableError,
   type ChatNetwork,
   type NetworkAccount,
+  type NetworkMedia,
   type NetworkRejection,
   type SendOutcome,
 } from './port.js';
@@ -27,6 +30,8 @@ export interface GraphApiOptions {
 }
 
 const MAX_TEMPLATE_PAGES = 50;
+/** Where the Cloud API serves media downloads (lookaside.fbsbx.com today). */
+const MEDIA_HOSTS = /(^|\.)(fbsbx\.com|facebook\.com|whatsapp\.net)$/;
 
 /**
  * The real chat-network adapter: the WhatsApp Cloud API over HTTP. Points at
@@ -92,6 +97,52 @@ export class GraphApiNetwork implements ChatNetwork {
       url = next !== undefined && new URL(next, base).origin === origin ? new URL(next, base).toString() : undefined;
     }
     return out;
+  }
+
+  async downloadMedia(account: Pick<NetworkAccount, 'accessToken'>, mediaId: string, maxBytes: number): Promise<NetworkMedia> {
+    const res = await this.request(`${this.base()}/${encodeURIComponent(mediaId)}`, account.accessToken, { method: 'GET' }, false);
+    if (res.status < 200 || res.status >= 300) throw new NetworkRejectedError(rejectionFrom(res.status, res.json));
+    const info = mediaInfoResponseSchema.safeParse(res.json);
+    if (!info.success) throw new NetworkUnavailableError('unexpected media response from the chat network', false);
+    let url: URL;
+    try {
+      url = new URL(info.data.url);
+    } catch {
+      throw new NetworkUnavailableError('the chat network gave an unreadable media URL', false);
+    }
+    // The download needs the access token: send it only to the API's own origin or the network's media hosts.
+    if (url.origin !== new URL(this.base()).origin && !(url.protocol === 'https:' && MEDIA_HOSTS.test(url.hostname))) {
+      throw new NetworkUnavailableError(`the chat network gave a media URL on ${url.hostname}, where the access token must not go`, false);
+    }
+    let file: Response;
+    try {
+      file = await fetch(url, { headers: { authorization: `Bearer ${account.accessToken}` }, signal: AbortSignal.timeout(this.timeoutMs), redirect: 'error' });
+    } catch (e) {
+      throw new NetworkUnavailableError('the media download failed', false, { cause: e });
+    }
+    if (!file.ok || file.body === null) {
+      await file.body?.cancel();
+      throw new NetworkUnavailableError(`the media download answered HTTP ${file.status}`, false);
+    }
+    if (Number(file.headers.get('content-length') ?? 0) > maxBytes) {
+      await file.body.cancel();
+      throw new MediaTooLargeError(maxBytes);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const reader = file.body.getReader();
+    try {
+      for (let r = await reader.read(); !r.done; r = await reader.read()) {
+        size += r.value.byteLength;
+        if (size > maxBytes) throw new MediaTooLargeError(maxBytes);
+        chunks.push(Buffer.from(r.value));
+      }
+    } catch (e) {
+      await reader.cancel().catch(() => undefined);
+      if (e instanceof MediaTooLargeError) throw e;
+      throw new NetworkUnavailableError('the media download broke off', false, { cause: e });
+    }
+    return { mimeType: file.headers.get('content-type') ?? info.data.mime_type, bytes: Buffer.concat(chunks) };
   }
 
   private async request(

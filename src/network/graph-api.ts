@@ -208,6 +208,11 @@ export const templateListResponseSchema = z.object({
     .optional(),
 });
 
+/** `GET /{media-id}`: where to download a media file the customer sent (the URL needs the same bearer token and expires after minutes). */
+export const mediaInfoResponseSchema = z
+  .object({ id: z.string(), url: z.string(), mime_type: z.string(), sha256: z.string().optional(), file_size: z.union([z.number(), z.string()]).optional(), messaging_product: z.string().optional() })
+  .loose();
+
 // ---------------------------------------------------------------- webhooks
 
 const webhookErrorSchema = z

@@ -48,6 +48,26 @@ export interface ChatNetwork {
   send(account: NetworkAccount, to: string, message: GraphMessage): Promise<SendOutcome>;
   /** Every template of the business account (all pages). */
   listTemplates(account: Pick<NetworkAccount, 'businessAccountId' | 'accessToken'>): Promise<GraphTemplateDefinition[]>;
+  /**
+   * A media file a customer sent, by the id their message carried. Throws
+   * `NetworkRejectedError` (unknown id, wrong token), `MediaTooLargeError`
+   * past `maxBytes`, `NetworkUnavailableError` when no usable answer came.
+   */
+  downloadMedia(account: Pick<NetworkAccount, 'accessToken'>, mediaId: string, maxBytes: number): Promise<NetworkMedia>;
+}
+
+/** A media file as the network serves it. */
+export interface NetworkMedia {
+  mimeType: string;
+  bytes: Buffer;
+}
+
+/** The file is larger than the caller will hold in memory. */
+export class MediaTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`the media file is larger than ${maxBytes} bytes`);
+    this.name = 'MediaTooLargeError';
+  }
 }
 
 /** A non-send request (template sync) the network refused. */

@@ -1,8 +1,9 @@
-import type { ConversationRecord } from '../domain/conversation.js';
+import type { ConversationRecord, ReadMarker } from '../domain/conversation.js';
 import type { EmbeddedDb } from './embedded-db.js';
 import type { ConversationIndexRepo } from './conversation-index-types.js';
 
 const COLL = 'conversations';
+const SEEN = 'conversationsSeen';
 
 /**
  * Conversations in the embedded db (`conversations`), with an in-memory list
@@ -39,6 +40,17 @@ export function createEmbeddedConversationIndex(db: EmbeddedDb): ConversationInd
       if (q.status === 'queued') all.sort((a, b) => (a.queuedAt ?? '').localeCompare(b.queuedAt ?? '') || a.audienceExternalId.localeCompare(b.audienceExternalId));
       else all.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt) || a.audienceExternalId.localeCompare(b.audienceExternalId));
       return { conversations: all.slice(q.offset, q.offset + q.limit), total: all.length };
+    },
+    async markSeen(org, userId, aeid, marker) {
+      await db.put(SEEN, `${org}/${userId}/${aeid}`, marker);
+    },
+    async seen(org, userId, aeids) {
+      const out = new Map<string, ReadMarker>();
+      for (const aeid of aeids) {
+        const m = db.get<ReadMarker>(SEEN, `${org}/${userId}/${aeid}`);
+        if (m !== undefined) out.set(aeid, m);
+      }
+      return out;
     },
   };
 }

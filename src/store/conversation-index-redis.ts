@@ -1,4 +1,4 @@
-import type { ConversationRecord } from '../domain/conversation.js';
+import type { ConversationRecord, ReadMarker } from '../domain/conversation.js';
 import { LuaScript, orgKeys, type RedisClient } from './redis-client.js';
 import type { ConversationIndexRepo } from './conversation-index-types.js';
 
@@ -8,6 +8,7 @@ import type { ConversationIndexRepo } from './conversation-index-types.js';
  *   <p>:{o:<org>}:conv-all            zset, score = updatedAt (ms)
  *   <p>:{o:<org>}:conv-s:<status>     zset per status, score = queuedAt (queued) or updatedAt (ms)
  *   <p>:{o:<org>}:conv-a:<agentId>    zset of an agent's assigned conversations, score = updatedAt (ms)
+ *   <p>:{o:<org>}:conv-seen:<userId>  hash aeid → read marker JSON (what the user has opened)
  */
 
 // Version check, record and every index move in one step: a stale writer
@@ -46,6 +47,18 @@ export function createRedisConversationIndex(redis: RedisClient, prefix: string)
       const base = k('');
       const written = await putScript.run(redis, [k('conv', r.audienceExternalId)], [base, r.audienceExternalId, r.version, JSON.stringify(r), r.status, updated, statusScore, assignee]);
       return Number(written) === 1;
+    },
+    async markSeen(org, userId, aeid, marker) {
+      await redis.hSet(keys(org)('conv-seen', userId), aeid, JSON.stringify(marker));
+    },
+    async seen(org, userId, aeids) {
+      const out = new Map<string, ReadMarker>();
+      if (aeids.length === 0) return out;
+      const raws = await redis.hmGet(keys(org)('conv-seen', userId), aeids);
+      raws.forEach((raw, i) => {
+        if (typeof raw === 'string') out.set(aeids[i]!, JSON.parse(raw) as ReadMarker);
+      });
+      return out;
     },
     async get(org, aeid) {
       const raw = await redis.get(keys(org)('conv', aeid));

@@ -1,4 +1,4 @@
-import type { ConversationQuery, ConversationRecord } from '../domain/conversation.js';
+import type { ConversationQuery, ConversationRecord, ReadMarker } from '../domain/conversation.js';
 
 export interface ConversationPage {
   conversations: ConversationRecord[];
@@ -24,4 +24,8 @@ export interface ConversationIndexRepo {
    * assigned conversations of that agent.
    */
   list(query: ConversationQuery): Promise<ConversationPage>;
+  /** Records what the user has opened of the conversation (replaces their previous marker). */
+  markSeen(organizationId: string, userId: string, audienceExternalId: string, marker: ReadMarker): Promise<void>;
+  /** The user's markers of these conversations; a conversation they never opened has none. */
+  seen(organizationId: string, userId: string, audienceExternalIds: string[]): Promise<Map<string, ReadMarker>>;
 }

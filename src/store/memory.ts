@@ -189,14 +189,24 @@ export function createEmbeddedStore(db: EmbeddedDb, clock: Clock = systemClock):
       },
       async list(q: TicketQuery): Promise<TicketPage> {
         const get = (seqId: SeqId) => db.get<StoredTicket>('tickets', orgKey(q.organizationId, seqId.id))!;
+        // An assignee filter decides visibility by itself: unassigned and the agent's own are visible, others' are not.
+        let visibleToAgent = q.visibleToAgent;
+        if (q.assigneeId !== undefined && visibleToAgent !== undefined) {
+          if (q.assigneeId !== null && q.assigneeId !== visibleToAgent) return { tickets: [], total: 0 };
+          visibleToAgent = undefined;
+        }
         const keep = (t: StoredTicket) =>
           (q.status === undefined || t.status === q.status) &&
+          (q.priority === undefined || t.priority === q.priority) &&
           (q.audienceId === undefined || t.audienceId === q.audienceId) &&
-          (q.visibleToAgent === undefined || t.assigneeId === null || t.assigneeId === q.visibleToAgent);
+          (q.assigneeId === undefined || t.assigneeId === q.assigneeId) &&
+          (visibleToAgent === undefined || t.assigneeId === null || t.assigneeId === visibleToAgent);
         const candidates = [index.get(q.organizationId, 'all')];
         if (q.status !== undefined) candidates.push(index.get(q.organizationId, `s:${q.status}`));
+        if (q.priority !== undefined) candidates.push(index.get(q.organizationId, `p:${q.priority}`));
         if (q.audienceId !== undefined) candidates.push(index.get(q.organizationId, `c:${q.audienceId}`));
-        if (candidates.length <= 2 && q.visibleToAgent === undefined) {
+        if (q.assigneeId !== undefined) candidates.push(index.get(q.organizationId, `a:${q.assigneeId ?? '-'}`));
+        if (candidates.length <= 2 && visibleToAgent === undefined) {
           // One index is exactly the answer: slice the page out of it.
           const exact = candidates[candidates.length - 1]!;
           const end = exact.length - q.offset;
@@ -279,15 +289,17 @@ interface SeqId {
 }
 
 /**
- * Per-organization ticket indexes (all, by status, by contact), each an array
- * sorted by sequence, so listing walks only the tickets that can match.
+ * Per-organization ticket indexes (all, by status, priority, contact and
+ * assignee), each an array sorted by sequence, so listing walks only the
+ * tickets that can match.
  */
 class TicketIndex {
   private readonly lists = new Map<string, SeqId[]>();
 
   private keys(t: StoredTicket): string[] {
-    const keys = [`${t.organizationId}|all`, `${t.organizationId}|s:${t.status}`];
-    if (t.audienceId !== null) keys.push(`${t.organizationId}|c:${t.audienceId}`);
+    const org = t.organizationId;
+    const keys = [`${org}|all`, `${org}|s:${t.status}`, `${org}|p:${t.priority}`, `${org}|a:${t.assigneeId ?? '-'}`];
+    if (t.audienceId !== null) keys.push(`${org}|c:${t.audienceId}`);
     return keys;
   }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { conflict } from '../errors.js';
-import type { ApiKeyRecord, Contact, Organization, Ticket, User } from '../domain/types.js';
+import { TICKET_PRIORITIES, type ApiKeyRecord, type Contact, type Organization, type Ticket, type User } from '../domain/types.js';
 import { canonicalTicket, formatTicketId } from '../domain/ticket-rules.js';
 import { LuaScript, orgKeys, type RedisClient } from './redis-client.js';
 import type { DomainEvent } from '../events/types.js';
@@ -28,6 +28,8 @@ import { createRedisAuthSessionRepo, createRedisFailureCounter } from './auth/in
  *   sb:{o:<org>}:tix:s:<status>      zset per status
  *   sb:{o:<org>}:tix:c:<contactId>   zset per contact
  *   sb:{o:<org>}:tix:a:<userId|->    zset per assignee ('-' = unassigned)
+ *   sb:{o:<org>}:tix:p:<priority>    zset per priority
+ *   sb:{o:<org>}:tix:p-ready         set once the priority sets hold every ticket (they came later than the others)
  *   sb:{o:<org>}:ticket-idem:<key>   {f: body fingerprint, t: ticketId} of an idempotent create (PX TTL)
  *   sb:{o:<org>}:outbox              list of event JSON waiting for the relay, oldest first
  *   sb:{o:<org>}:outbox-lease        which node relays this organization's outbox (PX lease)
@@ -201,7 +203,25 @@ redis.call('SET', KEYS[1], cjson.encode(rec))
 return 1
 `);
 
+// Adds tickets (KEYS[n+1]..) to their priority set (KEYS[1..n], in the order of
+// ARGV). Reading the ticket inside the script keeps it right against an update
+// running meanwhile: updates move tickets between these sets themselves.
+const indexPrioritiesScript = new LuaScript(`
+local n = #ARGV
+for i = n + 1, #KEYS do
+  local raw = redis.call('GET', KEYS[i])
+  if raw then
+    local t = cjson.decode(raw)
+    for j = 1, n do
+      if ARGV[j] == t.priority then redis.call('ZADD', KEYS[j], t.seq, t.ticketId) end
+    end
+  end
+end
+return 1
+`);
+
 const MAX_UPDATE_ATTEMPTS = 20;
+const PRIORITY_BACKFILL_BATCH = 200;
 
 function ymd(createdAt: string): string {
   // formatTicketId's date part, so both adapters print the same shape.
@@ -231,9 +251,25 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
       throw e;
     }));
   const pendingKey = `${prefix}:outbox-orgs`;
-  const indexKeys = (orgId: string, t: Pick<Ticket, 'status' | 'audienceId' | 'assigneeId'>) => {
+  // Tickets written before the priority sets existed join them the first time an organization filters by priority.
+  const prioritiesReady = new Set<string>();
+  const ensurePriorityIndex = async (orgId: string) => {
+    if (prioritiesReady.has(orgId)) return;
     const key = k(orgId);
-    const keys = [key('tix'), key('tix', 's', t.status), key('tix', 'a', t.assigneeId ?? '-')];
+    if ((await client.exists(key('tix', 'p-ready'))) === 0) {
+      const sets = TICKET_PRIORITIES.map((p) => key('tix', 'p', p));
+      for (let from = 0; ; from += PRIORITY_BACKFILL_BATCH) {
+        const ids = await client.zRange(key('tix'), from, from + PRIORITY_BACKFILL_BATCH - 1);
+        if (ids.length > 0) await indexPrioritiesScript.run(client, [...sets, ...ids.map((id) => key('ticket', id))], [...TICKET_PRIORITIES]);
+        if (ids.length < PRIORITY_BACKFILL_BATCH) break;
+      }
+      await client.set(key('tix', 'p-ready'), new Date().toISOString());
+    }
+    prioritiesReady.add(orgId);
+  };
+  const indexKeys = (orgId: string, t: Pick<Ticket, 'status' | 'priority' | 'audienceId' | 'assigneeId'>) => {
+    const key = k(orgId);
+    const keys = [key('tix'), key('tix', 's', t.status), key('tix', 'p', t.priority), key('tix', 'a', t.assigneeId ?? '-')];
     if (t.audienceId !== null) keys.push(key('tix', 'c', t.audienceId));
     return keys;
   };
@@ -419,11 +455,21 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
       },
       async list(q: TicketQuery): Promise<TicketPage> {
         const key = k(q.organizationId);
+        // An assignee filter decides visibility by itself: unassigned and the agent's own are visible, others' are not.
+        let vis = q.visibleToAgent;
+        if (q.assigneeId !== undefined && vis !== undefined) {
+          if (q.assigneeId !== null && q.assigneeId !== vis) return { tickets: [], total: 0 };
+          vis = undefined;
+        }
         const tmp = randomBytes(8).toString('hex');
         const filters: string[] = [];
         if (q.status !== undefined) filters.push(key('tix', 's', q.status));
+        if (q.priority !== undefined) {
+          await ensurePriorityIndex(q.organizationId);
+          filters.push(key('tix', 'p', q.priority));
+        }
         if (q.audienceId !== undefined) filters.push(key('tix', 'c', q.audienceId));
-        const vis = q.visibleToAgent;
+        if (q.assigneeId !== undefined) filters.push(key('tix', 'a', q.assigneeId ?? '-'));
         const out = (await listTicketsScript.run(
           client,
           [key('tmp', tmp, 'i'), key('tmp', tmp, 'v'), key('tix'), key('tix', 'a', vis ?? '-'), key('tix', 'a', '-'), ...filters],

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, Contact, Organization, Ticket, TicketStatus, User } from '../domain/types.js';
+import type { ApiKeyRecord, Contact, Organization, Ticket, TicketPriority, TicketStatus, User } from '../domain/types.js';
 import type { DomainEvent } from '../events/types.js';
 import type { AuthSessionRepo, FailureCounter } from './auth/port.js';
 
@@ -56,7 +56,10 @@ export interface ContactRepo {
 export interface TicketQuery {
   organizationId: string;
   status?: TicketStatus;
+  priority?: TicketPriority;
   audienceId?: string;
+  /** A user id: only tickets assigned to that user; null: only unassigned tickets. */
+  assigneeId?: string | null;
   /** When set, only tickets assigned to this user or unassigned (an agent's view). */
   visibleToAgent?: string;
   /** Zero-based offset and page size. */

@@ -159,4 +159,25 @@ describe('settings for admins: users, API keys, templates, credits', () => {
     expect((await admin.call('GET', '/v1/users')).body.users.find((u: { id: string }) => u.id === a.agentId).active).toBe(true);
     expect((await admin.call('GET', '/v1/api-keys')).body.apiKeys.find((k: { id: string }) => k.id === aKeys[0].id).revokedAt).toBe(aKeys[0].revokedAt);
   });
+
+  it('shows every inbox reader the team (names and roles, no emails), only of their own organization', async () => {
+    const seen = await agent.call('GET', '/v1/team');
+    expect(seen.status).toBe(200);
+    const ids = seen.body.members.map((m: { id: string }) => m.id);
+    expect(ids).toEqual(expect.arrayContaining([a.adminId, a.agentId]));
+    expect(ids).not.toContain(b.adminId);
+    expect(ids).not.toContain(b.agentId);
+    for (const m of seen.body.members) expect(Object.keys(m).sort()).toEqual(['active', 'id', 'name', 'role']);
+    expect(JSON.stringify(seen.body)).not.toContain('@');
+
+    const bAgent = new Browser(svc);
+    await bAgent.login(`agent@${b.id}.test`, PASSWORD);
+    const theirs = (await bAgent.call('GET', '/v1/team')).body.members.map((m: { id: string }) => m.id);
+    expect(theirs.sort()).toEqual([b.adminId, b.agentId].sort());
+
+    const ticketsOnly = (await admin.call('POST', '/v1/api-keys', { body: { name: 'tickets only', scopes: ['tickets:read'] } })).body.secret;
+    const refused = await svc.call('GET', '/v1/team', { key: ticketsOnly });
+    expect(refused.status).toBe(403);
+    expect((await svc.call('GET', '/v1/team')).status).toBe(401);
+  });
 });

@@ -77,7 +77,7 @@ function ticketSuite(name: string, env: () => Record<string, string>) {
     });
 
     it('refuses out-of-range page and limit with 400 instead of clamping', async () => {
-      for (const q of ['page=0', 'limit=0', 'limit=101', 'page=abc', 'limit=1.5', 'status=pending']) {
+      for (const q of ['page=0', 'limit=0', 'limit=101', 'page=abc', 'limit=1.5', 'status=pending', 'priority=critical', 'priority=', 'assigneeId=', 'assigneeId=a%20b', `assigneeId=${'x'.repeat(101)}`]) {
         const r = await svc.call('GET', `/v1/tickets?${q}`, { key: a.adminKey });
         expect(r.status, q).toBe(400);
         expect(r.body.success).toBe(false);
@@ -99,6 +99,36 @@ function ticketSuite(name: string, env: () => Record<string, string>) {
       expect((await svc.call('GET', `/v1/tickets/${mine.ticketId}`, { key: org.agentKey })).status).toBe(200);
       expect((await svc.call('GET', `/v1/tickets/${admins.ticketId}`, { key: org.agentKey })).status).toBe(404);
       expect((await svc.call('PATCH', `/v1/tickets/${admins.ticketId}`, { key: org.agentKey, body: { status: 'closed' } })).status).toBe(404);
+    });
+
+    it('filters by priority and by assignee (a user id or `none`), with the other filters and for agents', async () => {
+      const org = await svc.createOrg('Filters');
+      const mk = (subject: string, priority: string, assigneeId?: string, status?: string) =>
+        svc.call('POST', '/v1/tickets', { key: org.adminKey, body: { subject, description: 'd', priority, ...(assigneeId ? { assigneeId } : {}), ...(status ? { status } : {}) } });
+      await mk('nobody-high', 'high');
+      await mk('agent-high', 'high', org.agentId);
+      await mk('agent-low', 'low', org.agentId, 'resolved');
+      await mk('admin-high', 'high', org.adminId);
+      const titles = async (q: string, key = org.adminKey) => {
+        const r = await svc.call('GET', `/v1/tickets?${q}`, { key });
+        expect(r.status, q).toBe(200);
+        expect(r.body.total, q).toBe(r.body.tickets.length);
+        return r.body.tickets.map((t: any) => t.title);
+      };
+      expect(await titles('priority=high')).toEqual(['admin-high', 'agent-high', 'nobody-high']);
+      expect(await titles(`assigneeId=${org.agentId}`)).toEqual(['agent-low', 'agent-high']);
+      expect(await titles('assigneeId=none')).toEqual(['nobody-high']);
+      expect(await titles(`priority=high&assigneeId=${org.agentId}`)).toEqual(['agent-high']);
+      expect(await titles(`status=resolved&assigneeId=${org.agentId}&priority=low`)).toEqual(['agent-low']);
+      expect(await titles('priority=urgent')).toEqual([]);
+      // An agent's key sees through the same visibility: never the admin's tickets, whatever the filter.
+      expect(await titles('priority=high', org.agentKey)).toEqual(['agent-high', 'nobody-high']);
+      expect(await titles(`assigneeId=${org.adminId}`, org.agentKey)).toEqual([]);
+      expect(await titles(`assigneeId=${org.agentId}&priority=high`, org.agentKey)).toEqual(['agent-high']);
+      expect(await titles('assigneeId=none', org.agentKey)).toEqual(['nobody-high']);
+      const paged = await svc.call('GET', '/v1/tickets?priority=high&limit=2&page=2', { key: org.adminKey });
+      expect(paged.body).toMatchObject({ total: 3, page: 2, totalPages: 2 });
+      expect(paged.body.tickets.map((t: any) => t.title)).toEqual(['nobody-high']);
     });
 
     it('refuses a resolutionDate on an open ticket and stores every resolutionDate in one UTC format', async () => {
@@ -172,6 +202,19 @@ function ticketSuite(name: string, env: () => Record<string, string>) {
         const patch = await svc.call('PATCH', `/v1/tickets/${bt.ticketId}`, { key: a.adminKey, body: { description: 'hacked' } });
         if (patch.status === 200) expect(patch.body.organizationId).toBe(a.id);
         expect((await svc.call('GET', `/v1/tickets/${bt.ticketId}`, { key: b.adminKey })).body).toEqual(bt);
+      });
+
+      it("never lists another organization's tickets under the priority and assignee filters", async () => {
+        const c = await svc.createOrg('Filter C');
+        const d = await svc.createOrg('Filter D');
+        await svc.call('POST', '/v1/tickets', { key: d.adminKey, body: { subject: 'D urgent', description: 'd', priority: 'urgent', assigneeId: d.agentId } });
+        await svc.call('POST', '/v1/tickets', { key: d.adminKey, body: { subject: 'D unassigned', description: 'd', priority: 'urgent' } });
+        for (const q of ['priority=urgent', `assigneeId=${d.agentId}`, 'assigneeId=none', `priority=urgent&assigneeId=${d.agentId}`]) {
+          const r = await svc.call('GET', `/v1/tickets?${q}`, { key: c.adminKey });
+          expect(r.status, q).toBe(200);
+          expect(r.body, q).toEqual({ tickets: [], total: 0, page: 1, totalPages: 0 });
+        }
+        expect((await svc.call('GET', `/v1/tickets?priority=urgent&assigneeId=${d.agentId}`, { key: d.adminKey })).body.total).toBe(1);
       });
 
       it('answers 404 for an id that exists only in another organization, and changes nothing there', async () => {

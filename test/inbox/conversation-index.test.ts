@@ -79,6 +79,19 @@ function runConversationIndexContract(name: string, open: () => Promise<{ repo: 
       expect((await repo.list({ organizationId: b, status: 'queued', offset: 0, limit: 10 })).total).toBe(0);
     });
 
+    it("keeps each user's read markers apart, per organization, last write winning", async () => {
+      const a = randomUUID();
+      const b = randomUUID();
+      expect((await repo.seen(a, 'usr_1', ['1:9', '2:9'])).size).toBe(0);
+      expect((await repo.seen(a, 'usr_1', [])).size).toBe(0);
+      await repo.markSeen(a, 'usr_1', '1:9', { sessionId: 's1', inboundSeen: 3 });
+      await repo.markSeen(a, 'usr_2', '1:9', { sessionId: 's1', inboundSeen: 1 });
+      await repo.markSeen(a, 'usr_1', '1:9', { sessionId: 's2', inboundSeen: 0 });
+      expect([...(await repo.seen(a, 'usr_1', ['1:9', '2:9']))]).toEqual([['1:9', { sessionId: 's2', inboundSeen: 0 }]]);
+      expect((await repo.seen(a, 'usr_2', ['1:9'])).get('1:9')).toEqual({ sessionId: 's1', inboundSeen: 1 });
+      expect((await repo.seen(b, 'usr_1', ['1:9'])).size).toBe(0);
+    });
+
     it('lets exactly one of many racing writers of the same version win', async () => {
       const org = randomUUID();
       const results = await Promise.all(Array.from({ length: 20 }, (_, i) => repo.put(record(org, '7:9', { version: 5, assigneeId: `a${i}`, status: 'assigned' }))));

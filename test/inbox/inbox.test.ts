@@ -238,6 +238,31 @@ function inboxSuite(name: string, start: () => Promise<TestService[]>) {
       await y.waitFor((f) => f.type === 'presence' && f.userId === ann.id && f.status === 'offline');
     });
 
+    it('counts unread customer messages per agent: seen resets the caller only; a new message counts again; never across organizations', async () => {
+      const q = await queued(a);
+      const unread = async (key: string) => (await last().call('GET', `/v1/conversations/${q.aeid}`, { key })).body.conversation.unreadCount;
+      expect(await unread(ann.key)).toBe(1);
+      expect(await unread(bob.key)).toBe(1);
+      const seen = await last().call('POST', `/v1/conversations/${q.aeid}/seen`, { key: ann.key });
+      expect(seen.status).toBe(200);
+      expect(seen.body.conversation).toMatchObject({ id: q.aeid, unreadCount: 0 });
+      expect(await unread(ann.key)).toBe(0);
+      expect(await unread(bob.key)).toBe(1);
+      for (const text of ['still there?', 'hello?']) {
+        expect((await nodes[0]!.call('POST', `/v1/sandbox/channels/${a.channelId}/customers/${q.phone}/messages`, { key: a.adminKey, body: { text } })).status).toBe(201);
+      }
+      await eventually(async () => (await unread(ann.key)) === 2);
+      expect(await unread(bob.key)).toBe(3);
+      const listed = await nodes[0]!.call('GET', '/v1/conversations?status=queued&limit=100', { key: ann.key });
+      expect(listed.body.conversations.find((c: { id: string }) => c.id === q.aeid).unreadCount).toBe(2);
+      // Resolving ends the session: the next message opens a new one, counted from zero.
+      expect((await nodes[0]!.call('POST', `/v1/conversations/${q.aeid}/resolve`, { key: a.adminKey })).status).toBe(200);
+      expect((await nodes[0]!.call('POST', `/v1/sandbox/channels/${a.channelId}/customers/${q.phone}/messages`, { key: a.adminKey, body: { text: 'new question' } })).status).toBe(201);
+      await eventually(async () => (await unread(ann.key)) === 1);
+      expect((await last().call('POST', `/v1/conversations/${q.aeid}/seen`, { key: b.adminKey })).status).toBe(404);
+      expect((await last().call('POST', '/v1/conversations/1:2/seen', { key: ann.key })).status).toBe(404);
+    });
+
     it('REST twins: list the queue oldest first, read, take, reply, transfer, resolve; contacts with sessions', async () => {
       const key = (await extraAgent(nodes[0]!, a, `rest${Math.random().toString(36).slice(2, 6)}`)).key;
       const one = await queued(a);

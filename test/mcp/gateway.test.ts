@@ -108,7 +108,7 @@ describe('MCP gateway: platform server over Streamable HTTP', () => {
     expect(JSON.parse((r.content[0] as { text: string }).text)).toEqual(r.structuredContent);
   });
 
-  it('paginates list_tickets and filters by status', async () => {
+  it('paginates list_tickets and filters by status, priority and assignee', async () => {
     const org = await svc.createOrg('Pager');
     const c = await mcpClient(url, org.adminKey);
     for (let i = 0; i < 5; i++) structured(await call(c, 'create_ticket', { subject: `t${i}`, description: 'd', status: i % 2 ? 'in_progress' : 'open' }));
@@ -117,6 +117,13 @@ describe('MCP gateway: platform server over Streamable HTTP', () => {
     expect(page2.tickets.map((t: { title: string }) => t.title)).toEqual(['t2', 't1']);
     const inProgress = structured(await call(c, 'list_tickets', { status: 'in_progress' }));
     expect(inProgress.total).toBe(2);
+    structured(await call(c, 'create_ticket', { subject: 'urgent-agent', description: 'd', priority: 'urgent', assigneeId: org.agentId }));
+    structured(await call(c, 'create_ticket', { subject: 'urgent-nobody', description: 'd', priority: 'urgent' }));
+    const titles = async (args: Record<string, unknown>) => structured(await call(c, 'list_tickets', args)).tickets.map((t: { title: string }) => t.title);
+    expect(await titles({ priority: 'urgent' })).toEqual(['urgent-nobody', 'urgent-agent']);
+    expect(await titles({ priority: 'urgent', assigneeId: org.agentId })).toEqual(['urgent-agent']);
+    expect(await titles({ assigneeId: 'none', priority: 'urgent' })).toEqual(['urgent-nobody']);
+    expect((await call(c, 'list_tickets', { priority: 'critical' })).isError).toBe(true);
     await c.close();
   });
 

@@ -70,6 +70,9 @@ class CountingNetwork implements ChatNetwork {
   async listTemplates() {
     return [];
   }
+  async downloadMedia(): Promise<never> {
+    throw new Error('no media in this test');
+  }
 }
 
 const ORG = 'org_1';

@@ -129,6 +129,55 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
       expect(list.tickets[0]).toEqual(updated);
     });
 
+    it('filters by priority and assignee, alone and with the other filters, newest first with exact totals, also after updates', async () => {
+      const org = randomUUID();
+      const mk = (i: number, priority: Ticket['priority'], assigneeId: string | null, status: TicketStatus = 'open') =>
+        store.tickets.create(newTicket(org, { title: `t${i}`, priority, assigneeId, status, audienceId: i % 2 ? 'c1' : null }), stamp());
+      const t0 = await mk(0, 'high', null);
+      await mk(1, 'low', 'ann');
+      await mk(2, 'high', 'ann');
+      await mk(3, 'urgent', 'bob', 'resolved');
+      await mk(4, 'high', 'bob');
+      await mk(5, 'high', null, 'closed');
+      const list = (q: Partial<Parameters<Store['tickets']['list']>[0]>) => store.tickets.list({ organizationId: org, offset: 0, limit: 100, ...q });
+      const titles = async (q: Partial<Parameters<Store['tickets']['list']>[0]>) => {
+        const page = await list(q);
+        const all = page.tickets.map((t) => t.title);
+        expect(page.total, JSON.stringify(q)).toBe(all.length);
+        return all;
+      };
+
+      expect(await titles({ priority: 'high' })).toEqual(['t5', 't4', 't2', 't0']);
+      expect(await titles({ priority: 'medium' })).toEqual([]);
+      expect(await titles({ assigneeId: 'ann' })).toEqual(['t2', 't1']);
+      expect(await titles({ assigneeId: null })).toEqual(['t5', 't0']);
+      expect(await titles({ assigneeId: 'nobody-here' })).toEqual([]);
+      expect(await titles({ priority: 'high', assigneeId: 'bob' })).toEqual(['t4']);
+      expect(await titles({ priority: 'high', status: 'open' })).toEqual(['t4', 't2', 't0']);
+      expect(await titles({ priority: 'high', audienceId: 'c1' })).toEqual(['t5']);
+      expect(await titles({ priority: 'low', audienceId: 'c1', assigneeId: 'ann', status: 'open' })).toEqual(['t1']);
+      // An agent asking for another agent's tickets sees none; for their own or the unassigned, all of those.
+      expect(await titles({ visibleToAgent: 'ann', assigneeId: 'bob' })).toEqual([]);
+      expect(await titles({ visibleToAgent: 'ann', assigneeId: 'ann' })).toEqual(['t2', 't1']);
+      expect(await titles({ visibleToAgent: 'ann', assigneeId: null, priority: 'high' })).toEqual(['t5', 't0']);
+      expect(await titles({ visibleToAgent: 'ann', priority: 'high' })).toEqual(['t5', 't2', 't0']);
+
+      // Paging within a filter: newest first, the total of the whole filter on every page.
+      const p1 = await list({ priority: 'high', offset: 0, limit: 3 });
+      const p2 = await list({ priority: 'high', offset: 3, limit: 3 });
+      expect([p1.total, p2.total]).toEqual([4, 4]);
+      expect([...p1.tickets, ...p2.tickets].map((t) => t.title)).toEqual(['t5', 't4', 't2', 't0']);
+
+      await store.tickets.update(org, t0.ticketId, (t) => ({ ...t, priority: 'low', assigneeId: 'bob' }), stamp('ticket.updated'));
+      expect(await titles({ priority: 'high' })).toEqual(['t5', 't4', 't2']);
+      expect(await titles({ priority: 'low' })).toEqual(['t1', 't0']);
+      expect(await titles({ assigneeId: 'bob' })).toEqual(['t4', 't3', 't0']);
+      expect(await titles({ assigneeId: null })).toEqual(['t5']);
+      // Another organization's tickets never match.
+      await store.tickets.create(newTicket(randomUUID(), { priority: 'high', assigneeId: 'ann' }), stamp());
+      expect(await titles({ priority: 'high', assigneeId: 'ann' })).toEqual(['t2']);
+    });
+
     it('applies concurrent updates of one ticket without losing any', async () => {
       const t = await store.tickets.create(newTicket('o1', { description: '' }), stamp());
       await Promise.all(

@@ -30,6 +30,32 @@ runStoreContract('redis', async () => {
   return createRedisStore(client, `t${randomUUID().slice(0, 8)}`);
 });
 
+describe('redis ticket priority index', () => {
+  it('adds tickets stored before the priority sets existed the first time an organization filters by priority', async () => {
+    const client = await connectRedis(redis.url);
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const store = createRedisStore(client, prefix);
+    const at = new Date().toISOString();
+    const base = { _id: 'x', title: 't', description: 'd', status: 'open' as const, assigneeId: null, audienceId: null, audienceExternalId: null, organizationId: 'o1', resolutionDate: null, createdBy: null, createdAt: at, updatedAt: at };
+    const made = [];
+    for (const priority of ['high', 'low', 'high', 'urgent'] as const) made.push(await store.tickets.create({ ...base, priority }, { id: randomUUID(), type: 'ticket.created', createdAt: at }));
+    // What a store written by the previous version holds: no priority sets.
+    const old = await client.keys(`${prefix}:{o:o1}:tix:p*`);
+    expect(old.length).toBeGreaterThan(0);
+    await client.del(old);
+    await store.close();
+
+    const upgraded = createRedisStore(await connectRedis(redis.url), prefix);
+    const high = await upgraded.tickets.list({ organizationId: 'o1', priority: 'high', offset: 0, limit: 10 });
+    expect(high.total).toBe(2);
+    expect(high.tickets.map((t) => t.ticketId)).toEqual([made[2]!.ticketId, made[0]!.ticketId]);
+    await upgraded.tickets.update('o1', made[0]!.ticketId, (t) => ({ ...t, priority: 'urgent' }), { id: randomUUID(), type: 'ticket.updated', createdAt: at });
+    expect((await upgraded.tickets.list({ organizationId: 'o1', priority: 'urgent', offset: 0, limit: 10 })).tickets.map((t) => t.ticketId)).toEqual([made[3]!.ticketId, made[0]!.ticketId]);
+    expect((await upgraded.tickets.list({ organizationId: 'o1', priority: 'high', offset: 0, limit: 10 })).total).toBe(1);
+    await upgraded.close();
+  });
+});
+
 describe('embedded store durability', () => {
   it('keeps every acknowledged write across a restart, with and without a clean close', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-durable-'));

@@ -250,7 +250,7 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
     await w.page.getByRole('button', { name: 'New ticket' }).click();
     await w.page.getByLabel('Subject').fill('Customer wants a callback (UI)');
     await w.page.getByLabel('Description').fill('made in the dashboard');
-    await w.page.getByLabel('Priority').selectOption('urgent');
+    await w.page.getByRole('form', { name: 'New ticket' }).getByLabel('Priority').selectOption('urgent');
     await w.page.getByRole('button', { name: 'Create ticket' }).click();
     const table = w.page.getByTestId('tickets');
     await table.getByRole('link', { name: 'Customer wants a callback (UI)' }).waitFor();
@@ -270,6 +270,19 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
     const list = await svc.call('GET', '/v1/tickets', { key: org.adminKey });
     const edited = list.body.tickets.find((t: { title: string }) => t.title === 'Customer wants a callback (UI)');
     expect(edited).toMatchObject({ status: 'in_progress', priority: 'urgent', description: 'called back, waiting for parts' });
+
+    // The list's priority and assignee filters go to the API and into the address.
+    await w.page.getByRole('link', { name: 'Tickets', exact: true }).click();
+    const filters = w.page.getByRole('form', { name: 'Filters' });
+    await filters.getByLabel('Priority').selectOption('high');
+    await w.page.waitForURL(/\/tickets\?priority=high$/);
+    await table.getByRole('link', { name: 'Printer on fire (API)' }).waitFor();
+    await table.getByRole('link', { name: 'Customer wants a callback (UI)' }).waitFor({ state: 'detached' });
+    await filters.getByLabel('Assignee').selectOption({ label: 'me' });
+    await w.page.getByText('No ticket matches.').waitFor();
+    await filters.getByLabel('Assignee').selectOption({ label: 'unassigned' });
+    await table.getByRole('link', { name: 'Printer on fire (API)' }).waitFor();
+    expect(w.page.url()).toMatch(/priority=high&assignee=none$/);
     expect(w.problems).toEqual([]);
   });
 });

@@ -44,7 +44,7 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
 
   const queueRow = (page: Page, id: string) => page.getByTestId('queue').locator(`a[data-conversation="${id}"]`);
 
-  it('the sandbox loop: the customer writes, the bot hands over, the agent sees it live, takes it, replies, the customer sees the reply, it is read; a second agent sees it taken; hand back', async () => {
+  it('the sandbox loop: the customer writes, the bot hands over, the agent sees it live, takes it, replies, the customer sees the reply, it is read; a second agent sees it taken; the customer sends a photo; the agent transfers it to a teammate, who hands it back', async () => {
     const phone = '4915112340001';
     const id = `${phone}:${channel.phoneNumberId}`;
     const ann = await agent(`agent@${org.id}.test`);
@@ -71,6 +71,12 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
     await bob.page.goto(`${svc.url}/inbox/${encodeURIComponent(id)}`);
     await bob.page.getByTestId('conversation-state').filter({ hasText: 'waiting for an agent' }).waitFor();
 
+    // The customer's message is unread for Ann, also after a reload (the count is the server's, per agent).
+    await queueRow(ann.page, id).getByLabel('1 unread').waitFor();
+    await ann.page.reload();
+    await ann.page.getByTestId('connection').filter({ hasText: 'Live' }).waitFor();
+    await queueRow(ann.page, id).getByLabel('1 unread').waitFor();
+
     // Ann takes it; Bob sees it taken and out of the queue.
     await queueRow(ann.page, id).click();
     await ann.page.getByRole('button', { name: 'Take' }).click();
@@ -79,6 +85,7 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
     await queueRow(bob.page, id).waitFor({ state: 'detached' });
     expect(await bob.page.getByRole('button', { name: 'Take' }).count()).toBe(0);
     await ann.page.getByTestId('mine').locator(`a[data-conversation="${id}"]`).waitFor();
+    expect(await ann.page.getByTestId('mine').locator(`a[data-conversation="${id}"]`).getByLabel(/unread/).count()).toBe(0);
 
     // Ann replies inside the window; the customer's phone shows it; it reaches "read" in Ann's view.
     await ann.page.getByTestId('window').filter({ hasText: 'Window open' }).waitFor();
@@ -95,11 +102,24 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
     await panel.getByRole('button', { name: 'Send', exact: true }).click();
     await ann.page.getByTestId('messages').locator('li.msg[data-sender="contact"]').filter({ hasText: 'Great, thanks' }).waitFor();
 
-    // Hand back to the bot.
-    await ann.page.getByRole('button', { name: 'Hand back to bot' }).click();
-    await ann.page.getByTestId('conversation-state').filter({ hasText: 'with the bot' }).waitFor();
-    await ann.page.getByTestId('mine').locator(`a[data-conversation="${id}"]`).waitFor({ state: 'detached' });
+    // The customer sends a photo; Ann sees it in the conversation, fetched through the service.
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    await panel.getByLabel('Write as the customer').fill('this is what came');
+    await panel.getByLabel('Send a file as the customer').setInputFiles({ name: 'parcel.png', mimeType: 'image/png', buffer: png });
+    const photo = ann.page.getByTestId('messages').locator('li.msg[data-sender="contact"]').filter({ hasText: 'this is what came' }).locator('img');
+    await photo.waitFor();
+    // Loaded, not broken: the service fetched the file from the network with the channel's token.
+    await expect.poll(() => photo.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBe(1);
+
+    // Ann, an agent, transfers it to Bob from the team directory; Bob holds it now and hands it back to the bot.
+    await ann.page.getByRole('combobox', { name: 'Transfer to' }).selectOption({ label: 'Bob' });
+    await ann.page.getByRole('button', { name: 'Transfer', exact: true }).click();
+    await bob.page.getByTestId('conversation-state').filter({ hasText: 'Taken by Bob (you)' }).waitFor();
+    await ann.page.getByTestId('conversation-state').filter({ hasText: 'Taken by Bob' }).waitFor();
+    await bob.page.getByRole('button', { name: 'Hand back to bot' }).click();
     await bob.page.getByTestId('conversation-state').filter({ hasText: 'with the bot' }).waitFor();
+    await ann.page.getByTestId('mine').locator(`a[data-conversation="${id}"]`).waitFor({ state: 'detached' });
+    await ann.page.getByTestId('conversation-state').filter({ hasText: 'with the bot' }).waitFor();
 
     for (const w of [ann, bob, sim]) expect(w.problems).toEqual([]);
   });

@@ -1,21 +1,21 @@
 import { request } from './api/client';
-import type { DashboardUser } from './api/types';
+import type { TeamMember } from './api/types';
 import { Observable } from './state';
 import { session } from './session';
 
 /**
- * The organization's dashboard users by id, for names beside assignees and
- * senders. Loaded once per sign-in from `GET /v1/users`; a role that may not
- * list users (403) keeps an empty directory and ids are shown as "another agent".
+ * The organization's team by id, for names beside assignees and senders and
+ * for transfers. Loaded once per sign-in from `GET /v1/team`, which every
+ * inbox reader may call; if it fails, ids are shown as "another agent".
  */
-export const directory = new Observable<ReadonlyMap<string, DashboardUser>>(new Map());
+export const directory = new Observable<ReadonlyMap<string, TeamMember>>(new Map());
 let loading: Promise<void> | null = null;
 
 export function loadDirectory(force = false): Promise<void> {
-  if (session.value?.role !== 'admin') return Promise.resolve();
+  if (!session.value) return Promise.resolve();
   if (loading && !force) return loading;
-  loading = request<{ users: DashboardUser[] }>('GET', '/v1/users')
-    .then((r) => directory.set(new Map(r.users.map((u) => [u.id, u]))))
+  loading = request<{ members: TeamMember[] }>('GET', '/v1/team')
+    .then((r) => directory.set(new Map(r.members.map((u) => [u.id, u]))))
     .catch(() => undefined);
   return loading;
 }

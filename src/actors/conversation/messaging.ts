@@ -250,7 +250,8 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         messageId: e.networkMessageId,
       };
       if (e.replyTo !== undefined) message.replyTo = e.replyTo;
-      const next: ConversationState = { ...s, contactId, session, lastInboundAt: laterInbound(s.lastInboundAt, at) };
+      const counted: Session = { ...session, inboundCount: (session.inboundCount ?? 0) + 1 };
+      const next: ConversationState = { ...s, contactId, session: counted, lastInboundAt: laterInbound(s.lastInboundAt, at) };
       const data: InboundMessageEventData = {
         messageId: e.networkMessageId,
         channelId: cmd.channelId,

@@ -15,6 +15,7 @@ export function conversationRecord(s: ConversationState, version: number, now: D
     sessionId: s.session?.id ?? null,
     sessionStatus: s.session?.status ?? null,
     lastInboundAt: s.lastInboundAt,
+    inboundCount: s.session?.inboundCount ?? 0,
     updatedAt: now.toISOString(),
     version,
   };

@@ -17,6 +17,8 @@ export interface Session {
   id: string;
   status: SessionStatus;
   openedAt: string;
+  /** Messages from the customer in this session, for the inbox's unread counts. */
+  inboundCount?: number;
 }
 
 export interface ConversationState {

@@ -190,5 +190,39 @@ export function channelRoutes(channels: ChannelService): RouteDef[] {
       responses: { 200: { description: 'templates', schema: z.object({ templates: z.array(templateView) }) }, 404: { description: 'no such channel in the organization', schema: errorSchema }, 422: { description: 'the channel is not a chat-network channel (web chat has no templates)', schema: errorSchema } },
       handler: async ({ principal, params }) => ({ body: { templates: await channels.listTemplates(principal.organizationId, params.channelId) } }),
     }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/channels/:channelId/media/:mediaId',
+      summary: "A photo, video, voice note or document a customer sent: the file, fetched from the chat network with the channel's token",
+      tag: 'Channels',
+      auth: 'apiKey',
+      scope: 'inbox:read',
+      params: z.object({ channelId: z.string().min(1).max(128), mediaId: z.string().regex(/^[0-9A-Za-z_.-]{1,128}$/).describe("the `mediaId` of a received message's content") }),
+      responses: {
+        200: { description: 'the file, with its content type', file: true },
+        404: { description: 'no such channel in the organization, or no such media on its number (media expire on the network after 30 days)', schema: errorSchema },
+        422: { description: '`not_a_chat_channel`, or `media_too_large` (over 16 MiB)', schema: errorSchema },
+        502: { description: 'the chat network refused the request', schema: errorSchema },
+        503: { description: 'the chat network did not answer; retry after Retry-After', schema: errorSchema },
+      },
+      handler: async ({ principal, params }) => {
+        const file = await channels.media(principal.organizationId, params.channelId, params.mediaId);
+        return { body: file.bytes, headers: mediaHeaders(file.mimeType) };
+      },
+    }),
   ];
+}
+
+/** Types a browser may show inline; anything else is a download, and nothing from a customer is sniffed or scripted. */
+const INLINE_MEDIA = /^(image\/(jpeg|png|webp)|video\/(mp4|3gpp)|audio\/(ogg|mpeg|mp4|aac|amr)|application\/pdf)$/;
+
+function mediaHeaders(mimeType: string): Record<string, string> {
+  const type = /^[\w.+-]+\/[\w.+-]+$/.test(mimeType) ? mimeType.toLowerCase() : 'application/octet-stream';
+  return {
+    'content-type': type,
+    'content-disposition': INLINE_MEDIA.test(type) ? 'inline' : 'attachment',
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "default-src 'none'; sandbox",
+    'cache-control': 'private, max-age=3600',
+  };
 }

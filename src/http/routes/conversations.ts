@@ -73,6 +73,17 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
       },
     }),
     defineRoute({
+      method: 'post',
+      path: '/v1/conversations/:id/seen',
+      summary: "Mark the conversation read for the caller: its unreadCount becomes 0 until the customer writes again",
+      tag: 'Inbox',
+      auth: 'apiKey',
+      scope: 'inbox:read',
+      params: idParams,
+      responses: { 200: { description: 'the conversation, read', schema: conversationResult }, 404: notFoundResponse },
+      handler: async ({ principal, params }) => ({ body: { success: true, conversation: await inbox.markSeen(principal, params.id) } }),
+    }),
+    defineRoute({
       method: 'get',
       path: '/v1/conversations/:id',
       summary: 'A conversation: contact, handover state, assignee, the 24-hour window and the latest messages',

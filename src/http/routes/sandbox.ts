@@ -3,6 +3,7 @@ import { errorSchema } from '../../app/schemas.js';
 import { phoneDigits } from '../../messaging/index.js';
 import type { SandboxCustomer } from '../../messaging/sandbox-customer.js';
 import { defineRoute, type RouteDef } from '../route.js';
+import { CUSTOMER_MEDIA_TYPES, SANDBOX_MEDIA_MAX_BYTES } from '../../network/sandbox/index.js';
 
 const params = z.object({ channelId: z.string().min(1).max(128), phone: phoneDigits });
 const profileName = z.string().trim().min(1).max(100).optional().describe("the customer's WhatsApp profile name");
@@ -11,7 +12,7 @@ const actionResult = z.object({
   delivered: z.boolean().describe("true when the service's webhook receiver took it at the first attempt (otherwise it is redelivered)"),
 });
 const errors = {
-  400: { description: 'invalid body, or no such button on that message', schema: errorSchema },
+  400: { description: 'invalid body, no such button on that message, or a file the network would not take', schema: errorSchema },
   404: { description: 'no such channel in the organization, or no such message on this phone', schema: errorSchema },
   409: { description: 'the channel is not on the sandbox network', schema: errorSchema },
 };
@@ -28,6 +29,28 @@ export function sandboxRoutes(customer: SandboxCustomer): RouteDef[] {
       body: z.object({ text: z.string().min(1).max(4096), profileName }),
       responses: { 201: { description: 'sent by the simulated customer', schema: actionResult }, ...errors },
       handler: async ({ principal, params: p, body }) => ({ status: 201, body: await customer.sendText(principal, p.channelId, p.phone, body.text, body.profileName) }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'post',
+      path: '/v1/sandbox/channels/:channelId/customers/:phone/media',
+      summary: 'Sandbox: the customer sends a photo, video, voice note or document (the webhook carries its media id, as on the real network)',
+      body: z
+        .object({
+          kind: z.enum(['image', 'video', 'audio', 'document']),
+          mimeType: z.string().min(3).max(127).describe(`one the network takes for the kind: ${Object.entries(CUSTOMER_MEDIA_TYPES).map(([k, v]) => `${k}: ${v.join(', ')}`).join('; ')}`),
+          data: z.base64().max(Math.ceil((SANDBOX_MEDIA_MAX_BYTES * 4) / 3) + 4).describe(`the file, base64 (up to ${SANDBOX_MEDIA_MAX_BYTES / 1024} KiB in the sandbox)`),
+          caption: z.string().min(1).max(1024).optional().describe('not for audio'),
+          filename: z.string().min(1).max(240).optional().describe('documents only'),
+          profileName,
+        })
+        .strict()
+        .meta({ examples: [{ kind: 'image', mimeType: 'image/png', data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', caption: 'the broken part' }] }),
+      responses: { 201: { description: 'sent by the simulated customer', schema: actionResult }, ...errors },
+      handler: async ({ principal, params: p, body }) => {
+        const { data, profileName: name, ...file } = body;
+        return { status: 201, body: await customer.sendMedia(principal, p.channelId, p.phone, { ...file, bytes: Buffer.from(data, 'base64') }, name) };
+      },
     }),
     defineRoute({
       ...base,

@@ -28,7 +28,10 @@ export function ticketRoutes(tickets: TicketService): RouteDef[] {
       auth: 'apiKey',
       scope: 'tickets:read',
       query: listTicketsQuery,
-      responses: { 200: { description: 'a page of tickets the key can see', schema: ticketListSchema } },
+      responses: {
+        200: { description: 'a page of tickets the key can see that match every filter given', schema: ticketListSchema },
+        400: { description: 'invalid query parameter: a status or priority outside its enum, an assigneeId that is not a user ID or `none`, a malformed audienceExternalId, page or limit out of range', schema: errorSchema },
+      },
       handler: async ({ principal, query }) => ({ body: await tickets.list(principal, query) }),
     }),
     defineRoute({

@@ -45,6 +45,22 @@ export function sandboxGraphRouter(sandbox: SandboxNetwork): Router {
     res.setHeader('x-sandbox-network', 'true');
     res.status(out.status).json(out.body);
   };
+  // Media downloads: the URL `GET /{media-id}` gives, like the network's lookaside host it needs the bearer token.
+  r.get('/files/:mediaId', async (req, res) => {
+    res.setHeader('x-sandbox-network', 'true');
+    try {
+      const out = await sandbox.mediaFile(String(req.params.mediaId), bearer(req));
+      if ('bytes' in out) {
+        res.status(200).setHeader('content-type', out.mimeType).setHeader('x-content-type-options', 'nosniff').end(out.bytes);
+        return;
+      }
+      res.status(out.status).json(out.body);
+    } catch {
+      const e = graphError(131000, 'the sandbox network failed to process the request');
+      res.status(500).json(e.body);
+    }
+  });
+  r.get('/:version/:mediaId', reply((req) => sandbox.mediaInfo(String(req.params.mediaId), bearer(req), `${req.protocol}://${req.get('host') ?? 'localhost'}${req.baseUrl}/files`)));
   r.post('/:version/:phoneNumberId/messages', reply((req) => sandbox.send(String(req.params.phoneNumberId), bearer(req), req.body)));
   r.get('/:version/:wabaId/message_templates', reply((req) => sandbox.listTemplates(String(req.params.wabaId), bearer(req), req.query as Record<string, unknown>)));
   r.post('/:version/:wabaId/message_templates', reply((req) => sandbox.createTemplate(String(req.params.wabaId), bearer(req), req.body)));

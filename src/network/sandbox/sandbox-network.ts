@@ -1,4 +1,4 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -18,7 +18,7 @@ import { createHttpClient, type HttpClient } from '../http-client.js';
 import { checkTemplateComponents, shapeFromDefinition, templateStatusIssue } from '../template-rules.js';
 import { parseSendRequest } from './validate.js';
 import { SANDBOX_TEMPLATES } from './seed-templates.js';
-import type { SandboxAccount, SandboxMessage, SandboxState, SandboxTemplate } from './state.js';
+import { SANDBOX_MEDIA_MAX_BYTES, type SandboxAccount, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
 
 /** An HTTP answer of the simulated Graph API. */
 export interface GraphReply {
@@ -56,6 +56,15 @@ export interface CustomerActionResult {
  * undeliverable message.
  */
 export const SANDBOX_UNREACHABLE_PREFIX = '999';
+
+export type CustomerMediaKind = 'image' | 'video' | 'audio' | 'document';
+/** What the Cloud API accepts per media kind (the common types; stickers are not offered to the simulated customer). */
+export const CUSTOMER_MEDIA_TYPES: Record<CustomerMediaKind, string[]> = {
+  image: ['image/jpeg', 'image/png'],
+  video: ['video/mp4', 'video/3gpp'],
+  audio: ['audio/ogg', 'audio/mpeg', 'audio/mp4', 'audio/aac', 'audio/amr'],
+  document: ['application/pdf', 'text/plain', 'application/msword', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', 'application/vnd.ms-excel', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'application/vnd.ms-powerpoint', 'application/vnd.openxmlformats-officedocument.presentationml.presentation'],
+};
 
 const unix = (ms: number) => String(Math.floor(ms / 1000));
 const wamid = () => 'wamid.' + randomBytes(24).toString('base64url');
@@ -317,6 +326,62 @@ export class SandboxNetwork {
     });
   }
 
+  /**
+   * The customer sends a photo, video, voice note or document. As on the real
+   * network the webhook carries only the media id, type, hash and caption; the
+   * business fetches the file with `GET /{media-id}` and the URL that answers.
+   */
+  async customerMedia(
+    phoneNumberId: string,
+    customer: string,
+    file: { kind: CustomerMediaKind; mimeType: string; bytes: Buffer; caption?: string; filename?: string },
+    profileName?: string,
+  ): Promise<CustomerActionResult> {
+    if (file.bytes.length === 0) throw new AppError(400, 'validation_failed', 'the file is empty');
+    if (file.bytes.length > SANDBOX_MEDIA_MAX_BYTES) throw new AppError(400, 'validation_failed', `the sandbox takes files up to ${SANDBOX_MEDIA_MAX_BYTES / 1024} KiB`);
+    if (!CUSTOMER_MEDIA_TYPES[file.kind].includes(file.mimeType)) {
+      throw new AppError(400, 'validation_failed', `a ${file.kind} must be one of ${CUSTOMER_MEDIA_TYPES[file.kind].join(', ')}`);
+    }
+    if (file.caption !== undefined && file.kind === 'audio') throw new AppError(400, 'validation_failed', 'a voice note has no caption');
+    const account = await this.o.state.getAccount(phoneNumberId);
+    if (account === null) throw new AppError(404, 'not_found', 'no such sandbox phone number');
+    const sha256 = createHash('sha256').update(file.bytes).digest('hex');
+    const id = digits(16);
+    await this.o.state.putMedia({ id, phoneNumberId, mimeType: file.mimeType, sha256, fileSize: file.bytes.length, data: file.bytes.toString('base64'), at: this.o.clock.now() });
+    const media: Record<string, string> = { id, mime_type: file.mimeType, sha256 };
+    if (file.caption !== undefined) media.caption = file.caption;
+    if (file.kind === 'document' && file.filename !== undefined) media.filename = file.filename;
+    return this.customerMessage(phoneNumberId, customer, profileName, { type: file.kind, [file.kind]: media });
+  }
+
+  /** `GET /{media-id}`: the file's description and a download URL under `filesBaseUrl` that takes the same token. */
+  async mediaInfo(mediaId: string, bearer: string | undefined, filesBaseUrl: string): Promise<GraphReply> {
+    const found = await this.authorizedMedia(mediaId, bearer);
+    if ('status' in found) return found;
+    const m = found.media;
+    const url = `${filesBaseUrl.replace(/\/+$/, '')}/${encodeURIComponent(m.id)}?ext=${m.at}&hash=${m.sha256.slice(0, 16)}`;
+    return { status: 200, body: { messaging_product: 'whatsapp', url, mime_type: m.mimeType, sha256: m.sha256, file_size: m.fileSize, id: m.id } };
+  }
+
+  /** The download behind a media URL: the bytes, for the bearer of the receiving number's token only. */
+  async mediaFile(mediaId: string, bearer: string | undefined): Promise<{ status: 200; mimeType: string; bytes: Buffer } | GraphReply> {
+    const found = await this.authorizedMedia(mediaId, bearer);
+    if ('status' in found) return found;
+    return { status: 200, mimeType: found.media.mimeType, bytes: Buffer.from(found.media.data, 'base64') };
+  }
+
+  private async authorizedMedia(mediaId: string, bearer: string | undefined) {
+    const media = /^\d{1,20}$/.test(mediaId) ? await this.o.state.getMedia(mediaId) : null;
+    if (media === null) {
+      if (!bearer) return graphError(190, 'An access token is required to request this resource.', trace());
+      if (!(await this.tokenKnown(bearer))) return graphError(190, 'Invalid OAuth access token - Cannot parse access token', trace());
+      return unsupportedObject(mediaId, 'get');
+    }
+    const auth = await this.authorize(media.phoneNumberId, bearer);
+    if ('status' in auth) return auth.status === 400 ? unsupportedObject(mediaId, 'get') : auth;
+    return { media };
+  }
+
   /** What the customer's phone shows: the conversation with the business number, oldest first. */
   async customerPhone(phoneNumberId: string, customer: string, limit = 50): Promise<SandboxMessage[]> {
     return this.o.state.conversation(phoneNumberId, customer, limit);
@@ -477,10 +542,10 @@ function trace(): string {
   return randomBytes(12).toString('base64url');
 }
 
-function unsupportedObject(id: string): GraphReply {
+function unsupportedObject(id: string, method: 'get' | 'post' = 'post'): GraphReply {
   const body: GraphErrorEnvelope = {
     error: {
-      message: `Unsupported post request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+      message: `Unsupported ${method} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
       type: 'GraphMethodException',
       code: 100,
       error_subcode: 33,

@@ -1,12 +1,14 @@
 import type { EmbeddedDb } from '../../store/index.js';
-import { SANDBOX_CONVERSATION_KEEP, type SandboxAccount, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
+import { SANDBOX_CONVERSATION_KEEP, SANDBOX_MEDIA_KEEP, type SandboxAccount, type SandboxMedia, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
 
 /**
  * Accounts, templates and windows are durable in the embedded db (channels
- * refer to them across restarts); message scrollback is memory only.
+ * refer to them across restarts); message scrollback and the customer's
+ * media files are memory only.
  */
 export function createEmbeddedSandboxState(db: EmbeddedDb): SandboxState {
   const messages = new Map<string, SandboxMessage>();
+  const media = new Map<string, SandboxMedia>();
   const conversations = new Map<string, string[]>();
   const pair = (pnid: string, customer: string) => `${pnid}/${customer}`;
   const tkey = (waba: string, t: { name: string; language: string }) => `${waba}/${t.name}/${t.language}`;
@@ -76,6 +78,14 @@ export function createEmbeddedSandboxState(db: EmbeddedDb): SandboxState {
     async conversation(pnid, customer, limit) {
       const ids = conversations.get(pair(pnid, customer)) ?? [];
       return ids.slice(-limit).map((id) => messages.get(id)!).filter(Boolean);
+    },
+    async putMedia(m) {
+      media.set(m.id, m);
+      // Maps iterate in insertion order: the first key is the oldest file.
+      while (media.size > SANDBOX_MEDIA_KEEP) media.delete(media.keys().next().value!);
+    },
+    async getMedia(id) {
+      return media.get(id) ?? null;
     },
   };
 }

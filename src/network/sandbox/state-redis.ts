@@ -1,5 +1,5 @@
 import type { RedisClient } from '../../store/index.js';
-import { SANDBOX_CONVERSATION_KEEP, type SandboxAccount, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
+import { SANDBOX_CONVERSATION_KEEP, type SandboxAccount, type SandboxMedia, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
 
 /*
  * Key layout (prefix + `:sbx`):
@@ -7,6 +7,7 @@ import { SANDBOX_CONVERSATION_KEEP, type SandboxAccount, type SandboxMessage, ty
  *   :tpl:<waba>             hash name\0lang → JSON
  *   :in:<pnid>:<customer>   last inbound ms
  *   :msg:<id>               message JSON (7 days)  :conv:<pnid>:<customer>  list of ids (capped)
+ *   :media:<id>             media JSON with the file base64 (7 days)
  */
 const MESSAGE_TTL_S = 7 * 24 * 3600;
 
@@ -78,6 +79,13 @@ export function createRedisSandboxState(redis: RedisClient, prefix: string): San
       if (ids.length === 0) return [];
       const raws = await redis.mGet(ids.map((id) => `${p}:msg:${id}`));
       return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as SandboxMessage);
+    },
+    async putMedia(m) {
+      await redis.set(`${p}:media:${m.id}`, JSON.stringify(m), { EX: MESSAGE_TTL_S });
+    },
+    async getMedia(id) {
+      const raw = await redis.get(`${p}:media:${id}`);
+      return raw === null ? null : (JSON.parse(raw) as SandboxMedia);
     },
   };
 }

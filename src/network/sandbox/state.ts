@@ -35,6 +35,18 @@ export interface SandboxMessage {
   quickReplies?: { index: number; text: string; payload: string }[];
 }
 
+/** A file the customer sent: described by `GET /{media-id}`, downloaded from the URL that gives. */
+export interface SandboxMedia {
+  id: string;
+  phoneNumberId: string;
+  mimeType: string;
+  sha256: string;
+  fileSize: number;
+  /** The file, base64. */
+  data: string;
+  at: number;
+}
+
 /**
  * The sandbox network's own records. The embedded adapter keeps accounts,
  * templates and customer windows in the embedded db and recent messages in
@@ -61,7 +73,15 @@ export interface SandboxState {
   getMessage(id: string): Promise<SandboxMessage | null>;
   /** The latest messages between the number and the customer, oldest first. */
   conversation(phoneNumberId: string, customer: string, limit: number): Promise<SandboxMessage[]>;
+  /** Media the customer sent; kept as long as the messages that carry it, at most. */
+  putMedia(m: SandboxMedia): Promise<void>;
+  getMedia(id: string): Promise<SandboxMedia | null>;
 }
+
+/** The largest file the simulated customer may send: the real network takes more, but the file travels base64 in a JSON body under the default BODY_LIMIT (the dashboard's simulator scales photos down to fit). */
+export const SANDBOX_MEDIA_MAX_BYTES = 128 * 1024;
+/** Files kept in memory by the embedded adapter, oldest dropped first. */
+export const SANDBOX_MEDIA_KEEP = 200;
 
 /** Messages kept per conversation (the simulated phone's scrollback). */
 export const SANDBOX_CONVERSATION_KEEP = 100;

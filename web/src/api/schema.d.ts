@@ -7018,6 +7018,211 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/channels/{channelId}/media/{mediaId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A photo, video, voice note or document a customer sent: the file, fetched from the chat network with the channel's token */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    channelId: string;
+                    /** @description the `mediaId` of a received message's content */
+                    mediaId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the file, with its content type */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "*/*": string;
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope inbox:read */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such channel in the organization, or no such media on its number (media expire on the network after 30 days) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `not_a_chat_channel`, or `media_too_large` (over 16 MiB) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the chat network refused the request */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the chat network did not answer; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/channels/{channelId}/templates": {
         parameters: {
             query?: never;
@@ -7779,6 +7984,7 @@ export interface paths {
                          *             "closesAt": "2026-01-05T09:30:00.000Z"
                          *           },
                          *           "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *           "unreadCount": 0,
                          *           "updatedAt": "2026-01-05T09:30:00.000Z"
                          *         }
                          *       ],
@@ -7810,6 +8016,8 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 status: "bot" | "queued" | "assigned";
+                                /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                                unreadCount?: number;
                                 updatedAt: string;
                                 window: {
                                     /** @description 24 hours after the customer's last message; null before they ever wrote */
@@ -7967,6 +8175,7 @@ export interface paths {
                          *           "closesAt": "2026-01-05T09:30:00.000Z"
                          *         },
                          *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "unreadCount": 0,
                          *         "updatedAt": "2026-01-05T09:30:00.000Z",
                          *         "messages": [
                          *           {
@@ -8068,6 +8277,8 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 status: "bot" | "queued" | "assigned";
+                                /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                                unreadCount?: number;
                                 updatedAt: string;
                                 window: {
                                     /** @description 24 hours after the customer's last message; null before they ever wrote */
@@ -8224,6 +8435,7 @@ export interface paths {
                          *           "closesAt": "2026-01-05T09:30:00.000Z"
                          *         },
                          *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "unreadCount": 0,
                          *         "updatedAt": "2026-01-05T09:30:00.000Z"
                          *       }
                          *     }
@@ -8251,6 +8463,8 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 status: "bot" | "queued" | "assigned";
+                                /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                                unreadCount?: number;
                                 updatedAt: string;
                                 window: {
                                     /** @description 24 hours after the customer's last message; null before they ever wrote */
@@ -8837,6 +9051,7 @@ export interface paths {
                          *           "closesAt": "2026-01-05T09:30:00.000Z"
                          *         },
                          *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "unreadCount": 0,
                          *         "updatedAt": "2026-01-05T09:30:00.000Z"
                          *       }
                          *     }
@@ -8864,6 +9079,8 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 status: "bot" | "queued" | "assigned";
+                                /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                                unreadCount?: number;
                                 updatedAt: string;
                                 window: {
                                     /** @description 24 hours after the customer's last message; null before they ever wrote */
@@ -9013,6 +9230,190 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/seen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark the conversation read for the caller: its unreadCount becomes 0 until the customer writes again */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the contact's audienceExternalId, `<phone>:<phone number id>` */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the conversation, read */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "conversation": {
+                         *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "audienceExternalId": "4915112345678:106540352242922",
+                         *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "contactName": "string",
+                         *         "phone": "string",
+                         *         "channelId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "status": "bot",
+                         *         "assigneeId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "queuedAt": "2026-01-05T09:30:00.000Z",
+                         *         "assignedAt": "2026-01-05T09:30:00.000Z",
+                         *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "sessionStatus": "open",
+                         *         "window": {
+                         *           "open": true,
+                         *           "closesAt": "2026-01-05T09:30:00.000Z"
+                         *         },
+                         *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "unreadCount": 0,
+                         *         "updatedAt": "2026-01-05T09:30:00.000Z"
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            conversation: {
+                                assignedAt: string | null;
+                                assigneeId: string | null;
+                                audienceExternalId: string;
+                                /** @description the channel the conversation runs on; null when no channel of the organization has its phone number id any more */
+                                channelId: string | null;
+                                contactId: string | null;
+                                /** @description the name the customer goes by on the chat network, when known */
+                                contactName: string | null;
+                                /** @description the conversation id: the contact's audienceExternalId */
+                                id: string;
+                                lastInboundAt: string | null;
+                                phone: string;
+                                queuedAt: string | null;
+                                /** @description the latest session (conversation episode) */
+                                sessionId: string | null;
+                                sessionStatus: ("open" | "resolved") | null;
+                                /**
+                                 * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
+                                 * @enum {string}
+                                 */
+                                status: "bot" | "queued" | "assigned";
+                                /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                                unreadCount?: number;
+                                updatedAt: string;
+                                window: {
+                                    /** @description 24 hours after the customer's last message; null before they ever wrote */
+                                    closesAt: string | null;
+                                    /** @description free-form messages (text, buttons, media) may be sent */
+                                    open: boolean;
+                                };
+                            };
+                            /** @constant */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope inbox:read, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such conversation in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -9682,6 +10083,7 @@ export interface paths {
                          *           "closesAt": "2026-01-05T09:30:00.000Z"
                          *         },
                          *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "unreadCount": 0,
                          *         "updatedAt": "2026-01-05T09:30:00.000Z"
                          *       }
                          *     }
@@ -9709,6 +10111,8 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 status: "bot" | "queued" | "assigned";
+                                /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                                unreadCount?: number;
                                 updatedAt: string;
                                 window: {
                                     /** @description 24 hours after the customer's last message; null before they ever wrote */
@@ -9929,6 +10333,7 @@ export interface paths {
                          *           "closesAt": "2026-01-05T09:30:00.000Z"
                          *         },
                          *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                         *         "unreadCount": 0,
                          *         "updatedAt": "2026-01-05T09:30:00.000Z"
                          *       }
                          *     }
@@ -9956,6 +10361,8 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 status: "bot" | "queued" | "assigned";
+                                /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                                unreadCount?: number;
                                 updatedAt: string;
                                 window: {
                                     /** @description 24 hours after the customer's last message; null before they ever wrote */
@@ -12257,7 +12664,261 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid body, or no such button on that message */
+                /** @description invalid body, no such button on that message, or a file the network would not take */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such channel in the organization, or no such message on this phone */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the channel is not on the sandbox network */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/channels/{channelId}/customers/{phone}/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sandbox: the customer sends a photo, video, voice note or document (the webhook carries its media id, as on the real network) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    channelId: string;
+                    phone: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "kind": "image",
+                     *       "mimeType": "image/png",
+                     *       "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+                     *       "caption": "the broken part"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description not for audio */
+                        caption?: string;
+                        /**
+                         * Format: base64
+                         * @description the file, base64 (up to 128 KiB in the sandbox)
+                         */
+                        data: string;
+                        /** @description documents only */
+                        filename?: string;
+                        /** @enum {string} */
+                        kind: "image" | "video" | "audio" | "document";
+                        /** @description one the network takes for the kind: image: image/jpeg, image/png; video: video/mp4, video/3gpp; audio: audio/ogg, audio/mpeg, audio/mp4, audio/aac, audio/amr; document: application/pdf, text/plain, application/msword, application/vnd.openxmlformats-officedocument.wordprocessingml.document, application/vnd.ms-excel, application/vnd.openxmlformats-officedocument.spreadsheetml.sheet, application/vnd.ms-powerpoint, application/vnd.openxmlformats-officedocument.presentationml.presentation */
+                        mimeType: string;
+                        /** @description the customer's WhatsApp profile name */
+                        profileName?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description sent by the simulated customer */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "messageId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *       "delivered": true
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description true when the service's webhook receiver took it at the first attempt (otherwise it is redelivered) */
+                            delivered: boolean;
+                            /** @description the network id of the customer's message */
+                            messageId: string;
+                        };
+                    };
+                };
+                /** @description invalid body, no such button on that message, or a file the network would not take */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12479,7 +13140,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid body, or no such button on that message */
+                /** @description invalid body, no such button on that message, or a file the network would not take */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12667,7 +13328,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid body, or no such button on that message */
+                /** @description invalid body, no such button on that message, or a file the network would not take */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -12909,7 +13570,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid body, or no such button on that message */
+                /** @description invalid body, no such button on that message, or a file the network would not take */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13289,6 +13950,123 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/team": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team: every dashboard user of the organization (id, name, role, active), for names in history and for transfers */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description users by name */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "members": [
+                         *         {
+                         *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *           "name": "Ann",
+                         *           "role": "admin",
+                         *           "active": true
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            members: {
+                                /** @description false once deactivated: kept so history still shows their name, but nothing can be handed to them */
+                                active: boolean;
+                                id: string;
+                                name: string;
+                                /** @enum {string} */
+                                role: "admin" | "agent";
+                            }[];
+                            /** @constant */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope inbox:read */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tickets": {
         parameters: {
             query?: never;
@@ -13300,12 +14078,16 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description a user ID: only tickets assigned to that user; `none`: only unassigned tickets */
+                    assigneeId?: string;
                     /** @description the contact's ID: `<phone>:<phone number id>` (international digits without +, then the business number's phone number id) */
                     audienceExternalId?: string;
                     /** @description 1 to 100, default 20 */
                     limit?: number;
                     /** @description >= 1, default 1 */
                     page?: number;
+                    /** @description low, medium, high or urgent */
+                    priority?: "low" | "medium" | "high" | "urgent";
                     /** @description open, in_progress, resolved or closed */
                     status?: "open" | "in_progress" | "resolved" | "closed";
                 };
@@ -13315,7 +14097,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description a page of tickets the key can see */
+                /** @description a page of tickets the key can see that match every filter given */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -13395,7 +14177,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid query parameter */
+                /** @description invalid query parameter: a status or priority outside its enum, an assigneeId that is not a user ID or `none`, a malformed audienceExternalId, page or limit out of range */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -13411,7 +14193,15 @@ export interface paths {
                          *       }
                          *     }
                          */
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
                     };
                 };
                 /** @description missing or invalid credentials */

@@ -1,54 +1,28 @@
 import type { paths } from './schema';
 
 /*
- * Shapes the dashboard uses that are not (yet) in the generated ./schema.d.ts.
- * Each is written from the server's contract; when its routes are in
- * /openapi.json, `npm run gen:api` brings the generated type and the code
- * here moves to `api` (typed by path).
+ * Named shapes the dashboard uses, taken from the generated ./schema.d.ts
+ * (`npm run gen:api` from /openapi.json) so they cannot drift from the API.
+ * The few written by hand below describe frames or bodies the document
+ * types loosely (template components).
  */
 
-export type Role = 'admin' | 'agent';
-
-export interface SessionUser {
-  id: string;
-  email: string;
-  name: string;
-  role: Role;
-  organizationId: string;
-}
-
-export interface DashboardUser {
-  id: string;
-  email: string;
-  name: string;
-  role: Role;
-  active?: boolean;
-  createdAt?: string;
-}
-
-export interface ApiKeyInfo {
-  id: string;
-  name: string;
-  prefix?: string;
-  scopes: string[];
-  userId?: string;
-  createdAt?: string;
-  lastUsedAt?: string | null;
-  revokedAt?: string | null;
-}
-
-export interface CreditEntry {
-  at: string;
-  kind: 'top_up' | 'charge' | 'refund' | 'release';
-  amount: number;
-  balance: number;
-  reference: string | null;
-}
+export type Role = SessionUser['role'];
 
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
 type Ok<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: { 200: infer R } } ? Json<R> : never;
 type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: infer R } ? Json<NonNullable<R>> : never;
 
+/** The signed-in user, as `GET /v1/auth/session` answers. */
+export type SessionUser = Ok<'/v1/auth/session', 'get'>['user'];
+/** A dashboard user as an admin manages it, `GET /v1/users`. */
+export type DashboardUser = Ok<'/v1/users', 'get'>['users'][number];
+/** An API key without its secret, `GET /v1/api-keys`. */
+export type ApiKeyInfo = Ok<'/v1/api-keys', 'get'>['apiKeys'][number];
+/** One line of the credits history, `GET /v1/credits`. */
+export type CreditEntry = Ok<'/v1/credits', 'get'>['history'][number];
+/** One member of the team directory, `GET /v1/team`. */
+export type TeamMember = Ok<'/v1/team', 'get'>['members'][number];
 /** A conversation with its last 50 messages, as `GET /v1/conversations/{id}` answers. */
 export type ConversationDetail = Ok<'/v1/conversations/{id}', 'get'>['conversation'];
 export type ConversationSummary = Omit<ConversationDetail, 'messages'>;

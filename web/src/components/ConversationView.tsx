@@ -14,6 +14,20 @@ import { WindowCountdown, windowOpen } from './WindowCountdown';
 
 const STATUS_TEXT: Record<ConversationSummary['status'], string> = { bot: 'with the bot', queued: 'waiting for an agent', assigned: 'with an agent' };
 
+const STATUS_RANK: Record<string, number> = { accepted: 0, sent: 1, delivered: 2, read: 3, failed: 4 };
+
+/**
+ * Fetched messages, each at the furthest status seen so far: a status event
+ * can overtake the fetch that was started before it, and statuses only move forward.
+ */
+function mergeStatuses(fetched: MessageShape[], shown: MessageShape[]): MessageShape[] {
+  const seen = new Map(shown.filter((m) => m.messageId && m.status).map((m) => [m.messageId, m]));
+  return fetched.map((m) => {
+    const s = m.messageId ? seen.get(m.messageId) : undefined;
+    return s?.status && (STATUS_RANK[s.status] ?? 0) > (STATUS_RANK[m.status ?? 'accepted'] ?? 0) ? { ...m, status: s.status, ...(s.errors ? { errors: s.errors } : {}) } : m;
+  });
+}
+
 function idempotencyKey(): string {
   return crypto.randomUUID();
 }
@@ -30,11 +44,13 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
   const [transferTo, setTransferTo] = useState('');
   const refetch = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   const lastTyping = useRef(0);
+  const shown = useRef<MessageShape[]>([]);
+  shown.current = messages;
 
   const loadMessages = async (sessionId: string | null) => {
     if (sessionId === null) return setMessages([]);
     const all = await ok(api.GET('/v1/sessions/{sessionId}/messages', { params: { path: { sessionId } } }));
-    setMessages(all as MessageShape[]);
+    setMessages((shown) => mergeStatuses(all as MessageShape[], shown));
   };
 
   const load = async () => {
@@ -43,7 +59,7 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
       const { messages: recent, ...summary } = conversation;
       setConv(summary);
       inbox.upsert(summary);
-      setMessages(recent);
+      setMessages((shown) => mergeStatuses(recent, shown));
       setMissing(false);
       // The summary carries the last 50; the full history of the session comes from the sessions API.
       if (recent.length >= 50) await loadMessages(summary.sessionId);
@@ -64,7 +80,8 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
       const d = f.data as { messageId?: unknown; status?: unknown };
       if (f.type === 'message_status' && typeof d.messageId === 'string' && typeof d.status === 'string') {
         setMessages((ms) => ms.map((m) => (m.messageId === d.messageId ? { ...m, status: d.status as MessageShape['status'], ...(Array.isArray((f.data as { errors?: unknown }).errors) ? { errors: (f.data as { errors: MessageShape['errors'] }).errors } : {}) } : m)));
-        return;
+        // A status of a message not shown yet: fetch, so it is not lost.
+        if (shown.current.some((m) => m.messageId === d.messageId)) return;
       }
       clearTimeout(refetch.current);
       refetch.current = setTimeout(() => void load(), 120);
@@ -154,7 +171,7 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
           </div>
         </header>
         {error && <p class="error" role="alert">{error}</p>}
-        <MessageList messages={messages} me={user} />
+        <MessageList messages={messages} me={user} channelId={conv.channelId} />
         {mineOrAdmin && conv.channelId !== null ? (
           <Composer
             windowIsOpen={open}

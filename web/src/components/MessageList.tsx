@@ -27,19 +27,40 @@ interface ShownContent {
   type: string;
   text?: string;
   mediaUrl?: string;
+  mediaId?: string;
   caption?: string;
   filename?: string;
   template?: { name: string };
   buttons?: { id: string; title: string }[];
 }
 
-function Content({ m }: { m: MessageShape }) {
+/** A file the customer sent, through the service (the network's own URL needs the channel's token). */
+function ReceivedFile({ type, url, filename }: { type: string; url: string; filename?: string | undefined }) {
+  if (type === 'image' || type === 'sticker') {
+    return (
+      <a href={url} target="_blank" rel="noreferrer noopener" class="received-file">
+        <img src={url} alt={`${type} from the customer`} loading="lazy" />
+      </a>
+    );
+  }
+  if (type === 'audio') return <audio controls preload="none" src={url} />;
+  if (type === 'video') return <video controls preload="metadata" src={url} />;
+  return (
+    <a href={url} target="_blank" rel="noreferrer noopener" download={filename}>
+      {filename ?? 'Download the document'}
+    </a>
+  );
+}
+
+function Content({ m, channelId }: { m: MessageShape; channelId: string | null }) {
   const c = m.content as ShownContent;
   const media = ['image', 'video', 'audio', 'document', 'sticker'].includes(c.type);
+  const received = media && c.mediaId !== undefined && channelId !== null ? `/v1/channels/${encodeURIComponent(channelId)}/media/${encodeURIComponent(c.mediaId)}` : null;
   return (
     <div class="content">
       {c.type === 'template' && c.template && <span class="tag">template {c.template.name}</span>}
-      {media && (
+      {received !== null && <ReceivedFile type={c.type} url={received} filename={c.filename} />}
+      {media && received === null && (
         <span class="tag">
           {c.type}
           {c.mediaUrl ? (
@@ -67,7 +88,7 @@ function Content({ m }: { m: MessageShape }) {
 }
 
 /** A conversation's messages, oldest first, kept scrolled to the newest. */
-export function MessageList({ messages, me }: { messages: MessageShape[]; me: SessionUser }) {
+export function MessageList({ messages, me, channelId }: { messages: MessageShape[]; me: SessionUser; channelId: string | null }) {
   const end = useRef<HTMLLIElement>(null);
   const last = messages[messages.length - 1]?._id;
   useEffect(() => {
@@ -81,7 +102,7 @@ export function MessageList({ messages, me }: { messages: MessageShape[]; me: Se
             <span class="sender">{senderLabel(m, me)}</span>
             <time dateTime={m.sentAt}>{timeOfDay.format(new Date(m.sentAt))}</time>
           </div>
-          <Content m={m} />
+          <Content m={m} channelId={channelId} />
           <MessageStatus message={m} />
         </li>
       ))}

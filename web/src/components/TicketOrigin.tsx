@@ -1,4 +1,4 @@
-import type { DashboardUser } from '../api/types';
+import type { TeamMember } from '../api/types';
 
 interface Origin {
   kind?: string;
@@ -12,7 +12,7 @@ interface Origin {
  * tool), as far as the ticket record says. Records without an origin show
  * that it was not recorded rather than a guess.
  */
-export function TicketOrigin({ ticket, people }: { ticket: Record<string, unknown>; people: ReadonlyMap<string, DashboardUser> }) {
+export function TicketOrigin({ ticket, people }: { ticket: Record<string, unknown>; people: ReadonlyMap<string, TeamMember> }) {
   const o = (ticket.createdBy ?? ticket.origin) as Origin | undefined;
   if (!o || typeof o !== 'object') return <span class="muted origin" data-origin="unknown">not recorded</span>;
   const who = o.keyName ?? o.name ?? (o.userId ? people.get(o.userId)?.name : undefined);

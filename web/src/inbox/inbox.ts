@@ -38,7 +38,9 @@ export function displayName(c: Pick<ConversationSummary, 'contactName' | 'phone'
  *   (so a missing or reordered event never leaves a stale row for longer than the next event);
  * - a conversation is in `queue` exactly when its last known status is `queued`, in `mine`
  *   when it is `assigned` to this user;
- * - an inbound message of a conversation that is not on screen counts as unread until it is opened.
+ * - unread counts are the server's (`unreadCount`, per user, so they survive a reload and follow the
+ *   user across devices); an inbound message of a conversation not on screen counts at once, before
+ *   the server's count catches up; opening a conversation marks it seen on the server.
  */
 export class Inbox {
   readonly lists = new Observable<InboxLists>({ queue: [], queueTotal: 0, mine: [], loaded: false });
@@ -74,14 +76,23 @@ export class Inbox {
     return () => set.delete(fn);
   }
 
-  /** The conversation on screen: its unread count is cleared and kept at zero. */
+  /** The conversation on screen: marked seen, its unread count cleared and kept at zero. */
   setOpen(conversationId: string | null): void {
     this.openConversation = conversationId;
-    if (conversationId !== null && this.unread.value.has(conversationId)) {
-      const next = new Map(this.unread.value);
-      next.delete(conversationId);
-      this.unread.set(next);
-    }
+    if (conversationId !== null) this.markSeen(conversationId);
+  }
+
+  private markSeen(id: string): void {
+    this.setUnread(id, 0);
+    void request('POST', `/v1/conversations/${encodeURIComponent(id)}/seen`).catch(() => undefined);
+  }
+
+  private setUnread(id: string, n: number): void {
+    if ((this.unread.value.get(id) ?? 0) === n) return;
+    const next = new Map(this.unread.value);
+    if (n === 0) next.delete(id);
+    else next.set(id, n);
+    this.unread.set(next);
   }
 
   dismissNotice(id: string): void {
@@ -94,15 +105,16 @@ export class Inbox {
   }
 
   /** Records a summary the caller fetched (the conversation view, an action's answer). */
-  upsert(c: ConversationSummary): void {
+  upsert(c: ConversationSummary, atLeastUnread = 0): void {
     this.known.set(c.id, c);
+    if (c.unreadCount !== undefined && c.id !== this.openConversation) this.setUnread(c.id, Math.max(c.unreadCount, atLeastUnread));
     this.publish();
   }
 
   async loadMoreQueue(): Promise<void> {
     const page = await request<ConversationPage>('GET', `/v1/conversations?status=queued&limit=${PAGE_SIZE}&page=${this.queuePagesLoaded + 1}`);
     this.queuePagesLoaded++;
-    for (const c of page.conversations) this.known.set(c.id, c);
+    for (const c of page.conversations) this.upsert(c);
     this.publishWith(page.total);
   }
 
@@ -112,8 +124,9 @@ export class Inbox {
       request<ConversationPage>('GET', `/v1/conversations?status=assigned&assigneeId=${encodeURIComponent(this.user.id)}&limit=${PAGE_SIZE}&page=1`),
     ]);
     this.known.clear();
+    this.unread.set(new Map());
     this.queuePagesLoaded = 1;
-    for (const c of [...queued.conversations, ...mine.conversations]) this.known.set(c.id, c);
+    for (const c of [...queued.conversations, ...mine.conversations]) this.upsert(c);
     this.publishWith(queued.total);
   }
 
@@ -163,24 +176,25 @@ export class Inbox {
     const id = conversationIdOf(f);
     if (id === undefined) return;
     for (const fn of this.listeners.get(id) ?? []) fn(f);
-    if (f.type === 'inbound_message' && id !== this.openConversation) {
-      const next = new Map(this.unread.value);
-      next.set(id, (next.get(id) ?? 0) + 1);
-      this.unread.set(next);
+    let atLeast = 0;
+    if (f.type === 'inbound_message') {
+      if (id === this.openConversation) this.markSeen(id);
+      else this.setUnread(id, (atLeast = (this.unread.value.get(id) ?? 0) + 1));
     }
-    void this.refresh(id).then(() => {
+    // The server's count may not include this message yet (its read model is written after the event).
+    void this.refresh(id, atLeast).then(() => {
       if (f.type === 'handover.requested') this.notifyQueued(id);
     });
   }
 
   /** Fetches one conversation's summary; concurrent requests for the same id share one fetch. */
-  private refresh(id: string): Promise<void> {
+  private refresh(id: string, atLeastUnread = 0): Promise<void> {
     const running = this.pending.get(id);
     if (running) return running;
     const p = request<{ conversation: ConversationDetail }>('GET', `/v1/conversations/${encodeURIComponent(id)}`)
       .then(({ conversation }) => {
         const { messages: _messages, ...summary } = conversation;
-        this.upsert(summary);
+        this.upsert(summary, Math.max(atLeastUnread, this.unread.value.get(id) ?? 0));
       })
       .catch(() => undefined)
       .finally(() => this.pending.delete(id));

@@ -29,6 +29,8 @@ export interface TicketShape {
 export const STATUSES = ['open', 'in_progress', 'resolved', 'closed'] as const;
 export const PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
 const PAGE_SIZE = 20;
+/** The API's assignee filter value for tickets assigned to nobody. */
+const UNASSIGNED = 'none';
 
 /** Tickets the user can see, newest first, with the filters the API offers; create and edit. */
 export function TicketsScreen({ user, ticketId }: { user: SessionUser; ticketId: string | null }) {
@@ -36,6 +38,8 @@ export function TicketsScreen({ user, ticketId }: { user: SessionUser; ticketId:
   const people = useObservable(directory);
   const status = query.get('status') ?? '';
   const contact = query.get('contact') ?? '';
+  const priority = query.get('priority') ?? '';
+  const assignee = query.get('assignee') ?? '';
   const page = Math.max(1, Number(query.get('page') ?? '1') || 1);
   const [data, setData] = useState<{ tickets: TicketShape[]; total: number; totalPages: number } | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -46,13 +50,15 @@ export function TicketsScreen({ user, ticketId }: { user: SessionUser; ticketId:
   useEffect(() => {
     if (ticketId) return;
     setError(null);
-    const q: { page: number; limit: number; status?: TicketShape['status']; audienceExternalId?: string } = { page, limit: PAGE_SIZE };
+    const q: { page: number; limit: number; status?: TicketShape['status']; priority?: TicketShape['priority']; assigneeId?: string; audienceExternalId?: string } = { page, limit: PAGE_SIZE };
     if (status) q.status = status as TicketShape['status'];
+    if (priority) q.priority = priority as TicketShape['priority'];
+    if (assignee) q.assigneeId = assignee;
     if (contact) q.audienceExternalId = contact;
     ok(api.GET('/v1/tickets', { params: { query: q } }))
       .then((r) => setData(r as unknown as { tickets: TicketShape[]; total: number; totalPages: number }))
       .catch((e: unknown) => setError(describeError(e)));
-  }, [status, contact, page, ticketId, reload]);
+  }, [status, priority, assignee, contact, page, ticketId, reload]);
 
   const setFilter = (k: string, v: string) => {
     const next = new URLSearchParams(query);
@@ -90,6 +96,31 @@ export function TicketsScreen({ user, ticketId }: { user: SessionUser; ticketId:
             {STATUSES.map((s) => (
               <option key={s} value={s}>{s.replace('_', ' ')}</option>
             ))}
+          </select>
+        </label>
+        <label>
+          Priority
+          <select name="priority" value={priority} onChange={(e) => setFilter('priority', e.currentTarget.value)}>
+            <option value="">any</option>
+            {PRIORITIES.map((p) => (
+              <option key={p} value={p}>{p}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Assignee
+          <select name="assignee" value={assignee} onChange={(e) => setFilter('assignee', e.currentTarget.value)}>
+            <option value="">anyone</option>
+            <option value={UNASSIGNED}>unassigned</option>
+            <option value={user.id}>me</option>
+            {/* An agent sees only their own and unassigned tickets, so only admins pick a teammate. */}
+            {[...people.values()]
+              .filter((p) => user.role === 'admin' && p.id !== user.id)
+              .sort((a, b) => a.name.localeCompare(b.name))
+              .map((p) => (
+                <option key={p.id} value={p.id}>{p.name}</option>
+              ))}
+            {assignee && assignee !== UNASSIGNED && assignee !== user.id && !people.has(assignee) && <option value={assignee}>another agent</option>}
           </select>
         </label>
         <label>
