@@ -9471,249 +9471,461 @@ export interface paths {
                      */
                     "application/json": {
                         template: {
+                            /** @description values for the template's variables, per component; leave out for a template without variables */
                             components?: ({
+                                /** @description the header's variables, in order: text, or one image, video, document or audio */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @constant */
+                                /**
+                                 * @description the template's header
+                                 * @constant
+                                 */
                                 type: "header";
                             } | {
+                                /** @description the body's variables, in order ({{1}}, {{2}}, …): text, currency or date_time */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @constant */
+                                /**
+                                 * @description the template's body
+                                 * @constant
+                                 */
                                 type: "body";
                             } | {
+                                /** @description the button's position in the template, from 0 */
                                 index: number | string;
+                                /** @description one parameter: payload (quick_reply), text (url), coupon_code (copy_code) or action (flow) */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @enum {string} */
+                                /**
+                                 * @description the kind of button, as the template defines it
+                                 * @enum {string}
+                                 */
                                 sub_type: "quick_reply" | "url" | "copy_code" | "flow";
-                                /** @constant */
+                                /**
+                                 * @description one of the template's buttons
+                                 * @constant
+                                 */
                                 type: "button";
                             })[];
+                            /** @description which translation of the template */
                             language: {
+                                /** @description the language the template was approved in, e.g. en_US */
                                 code: string;
-                                /** @constant */
+                                /**
+                                 * @description always "deterministic"
+                                 * @constant
+                                 */
                                 policy: "deterministic";
                             };
+                            /** @description the approved template's name, e.g. order_update */
                             name: string;
                         };
                     };
@@ -15601,249 +15813,461 @@ export interface paths {
                         /** @description the channel to send from (with `to`); or give audienceExternalId instead */
                         channelId?: string;
                         template: {
+                            /** @description values for the template's variables, per component; leave out for a template without variables */
                             components?: ({
+                                /** @description the header's variables, in order: text, or one image, video, document or audio */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @constant */
+                                /**
+                                 * @description the template's header
+                                 * @constant
+                                 */
                                 type: "header";
                             } | {
+                                /** @description the body's variables, in order ({{1}}, {{2}}, …): text, currency or date_time */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @constant */
+                                /**
+                                 * @description the template's body
+                                 * @constant
+                                 */
                                 type: "body";
                             } | {
+                                /** @description the button's position in the template, from 0 */
                                 index: number | string;
+                                /** @description one parameter: payload (quick_reply), text (url), coupon_code (copy_code) or action (flow) */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @enum {string} */
+                                /**
+                                 * @description the kind of button, as the template defines it
+                                 * @enum {string}
+                                 */
                                 sub_type: "quick_reply" | "url" | "copy_code" | "flow";
-                                /** @constant */
+                                /**
+                                 * @description one of the template's buttons
+                                 * @constant
+                                 */
                                 type: "button";
                             })[];
+                            /** @description which translation of the template */
                             language: {
+                                /** @description the language the template was approved in, e.g. en_US */
                                 code: string;
-                                /** @constant */
+                                /**
+                                 * @description always "deterministic"
+                                 * @constant
+                                 */
                                 policy: "deterministic";
                             };
+                            /** @description the approved template's name, e.g. order_update */
                             name: string;
                         };
                         /** @description the recipient, international digits without + (with `channelId`) */
@@ -16074,249 +16498,461 @@ export interface paths {
                         /** @description the channel to send from (with `to`); or give audienceExternalId instead */
                         channelId?: string;
                         template: {
+                            /** @description values for the template's variables, per component; leave out for a template without variables */
                             components?: ({
+                                /** @description the header's variables, in order: text, or one image, video, document or audio */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @constant */
+                                /**
+                                 * @description the template's header
+                                 * @constant
+                                 */
                                 type: "header";
                             } | {
+                                /** @description the body's variables, in order ({{1}}, {{2}}, …): text, currency or date_time */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @constant */
+                                /**
+                                 * @description the template's body
+                                 * @constant
+                                 */
                                 type: "body";
                             } | {
+                                /** @description the button's position in the template, from 0 */
                                 index: number | string;
+                                /** @description one parameter: payload (quick_reply), text (url), coupon_code (copy_code) or action (flow) */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @enum {string} */
+                                /**
+                                 * @description the kind of button, as the template defines it
+                                 * @enum {string}
+                                 */
                                 sub_type: "quick_reply" | "url" | "copy_code" | "flow";
-                                /** @constant */
+                                /**
+                                 * @description one of the template's buttons
+                                 * @constant
+                                 */
                                 type: "button";
                             })[];
+                            /** @description which translation of the template */
                             language: {
+                                /** @description the language the template was approved in, e.g. en_US */
                                 code: string;
-                                /** @constant */
+                                /**
+                                 * @description always "deterministic"
+                                 * @constant
+                                 */
                                 policy: "deterministic";
                             };
+                            /** @description the approved template's name, e.g. order_update */
                             name: string;
                         };
                         /** @description the recipient, international digits without + (with `channelId`) */
