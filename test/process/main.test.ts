@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../harness/servers.js';
 import { launch, waitFor, waitHealthy } from './launch.js';
 
-/** The real entry point as a process: config errors, first start, SIGTERM, restart. */
+/** The real entry point as a process: config errors, first start, SIGTERM, restart. Each process start compiles through tsx: generous limits for a busy machine. */
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -19,7 +19,7 @@ describe('the service process', () => {
     const nats = launch({ NATS_URL: 'nats://127.0.0.1:1', DATA_DIR: ':memory:' });
     expect(await nats.exited).toBe(78);
     expect(nats.output()).toContain('REDIS_URL');
-  });
+  }, 120_000);
 
   it('seeds a demo once, finishes an in-flight request on SIGTERM, and keeps acknowledged data across restarts', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-main-'));
@@ -60,5 +60,5 @@ describe('the service process', () => {
     expect(orgs.organizations).toHaveLength(1);
     second.proc.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  });
+  }, 120_000);
 });
