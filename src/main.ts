@@ -19,7 +19,9 @@ async function main(): Promise<void> {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES') {
-      process.stderr.write(`switchboard: cannot listen on ${config.HOST}:${config.PORT} (${code}): stop what holds the port, or set PORT\n`);
+      const port = (e as { port?: number }).port ?? config.PORT;
+      const variable = port === config.MCP_PORT ? 'MCP_PORT' : 'PORT';
+      process.stderr.write(`switchboard: cannot listen on ${config.HOST}:${port} (${code}): stop what holds the port, or set ${variable}\n`);
       process.exit(1);
     }
     if (e instanceof DataDirBusyError) {

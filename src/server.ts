@@ -274,16 +274,22 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
       if (state.shuttingDown) setImmediate(() => server.closeIdleConnections());
     });
   });
+  let mcpListener: Awaited<ReturnType<typeof startMcpListener>> | undefined;
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.PORT, config.HOST, () => resolve());
     });
+    mcpListener =
+      config.MCP_PORT === undefined
+        ? undefined
+        : await startMcpListener(services.mcp, { port: config.MCP_PORT, host: config.HOST, log: services.log, authenticate: (key) => services.authenticator.apiKey(key) });
   } catch (err) {
+    if (server.listening) await new Promise((r) => server.close(r));
     await closeAll(services);
     throw err;
   }
-  // Only once the port is ours: a start that fails to listen (EADDRINUSE) must leave the store
+  // Only once the ports are ours: a start that fails to listen (EADDRINUSE) must leave the store
   // empty, so the next start seeds again and prints credentials that work.
   let demo: DemoCredentials | null = null;
   if (config.mode === 'embedded' && config.OPERATOR_TOKEN === undefined && config.SEED_DEMO) {
@@ -302,10 +308,6 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
     process.stdout.write(demoBanner(demo, url, channel === null ? [] : channel.split('\n')));
   }
   services.log.info('listening', { port, mode: config.mode });
-  const mcpListener =
-    config.MCP_PORT === undefined
-      ? undefined
-      : await startMcpListener(services.mcp, { port: config.MCP_PORT, host: config.HOST, log: services.log, authenticate: (key) => services.authenticator.apiKey(key) });
   const mcpUrl = mcpListener ? (config.MCP_PUBLIC_URL ?? `http://localhost:${mcpListener.port}`) : url;
 
   let closing: Promise<void> | undefined;

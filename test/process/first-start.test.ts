@@ -22,7 +22,7 @@ async function cli(env: Record<string, string>, ...args: string[]): Promise<{ co
 const get = async (url: string, token: string) => (await fetch(url, { headers: { authorization: `Bearer ${token}` } })).status;
 
 describe('first start and the operator token', () => {
-  it('a first start that cannot listen saves nothing: the next start prints demo credentials that work', async () => {
+  it('a first start that cannot listen (REST or MCP port taken) saves nothing: the next start prints demo credentials that work', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-first-'));
     dirs.push(dir);
     const port = await freePort();
@@ -32,6 +32,11 @@ describe('first start and the operator token', () => {
     expect(await failed.exited).toBe(1);
     expect(failed.output()).toContain('EADDRINUSE');
     expect(failed.output()).not.toContain('SB_KEY=');
+    // The same when the REST port is free but the MCP gateway's own port is taken.
+    const mcpFailed = launch({ PORT: String(await freePort()), MCP_PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir, LOG_LEVEL: 'warn' });
+    expect(await mcpFailed.exited).toBe(1);
+    expect(mcpFailed.output()).toContain('set MCP_PORT');
+    expect(mcpFailed.output()).not.toContain('SB_KEY=');
     await new Promise<void>((r) => taken.close(() => r()));
 
     const free = await freePort();
