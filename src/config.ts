@@ -84,6 +84,32 @@ export const configSchema = z.object({
     .transform((v) => (v === '' ? undefined : v))
     .pipe(z.string().regex(/^([A-Za-z0-9+/_-]{43}=?|[0-9a-fA-F]{64})$/, 'must be 32 bytes as base64 or hex (openssl rand -hex 32)').optional())
     .optional(),
+  /** Keys rotated out of SECRETS_KEY, comma-separated: they still open what they sealed; values are sealed again under SECRETS_KEY when read. */
+  SECRETS_KEY_PREVIOUS: z.string().trim().optional().transform((v) => (v === '' ? undefined : v)),
+  /** Connected tools: serve the sandbox providers (identity, mailbox, calendar, payments). Unset: on in embedded mode, off in clustered mode. */
+  SANDBOX_TOOLS: bool.optional(),
+  /** Connected tools: where the adapters reach the sandbox providers. Unset: this process (`http://127.0.0.1:PORT/sandbox`). */
+  SANDBOX_TOOLS_URL: optionalUrl,
+  /** Sandbox providers: lifetime of the access tokens the sandbox identity provider issues, in seconds. */
+  SANDBOX_TOOLS_TOKEN_TTL_S: z.coerce.number().int().min(1).max(86_400).default(3600),
+  /** Connected tools: origins a connect `return_url` may point at, comma-separated (more with `npm run admin -- tools allow-origin`). */
+  TOOLS_ALLOWED_RETURN_ORIGINS: z.string().trim().optional().transform((v) => (v ? v.split(',').map((o) => o.trim().toLowerCase().replace(/\/$/, '')).filter((o) => o !== '') : [])),
+  /** Connected tools: how long a sign-in started by connect may take before its `state` expires. */
+  TOOLS_OAUTH_STATE_TTL_MS: z.coerce.number().int().min(1000).max(3_600_000).default(600_000),
+  /** Connected tools: one request to a provider gives up after this long. */
+  TOOLS_HTTP_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  /** Google OAuth client (email and calendar on Google's real APIs). Unset: those tools use the sandbox providers. */
+  GOOGLE_CLIENT_ID: z.string().trim().optional().transform((v) => (v === '' ? undefined : v)),
+  GOOGLE_CLIENT_SECRET: z.string().trim().optional().transform((v) => (v === '' ? undefined : v)),
+  GOOGLE_AUTH_URL: z.url().default('https://accounts.google.com/o/oauth2/v2/auth'),
+  GOOGLE_TOKEN_URL: z.url().default('https://oauth2.googleapis.com/token'),
+  GOOGLE_REVOKE_URL: z.url().default('https://oauth2.googleapis.com/revoke'),
+  /** Gmail REST API base (the path `/gmail/v1/...` is appended). */
+  GMAIL_API_BASE_URL: z.url().default('https://gmail.googleapis.com'),
+  /** Google Calendar REST API base (the path `/calendar/v3/...` is appended). */
+  GOOGLE_CALENDAR_API_BASE_URL: z.url().default('https://www.googleapis.com'),
+  /** Stripe REST API base (the path `/v1/...` is appended). */
+  STRIPE_API_BASE_URL: z.url().default('https://api.stripe.com'),
   /** Credits one template send costs, per template category. */
   CREDIT_PRICE_MARKETING: z.coerce.number().int().min(0).max(1_000_000).default(2),
   CREDIT_PRICE_UTILITY: z.coerce.number().int().min(0).max(1_000_000).default(1),

@@ -47,6 +47,8 @@ import { docsAssets } from './http/docs-page.js';
 import { bearerToken } from './http/app.js';
 import { DEFAULT_WEB_DIR, webAppHandlers } from './http/web-app.js';
 import { DataDirLock } from './data-dir-lock.js';
+import { ConnectedTools } from './tools/index.js';
+import { toolRoutes } from './http/routes/tools.js';
 
 export const VERSION = '0.1.0';
 
@@ -85,6 +87,8 @@ export interface Services {
   sessions: AuthSessions;
   /** API key or session cookie (+ CSRF), with failed-authentication throttling. */
   authenticator: RequestAuthenticator;
+  /** Connected tools (email, calendar, payment) and their sandbox providers; null without a secrets key. */
+  tools: ConnectedTools | null;
 }
 
 export interface ServiceOptions {
@@ -187,6 +191,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   closers.push(() => inboxSockets.close());
   metrics.gauge('switchboard_inbox_sockets', 'Live inbox WebSockets open on this node.', () => inboxSockets.stats().sockets);
   metrics.gauge('switchboard_inbox_buffered_bytes', 'Bytes queued but not yet sent to this node\'s inbox sockets (slow clients).', () => inboxSockets.stats().bufferedBytes);
+  const tools = await ConnectedTools.open({ config, log, clock, version: VERSION });
+  if (tools) closers.push(() => tools.close());
   // The MCP gateway calls the same services as the REST routes.
   const mcp = new McpGateway({
     version: VERSION,
@@ -197,8 +203,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     allowedOrigins: config.MCP_ALLOWED_ORIGINS,
     publicUrls: [config.PUBLIC_URL, config.MCP_PUBLIC_URL],
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
+    connected: tools ?? undefined,
   });
-  return { config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, handover, messaging, inbox, inboxSockets, sessions, authenticator };
+  return { tools, config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, handover, messaging, inbox, inboxSockets, sessions, authenticator };
 }
 
 export function buildRoutes(s: Services, state: { shuttingDown: boolean }): RouteDef[] {
@@ -208,6 +215,10 @@ export function buildRoutes(s: Services, state: { shuttingDown: boolean }): Rout
   routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels), ...teamRoutes(s.accounts));
   if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));
   routes.push(...integrationRoutes(s.mcp, (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort)));
+  if (s.tools) {
+    const serviceBase = (req: { protocol: string; host: string }) => (s.config.PUBLIC_URL ?? `${req.protocol}://${req.host}`).replace(/\/+$/, '');
+    routes.push(...toolRoutes(s.tools, serviceBase, (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort)));
+  }
   let openApi: Record<string, unknown> | undefined;
   let asyncApi: Record<string, unknown> | undefined;
   routes.push(asyncApiRoute(() => (asyncApi ??= buildAsyncApi({ version: VERSION, serverUrl: s.config.PUBLIC_URL }))));
@@ -243,7 +254,7 @@ export function buildApp(s: Services, state = { shuttingDown: false }): Express 
     authenticateOperator: (token) => s.operator.authenticate(token),
     publicUrl: s.config.PUBLIC_URL,
     observeRequest: s.observers.httpRequest,
-    mounts: [...(s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : []), ...s.messaging.mounts(), { path: '/assets', handler: web.assets }, { path: '/docs/assets', handler: docsAssets() }],
+    mounts: [...(s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : []), ...s.messaging.mounts(), ...(s.tools?.mounts() ?? []), { path: '/assets', handler: web.assets }, { path: '/docs/assets', handler: docsAssets() }],
     fallbacks: [web.pages],
   });
 }
@@ -299,6 +310,7 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
   // The sandbox network and the Graph adapter meet over HTTP on this node's own address.
   const selfHost = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
   services.messaging.listening(`http://${selfHost.includes(':') ? `[${selfHost}]` : selfHost}:${port}`);
+  services.tools?.listening(`http://${selfHost.includes(':') ? `[${selfHost}]` : selfHost}:${port}`);
   const url = config.PUBLIC_URL ?? `http://localhost:${port}`;
   if (demo) {
     const channel = await services.messaging.seedDemo(demo.organizationId).catch((err: unknown) => {

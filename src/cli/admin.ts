@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { SCOPES } from '../domain/scopes.js';
 import { messagingCommands } from './messaging-commands.js';
 import { table } from './table.js';
+import { toolsCommands } from './tools-commands.js';
 
 interface ApiCommand {
   usage: string;
@@ -126,6 +127,7 @@ export const commands: Record<string, Command> = {
     required: ['forward-to'],
     local: async (ctx) => (await import('./webhooks-listen.js')).webhooksListenCommand(ctx),
   },
+  ...toolsCommands,
 };
 
 /** Every `--flag <value>` any command's usage names (parseArgs must know them to read their values). */

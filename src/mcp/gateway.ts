@@ -6,6 +6,7 @@ import { platformServer, type PlatformDeps } from './platform.js';
 import { rebindingPolicy, type RebindingPolicy } from './rebinding.js';
 import type { McpServerDef } from './request-server.js';
 import type { ToolAnnotations } from './tool.js';
+import type { ToolRegistry } from './registry.js';
 
 export interface McpGatewayOptions {
   version: string;
@@ -17,6 +18,15 @@ export interface McpGatewayOptions {
   /** The URLs clients reach the service under (PUBLIC_URL, MCP_PUBLIC_URL): their hosts are allowed by default. */
   publicUrls: (string | undefined)[];
   maxBodyBytes: number;
+  /** Connected tools (`/mcp/{tool_id}`), when the service has them. */
+  connected?: ConnectedServers | undefined;
+}
+
+/** Servers of connected tools, looked up per request within the caller's organization. */
+export interface ConnectedServers {
+  /** Undefined for unknown ids and other organizations' tools; throws a 4xx AppError for a tool that is not usable now. */
+  resolve(principal: Principal, id: string): Promise<McpServerDef | undefined>;
+  integrations(mcpBaseUrl: string): IntegrationInfo[];
 }
 
 /** An integration as `GET /v1/integrations` lists it. */
@@ -24,10 +34,10 @@ export interface IntegrationInfo {
   id: string;
   name: string;
   description: string;
-  /** `none`: usable at once with the caller's own API key (the platform). */
-  connect: 'none';
+  /** `none`: usable at once with the caller's own API key (the platform); `oauth`: connect, then the user signs in at `redirect_url`; `api_key`: connect with the provider's key in `data`. */
+  connect: 'none' | 'oauth' | 'api_key';
   mcp_url: string;
-  tools: { name: string; title: string; description: string; scopes: string[]; annotations: ToolAnnotations }[];
+  tools: { name: string; title: string; description: string; scopes: string[]; annotations: ToolAnnotations; inputSchema: Record<string, unknown> }[];
 }
 
 /**
@@ -59,12 +69,13 @@ export class McpGateway {
 
   /**
    * The server at `/mcp/{id}` for this caller. The platform server is every
-   * organization's; connected tools (a later issue) will be looked up by id
-   * within the caller's organization only, so another organization's tool id
-   * answers exactly like an unknown one.
+   * organization's; connected tools are looked up by id within the caller's
+   * organization only, so another organization's tool id answers exactly
+   * like an unknown one.
    */
-  resolve(_principal: Principal, id: string): McpServerDef | undefined {
-    return id === this.platform.id ? this.platform : undefined;
+  resolve(principal: Principal, id: string): McpServerDef | undefined | Promise<McpServerDef | undefined> {
+    if (id === this.platform.id) return this.platform;
+    return this.options.connected?.resolve(principal, id);
   }
 
   integrations(mcpBaseUrl: string): IntegrationInfo[] {
@@ -77,10 +88,23 @@ export class McpGateway {
         description: 'The platform itself: tickets, handover, conversation history and chat messages, acting with the caller\'s API key and its scopes. Needs no connect step.',
         connect: 'none',
         mcp_url: `${base}/mcp/${p.id}`,
-        tools: p.registry.tools.map((t) => ({ name: t.name, title: t.title, description: t.description, scopes: [...t.scopes], annotations: { ...t.annotations } })),
+        tools: integrationTools(p.registry),
       },
+      ...(this.options.connected?.integrations(base) ?? []),
     ];
   }
+}
+
+/** A registry's tools as `GET /v1/integrations` lists them, with their input schemas. */
+export function integrationTools(registry: ToolRegistry): IntegrationInfo['tools'] {
+  return registry.tools.map((t, i) => ({
+    name: t.name,
+    title: t.title,
+    description: t.description,
+    scopes: [...t.scopes],
+    annotations: { ...t.annotations },
+    inputSchema: registry.listResult.tools[i]!.inputSchema as Record<string, unknown>,
+  }));
 }
 
 /**

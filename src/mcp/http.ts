@@ -139,6 +139,8 @@ export function mcpHttpHandler(opts: McpHttpOptions): RequestHandler {
     try {
       def = await opts.resolve(principal, id);
     } catch (err) {
+      // A refusal the caller can act on (a connected tool that is not active yet, or any more).
+      if (isAppError(err) && err.status < 500) return rpcError(res, err.status, err.message, { data: { code: err.code } });
       log.error('mcp server lookup failed', { err, id });
       const status = isAppError(err) && err.status === 503 ? 503 : 500;
       return rpcError(res, status, status === 503 ? 'Service unavailable; retry shortly' : 'Internal error', { code: ErrorCode.InternalError, data: { requestId } });

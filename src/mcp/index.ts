@@ -1,4 +1,4 @@
-export { McpGateway, mcpBaseUrl, type IntegrationInfo, type McpGatewayOptions } from './gateway.js';
+export { McpGateway, mcpBaseUrl, integrationTools, type ConnectedServers, type IntegrationInfo, type McpGatewayOptions } from './gateway.js';
 export { PLATFORM_INTEGRATION_ID, platformServer, type PlatformDeps } from './platform.js';
 export { ToolRegistry } from './registry.js';
 export { createRequestServer, type McpServerDef } from './request-server.js';

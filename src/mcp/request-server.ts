@@ -22,6 +22,8 @@ export interface McpServerDef {
   /** Sent in the initialize result: how a model should use this server. */
   instructions: string;
   registry: ToolRegistry;
+  /** Handed to every tool call of this server as `ToolContext.target` (a connected tool's session). */
+  target?: unknown;
 }
 
 // The SDK's Server builds a JSON Schema validator (an Ajv instance) when it
@@ -42,7 +44,7 @@ export function createRequestServer(def: McpServerDef, ctx: Omit<ToolContext, 's
   );
   server.setRequestHandler(ListToolsRequestSchema, () => def.registry.listFor(ctx.principal.scopes));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    def.registry.call({ ...ctx, signal: extra.signal }, request.params.name, request.params.arguments),
+    def.registry.call({ ...ctx, signal: extra.signal, ...(def.target === undefined ? {} : { target: def.target }) }, request.params.name, request.params.arguments),
   );
   return server;
 }

@@ -10,6 +10,8 @@ export interface ToolContext {
   requestId: string;
   /** Aborted when the client goes away or cancels the call. */
   signal: AbortSignal;
+  /** What the server was bound to for this request (a connected tool's session); absent on the platform server. */
+  target?: unknown;
 }
 
 /** The MCP tool annotations (all hints; clients must not trust them for security). */

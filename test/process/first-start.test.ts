@@ -50,7 +50,7 @@ describe('first start and the operator token', () => {
     expect(await get(`${base}/admin/v1/organizations`, operator)).toBe(200);
     next.proc.kill('SIGTERM');
     expect(await next.exited).toBe(0);
-  }, 120_000);
+  }, 300_000);
 
   it('operator reset-token refuses a data dir in use, then gives a working token and retires the old one', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-reset-'));
@@ -87,5 +87,5 @@ describe('first start and the operator token', () => {
     expect(listed.out.split('\n')[0]).toMatch(/^id\s+name\s+createdAt$/);
     second.proc.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  }, 120_000);
+  }, 300_000);
 });

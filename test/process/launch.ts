@@ -10,7 +10,8 @@ export function launch(env: Record<string, string>): { proc: ChildProcess; outpu
   return { proc, output: () => out, exited };
 }
 
-export async function waitFor(check: () => boolean, ms = 20_000): Promise<void> {
+/** Waits only (nothing asserts timing): a start compiles the service through tsx, which takes tens of seconds on a loaded machine. */
+export async function waitFor(check: () => boolean, ms = 90_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {
     if (Date.now() > deadline) throw new Error('timed out');
@@ -19,7 +20,7 @@ export async function waitFor(check: () => boolean, ms = 20_000): Promise<void> 
 }
 
 export async function waitHealthy(base: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 90_000;
   for (;;) {
     try {
       if ((await fetch(`${base}/healthz`)).ok) return;

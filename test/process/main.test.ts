@@ -19,7 +19,7 @@ describe('the service process', () => {
     const nats = launch({ NATS_URL: 'nats://127.0.0.1:1', DATA_DIR: ':memory:' });
     expect(await nats.exited).toBe(78);
     expect(nats.output()).toContain('REDIS_URL');
-  }, 120_000);
+  }, 300_000);
 
   it('seeds a demo once, finishes an in-flight request on SIGTERM, and keeps acknowledged data across restarts', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-main-'));
@@ -60,5 +60,5 @@ describe('the service process', () => {
     expect(orgs.organizations).toHaveLength(1);
     second.proc.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  }, 120_000);
+  }, 300_000);
 });

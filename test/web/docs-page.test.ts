@@ -64,7 +64,8 @@ describe('the API reference page', () => {
     expect(problems).toEqual([]);
     expect(elsewhere).toEqual([]);
     await page.close();
-  });
+    // A wait, not an assertion: every step above waits up to 20 s on a loaded machine.
+  }, 180_000);
 
   it('serves the renderer from node_modules with caching headers, and nothing else of the package', async () => {
     const js = await fetch(`${svc.url}/docs/assets/swagger-ui-bundle.js`);

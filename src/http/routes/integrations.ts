@@ -7,8 +7,10 @@ const integrationSchema = z.object({
   id: z.string().describe('the integration ID; for the platform, the `{id}` of `{mcp_url}/mcp/{id}`'),
   name: z.string(),
   description: z.string(),
-  connect: z.enum(['none']).describe('`none`: works at once with the caller\'s API key'),
-  mcp_url: z.string().describe('the URL to give an MCP client (Streamable HTTP, `Authorization: Bearer <API key>` with scope mcp:access)'),
+  connect: z
+    .enum(['none', 'oauth', 'api_key'])
+    .describe('`none`: works at once with the caller\'s API key; `oauth`: POST …/connect, then the user signs in at `redirect_url`; `api_key`: POST …/connect with the provider\'s key in `data`'),
+  mcp_url: z.string().describe('the URL to give an MCP client (Streamable HTTP, `Authorization: Bearer <API key>` with scope mcp:access); `{tool_id}` for integrations used through a connected tool'),
   tools: z.array(
     z.object({
       name: z.string(),
@@ -16,6 +18,7 @@ const integrationSchema = z.object({
       description: z.string(),
       scopes: z.array(z.string()).describe('scopes the API key needs for this tool'),
       annotations: z.object({ readOnlyHint: z.boolean(), destructiveHint: z.boolean(), idempotentHint: z.boolean(), openWorldHint: z.boolean() }),
+      inputSchema: z.record(z.string(), z.unknown()).describe('the JSON Schema of the tool\'s arguments'),
     }),
   ),
 });

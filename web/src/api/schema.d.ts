@@ -2904,6 +2904,285 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/tools/return-origins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Origins a connect return_url may point at (TOOLS_ALLOWED_RETURN_ORIGINS plus those added here) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the allowed origins */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "origins": [
+                         *         "string"
+                         *       ],
+                         *       "configured": [
+                         *         "string"
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            configured: string[];
+                            origins: string[];
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Allow an origin for connect return_url */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "origin": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        origin: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description the allowed origins */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "origins": [
+                         *         "string"
+                         *       ],
+                         *       "configured": [
+                         *         "string"
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            configured: string[];
+                            origins: string[];
+                        };
+                    };
+                };
+                /** @description not an http(s) origin */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /** Stop allowing an origin added with POST (configured ones stay until TOOLS_ALLOWED_RETURN_ORIGINS changes) */
+        delete: {
+            parameters: {
+                query: {
+                    origin: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the allowed origins */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "origins": [
+                         *         "string"
+                         *       ],
+                         *       "configured": [
+                         *         "string"
+                         *       ],
+                         *       "removed": true
+                         *     }
+                         */
+                        "application/json": {
+                            configured: string[];
+                            origins: string[];
+                            removed: boolean;
+                        };
+                    };
+                };
+                /** @description not an http(s) origin */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/resource": {
         parameters: {
             query?: never;
@@ -11553,7 +11832,8 @@ export interface paths {
                          *                 "destructiveHint": true,
                          *                 "idempotentHint": true,
                          *                 "openWorldHint": true
-                         *               }
+                         *               },
+                         *               "inputSchema": {}
                          *             }
                          *           ]
                          *         }
@@ -11563,14 +11843,14 @@ export interface paths {
                         "application/json": {
                             integrations: {
                                 /**
-                                 * @description `none`: works at once with the caller's API key
+                                 * @description `none`: works at once with the caller's API key; `oauth`: POST …/connect, then the user signs in at `redirect_url`; `api_key`: POST …/connect with the provider's key in `data`
                                  * @enum {string}
                                  */
-                                connect: "none";
+                                connect: "none" | "oauth" | "api_key";
                                 description: string;
                                 /** @description the integration ID; for the platform, the `{id}` of `{mcp_url}/mcp/{id}` */
                                 id: string;
-                                /** @description the URL to give an MCP client (Streamable HTTP, `Authorization: Bearer <API key>` with scope mcp:access) */
+                                /** @description the URL to give an MCP client (Streamable HTTP, `Authorization: Bearer <API key>` with scope mcp:access); `{tool_id}` for integrations used through a connected tool */
                                 mcp_url: string;
                                 name: string;
                                 tools: {
@@ -11581,6 +11861,10 @@ export interface paths {
                                         readOnlyHint: boolean;
                                     };
                                     description: string;
+                                    /** @description the JSON Schema of the tool's arguments */
+                                    inputSchema: {
+                                        [key: string]: unknown;
+                                    };
                                     name: string;
                                     /** @description scopes the API key needs for this tool */
                                     scopes: string[];
@@ -11659,6 +11943,351 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/integrations/{integrationId}/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Connect an integration: creates a tool (email and calendar answer with redirect_url for the user's sign-in; payment takes data.api_key) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    integrationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "Support inbox",
+                     *       "return_url": "https://app.example.com/tools/connected"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description payment integration only */
+                        data?: {
+                            /** @description the Stripe secret key (sk_live_…, sk_test_…, or a restricted rk_ key); on the sandbox, a key from POST /sandbox/providers/stripe/accounts */
+                            api_key: string;
+                            merchant_name?: string;
+                            /** @description where customers land after paying (an allowed origin) */
+                            return_url?: string;
+                            /** @description the signing secret (whsec_…) of a webhook endpoint you created for this tool's webhook URL; without it the service registers an endpoint itself */
+                            webhook_secret?: string;
+                        };
+                        /** @description a label for the tool */
+                        name: string;
+                        /** @description where to send the user after sign-in (with `tool_id` and `status` in the query); its origin must be allowed by the operator */
+                        return_url?: string;
+                        /**
+                         * @description re-authorize this existing tool of the same integration (keeps its id and MCP URL) instead of creating one
+                         * @example tool_3kTqV9xY2bWm8RcAzL1p
+                         */
+                        tool_id?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description an existing tool (tool_id) re-authorized */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *       "name": "Ann",
+                         *       "integration": "email",
+                         *       "status": "pending_authorization",
+                         *       "status_reason": "string",
+                         *       "provider": "google",
+                         *       "sandbox": true,
+                         *       "account": "string",
+                         *       "mcp_url": "https://example.com/hooks/switchboard",
+                         *       "return_url": "https://example.com/hooks/switchboard",
+                         *       "created_at": "2026-01-05T09:30:00.000Z",
+                         *       "updated_at": "2026-01-05T09:30:00.000Z",
+                         *       "last_used_at": "2026-01-05T09:30:00.000Z",
+                         *       "redirect_url": "https://example.com/hooks/switchboard"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description the account at the provider once known (mailbox address, merchant) */
+                            account: string | null;
+                            created_at: string;
+                            /** @description the tool ID: `{mcp_url}/mcp/{id}` is its MCP server */
+                            id: string;
+                            /** @enum {string} */
+                            integration: "email" | "calendar" | "payment";
+                            last_used_at: string | null;
+                            mcp_url: string;
+                            name: string;
+                            /** @enum {string} */
+                            provider: "google" | "stripe" | "sandbox";
+                            redirect_url?: string;
+                            return_url: string | null;
+                            /** @description true when the tool talks to the sandbox providers (no real mail, events or money) */
+                            sandbox: boolean;
+                            /**
+                             * @description `active` once usable; `pending_authorization` until the user signs in; `authorization_denied`, `authorization_failed` and `reauthorization_required` ask for connect again
+                             * @enum {string}
+                             */
+                            status: "pending_authorization" | "active" | "authorization_denied" | "authorization_failed" | "reauthorization_required";
+                            status_reason: string | null;
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description the tool; for email and calendar, `redirect_url` for the user to sign in */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *       "name": "Ann",
+                         *       "integration": "email",
+                         *       "status": "pending_authorization",
+                         *       "status_reason": "string",
+                         *       "provider": "google",
+                         *       "sandbox": true,
+                         *       "account": "string",
+                         *       "mcp_url": "https://example.com/hooks/switchboard",
+                         *       "return_url": "https://example.com/hooks/switchboard",
+                         *       "created_at": "2026-01-05T09:30:00.000Z",
+                         *       "updated_at": "2026-01-05T09:30:00.000Z",
+                         *       "last_used_at": "2026-01-05T09:30:00.000Z",
+                         *       "redirect_url": "https://example.com/hooks/switchboard"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description the account at the provider once known (mailbox address, merchant) */
+                            account: string | null;
+                            created_at: string;
+                            /** @description the tool ID: `{mcp_url}/mcp/{id}` is its MCP server */
+                            id: string;
+                            /** @enum {string} */
+                            integration: "email" | "calendar" | "payment";
+                            last_used_at: string | null;
+                            mcp_url: string;
+                            name: string;
+                            /** @enum {string} */
+                            provider: "google" | "stripe" | "sandbox";
+                            redirect_url?: string;
+                            return_url: string | null;
+                            /** @description true when the tool talks to the sandbox providers (no real mail, events or money) */
+                            sandbox: boolean;
+                            /**
+                             * @description `active` once usable; `pending_authorization` until the user signs in; `authorization_denied`, `authorization_failed` and `reauthorization_required` ask for connect again
+                             * @enum {string}
+                             */
+                            status: "pending_authorization" | "active" | "authorization_denied" | "authorization_failed" | "reauthorization_required";
+                            status_reason: string | null;
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description invalid body, payment without data.api_key, a refused api_key, or a return_url whose origin is not allowed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks mcp:access */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description unknown integration (or tool_id) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the provider could not be reached, or the integration is not configured */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -15181,6 +15810,661 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/v1/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the organization's connected tools (never their credentials) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description oldest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "tools": [
+                         *         {
+                         *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *           "name": "Ann",
+                         *           "integration": "email",
+                         *           "status": "pending_authorization",
+                         *           "status_reason": "string",
+                         *           "provider": "google",
+                         *           "sandbox": true,
+                         *           "account": "string",
+                         *           "mcp_url": "https://example.com/hooks/switchboard",
+                         *           "return_url": "https://example.com/hooks/switchboard",
+                         *           "created_at": "2026-01-05T09:30:00.000Z",
+                         *           "updated_at": "2026-01-05T09:30:00.000Z",
+                         *           "last_used_at": "2026-01-05T09:30:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            tools: {
+                                /** @description the account at the provider once known (mailbox address, merchant) */
+                                account: string | null;
+                                created_at: string;
+                                /** @description the tool ID: `{mcp_url}/mcp/{id}` is its MCP server */
+                                id: string;
+                                /** @enum {string} */
+                                integration: "email" | "calendar" | "payment";
+                                last_used_at: string | null;
+                                mcp_url: string;
+                                name: string;
+                                /** @enum {string} */
+                                provider: "google" | "stripe" | "sandbox";
+                                return_url: string | null;
+                                /** @description true when the tool talks to the sandbox providers (no real mail, events or money) */
+                                sandbox: boolean;
+                                /**
+                                 * @description `active` once usable; `pending_authorization` until the user signs in; `authorization_denied`, `authorization_failed` and `reauthorization_required` ask for connect again
+                                 * @enum {string}
+                                 */
+                                status: "pending_authorization" | "active" | "authorization_denied" | "authorization_failed" | "reauthorization_required";
+                                status_reason: string | null;
+                                updated_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks mcp:access */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/{toolId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one tool (never its credentials) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    toolId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the tool */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *       "name": "Ann",
+                         *       "integration": "email",
+                         *       "status": "pending_authorization",
+                         *       "status_reason": "string",
+                         *       "provider": "google",
+                         *       "sandbox": true,
+                         *       "account": "string",
+                         *       "mcp_url": "https://example.com/hooks/switchboard",
+                         *       "return_url": "https://example.com/hooks/switchboard",
+                         *       "created_at": "2026-01-05T09:30:00.000Z",
+                         *       "updated_at": "2026-01-05T09:30:00.000Z",
+                         *       "last_used_at": "2026-01-05T09:30:00.000Z"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @description the account at the provider once known (mailbox address, merchant) */
+                            account: string | null;
+                            created_at: string;
+                            /** @description the tool ID: `{mcp_url}/mcp/{id}` is its MCP server */
+                            id: string;
+                            /** @enum {string} */
+                            integration: "email" | "calendar" | "payment";
+                            last_used_at: string | null;
+                            mcp_url: string;
+                            name: string;
+                            /** @enum {string} */
+                            provider: "google" | "stripe" | "sandbox";
+                            return_url: string | null;
+                            /** @description true when the tool talks to the sandbox providers (no real mail, events or money) */
+                            sandbox: boolean;
+                            /**
+                             * @description `active` once usable; `pending_authorization` until the user signs in; `authorization_denied`, `authorization_failed` and `reauthorization_required` ask for connect again
+                             * @enum {string}
+                             */
+                            status: "pending_authorization" | "active" | "authorization_denied" | "authorization_failed" | "reauthorization_required";
+                            status_reason: string | null;
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks mcp:access */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description no such tool in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Disconnect a tool: revokes its access at the provider where possible and deletes its stored credentials for good */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    toolId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description deleted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *       "deleted": true,
+                         *       "revoked_at_provider": true
+                         *     }
+                         */
+                        "application/json": {
+                            /** @constant */
+                            deleted: true;
+                            id: string;
+                            /** @description false when the provider could not be told (the credentials are deleted here anyway) */
+                            revoked_at_provider: boolean;
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks mcp:access */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description no such tool in this organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/{toolId}/payment-webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The payment provider's webhook for one payment tool (Stripe events, verified with Stripe-Signature over the raw body) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    toolId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /** @example null */
+                    "application/json": unknown;
+                };
+            };
+            responses: {
+                /** @description received (recorded: a paid/expired payment was recorded for the first time) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "received": true,
+                         *       "recorded": true
+                         *     }
+                         */
+                        "application/json": {
+                            /** @constant */
+                            received: true;
+                            recorded: boolean;
+                        };
+                    };
+                };
+                /** @description missing or invalid Stripe-Signature (or no such tool): nothing recorded */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description no such resource (or a malformed id) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/oauth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the identity provider sends the user after sign-in (OAuth 2.0 redirect URI): stores the tokens, then redirects to the return_url or shows a page */
+        get: {
+            parameters: {
+                query?: {
+                    code?: string;
+                    error?: string;
+                    error_description?: string;
+                    scope?: string;
+                    state?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description an HTML page: connected */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description to the return_url, with `tool_id` and `status` (and `error`) in the query */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description missing, forged, replayed or expired state (nothing changed), or an HTML page saying the sign-in was denied or failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/users": {

@@ -1,0 +1,10 @@
+export { ConnectedTools, toolView, type ToolsOpenDeps } from './module.js';
+export { ToolService, OAUTH_CALLBACK_PATH, paymentWebhookPath, type ConnectInput, type CallbackOutcome, type ToolServiceOptions } from './service.js';
+export { ToolSession, sessionOf } from './session.js';
+export { SandboxProviders, SANDBOX_PROVIDERS_PATH, SANDBOX_CLIENT_ID, GMAIL_SCOPE, CALENDAR_SCOPE, type Fault } from './sandbox/index.js';
+export { verifyStripeSignature, stripeSignature, StripeClient } from './providers/stripe.js';
+export { GmailClient } from './providers/gmail.js';
+export { CalendarClient } from './providers/gcal.js';
+export { emailTools } from './email-tools.js';
+export { calendarTools } from './calendar-tools.js';
+export { paymentTools } from './payment-tools.js';

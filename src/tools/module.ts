@@ -1,0 +1,169 @@
+import { join } from 'node:path';
+import type { RequestHandler } from 'express';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Principal } from '../domain/types.js';
+import type { ConnectedIntegrationId, ToolRecord } from '../domain/tools.js';
+import { AppError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { integrationTools, ToolRegistry, type IntegrationInfo, type McpServerDef } from '../mcp/index.js';
+import { EmbeddedDb } from '../store/embedded-db.js';
+import { openToolStore } from '../store/tool-open.js';
+import type { ToolRepo } from '../store/tool-types.js';
+import { calendarTools } from './calendar-tools.js';
+import { emailTools } from './email-tools.js';
+import { paymentTools } from './payment-tools.js';
+import { SandboxProviders, SANDBOX_PROVIDERS_PATH } from './sandbox/index.js';
+import { ToolService } from './service.js';
+
+const DESCRIPTIONS: Record<ConnectedIntegrationId, { name: string; description: string; instructions: string }> = {
+  email: {
+    name: 'Email (Gmail)',
+    description: 'A Gmail mailbox: read, search, send, reply, draft and label email. Connect signs the user in with Google (OAuth); the tool then acts as that mailbox.',
+    instructions:
+      'Email tools for one connected Gmail mailbox. Find mail with list_emails (a folder) or search_emails (Gmail search syntax), read it with get_email, answer with reply_email (keeps the thread), ' +
+      'write new mail with send_email, or create_draft to let the user review first. list_labels and modify_email organize mail (read/unread, star, archive, labels). ' +
+      'Sending reaches real people: when unsure, draft instead.',
+  },
+  calendar: {
+    name: 'Calendar (Google Calendar)',
+    description: 'A Google Calendar account: calendars, availability (free/busy) and events. Connect signs the user in with Google (OAuth).',
+    instructions:
+      'Calendar tools for one connected Google Calendar account. list_calendars names the calendars ("primary" is the main one). Before proposing a time, check_availability; then create_event. ' +
+      'list_events, get_event, update_event and delete_event manage events. Times are RFC 3339: give an offset (+01:00, Z) or a timeZone such as Europe/Berlin.',
+  },
+  payment: {
+    name: 'Payments (Stripe)',
+    description: 'A Stripe account: payment requests (hosted payment pages) for customers, their status, cancelling, and instructions to send. Connect takes the account\'s secret API key.',
+    instructions:
+      'Payment tools for one connected Stripe account. create_payment_request makes a payment page for an amount and returns its url and paymentId; get_payment_instructions gives text to send the customer; ' +
+      'check_payment_status says open, paid or expired; cancel_payment stops an open request. Never tell a customer a payment arrived unless check_payment_status says paid.',
+  },
+};
+
+export interface ToolsOpenDeps {
+  config: Config;
+  log: Logger;
+  clock: Clock;
+  version: string;
+}
+
+/**
+ * Connected tools, wired: the tool store, the sandbox providers (on by
+ * default in embedded mode), the service, and the MCP servers of connected
+ * tools (one tool registry per integration, built once). Tell it where this
+ * node listens (`listening`) so the adapters reach the sandbox over HTTP.
+ */
+export class ConnectedTools {
+  readonly service: ToolService;
+  readonly sandbox: SandboxProviders | null;
+  private readonly registries: Record<ConnectedIntegrationId, ToolRegistry>;
+  private selfUrl: string | null = null;
+
+  private constructor(
+    readonly repo: ToolRepo,
+    private readonly sandboxDb: EmbeddedDb | null,
+    private readonly deps: ToolsOpenDeps,
+  ) {
+    const { config, log } = deps;
+    const self = () => {
+      if (this.selfUrl === null) throw new AppError(503, 'not_ready', 'the service is still starting', undefined, { retryAfterSeconds: 1 });
+      return this.selfUrl;
+    };
+    this.sandbox =
+      sandboxDb === null
+        ? null
+        : new SandboxProviders({ db: sandboxDb, log: log.child({ component: 'sandbox-providers' }), publicUrl: () => (config.PUBLIC_URL ?? self()).replace(/\/+$/, ''), tokenTtlSeconds: config.SANDBOX_TOOLS_TOKEN_TTL_S });
+    this.service = new ToolService({
+      repo,
+      log: log.child({ component: 'tools' }),
+      clock: deps.clock,
+      config,
+      sandbox: this.sandbox,
+      sandboxUrl: () => config.SANDBOX_TOOLS_URL ?? `${self()}${SANDBOX_PROVIDERS_PATH}`,
+    });
+    this.registries = { email: new ToolRegistry(emailTools()), calendar: new ToolRegistry(calendarTools()), payment: new ToolRegistry(paymentTools()) };
+  }
+
+  /** Null when connected tools cannot run (clustered mode without SECRETS_KEY: credentials could not be sealed). */
+  static async open(deps: ToolsOpenDeps): Promise<ConnectedTools | null> {
+    const repo = await openToolStore(deps.config);
+    if (repo === null) {
+      deps.log.warn('SECRETS_KEY is not set: connected tools (email, calendar, payment) are off until every node has the same key');
+      return null;
+    }
+    const sandboxOn = deps.config.SANDBOX_TOOLS ?? deps.config.mode === 'embedded';
+    const db = sandboxOn ? await EmbeddedDb.open(deps.config.DATA_DIR === ':memory:' ? null : join(deps.config.DATA_DIR, 'sandbox-providers')) : null;
+    return new ConnectedTools(repo, db, deps);
+  }
+
+  /** The base URL this node answers on: the adapters reach the sandbox providers there. */
+  listening(url: string): void {
+    this.selfUrl = url.replace(/\/+$/, '');
+  }
+
+  mounts(): { path: string; handler: RequestHandler }[] {
+    return this.sandbox ? [{ path: SANDBOX_PROVIDERS_PATH, handler: this.sandbox.router() }] : [];
+  }
+
+  /** TOOLS_ALLOWED_RETURN_ORIGINS. */
+  get configuredReturnOrigins(): readonly string[] {
+    return this.deps.config.TOOLS_ALLOWED_RETURN_ORIGINS;
+  }
+
+  registry(integration: ConnectedIntegrationId): ToolRegistry {
+    return this.registries[integration];
+  }
+
+  /** The MCP server at `/mcp/{tool_id}` for this caller (see `ToolService.session`). */
+  async resolve(principal: Principal, id: string): Promise<McpServerDef | undefined> {
+    const session = await this.service.session(principal, id);
+    if (session === undefined) return undefined;
+    const t = session.tool;
+    const d = DESCRIPTIONS[t.integration];
+    return {
+      id: t.id,
+      name: `switchboard-${t.integration}`,
+      title: `${t.name} (${d.name}${t.provider === 'sandbox' ? ', sandbox' : ''})`,
+      version: this.deps.version,
+      instructions: `${d.instructions}${t.account ? `\nConnected account: ${t.account}.` : ''}${t.provider === 'sandbox' ? '\nThis tool is connected to a sandbox provider: nothing reaches real people or moves real money.' : ''}`,
+      registry: this.registries[t.integration],
+      target: session,
+    };
+  }
+
+  integrations(mcpBase: string): IntegrationInfo[] {
+    return (['email', 'calendar', 'payment'] as const).map((id) => ({
+      id,
+      name: DESCRIPTIONS[id].name,
+      description: DESCRIPTIONS[id].description,
+      connect: id === 'payment' ? ('api_key' as const) : ('oauth' as const),
+      mcp_url: `${mcpBase}/mcp/{tool_id}`,
+      tools: integrationTools(this.registries[id]),
+    }));
+  }
+
+  async close(): Promise<void> {
+    await this.repo.close();
+    await this.sandboxDb?.close();
+  }
+}
+
+/** A tool as the API shows it: never its credentials. */
+export function toolView(t: ToolRecord, mcpBase: string) {
+  return {
+    id: t.id,
+    name: t.name,
+    integration: t.integration,
+    status: t.status,
+    status_reason: t.statusReason,
+    provider: t.provider,
+    sandbox: t.provider === 'sandbox',
+    account: t.account,
+    mcp_url: `${mcpBase}/mcp/${t.id}`,
+    return_url: t.returnUrl,
+    created_at: t.createdAt,
+    updated_at: t.updatedAt,
+    last_used_at: t.lastUsedAt,
+  };
+}

@@ -1,0 +1,70 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { silentLogger } from '../../src/log.js';
+import { systemClock } from '../../src/clock.js';
+import { connectRedis, type RedisClient } from '../../src/store/index.js';
+import { SecretBox } from '../../src/store/secret-box.js';
+import { createRedisToolRepo } from '../../src/store/tool-redis.js';
+import { ToolService } from '../../src/tools/index.js';
+import type { Principal } from '../../src/domain/types.js';
+import { startRedis, type ServerProcess } from '../harness/servers.js';
+import { startTestService, type TestService } from '../harness/service.js';
+
+/**
+ * Two nodes (two ToolServices, each with its own Redis connection, one store)
+ * using one tool whose access token expired: the sandbox identity provider
+ * must see exactly one refresh.
+ */
+describe('token refresh across nodes', () => {
+  let redis: ServerProcess;
+  let svc: TestService;
+  const clients: RedisClient[] = [];
+  beforeAll(async () => {
+    [redis, svc] = await Promise.all([startRedis(), startTestService()]);
+  });
+  afterAll(async () => {
+    for (const c of clients) await c.quit();
+    await svc?.close();
+    await redis?.stop();
+  });
+
+  it('concurrent calls on two nodes refresh once; the old refresh token is kept; invalid_grant marks the tool', async () => {
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const key = randomBytes(32);
+    const sandbox = svc.running.services.tools!.sandbox!;
+    const config = loadConfig({ DATA_DIR: ':memory:' });
+    const node = async () => {
+      const c = await connectRedis(redis.url);
+      clients.push(c);
+      return new ToolService({ repo: createRedisToolRepo(c, prefix, new SecretBox(key)), log: silentLogger, clock: systemClock, config, sandbox, sandboxUrl: () => `${svc.url}/sandbox/providers` });
+    };
+    const [a, b] = [await node(), await node()];
+    const principal: Principal = { organizationId: 'org_1', userId: 'u', role: 'admin', keyId: 'k', scopes: new Set(['mcp:access']) };
+    const { tool, redirectUrl } = await a.connect(principal, 'email', { name: 'Inbox' }, 'https://service.example');
+    // The person approves at the consent page; the provider's redirect carries the code back.
+    const page = await (await fetch(redirectUrl!)).text();
+    const request = /name="request" value="([^"]+)"/.exec(page)![1]!;
+    const action = /action="([^"]+)"/.exec(page)![1]!.replace(/&amp;/g, '&');
+    const back = new URL((await fetch(action, { method: 'POST', body: new URLSearchParams({ request, email: 'nodes@shop.example', decision: 'approve' }), redirect: 'manual' })).headers.get('location')!);
+    expect(back.origin).toBe('https://service.example');
+    await b.callback({ state: back.searchParams.get('state')!, code: back.searchParams.get('code')! });
+    const active = (await b.get(principal, tool.id));
+    expect(active.status).toBe('active');
+
+    const before = sandbox.identity.refreshGrants;
+    sandbox.identity.expireAccessTokens('nodes@shop.example');
+    const calls = await Promise.all([...Array(8)].map((_, i) => (i % 2 === 0 ? a : b).withToken(active, (t) => a.gmail.sandbox.listLabels(t))));
+    expect(calls.every((labels) => labels.some((l) => l.id === 'INBOX'))).toBe(true);
+    expect(sandbox.identity.refreshGrants).toBe(before + 1);
+
+    // The provider sent no new refresh token: the stored one still works for the next refresh.
+    sandbox.identity.expireAccessTokens('nodes@shop.example');
+    await b.withToken(active, (t) => b.gmail.sandbox.listLabels(t));
+    expect(sandbox.identity.refreshGrants).toBe(before + 2);
+
+    await sandbox.identity.revokeUser('nodes@shop.example');
+    await expect(a.withToken(active, (t) => a.gmail.sandbox.listLabels(t))).rejects.toMatchObject({ code: 'reauthorization_required' });
+    expect((await b.get(principal, tool.id)).status).toBe('reauthorization_required');
+  });
+});

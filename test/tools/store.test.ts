@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll } from 'vitest';
+import { EmbeddedDb, connectRedis, type RedisClient } from '../../src/store/index.js';
+import { createEmbeddedToolRepo } from '../../src/store/tool-embedded.js';
+import { createRedisToolRepo } from '../../src/store/tool-redis.js';
+import { startRedis, type ServerProcess } from '../harness/servers.js';
+import { runToolStoreContract } from './store-contract.js';
+
+runToolStoreContract('embedded', async (box) => {
+  const db = await EmbeddedDb.open(null);
+  const repo = createEmbeddedToolRepo(db, box);
+  return {
+    repo,
+    // One process in embedded mode: every "node" is this one.
+    otherNode: repo,
+    rawDump: async () => JSON.stringify(['tools', 'toolCredentials', 'toolStates', 'toolPayments'].map((c) => [...db.entries(c)])),
+    reopen: (b) => createEmbeddedToolRepo(db, b),
+    close: () => db.close(),
+  };
+});
+
+let redis: ServerProcess;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+runToolStoreContract('redis', async (box) => {
+  const prefix = `t${randomUUID().slice(0, 8)}`;
+  const client = await connectRedis(redis.url);
+  const other: RedisClient = client.duplicate();
+  await other.connect();
+  return {
+    repo: createRedisToolRepo(client, prefix, box),
+    otherNode: createRedisToolRepo(other, prefix, box),
+    rawDump: async () => {
+      const parts: string[] = [];
+      for (const k of await client.keys(`${prefix}:*`)) {
+        const type = await client.type(k);
+        parts.push(k, type === 'string' ? ((await client.get(k)) ?? '') : type === 'hash' ? JSON.stringify(await client.hGetAll(k)) : '');
+      }
+      return parts.join('\n');
+    },
+    reopen: (b) => createRedisToolRepo(client, prefix, b),
+    close: async () => {
+      await other.quit();
+      await client.quit();
+    },
+  };
+});
