@@ -67,6 +67,12 @@ export const configSchema = z.object({
   GRAPH_API_BASE_URL: z.url().default('https://graph.facebook.com/v21.0'),
   /** Messaging: one Graph API request gives up after this long. */
   GRAPH_API_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
+  /**
+   * How long a keyed send whose earlier attempt may have reached the network
+   * (its owner stopped mid-call) waits for a status of that attempt before
+   * sending again.
+   */
+  SEND_RECOVERY_WAIT_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
   /** Messaging: serve the sandbox chat network. Unset: on in embedded mode, off in clustered mode. */
   SANDBOX_NETWORK: bool.optional(),
   /** Messaging: where the adapter reaches the sandbox's Graph API. Unset: this process (`http://127.0.0.1:PORT/sandbox/graph/v21.0`). */

@@ -152,7 +152,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   // Messaging opens before the actors (its handlers run in the conversation actor) and closes after them.
   const messaging = await Messaging.open({ config, clock, log, organizations: store.organizations, contacts: store.contacts, observer: observers.templates });
   closers.push(() => messaging.close());
-  const actors = await openActors(config, { log, events, clock, metrics, messaging: messaging.actorDeps, conversations: messaging.stores.conversations });
+  const resends = metrics.counter('switchboard_send_resends_total', 'Keyed sends sent to the chat network again because no status came for an earlier attempt (the one case that can deliver a second copy)');
+  const messagingActorDeps = { ...messaging.actorDeps, onResend: () => resends.inc() };
+  const actors = await openActors(config, { log, events, clock, metrics, messaging: messagingActorDeps, conversations: messaging.stores.conversations });
   closers.push(() => actors.close());
   readiness.push(...actors.readiness);
   const handover = new HandoverService(store.contacts, actors.system);

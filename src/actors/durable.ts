@@ -29,15 +29,23 @@ export interface Outcome<S, R> {
   afterCommit?: () => Promise<void>;
 }
 
-export interface HandlerContext {
+export interface HandlerContext<S = unknown> {
   key: string;
   /** Current time from the actor's clock. */
   now: Date;
   /** A fresh unique id (for sessions, events); injectable for tests. */
   newId(): string;
+  /**
+   * Makes `state` durable now, fenced like the final write, before the
+   * handler goes on: for a record that must exist before an outside effect
+   * (a send in flight before the network call). What was checkpointed stays
+   * if the handler then throws; the outcome's state should build on it.
+   * Throws like the final write (`ownership_lost`, retryable 503).
+   */
+  checkpoint(state: S): Promise<void>;
 }
 
-export type Handler<S, C, R> = (state: S, command: C, ctx: HandlerContext) => Outcome<S, R> | Promise<Outcome<S, R>>;
+export type Handler<S, C, R> = (state: S, command: C, ctx: HandlerContext<S>) => Outcome<S, R> | Promise<Outcome<S, R>>;
 
 /**
  * The handlers of an actor type: one per command kind, each mapping (state,
@@ -102,6 +110,9 @@ export interface DurableActorDeps {
  * - A handler may return an `afterCommit` write to another store: it runs
  *   only after the fenced write succeeded, so that "the other store shows it"
  *   implies "its events are recorded" (a re-run can tell what is left to do).
+ * - A handler may `checkpoint` a state before an outside effect: the same
+ *   fenced write, made before the effect, so a successor finds the record
+ *   of an effect that may have happened.
  */
 export function durableActor<S, C extends Command, Replies extends { [K in C['kind']]: unknown }>(
   spec: DurableActorSpec<S, C, Replies>,
@@ -207,8 +218,15 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
       const command = spec.parse(raw);
       const handler = spec.handlers[command.kind as C['kind']] as Handler<S, C, unknown> | undefined;
       if (handler === undefined) throw new Error(`no handler for ${ctx.address.type} command ${command.kind}`);
-      // A handler that throws changes nothing: the error is the reply.
-      const outcome = await handler(current.state, command, { key: ctx.address.key, now: new Date(ctx.clock.now()), newId });
+      // A handler that throws changes nothing but what it checkpointed: the error is the reply.
+      const checkpoint = async (state: S) => {
+        const next: StoredActorState<S> = { ...current, state, version: (current.version ?? 0) + 1 };
+        await save(next);
+        current = next;
+        outboxStale = false;
+        projectionStale = true;
+      };
+      const outcome = await handler(current.state, command, { key: ctx.address.key, now: new Date(ctx.clock.now()), newId, checkpoint });
       const events = outcome.events ?? [];
       const effect = outcome.afterCommit;
       const remember = key !== undefined && !readOnly.has(command.kind) && effect === undefined;

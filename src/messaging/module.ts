@@ -97,7 +97,15 @@ export class Messaging {
         return this.gateway.ask(org, aeid, cmd, key);
       },
     };
-    this.actorDeps = { channels: stores.channels, networkFor, messages: stores.messages, contacts: deps.contacts, credits: stores.credits, log: log.child({ component: 'messaging' }) };
+    this.actorDeps = {
+      channels: stores.channels,
+      networkFor,
+      messages: stores.messages,
+      contacts: deps.contacts,
+      credits: stores.credits,
+      log: log.child({ component: 'messaging' }),
+      sendRecoveryWaitMs: config.SEND_RECOVERY_WAIT_MS,
+    };
     this.service = new MessagingService({
       channels: stores.channels,
       templates: stores.templates,
@@ -109,6 +117,7 @@ export class Messaging {
       prices,
       templateRatePerMinute: config.TEMPLATE_RATE_LIMIT_PER_MINUTE,
       log,
+      sendInFlightWaitMs: config.SEND_RECOVERY_WAIT_MS + 5_000,
       observer: deps.observer,
     });
     this.channels = new ChannelService({

@@ -45,6 +45,12 @@ export interface MessagingServiceDeps {
   prices: Record<string, number>;
   templateRatePerMinute: number;
   log: Logger;
+  /**
+   * How long one request waits, at most, while the contact's actor waits for
+   * the network to report an earlier attempt of the same keyed send (the
+   * actor's `SEND_RECOVERY_WAIT_MS`, plus room for the report to land).
+   */
+  sendInFlightWaitMs: number;
   /** Told how each template send ended (for metrics). */
   observer?: TemplateSendObserver;
 }
@@ -183,13 +189,31 @@ export class MessagingService {
 
   private async askFreeform(principal: Principal, channel: WhatsAppChannel, to: string, send: OutboundSend, idempotencyKey: string | undefined, as: SendAs) {
     const key = this.scopedKey(principal, idempotencyKey);
-    const reply = await this.d.conversations.ask(
+    const reply = await this.askSend(
       principal.organizationId,
       audienceExternalIdOf(to, channel),
       withSendKey({ kind: 'message.send', channelId: channel.id, to, policy: 'freeform', message: send.message, content: send.content, ...as }, key),
       key,
     );
     return this.expectSent(reply);
+  }
+
+  /**
+   * Asks the contact's actor to send. While an earlier attempt of the same
+   * keyed send may be at the network (its owner stopped mid-call), the actor
+   * answers `send_in_flight` until the network reports that attempt or its
+   * wait is over; this request waits that out rather than failing the caller.
+   */
+  private async askSend(org: string, aeid: string, cmd: SendCommand, key: string | undefined): Promise<SendReply> {
+    const deadline = Date.now() + this.d.sendInFlightWaitMs;
+    for (;;) {
+      try {
+        return await this.d.conversations.ask(org, aeid, cmd, key);
+      } catch (e) {
+        if (!(e instanceof AppError && e.code === 'send_in_flight') || Date.now() >= deadline) throw e;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
   }
 
   // ------------------------------------------------------------------ agents (the live inbox)
@@ -308,7 +332,7 @@ export class MessagingService {
     }
     let reply: SendReply;
     try {
-      reply = await this.d.conversations.ask(
+      reply = await this.askSend(
         org,
         audienceExternalIdOf(to, channel),
         withSendKey(

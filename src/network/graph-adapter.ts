@@ -57,8 +57,9 @@ export class GraphApiNetwork implements ChatNetwork {
     return b.replace(/\/+$/, '');
   }
 
-  async send(account: NetworkAccount, to: string, message: GraphMessage): Promise<SendOutcome> {
+  async send(account: NetworkAccount, to: string, message: GraphMessage, callbackData?: string): Promise<SendOutcome> {
     const body: GraphSendRequest = { messaging_product: 'whatsapp', recipient_type: 'individual', to, ...message };
+    if (callbackData !== undefined) body.biz_opaque_callback_data = callbackData;
     const url = `${this.base()}/${encodeURIComponent(account.phoneNumberId)}/messages`;
     const res = await this.request(url, account.accessToken, { method: 'POST', body: JSON.stringify(body) }, true);
     if (res.status >= 200 && res.status < 300) {

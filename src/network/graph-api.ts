@@ -232,6 +232,8 @@ export const webhookStatusSchema = z
     timestamp: z.string(),
     recipient_id: z.string().optional(),
     errors: z.array(webhookErrorSchema).optional(),
+    /** What the business sent as `biz_opaque_callback_data` with the message. */
+    biz_opaque_callback_data: z.string().optional(),
   })
   .loose();
 export type GraphWebhookStatus = z.infer<typeof webhookStatusSchema>;

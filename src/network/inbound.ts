@@ -34,6 +34,8 @@ export interface StatusEvent {
   status: Exclude<MessageStatus, 'accepted'>;
   at: string;
   errors: NetworkErrorDetails[];
+  /** The send's `biz_opaque_callback_data`, echoed by the network: which send, and which attempt of it. */
+  callbackData?: string;
 }
 
 export type NetworkEvent = InboundMessageEvent | StatusEvent;
@@ -119,6 +121,7 @@ export function parseWebhook(body: unknown): { ok: true; value: ParsedWebhook } 
           errors: (s.errors ?? []).map(errorDetailsFrom),
         };
         if (s.recipient_id) ev.recipientId = s.recipient_id;
+        if (s.biz_opaque_callback_data !== undefined) ev.callbackData = s.biz_opaque_callback_data;
         events.push(ev);
       }
     });

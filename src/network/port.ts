@@ -45,7 +45,8 @@ export class NetworkUnavailableError extends Error {
  * `NetworkUnavailableError` when no answer came back.
  */
 export interface ChatNetwork {
-  send(account: NetworkAccount, to: string, message: GraphMessage): Promise<SendOutcome>;
+  /** `callbackData` goes as `biz_opaque_callback_data`: the network echoes it in the message's status webhooks. */
+  send(account: NetworkAccount, to: string, message: GraphMessage, callbackData?: string): Promise<SendOutcome>;
   /** Every template of the business account (all pages). */
   listTemplates(account: Pick<NetworkAccount, 'businessAccountId' | 'accessToken'>): Promise<GraphTemplateDefinition[]>;
   /**

@@ -122,6 +122,24 @@ describe('Graph adapter against the sandbox network over HTTP', () => {
     template: { name: 'order_update', language: { code: 'en_US', policy: 'deterministic' as const }, components: [{ type: 'body' as const, parameters: params.map((t) => ({ type: 'text' as const, text: t })) }] },
   });
 
+  it('echoes biz_opaque_callback_data in every status webhook of the message, as the Cloud API does; refuses one over 512 characters', async () => {
+    const out = await net.send(account(), '4915112345678', orderUpdate(['Ann', 'A-1', 'Monday']), 'sb1.send.1');
+    expect(out.ok).toBe(true);
+    await sandbox.idle();
+    expect(received.map((e) => e.kind === 'status' && [e.status, e.callbackData])).toEqual([
+      ['sent', 'sb1.send.1'],
+      ['delivered', 'sb1.send.1'],
+      ['read', 'sb1.send.1'],
+    ]);
+    received.length = 0;
+    const plain = await net.send(account(), '4915112345678', orderUpdate(['Ann', 'A-1', 'Monday']));
+    expect(plain.ok).toBe(true);
+    await sandbox.idle();
+    expect(received.every((e) => e.kind === 'status' && e.callbackData === undefined)).toBe(true);
+    const tooLong = await net.send(account(), '4915112345678', orderUpdate(['Ann', 'A-1', 'Monday']), 'x'.repeat(513));
+    expect(tooLong).toMatchObject({ ok: false, rejection: { code: 100 } });
+  });
+
   it('the callback URL passes the hub.challenge verification', async () => {
     expect(await sandbox.verifyCallback(acct.phoneNumberId)).toBe(true);
   });

@@ -35,8 +35,11 @@ import { RecordingPublisher, testSettings } from '../actors/helpers.js';
 /** The actor state store, made to fail its next writes (a Redis error, a lost partition). */
 class FlakyActorStore extends EmbeddedActorStore {
   failSaves = 0;
+  /** Saves that succeed before the failures begin (a keyed send's in-flight checkpoint is one). */
+  passSaves = 0;
   override save(ref: ActorStateRef, value: unknown, fence: Fence): Promise<void> {
-    if (this.failSaves > 0) {
+    if (this.failSaves > 0 && this.passSaves > 0) this.passSaves--;
+    else if (this.failSaves > 0) {
       this.failSaves--;
       return Promise.reject(new Error('actor store unavailable'));
     }
@@ -115,7 +118,7 @@ async function world() {
     ...channels,
     get: (org, id) => (channelFaults.missing > 0 && channelFaults.missing-- > 0 ? Promise.resolve(null) : channels.get(org, id)),
   };
-  const deps: MessagingHandlerDeps = { channels: actorChannels, networkFor: () => network, messages: messages.repo, contacts: createEmbeddedStore(db).contacts, credits, log: silentLogger };
+  const deps: MessagingHandlerDeps = { channels: actorChannels, networkFor: () => network, messages: messages.repo, contacts: createEmbeddedStore(db).contacts, credits, log: silentLogger, sendRecoveryWaitMs: 1_000 };
   const templates = createEmbeddedTemplateRepo(db);
   const definition = [{ type: 'BODY', text: 'Hi {{1}}' }];
   await templates.put({
@@ -159,6 +162,7 @@ async function world() {
     prices: { UTILITY: 2 },
     templateRatePerMinute: 1000,
     log: silentLogger,
+    sendInFlightWaitMs: 2_000,
   });
 
   const envelope = (value: Record<string, unknown>) =>
@@ -322,6 +326,8 @@ describe('message.sent: a keyed send that stops after the network took it', () =
     const w = await world();
     // The customer wrote, so free-form text may be sent.
     await w.deliver(w.inboundWebhook('wamid.in-d', 'help?'));
+    // The in-flight record is stored, the request leaves, the write of its outcome fails.
+    w.actorStore().passSaves = 1;
     w.actorStore().failSaves = 1;
     const req = { channelId: w.channel.id, to: CUSTOMER, text: { body: 'On its way' } };
     await expect(w.service.sendText(w.principal, req, 'key-1')).rejects.toMatchObject({ status: 503 });

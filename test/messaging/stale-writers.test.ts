@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { conversationKey, initialConversationState, type HandlerContext } from '../../src/actors/index.js';
+import { conversationKey, initialConversationState, type ConversationState, type HandlerContext } from '../../src/actors/index.js';
 import { messagingHandlers, type MessagingHandlerDeps } from '../../src/actors/conversation/messaging.js';
 import type { InboundMessageEvent, StatusEvent } from '../../src/network/inbound.js';
 import type { SessionMessage } from '../../src/messaging/types.js';
@@ -49,8 +49,9 @@ async function world() {
     contacts: store.contacts,
     credits,
     log: silentLogger,
+    sendRecoveryWaitMs: 1_000,
   };
-  const ctx = (): HandlerContext => ({ key: conversationKey(ORG, AEID), now: new Date(clock.now()), newId: randomUUID });
+  const ctx = (): HandlerContext<ConversationState> => ({ key: conversationKey(ORG, AEID), now: new Date(clock.now()), newId: randomUUID, checkpoint: async () => {} });
   return { db, clock, messages, store, credits, deps, ctx };
 }
 

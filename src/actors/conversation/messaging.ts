@@ -15,6 +15,7 @@ import type { MessageContent, SessionMessage } from '../../messaging/types.js';
 import type { InboundMessageEventData, MessageSentEventData, MessageStatusEventData } from '../../messaging/events.js';
 import type { HandlerContext, HandlerMap } from '../durable.js';
 import { currentSession, isWithHuman } from './rules.js';
+import { callbackData, echoOf, inFlightOf, statusEventOf, withInFlight, withoutInFlight, withoutParked, withParked } from './send-recovery.js';
 import type { ConversationState, Session } from './state.js';
 import { derivedMessageId, randomMessageId } from '../../domain/message-id.js';
 
@@ -33,6 +34,13 @@ export interface MessagingHandlerDeps {
   contacts: ContactRepo;
   credits: CreditRepo;
   log: Logger;
+  /**
+   * How long a successor waits for the network to report an earlier attempt
+   * of a keyed send (a status echoing its callback data) before it sends again.
+   */
+  sendRecoveryWaitMs: number;
+  /** Called when a keyed send goes to the network again because no status came for its earlier attempt. */
+  onResend?(info: { attempt: number }): void;
 }
 
 const isObjectWithType = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string';
@@ -78,6 +86,8 @@ export interface InboundReply {
 export interface StatusReply {
   applied: boolean;
   status: MessageStatus | null;
+  /** The message is not stored yet: the status is kept and applied once it is. */
+  parked?: boolean;
 }
 
 export interface MessagingReplies {
@@ -100,6 +110,11 @@ export function messagingUnavailableHandlers(): HandlerMap<ConversationState, Me
 /** Ids derived from the network's ids, so a re-run after a crash republishes the same event (stores the same message), not a new one. */
 function stableId(prefix: string, ...parts: string[]): string {
   return `${prefix}_${createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 32)}`;
+}
+
+/** The stored message of a keyed send: named after the key, so every run and every copy of the send meets at one record. */
+export function keyedSendRecordId(organizationId: string, audienceExternalId: string, sendKey: string): string {
+  return derivedMessageId('keyed-send', organizationId, audienceExternalId, sendKey);
 }
 
 function event<T>(type: string, id: string, s: ConversationState, now: Date, data: T): DomainEvent<T> {
@@ -139,16 +154,121 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
     if (m.charge !== undefined) await deps.credits.refund(m.organizationId, m.charge.reservationId);
   };
 
+  /**
+   * Applies the statuses of `message` the network reported before it was
+   * stored, in the order they came, and drops them from the state. They are
+   * written before the commit (like the sent message itself): the network
+   * was answered 200 for them and will not report them again.
+   */
+  const applyParked = async (s: ConversationState, message: SessionMessage, ctx: HandlerContext<ConversationState>) => {
+    const mine = (s.parkedStatuses ?? []).filter((p) => p.networkMessageId === message.messageId);
+    if (mine.length === 0) return { state: s, events: [] as DomainEvent[] };
+    const events: DomainEvent[] = [];
+    let stored: SessionMessage = message;
+    for (const p of mine) {
+      const e = statusEventOf(p, '');
+      const to = nextStatus(stored.status ?? 'accepted', e.status);
+      if (to === null) continue;
+      const updated: SessionMessage & { status: MessageStatus } = { ...stored, status: to, statusUpdatedAt: e.at };
+      if (e.errors.length > 0) updated.errors = e.errors;
+      const r = await deps.messages.advanceStatus(updated);
+      if (!r.applied) continue;
+      stored = updated;
+      if (r.status === 'failed') await refundFailed(stored);
+      const data: MessageStatusEventData = {
+        messageId: e.networkMessageId,
+        status: e.status,
+        timestamp: e.at,
+        channelId: stored.channelId,
+        audienceExternalId: stored.audienceExternalId,
+        sessionId: stored.sessionId,
+        recipientId: e.recipientId ?? stored.audienceExternalId.split(':')[0]!,
+      };
+      if (e.errors.length > 0) data.errors = e.errors;
+      events.push(event('message_status', stableId('st', s.organizationId, e.networkMessageId, e.status), s, ctx.now, data));
+    }
+    return { state: withoutParked(s, new Set([message.messageId!]), ctx.now), events };
+  };
+
+  /** Applies parked statuses whose messages have been stored since (by a former owner that resumed). */
+  const drainParked = async (s: ConversationState, ctx: HandlerContext<ConversationState>) => {
+    let state = withoutParked(s, new Set(), ctx.now);
+    const events: DomainEvent[] = [];
+    for (const id of new Set((state.parkedStatuses ?? []).map((p) => p.networkMessageId))) {
+      const m = await deps.messages.getByNetworkId(s.organizationId, id);
+      if (m === null || m.direction !== 'outbound') continue;
+      const applied = await applyParked(state, m, ctx);
+      state = applied.state;
+      events.push(...applied.events);
+    }
+    return { state, events };
+  };
+
   return {
     'message.send': async (s, cmd, ctx) => {
-      const messageRecordId = cmd.sendKey === undefined ? randomMessageId() : derivedMessageId('keyed-send', s.organizationId, s.audienceExternalId, cmd.sendKey);
+      const messageRecordId = cmd.sendKey === undefined ? randomMessageId() : keyedSendRecordId(s.organizationId, s.audienceExternalId, cmd.sendKey);
+
+      /** The send reached the network as `networkMessageId`: store it (or find the copy stored first) and answer with what is stored. */
+      const record = async (base: ConversationState, networkMessageId: string) => {
+        const session = sessionFor(base, ctx);
+        const sentAt = ctx.now.toISOString();
+        const message: SessionMessage = {
+          _id: messageRecordId,
+          sessionId: session.id,
+          organizationId: s.organizationId,
+          channelId: cmd.channelId,
+          audienceExternalId: s.audienceExternalId,
+          direction: 'outbound',
+          sender: cmd.sender,
+          content: cmd.content,
+          sentAt,
+          messageId: networkMessageId,
+          status: 'accepted',
+          statusUpdatedAt: sentAt,
+        };
+        if (cmd.agentId !== undefined) message.agentId = cmd.agentId;
+        if (cmd.reservation !== undefined) message.charge = { reservationId: cmd.reservation.id, amount: cmd.reservation.amount };
+        // Stored before the actor's own write (unlike inbound messages and statuses): the message has
+        // left, and its status webhooks must find it even if this run stops here. The contact (first
+        // send only) and the message are independent writes: side by side, both durable before the commit.
+        const [, appended] = await bothSettled(ensureContact(deps, base, ctx, null), deps.messages.append(message));
+        // One answer per key: a copy stored first under the key's record (a former owner's, late) is the answer.
+        const stored = appended ? message : ((await deps.messages.get(s.organizationId, messageRecordId)) ?? message);
+        return finish(base, stored, stored === message ? session : undefined);
+      };
+
+      /** The reply, state and events of a send whose message is stored, with the statuses reported before it was. */
+      const finish = async (base: ConversationState, stored: SessionMessage, session?: Session) => {
+        const applied = await applyParked(base, stored, ctx);
+        const contactId = await ensureContact(deps, applied.state, ctx, null);
+        const next = { ...applied.state, contactId, session: session ?? sessionOf(applied.state, stored) };
+        return withEvents(sentOutcome(s, cmd, ctx, next, stored), applied.events);
+      };
+
+      let attempt = 1;
       if (cmd.sendKey !== undefined) {
+        const key = cmd.sendKey;
         // Also under the id such a send had before message ids had one scheme, so a retry across an upgrade still finds its first run.
         const earlier =
-          (await deps.messages.get(s.organizationId, messageRecordId)) ?? (await deps.messages.get(s.organizationId, stableId('out', s.organizationId, s.audienceExternalId, cmd.sendKey)));
+          (await deps.messages.get(s.organizationId, messageRecordId)) ?? (await deps.messages.get(s.organizationId, stableId('out', s.organizationId, s.audienceExternalId, key)));
         // A retry of a send whose first run reached the network and stored the message, then stopped
         // before its state and event were recorded (crash, lost partition): finish that run, send nothing.
-        if (earlier !== null && earlier.messageId !== null) return finishRecordedSend(deps, s, cmd, ctx, earlier);
+        if (earlier !== null && earlier.messageId !== null) return finish(withoutInFlight(s, key), earlier);
+        const flying = inFlightOf(s, key);
+        if (flying !== undefined) {
+          // An earlier attempt may have reached the network, and its sender stopped before recording
+          // the outcome. The network says which attempt arrived: a status echoing its callback data.
+          const echo = echoOf(s, key, flying.attempt);
+          if (echo !== undefined) return record(withoutInFlight(s, key), echo.networkMessageId);
+          if (ctx.now.getTime() - Date.parse(flying.startedAt) < deps.sendRecoveryWaitMs) {
+            throw new AppError(503, 'send_in_flight', 'an earlier attempt of this send may have reached the chat network; waiting for the network to report it', undefined, { retryAfterSeconds: 1 });
+          }
+          // Nothing came: the network has no idempotency to ask with, so sending again is the only way
+          // on, and it delivers a second copy if the first did arrive and all its statuses were lost.
+          attempt = flying.attempt + 1;
+          deps.log.warn('keyed send sent again: no status came for its earlier attempt', { callbackData: callbackData(s.organizationId, s.audienceExternalId, key, attempt), attempt });
+          deps.onResend?.({ attempt });
+        }
       }
       // Everything before the network call: a refusal here means nothing left, so nothing is charged.
       const prepare = async () => {
@@ -186,43 +306,25 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       }
       const { channel, network } = prepared;
       const account = { phoneNumberId: channel.phoneNumberId, businessAccountId: channel.businessAccountId, accessToken: channel.credentials.accessToken };
+      // In flight, durably and fenced, before the request leaves: a successor will not send blindly.
+      const flying = cmd.sendKey === undefined ? s : withInFlight(s, { key: cmd.sendKey, attempt, startedAt: ctx.now.toISOString() });
+      if (flying !== s) await ctx.checkpoint(flying);
+      const landed = cmd.sendKey === undefined ? s : withoutInFlight(flying, cmd.sendKey);
       let outcome;
       try {
-        outcome = await network.send(account, cmd.to, cmd.message);
+        outcome = await network.send(account, cmd.to, cmd.message, callbackData(s.organizationId, s.audienceExternalId, cmd.sendKey ?? messageRecordId, attempt));
       } catch (e) {
         if (!(e instanceof NetworkUnavailableError)) throw e;
         // Charged only if it may have left; a refused connection sent nothing.
         const refunded = e.maybeSent ? false : await refund(s, cmd.reservation);
         deps.log.warn('chat network unavailable', { channelId: channel.id, maybeSent: e.maybeSent, err: e });
-        return { state: s, reply: { outcome: 'unavailable', maybeSent: e.maybeSent, message: e.message, refunded } };
+        // It may have left: still in flight, so a retry waits for the network's report of it.
+        return { state: e.maybeSent ? flying : landed, reply: { outcome: 'unavailable', maybeSent: e.maybeSent, message: e.message, refunded } };
       }
       if (!outcome.ok) {
-        return { state: s, reply: { outcome: 'rejected', rejection: outcome.rejection, refunded: await refund(s, cmd.reservation) } };
+        return { state: landed, reply: { outcome: 'rejected', rejection: outcome.rejection, refunded: await refund(s, cmd.reservation) } };
       }
-
-      const session = sessionFor(s, ctx);
-      const sentAt = ctx.now.toISOString();
-      const message: SessionMessage = {
-        _id: messageRecordId,
-        sessionId: session.id,
-        organizationId: s.organizationId,
-        channelId: channel.id,
-        audienceExternalId: s.audienceExternalId,
-        direction: 'outbound',
-        sender: cmd.sender,
-        content: cmd.content,
-        sentAt,
-        messageId: outcome.messageId,
-        status: 'accepted',
-        statusUpdatedAt: sentAt,
-      };
-      if (cmd.agentId !== undefined) message.agentId = cmd.agentId;
-      if (cmd.reservation !== undefined) message.charge = { reservationId: cmd.reservation.id, amount: cmd.reservation.amount };
-      // Stored before the actor's own write (unlike inbound messages and statuses): the message has
-      // left, and its status webhooks must find it even if this run stops here. The contact (first
-      // send only) and the message are independent writes: side by side, both durable before the commit.
-      const contactId = await bothSettled(ensureContact(deps, s, ctx, null), deps.messages.append(message));
-      return sentOutcome(s, cmd, ctx, { ...s, contactId, session }, message);
+      return record(landed, outcome.messageId);
     },
 
     'network.inbound': async (s, cmd, ctx) => {
@@ -276,10 +378,18 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       };
     },
 
-    'network.status': async (s, cmd, ctx) => {
+    'network.status': async (s0, cmd, ctx) => {
       const e = cmd.event;
+      const drained = await drainParked(s0, ctx);
+      const s = drained.state;
       const m = await deps.messages.getByNetworkId(s.organizationId, e.networkMessageId);
-      if (m === null || m.direction !== 'outbound') return { state: s, reply: { applied: false, status: null } };
+      if (m === null) {
+        // Reported before its message is stored (a copy whose sender stopped or paused before storing it):
+        // kept, fenced, and applied once it is stored. If this write fails the receiver answers 503 and
+        // the network redelivers.
+        return { state: withParked(s, e, ctx.now), reply: { applied: false, status: null, parked: true }, events: drained.events };
+      }
+      if (m.direction !== 'outbound') return { state: s, reply: { applied: false, status: null }, events: drained.events };
       const current = m.status ?? 'accepted';
       const to = nextStatus(current, e.status);
       if (to === null) {
@@ -287,7 +397,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         // written only after its event was recorded, so a stored status already has its event.
         // A repeated failure still makes sure of its refund (the run that stored it may have stopped before it).
         if (current === 'failed' && e.status === 'failed') await refundFailed(m);
-        return { state: s, reply: { applied: false, status: current } };
+        return { state: s, reply: { applied: false, status: current }, events: drained.events };
       }
       const data: MessageStatusEventData = {
         messageId: e.networkMessageId,
@@ -304,7 +414,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       return {
         state: s,
         reply: { applied: true, status: to },
-        events: [event('message_status', stableId('st', s.organizationId, e.networkMessageId, e.status), s, ctx.now, data)],
+        events: [...drained.events, event('message_status', stableId('st', s.organizationId, e.networkMessageId, e.status), s, ctx.now, data)],
         // Stored once the event is recorded (so a run cut short in between is run again by the
         // network's redelivery and records it), and only forward, whoever writes (advanceStatus).
         afterCommit: async () => {
@@ -316,12 +426,21 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
   };
 }
 
-/** Waits for both writes (neither is left running when the command fails); the first one's value, or the first failure. */
-async function bothSettled<T>(first: Promise<T>, second: Promise<unknown>): Promise<T> {
+/** Waits for both writes (neither is left running when the command fails); both values, or the first failure. */
+async function bothSettled<A, B>(first: Promise<A>, second: Promise<B>): Promise<[A, B]> {
   const [a, b] = await Promise.allSettled([first, second]);
   if (a.status === 'rejected') throw a.reason;
   if (b.status === 'rejected') throw b.reason;
-  return a.value;
+  return [a.value, b.value];
+}
+
+/** The session a stored message went into, as the state should hold it: the open one, unless a newer one opened since. */
+function sessionOf(s: ConversationState, m: SessionMessage): Session {
+  return s.session?.status === 'open' ? s.session : { id: m.sessionId, status: 'open', openedAt: m.sentAt };
+}
+
+function withEvents<T extends { events: DomainEvent[] }>(o: T, before: DomainEvent[]): T {
+  return before.length === 0 ? o : { ...o, events: [...before, ...o.events] };
 }
 
 /** The reply, state and `message.sent` event of a send whose message is stored. */
@@ -352,16 +471,3 @@ function sentOutcome(
   };
 }
 
-/** Finishes a send whose first run stored the message and stopped: same message, same event id, no second network call. */
-async function finishRecordedSend(
-  deps: MessagingHandlerDeps,
-  s: ConversationState,
-  cmd: Extract<MessagingCommand, { kind: 'message.send' }>,
-  ctx: HandlerContext,
-  earlier: SessionMessage,
-) {
-  const contactId = await ensureContact(deps, s, ctx, null);
-  // The session the first run chose, unless a newer one has opened since.
-  const session: Session = s.session?.status === 'open' ? s.session : { id: earlier.sessionId, status: 'open', openedAt: earlier.sentAt };
-  return sentOutcome(s, cmd, ctx, { ...s, contactId, session }, earlier);
-}

@@ -31,6 +31,36 @@ export interface ConversationState {
   /** The contact's last message: the chat network's 24-hour window runs from here. */
   lastInboundAt: string | null;
   handover: HandoverState;
+  /**
+   * Keyed sends that may be at the network: recorded (fenced) before the
+   * request leaves, removed when the send's outcome is recorded. A successor
+   * that finds one does not send blindly: it waits for a status of that
+   * attempt first.
+   */
+  sendsInFlight?: SendInFlight[];
+  /**
+   * Statuses the network reported for a message not stored yet (a copy whose
+   * sender stopped or paused before storing it): applied, in order, once it is stored.
+   */
+  parkedStatuses?: ParkedStatus[];
+}
+
+export interface SendInFlight {
+  /** The send's idempotency key (scoped to the caller). */
+  key: string;
+  attempt: number;
+  /** When this attempt's request was about to leave. */
+  startedAt: string;
+}
+
+export interface ParkedStatus {
+  networkMessageId: string;
+  status: 'sent' | 'delivered' | 'read' | 'failed';
+  at: string;
+  recipientId?: string;
+  errors: { code: number; title: string; message: string }[];
+  callbackData?: string;
+  parkedAt: string;
 }
 
 /** Actor key of a contact: organization and `audienceExternalId`, which may itself contain ':'. */

@@ -163,6 +163,7 @@ export class SandboxNetwork {
       sent: msg,
       status: 'accepted',
     };
+    if (parsed.callbackData !== undefined) record.callbackData = parsed.callbackData;
     let category = 'service';
     if (msg.type === 'template') {
       const t = await this.o.state.getTemplate(account.businessAccountId, msg.template.name, msg.template.language.code);
@@ -212,6 +213,7 @@ export class SandboxNetwork {
       if (!(await this.sleep(this.o.statusDelayMs))) return;
       const at = this.o.clock.now();
       const s: Record<string, unknown> = { id: record.id, status, timestamp: unix(at), recipient_id: record.customer };
+      if (record.callbackData !== undefined) s.biz_opaque_callback_data = record.callbackData;
       if (status === 'failed' && failure) {
         const title = GRAPH_ERRORS[failure.code].title;
         s.errors = [{ code: failure.code, title, message: title, error_data: { details: failure.details }, href: 'https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/' }];

@@ -27,6 +27,8 @@ export interface SandboxMessage {
   sent?: GraphMessage;
   /** What the customer sent, as it appeared in the webhook (from_customer). */
   received?: GraphWebhookMessage;
+  /** What the business passed as `biz_opaque_callback_data`: echoed in every status webhook of the message. */
+  callbackData?: string;
   /** The last status reported for a to_customer message. */
   status?: 'accepted' | 'sent' | 'delivered' | 'read' | 'failed';
   /** Reply buttons of an interactive message: tappable by the customer. */

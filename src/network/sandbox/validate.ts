@@ -9,7 +9,7 @@ import { MEDIA_TYPES, type GraphMessage, type KnownGraphErrorCode } from '../gra
  */
 
 export type ParsedSend =
-  | { ok: true; to: string; input: string; message: GraphMessage }
+  | { ok: true; to: string; input: string; message: GraphMessage; callbackData?: string }
   | { ok: false; code: KnownGraphErrorCode; details: string };
 
 const media = z
@@ -76,7 +76,13 @@ export function parseSendRequest(body: unknown): ParsedSend {
   const to = req.to.replace(/^\+/, '');
   if (!/^[0-9]{7,15}$/.test(to)) return fail(100, `Invalid parameter: to (${req.to}) is not a phone number`);
   const raw = body as Record<string, unknown>;
-  const type = req.type;
+  const callback = raw.biz_opaque_callback_data;
+  if (callback !== undefined && (typeof callback !== 'string' || callback.length > 512)) return fail(100, 'Invalid parameter: biz_opaque_callback_data must be a string of at most 512 characters');
+  const parsed = parseMessage(raw, req.type, to, req.to);
+  return parsed.ok && typeof callback === 'string' ? { ...parsed, callbackData: callback } : parsed;
+}
+
+function parseMessage(raw: Record<string, unknown>, type: string, to: string, input: string): ParsedSend {
   const payload = raw[type];
   if (payload === undefined) return fail(131008, `The parameter ${type} is required for messages of type ${type}`);
 
@@ -84,7 +90,7 @@ export function parseSendRequest(body: unknown): ParsedSend {
     case 'text': {
       const t = textPayload.safeParse(payload);
       if (!t.success) return fail(100, 'text.body must be 1 to 4096 characters');
-      return { ok: true, to, input: req.to, message: { type: 'text', text: t.data } };
+      return { ok: true, to, input, message: { type: 'text', text: t.data } };
     }
     case 'template': {
       const t = templatePayload.safeParse(payload);
@@ -102,7 +108,7 @@ export function parseSendRequest(body: unknown): ParsedSend {
           }
         }
       }
-      return { ok: true, to, input: req.to, message: { type: 'template', template: t.data as Extract<GraphMessage, { type: 'template' }>['template'] } };
+      return { ok: true, to, input, message: { type: 'template', template: t.data as Extract<GraphMessage, { type: 'template' }>['template'] } };
     }
     case 'interactive': {
       const i = interactivePayload.safeParse(payload);
@@ -112,7 +118,7 @@ export function parseSendRequest(body: unknown): ParsedSend {
       if (buttons.length < 1 || buttons.length > 3) return fail(131009, 'interactive buttons: 1 to 3 are allowed');
       if (new Set(buttons.map((x) => x.reply.id)).size !== buttons.length) return fail(131009, 'interactive button ids must be unique');
       if (new Set(buttons.map((x) => x.reply.title)).size !== buttons.length) return fail(131009, 'interactive button titles must be unique');
-      return { ok: true, to, input: req.to, message: { type: 'interactive', interactive: { ...i.data, type: 'button' } } };
+      return { ok: true, to, input, message: { type: 'interactive', interactive: { ...i.data, type: 'button' } } };
     }
     default: {
       if (!(MEDIA_TYPES as readonly string[]).includes(type)) return fail(100, `Invalid parameter: type ${type} is not supported`);
@@ -120,7 +126,7 @@ export function parseSendRequest(body: unknown): ParsedSend {
       if (!m.success || (m.data.link === undefined) === (m.data.id === undefined)) return fail(100, `Param ${type} must contain either id or link`);
       if (m.data.link !== undefined && !linkOk(m.data.link)) return fail(131009, `${type}.link is not a valid URL`);
       if (m.data.caption !== undefined && (type === 'audio' || type === 'sticker')) return fail(100, `${type} messages take no caption`);
-      return { ok: true, to, input: req.to, message: { type, [type]: m.data } as GraphMessage };
+      return { ok: true, to, input, message: { type, [type]: m.data } as GraphMessage };
     }
   }
 }
