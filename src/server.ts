@@ -210,17 +210,23 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   return { tools, config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, handover, messaging, inbox, inboxSockets, sessions, authenticator };
 }
 
+/** `GET /v1/integrations`, connect, the tools and their callbacks (and the operator's return origins): at `{mcp_url}` as well when MCP_PORT is set. */
+function toolGatewayRoutes(s: Services): RouteDef[] {
+  const routes = integrationRoutes(s.mcp, (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort));
+  if (s.tools) {
+    const serviceBase = (req: { protocol: string; host: string }) => (s.config.PUBLIC_URL ?? `${req.protocol}://${req.host}`).replace(/\/+$/, '');
+    routes.push(...toolRoutes(s.tools, serviceBase, (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort)));
+  }
+  return routes;
+}
+
 export function buildRoutes(s: Services, state: { shuttingDown: boolean }): RouteDef[] {
   const routes: RouteDef[] = [...authRoutes(s.sessions), ...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
   routes.push(...handoverRoutes(s.handover), ...conversationRoutes(s.inbox), ...metricsRoutes(s.metrics, s.config.METRICS_TOKEN));
   routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
   routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels), ...teamRoutes(s.accounts));
   if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));
-  routes.push(...integrationRoutes(s.mcp, (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort)));
-  if (s.tools) {
-    const serviceBase = (req: { protocol: string; host: string }) => (s.config.PUBLIC_URL ?? `${req.protocol}://${req.host}`).replace(/\/+$/, '');
-    routes.push(...toolRoutes(s.tools, serviceBase, (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort)));
-  }
+  routes.push(...toolGatewayRoutes(s));
   let openApi: Record<string, unknown> | undefined;
   let asyncApi: Record<string, unknown> | undefined;
   routes.push(asyncApiRoute(() => (asyncApi ??= buildAsyncApi({ version: VERSION, serverUrl: s.config.PUBLIC_URL }))));
@@ -296,7 +302,13 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
     mcpListener =
       config.MCP_PORT === undefined
         ? undefined
-        : await startMcpListener(services.mcp, { port: config.MCP_PORT, host: config.HOST, log: services.log, authenticate: (key) => services.authenticator.apiKey(key) });
+        : await startMcpListener(services.mcp, {
+            port: config.MCP_PORT,
+            host: config.HOST,
+            log: services.log,
+            authenticate: (key) => services.authenticator.apiKey(key),
+            routes: toolGatewayRoutes(services).filter((r) => r.auth !== 'operator'),
+          });
   } catch (err) {
     if (server.listening) await new Promise((r) => server.close(r));
     await closeAll(services);

@@ -4,6 +4,7 @@ import type { Principal } from '../domain/types.js';
 import { createHttpApp } from '../http/app.js';
 import type { Logger } from '../log.js';
 import type { McpGateway } from './gateway.js';
+import type { RouteDef } from '../http/route.js';
 
 export interface McpListener {
   port: number;
@@ -13,16 +14,24 @@ export interface McpListener {
 
 /**
  * MCP_PORT set: the gateway on a listener of its own, with the same request
- * logging, request ids and 404 as the REST app, and nothing else.
+ * logging, request ids and 404 as the REST app, and only the REST routes
+ * given (the tool gateway's, which the spec places at `{mcp_url}`).
  */
 export async function startMcpListener(
   gateway: McpGateway,
-  opts: { port: number; host: string; log: Logger; authenticate(key: string | undefined): Promise<Principal> },
+  opts: {
+    port: number;
+    host: string;
+    log: Logger;
+    authenticate(key: string | undefined): Promise<Principal>;
+    /** REST routes served at `{mcp_url}` too (the tool gateway's: integrations, connect, tools). */
+    routes?: RouteDef[];
+  },
 ): Promise<McpListener> {
   const app = createHttpApp({
-    routes: [],
+    routes: opts.routes ?? [],
     log: opts.log,
-    bodyLimit: '1kb',
+    bodyLimit: opts.routes ? '64kb' : '1kb',
     authenticate: opts.authenticate,
     authenticateOperator: () => Promise.reject(new Error('no operator routes on the MCP listener')),
     mounts: [{ path: '/mcp', handler: gateway.handler }],

@@ -34,6 +34,11 @@ export function createEmbeddedToolRepo(db: EmbeddedDb, box: SecretBox): ToolRepo
       await db.put('tools', tool.id, tool);
       return true;
     },
+    async touch(organizationId, id, at) {
+      const cur = db.get<ToolRecord>('tools', id);
+      if (cur === undefined || cur.organizationId !== organizationId) return;
+      await db.put('tools', id, { ...cur, lastUsedAt: at });
+    },
     async delete(organizationId, id) {
       const cur = db.get<ToolRecord>('tools', id);
       if (cur === undefined || cur.organizationId !== organizationId) return false;

@@ -35,6 +35,17 @@ redis.call('ZREM', KEYS[4], ARGV[1])
 return 1
 `);
 
+// Read-modify-write of one field inside Redis, so it cannot undo a concurrent change of another.
+const touchScript = new LuaScript(`
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+local t = cjson.decode(raw)
+if t.organizationId ~= ARGV[1] then return 0 end
+t.lastUsedAt = ARGV[2]
+redis.call('SET', KEYS[1], cjson.encode(t))
+return 1
+`);
+
 const unlockScript = new LuaScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -86,6 +97,9 @@ export function createRedisToolRepo(redis: RedisClient, prefix: string, box: Sec
       const cur = await read(tool.id);
       if (cur === null || cur.organizationId !== tool.organizationId) return false;
       return (await redis.set(toolKey(tool.id), JSON.stringify(tool), { XX: true })) === 'OK';
+    },
+    async touch(organizationId, id, at) {
+      await touchScript.run(redis, [toolKey(id)], [organizationId, at]);
     },
     async delete(organizationId, id) {
       const cur = await read(id);

@@ -26,6 +26,8 @@ export interface ToolRepo {
   list(organizationId: string): Promise<ToolRecord[]>;
   /** Replaces the record when the tool still exists; false when it was deleted meanwhile. */
   update(tool: ToolRecord): Promise<boolean>;
+  /** Sets only `lastUsedAt` (atomically: a concurrent status change is never undone by it). */
+  touch(organizationId: string, id: string, at: string): Promise<void>;
   /** Removes the tool with its credentials and payment events; false when there was none. */
   delete(organizationId: string, id: string): Promise<boolean>;
 

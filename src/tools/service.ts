@@ -345,7 +345,7 @@ export class ToolService implements ToolAccess {
     const now = this.opts.clock.now();
     if (now - last >= TOUCH_EVERY_MS) {
       this.touched.set(id, now);
-      void this.opts.repo.update({ ...tool, lastUsedAt: new Date(now).toISOString() }).catch(() => {});
+      void this.opts.repo.touch(tool.organizationId, id, new Date(now).toISOString()).catch(() => {});
     }
     return new ToolSession(tool, this, this.gmailFor(tool), this.calendarFor(tool), this.stripeFor(tool));
   }

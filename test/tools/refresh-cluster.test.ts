@@ -52,6 +52,17 @@ describe('token refresh across nodes', () => {
     const active = (await b.get(principal, tool.id));
     expect(active.status).toBe('active');
 
+    // Refreshed before use when less than a minute is left, without waiting for a 401.
+    const repo = createRedisToolRepo(clients[0]!, prefix, new SecretBox(key));
+    const stored = await repo.getCredentials(tool.id);
+    if (stored?.kind !== 'oauth') throw new Error('no oauth credentials');
+    await repo.putCredentials(tool.id, { ...stored, expiresAt: Date.now() + 30_000 });
+    const early = sandbox.identity.refreshGrants;
+    await a.withToken(active, (t) => a.gmail.sandbox.listLabels(t));
+    expect(sandbox.identity.refreshGrants).toBe(early + 1);
+    const renewed = await repo.getCredentials(tool.id);
+    expect(renewed?.kind === 'oauth' && renewed.accessToken !== stored.accessToken && renewed.refreshToken === stored.refreshToken).toBe(true);
+
     const before = sandbox.identity.refreshGrants;
     sandbox.identity.expireAccessTokens('nodes@shop.example');
     const calls = await Promise.all([...Array(8)].map((_, i) => (i % 2 === 0 ? a : b).withToken(active, (t) => a.gmail.sandbox.listLabels(t))));

@@ -123,6 +123,16 @@ export function runToolStoreContract(name: string, create: (box: SecretBox) => P
       expect(await otherNode.tryLock('tool_l', 'c', 10_000)).toBe(true);
     });
 
+    it('touch sets lastUsedAt only, never undoing another change, and only within the organization', async () => {
+      const { repo, otherNode } = await open();
+      const t = toolRecord('org_a');
+      await repo.create(t, null);
+      await otherNode.update({ ...t, status: 'reauthorization_required', statusReason: 'revoked' });
+      await repo.touch('org_a', t.id, '2026-02-01T00:00:00.000Z');
+      await repo.touch('org_b', t.id, '2030-01-01T00:00:00.000Z');
+      expect(await repo.get('org_a', t.id)).toEqual({ ...t, status: 'reauthorization_required', statusReason: 'revoked', lastUsedAt: '2026-02-01T00:00:00.000Z' });
+    });
+
     it('payment events are recorded once per provider event id', async () => {
       const { repo } = await open();
       const t = toolRecord('org_a', { integration: 'payment' });
