@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { RedisTarget } from './store/redis-client.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -25,6 +26,17 @@ export const configSchema = z.object({
   /** The built dashboard (`vite build` output). Unset: `dist/web` in the package. */
   WEB_DIR: z.string().min(1).optional(),
   REDIS_URL: optionalUrl,
+  /**
+   * Redis Cluster instead of one Redis: some of its nodes, comma-separated
+   * (`redis://host:port,redis://host:port`); the rest are discovered. Set
+   * this or REDIS_URL, not both.
+   */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v === undefined || v === '' ? undefined : v.split(',').map((n) => n.trim()).filter((n) => n !== '')))
+    .pipe(z.array(z.url({ protocol: /^rediss?$/, error: 'each node is a redis:// or rediss:// URL' })).min(1).optional()),
   NATS_URL: z.string().trim().optional().transform((v) => (v === '' ? undefined : v)),
   /** Prefix of every Redis key and NATS subject, so several deployments can share servers. */
   KEY_PREFIX: z.string().regex(/^[a-z0-9_-]{1,32}$/i).default('sb'),
@@ -166,6 +178,8 @@ export const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema> & {
   mode: 'embedded' | 'clustered';
+  /** The node's Redis (from REDIS_URL or REDIS_CLUSTER_NODES); null in embedded mode. */
+  redis: RedisTarget | null;
 };
 
 export class ConfigError extends Error {
@@ -187,8 +201,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
   }
   const cfg = parsed.data;
-  if (cfg.NATS_URL && !cfg.REDIS_URL) {
-    throw new ConfigError([{ variable: 'REDIS_URL', message: 'required when NATS_URL is set (clustered mode keeps state in Redis)' }]);
+  if (cfg.REDIS_URL && cfg.REDIS_CLUSTER_NODES) {
+    throw new ConfigError([{ variable: 'REDIS_CLUSTER_NODES', message: 'set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (Redis Cluster), not both' }]);
   }
-  return { ...cfg, mode: cfg.REDIS_URL ? 'clustered' : 'embedded' };
+  const redis: RedisTarget | null = cfg.REDIS_CLUSTER_NODES
+    ? { kind: 'cluster', nodes: cfg.REDIS_CLUSTER_NODES }
+    : cfg.REDIS_URL
+      ? { kind: 'single', url: cfg.REDIS_URL }
+      : null;
+  if (cfg.NATS_URL && redis === null) {
+    throw new ConfigError([{ variable: 'REDIS_URL', message: 'required when NATS_URL is set (clustered mode keeps state in Redis; or REDIS_CLUSTER_NODES)' }]);
+  }
+  return { ...cfg, mode: redis ? 'clustered' : 'embedded', redis };
 }

@@ -5,7 +5,7 @@ import type { Express } from 'express';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './clock.js';
 import { createLogger, type Logger } from './log.js';
-import { connectRedis, createEmbeddedStore, createRedisStore, EmbeddedDb, type Store } from './store/index.js';
+import { closeNodeBacking, createEmbeddedStore, createRedisStore, EmbeddedDb, openNodeBacking, type NodeBacking, type Store } from './store/index.js';
 import { AccountService } from './app/accounts.js';
 import { TicketService } from './app/tickets.js';
 import { OperatorAuth } from './app/operator.js';
@@ -97,11 +97,8 @@ export interface ServiceOptions {
 }
 
 /** The main store of the configured mode (Redis clustered, else the embedded db under DATA_DIR). */
-export async function openStore(config: Config, clock: Clock): Promise<Store> {
-  if (config.REDIS_URL) {
-    const client = await connectRedis(config.REDIS_URL, `switchboard-${config.NODE_ID ?? process.pid}`);
-    return createRedisStore(client, config.KEY_PREFIX);
-  }
+export async function openStore(config: Config, clock: Clock, backing: NodeBacking): Promise<Store> {
+  if (backing.kind === 'redis') return createRedisStore(backing.redis.client, config.KEY_PREFIX, { closeClient: false });
   const db = await EmbeddedDb.open(config.DATA_DIR === ':memory:' ? null : config.DATA_DIR);
   return createEmbeddedStore(db, clock);
 }
@@ -114,7 +111,10 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     const lock = DataDirLock.acquire(config.DATA_DIR);
     closers.push(async () => lock.release());
   }
-  const store = await openStore(config, clock);
+  // One backing per node, handed to every module; closed last.
+  const backing = await openNodeBacking(config);
+  closers.push(() => closeNodeBacking(backing));
+  const store = await openStore(config, clock, backing);
   closers.push(() => store.close());
   const accounts = new AccountService(store, clock);
   const tickets = new TicketService(store, clock);
@@ -136,7 +136,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   // Events and webhooks. Closers run in reverse: dispatcher, then its stores, then the log.
   const events = await openEventLog(config, log);
   closers.push(() => events.close());
-  const webhookStores = await openWebhookStores(config);
+  const webhookStores = await openWebhookStores(config, backing);
   closers.push(() => webhookStores.close());
   const webhooks = createWebhooks(config, { store: webhookStores.webhooks, events, log, observer: observers.webhooks });
   await webhooks.start();
@@ -150,11 +150,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   tickets.onChange(async (_type, ticket) => ticketEvents.kick(ticket.organizationId));
   // Actors stop first on shutdown: they hand their partitions over while events and store still work.
   // Messaging opens before the actors (its handlers run in the conversation actor) and closes after them.
-  const messaging = await Messaging.open({ config, clock, log, organizations: store.organizations, contacts: store.contacts, observer: observers.templates });
+  const messaging = await Messaging.open({ config, clock, log, organizations: store.organizations, contacts: store.contacts, backing, observer: observers.templates });
   closers.push(() => messaging.close());
   const resends = metrics.counter('switchboard_send_resends_total', 'Keyed sends sent to the chat network again because no status came for an earlier attempt (the one case that can deliver a second copy)');
   const messagingActorDeps = { ...messaging.actorDeps, onResend: () => resends.inc() };
-  const actors = await openActors(config, { log, events, clock, metrics, messaging: messagingActorDeps, conversations: messaging.stores.conversations });
+  const actors = await openActors(config, backing, { log, events, clock, metrics, messaging: messagingActorDeps, conversations: messaging.stores.conversations });
   closers.push(() => actors.close());
   readiness.push(...actors.readiness);
   const handover = new HandoverService(store.contacts, actors.system);
@@ -193,7 +193,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   closers.push(() => inboxSockets.close());
   metrics.gauge('switchboard_inbox_sockets', 'Live inbox WebSockets open on this node.', () => inboxSockets.stats().sockets);
   metrics.gauge('switchboard_inbox_buffered_bytes', 'Bytes queued but not yet sent to this node\'s inbox sockets (slow clients).', () => inboxSockets.stats().bufferedBytes);
-  const tools = await ConnectedTools.open({ config, log, clock, version: VERSION });
+  const tools = await ConnectedTools.open({ config, log, clock, version: VERSION, backing });
   if (tools) closers.push(() => tools.close());
   // The MCP gateway calls the same services as the REST routes.
   const mcp = new McpGateway({

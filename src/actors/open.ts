@@ -8,7 +8,7 @@ import type { MetricsRegistry } from '../metrics.js';
 import { EmbeddedActorStore } from '../store/actor-store-embedded.js';
 import { RedisActorStore } from '../store/actor-store-redis.js';
 import { EmbeddedDb } from '../store/embedded-db.js';
-import { connectRedis } from '../store/redis-client.js';
+import type { NodeBacking } from '../store/backing.js';
 import type { ConversationIndexRepo } from '../store/conversation-index-types.js';
 import { CONVERSATION_ACTOR, conversationActorSpec } from './conversation/actor.js';
 import type { MessagingHandlerDeps } from './conversation/messaging.js';
@@ -34,6 +34,7 @@ export interface OpenedActors {
  */
 export async function openActors(
   config: Config,
+  backing: NodeBacking,
   deps: { log: Logger; events: EventPublisher; clock?: Clock; metrics?: MetricsRegistry; /** Chat messaging: enables the send / inbound / status commands. */ messaging?: MessagingHandlerDeps; /** The inbox's conversation list, kept up to date by the conversation actors. */ conversations?: ConversationIndexRepo },
 ): Promise<OpenedActors> {
   const settings = actorSettingsFromConfig(config);
@@ -42,11 +43,9 @@ export async function openActors(
   const readiness: OpenedActors['readiness'] = [];
   let system: ActorSystem;
   let store: EmbeddedActorStore | RedisActorStore;
-  if (config.REDIS_URL !== undefined) {
-    const redis = await connectRedis(config.REDIS_URL, `switchboard-actors-${settings.nodeId}`);
-    closers.push(async () => {
-      await redis.quit();
-    });
+  if (backing.kind === 'redis') {
+    // The node's client: closed by whoever opened it, after the actors handed their partitions over.
+    const redis = backing.redis.client;
     store = new RedisActorStore(redis, config.KEY_PREFIX);
     readiness.push({ name: 'actor_store', check: async () => void (await redis.ping()) });
     if (config.NATS_URL !== undefined) {

@@ -46,7 +46,9 @@ export async function resetOperatorTokenCommand(ctx: LocalContext): Promise<numb
   try {
     // The whole service graph loads only for this rare command, not for every CLI call.
     const { openStore } = await import('../server.js');
-    const store = await openStore(config, systemClock);
+    const { openNodeBacking, closeNodeBacking } = await import('../store/index.js');
+    const backing = await openNodeBacking(config);
+    const store = await openStore(config, systemClock, backing);
     try {
       const token = await (await OperatorAuth.load(store, undefined)).reset();
       const where = config.mode === 'embedded' ? `the data in ${config.DATA_DIR}` : 'Redis (nodes without OPERATOR_TOKEN use it at once)';
@@ -55,6 +57,7 @@ export async function resetOperatorTokenCommand(ctx: LocalContext): Promise<numb
       return 0;
     } finally {
       await store.close();
+      await closeNodeBacking(backing);
     }
   } finally {
     lock?.release();

@@ -8,6 +8,7 @@ import type { Logger } from '../log.js';
 import type { ContactRepo, OrganizationRepo } from '../store/types.js';
 import type { WhatsAppChannel } from '../store/channel-types.js';
 import { openMessagingStores, type MessagingStores } from '../store/messaging-open.js';
+import type { NodeBacking } from '../store/backing.js';
 import { EmbeddedDb } from '../store/embedded-db.js';
 import { createMemoryRateLimiter } from '../store/ratelimit-embedded.js';
 import { createRedisRateLimiter } from '../store/ratelimit-redis.js';
@@ -26,6 +27,8 @@ export interface MessagingOpenDeps {
   log: Logger;
   organizations: OrganizationRepo;
   contacts: ContactRepo;
+  /** The node's backing: its one Redis client when clustered. */
+  backing: NodeBacking;
   /** Told how each template send ended (for metrics). */
   observer?: TemplateSendObserver;
 }
@@ -136,7 +139,7 @@ export class Messaging {
   }
 
   static async open(deps: MessagingOpenDeps): Promise<Messaging> {
-    const stores = await openMessagingStores(deps.config, deps.clock);
+    const stores = await openMessagingStores(deps.config, deps.clock, deps.backing);
     if (!stores.secretsKey) deps.log.warn('SECRETS_KEY is not set: WhatsApp channels cannot be created or used until every node has the same key');
     const sandboxOn = deps.config.SANDBOX_NETWORK ?? deps.config.mode === 'embedded';
     const sandboxDb =

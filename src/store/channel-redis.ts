@@ -1,33 +1,39 @@
 import { conflict } from '../errors.js';
-import { LuaScript, orgKeys, type RedisClient } from './redis-client.js';
+import { getEach, LuaScript, orgKeys, type RedisClient } from './redis-client.js';
 import type { SecretBox } from './secret-box.js';
 import { openChannel, sealChannel, type Channel, type ChannelRepo, type StoredChannel, type WhatsAppChannel } from './channel-types.js';
 
 /*
  * Key layout:
  *   <p>:channel:<id>                 sealed channel JSON (global: the webhook receiver looks channels up by id)
- *   <p>:channel-phone:<phoneNumberId> channel id
+ *   <p>:channel-phone:<phoneNumberId> channel id (the claim on the number)
  *   <p>:{o:<org>}:channels           zset of the organization's channel ids, score = creation time
+ *
+ * The three live in different slots, so a change is single-key steps in an
+ * order that keeps the phone number unique (Redis Cluster refuses a script
+ * across slots). Create: the record (SET NX), then the claim on its number,
+ * then the organization's list; a lost claim deletes the record again before
+ * the 409. Delete: the record, the claim (only if still this channel's), the
+ * list entry. A claim whose channel record is gone (a delete or create cut
+ * short) is taken over; list entries whose record is gone are skipped.
  */
 
-// Claims the phone number and stores the channel in one step, so two
-// operators racing for the same number cannot both win.
-const createScript = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
-if KEYS[2] ~= KEYS[1] then
-  if redis.call('SET', KEYS[2], ARGV[1], 'NX') == false then return 0 end
-end
-redis.call('SET', KEYS[1], ARGV[2])
-redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+// KEYS[1]: the phone claim. ARGV: channel id, the id the caller saw holding it ('' = none). 1 = now ours.
+const claimPhoneScript = new LuaScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then return 1 end
+if (cur or '') ~= ARGV[2] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
 return 1
 `);
 
-const deleteScript = new LuaScript(`
-redis.call('DEL', KEYS[1])
-if KEYS[2] ~= KEYS[1] then redis.call('DEL', KEYS[2]) end
-redis.call('ZREM', KEYS[3], ARGV[1])
+// KEYS[1]: the phone claim. Drops it only if it is still this channel's.
+const releasePhoneScript = new LuaScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
 `);
+
+const MAX_CLAIM_ATTEMPTS = 10;
 
 export function createRedisChannelRepo(redis: RedisClient, prefix: string, box: SecretBox | null): ChannelRepo {
   const channelKey = (id: string) => `${prefix}:channel:${id}`;
@@ -45,22 +51,28 @@ export function createRedisChannelRepo(redis: RedisClient, prefix: string, box: 
     }
     return c;
   };
+  /** Claims the number for the channel: true once it holds the claim, false when a live channel holds it. */
+  const claimPhone = async (pnid: string, id: string): Promise<boolean> => {
+    for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
+      const holder = (await redis.get(phoneKey(pnid))) ?? '';
+      if (holder !== '' && holder !== id && (await redis.exists(channelKey(holder))) === 1) return false;
+      if (Number(await claimPhoneScript.run(redis, [phoneKey(pnid)], [id, holder])) === 1) return true;
+    }
+    throw conflict('phone_number_in_use', 'the phone number id is being claimed by others; try again');
+  };
   const read = async (id: string): Promise<Channel | null> => {
     const raw = await redis.get(channelKey(id));
     return raw === null ? null : open(raw);
   };
   return {
     async create(channel) {
-      const phone = channel.kind === 'whatsapp_cloud' ? phoneKey(channel.phoneNumberId) : channelKey(channel.id);
-      const r = Number(
-        await createScript.run(redis, [channelKey(channel.id), phone, listKey(channel.organizationId)], [
-          channel.id,
-          JSON.stringify(sealChannel(channel, box)),
-          Date.parse(channel.createdAt),
-        ]),
-      );
-      if (r === -1) throw conflict('channel_exists', 'a channel with this id exists');
-      if (r === 0) throw conflict('phone_number_in_use', 'another channel already uses this phone number id');
+      const key = channelKey(channel.id);
+      if ((await redis.set(key, JSON.stringify(sealChannel(channel, box)), { NX: true })) === null) throw conflict('channel_exists', 'a channel with this id exists');
+      if (channel.kind === 'whatsapp_cloud' && !(await claimPhone(channel.phoneNumberId, channel.id))) {
+        await redis.del(key);
+        throw conflict('phone_number_in_use', 'another channel already uses this phone number id');
+      }
+      await redis.zAdd(listKey(channel.organizationId), { score: Date.parse(channel.createdAt), value: channel.id });
     },
     async get(organizationId, id) {
       const c = await read(id);
@@ -75,7 +87,7 @@ export function createRedisChannelRepo(redis: RedisClient, prefix: string, box: 
     async list(organizationId) {
       const ids = await redis.zRange(listKey(organizationId), 0, -1);
       if (ids.length === 0) return [];
-      const raws = await redis.mGet(ids.map(channelKey));
+      const raws = await getEach(redis, ids.map(channelKey));
       return raws
         .filter((r): r is string => r !== null)
         .map(open)
@@ -89,8 +101,9 @@ export function createRedisChannelRepo(redis: RedisClient, prefix: string, box: 
     async delete(organizationId, id) {
       const cur = await read(id);
       if (cur === null || cur.organizationId !== organizationId) return false;
-      const phone = cur.kind === 'whatsapp_cloud' ? phoneKey(cur.phoneNumberId) : channelKey(id);
-      await deleteScript.run(redis, [channelKey(id), phone, listKey(organizationId)], [id]);
+      await redis.del(channelKey(id));
+      if (cur.kind === 'whatsapp_cloud') await releasePhoneScript.run(redis, [phoneKey(cur.phoneNumberId)], [id]);
+      await redis.zRem(listKey(organizationId), id);
       return true;
     },
   };

@@ -1,4 +1,4 @@
-import type { ConversationRecord, ReadMarker } from '../domain/conversation.js';
+import { CONVERSATION_STATUSES, type ConversationRecord, type ReadMarker } from '../domain/conversation.js';
 import { LuaScript, orgKeys, type RedisClient } from './redis-client.js';
 import type { ConversationIndexRepo } from './conversation-index-types.js';
 
@@ -13,21 +13,35 @@ import type { ConversationIndexRepo } from './conversation-index-types.js';
 
 // Version check, record and every index move in one step: a stale writer
 // changes nothing, and the indexes never disagree with the record.
+// KEYS: record, conv-all, conv-s:<each status in CONVERSATION_STATUSES order>,
+// conv-a:<new assignee> (or the record when none), conv-a:<old assignee the
+// caller read> (or the record when none). ARGV: aeid, version, json, index of
+// the new status (1-based), updated ms, status score, new assignee or '', old
+// assignee the caller read or ''. Every key is declared, so the caller names
+// the old assignee's index from a read beforehand; -1 when the record moved
+// to another assignee since (read again and retry).
+const S = CONVERSATION_STATUSES.length;
 const putScript = new LuaScript(`
 local cur = redis.call('GET', KEYS[1])
-local base = ARGV[1]
+local oldA = ''
 if cur then
   local old = cjson.decode(cur)
-  if tonumber(old.version) >= tonumber(ARGV[3]) then return 0 end
-  redis.call('ZREM', base .. 'conv-s:' .. old.status, ARGV[2])
-  if old.assigneeId ~= cjson.null and old.assigneeId ~= nil then redis.call('ZREM', base .. 'conv-a:' .. old.assigneeId, ARGV[2]) end
+  if tonumber(old.version) >= tonumber(ARGV[2]) then return 0 end
+  if old.assigneeId ~= cjson.null and old.assigneeId ~= nil then oldA = old.assigneeId end
 end
-redis.call('SET', KEYS[1], ARGV[4])
-redis.call('ZADD', base .. 'conv-all', ARGV[6], ARGV[2])
-redis.call('ZADD', base .. 'conv-s:' .. ARGV[5], ARGV[7], ARGV[2])
-if ARGV[8] ~= '' then redis.call('ZADD', base .. 'conv-a:' .. ARGV[8], ARGV[6], ARGV[2]) end
+if oldA ~= ARGV[8] then return -1 end
+if cur then
+  for i = 3, ${2 + S} do redis.call('ZREM', KEYS[i], ARGV[1]) end
+  if oldA ~= '' then redis.call('ZREM', KEYS[${4 + S}], ARGV[1]) end
+end
+redis.call('SET', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
+redis.call('ZADD', KEYS[2 + tonumber(ARGV[4])], ARGV[6], ARGV[1])
+if ARGV[7] ~= '' then redis.call('ZADD', KEYS[${3 + S}], ARGV[5], ARGV[1]) end
 return 1
 `);
+
+const MAX_PUT_ATTEMPTS = 20;
 
 export function createRedisConversationIndex(redis: RedisClient, prefix: string): ConversationIndexRepo {
   const keys = (org: string) => orgKeys(prefix, org);
@@ -42,11 +56,20 @@ export function createRedisConversationIndex(redis: RedisClient, prefix: string)
       const assignee = r.status === 'assigned' && r.assigneeId !== null ? r.assigneeId : '';
       const updated = Date.parse(r.updatedAt);
       const statusScore = r.status === 'queued' && r.queuedAt !== null ? Date.parse(r.queuedAt) : updated;
-      // The key builder's base (`<p>:{o:<org>}:`) lets the script name the index keys it moves a record between;
-      // they share the record's hash tag, so the script stays within one slot.
-      const base = k('');
-      const written = await putScript.run(redis, [k('conv', r.audienceExternalId)], [base, r.audienceExternalId, r.version, JSON.stringify(r), r.status, updated, statusScore, assignee]);
-      return Number(written) === 1;
+      const record = k('conv', r.audienceExternalId);
+      for (let attempt = 0; attempt < MAX_PUT_ATTEMPTS; attempt++) {
+        const raw = await redis.get(record);
+        const old = raw === null ? '' : ((JSON.parse(raw) as ConversationRecord).assigneeId ?? '');
+        const written = Number(
+          await putScript.run(
+            redis,
+            [record, k('conv-all'), ...CONVERSATION_STATUSES.map((s) => k('conv-s', s)), assignee === '' ? record : k('conv-a', assignee), old === '' ? record : k('conv-a', old)],
+            [r.audienceExternalId, r.version, JSON.stringify(r), CONVERSATION_STATUSES.indexOf(r.status) + 1, updated, statusScore, assignee, old],
+          ),
+        );
+        if (written !== -1) return written === 1;
+      }
+      throw new Error(`conversation ${r.audienceExternalId} keeps changing its assignee; not indexed`);
     },
     async markSeen(org, userId, aeid, marker) {
       await redis.hSet(keys(org)('conv-seen', userId), aeid, JSON.stringify(marker));

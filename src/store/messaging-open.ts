@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { EmbeddedDb } from './embedded-db.js';
-import { connectRedis, type RedisClient } from './redis-client.js';
+import type { RedisClient } from './redis-client.js';
+import type { NodeBacking } from './backing.js';
 import { SecretBox } from './secret-box.js';
 import type { ChannelRepo } from './channel-types.js';
 import type { TemplateRepo } from './template-types.js';
@@ -38,7 +39,7 @@ export interface MessagingStores {
   conversations: ConversationIndexRepo;
   /** Which body each send's idempotency key came with. */
   requestKeys: RequestKeyRepo;
-  /** The embedded db (embedded mode) or Redis connection (clustered), for the sandbox network's own state. */
+  /** The embedded db (embedded mode) or the node's Redis client (clustered), for the sandbox network's own state. */
   backing: { db: EmbeddedDb } | { redis: RedisClient; prefix: string };
   /** False when no key is available (clustered without SECRETS_KEY): WhatsApp channels are refused. */
   secretsKey: boolean;
@@ -46,17 +47,17 @@ export interface MessagingStores {
 }
 
 /**
- * Opens them: a Redis connection of their own in clustered mode (where
+ * Opens them: on the node's Redis client in clustered mode (where
  * WhatsApp channels need `SECRETS_KEY`), an EmbeddedDb under DATA_DIR/messaging otherwise, with the
  * secrets key from `SECRETS_KEY` or DATA_DIR/messaging/secrets.key.
  */
-export async function openMessagingStores(config: Config, clock: Clock): Promise<MessagingStores> {
+export async function openMessagingStores(config: Config, clock: Clock, backing: NodeBacking): Promise<MessagingStores> {
   const memory = config.DATA_DIR === ':memory:';
   const dir = memory ? null : join(config.DATA_DIR, 'messaging');
-  if (config.REDIS_URL) {
+  if (backing.kind === 'redis') {
     // Without a key the service runs, but chat-network channels cannot be stored or read (a clear 503 says why).
     const box = config.SECRETS_KEY === undefined ? null : SecretBox.fromString(config.SECRETS_KEY);
-    const redis = await connectRedis(config.REDIS_URL, `switchboard-messaging-${config.NODE_ID ?? process.pid}`);
+    const redis = backing.redis.client;
     const p = config.KEY_PREFIX;
     return {
       kind: 'redis',
@@ -69,9 +70,8 @@ export async function openMessagingStores(config: Config, clock: Clock): Promise
       requestKeys: createRedisRequestKeyRepo(redis, p),
       backing: { redis, prefix: p },
       secretsKey: box !== null,
-      close: async () => {
-        await redis.quit();
-      },
+      // The client is the node's: closed by whoever opened it.
+      close: async () => {},
     };
   }
   const box = SecretBox.load(config.SECRETS_KEY, dir)!;

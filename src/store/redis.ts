@@ -2,15 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { conflict } from '../errors.js';
 import { TICKET_PRIORITIES, type ApiKeyRecord, type Contact, type Organization, type Ticket, type User } from '../domain/types.js';
 import { canonicalTicket, formatTicketId } from '../domain/ticket-rules.js';
-import { LuaScript, orgKeys, type RedisClient } from './redis-client.js';
+import { getEach, LuaScript, orgKeys, type RedisClient } from './redis-client.js';
 import type { DomainEvent } from '../events/types.js';
-import type { NewTicket, Store, TicketPage, TicketQuery } from './types.js';
+import type { NewTicket, Store, TicketEventStamp, TicketPage, TicketQuery } from './types.js';
 import { createRedisAuthSessionRepo, createRedisFailureCounter } from './auth/index.js';
 
 /*
  * Key layout (prefix `sb` by default). Everything of one organization carries
- * the `{o:<org>}` hash tag, so a ticket and its indexes change together in one
- * script, also on Redis Cluster.
+ * the `{o:<org>}` hash tag, so a ticket, its indexes and its outbox entry
+ * change together in one script, also on Redis Cluster.
  *
  *   sb:orgs                          set of organization ids
  *   sb:org:<id>                      organization JSON
@@ -33,52 +33,51 @@ import { createRedisAuthSessionRepo, createRedisFailureCounter } from './auth/in
  *   sb:{o:<org>}:ticket-idem:<key>   {f: body fingerprint, t: ticketId} of an idempotent create (PX TTL)
  *   sb:{o:<org>}:outbox              list of event JSON waiting for the relay, oldest first
  *   sb:{o:<org>}:outbox-lease        which node relays this organization's outbox (PX lease)
- *   sb:outbox-orgs                   set of organizations with outbox entries
+ *   sb:outbox-orgs                   set of organizations whose outbox may hold entries (a hint, see below)
  *
- * `outbox-orgs` is the one key a ticket write touches outside the
- * organization's slot: fine on a single Redis / Sentinel; on Redis Cluster
- * the scripts would fail with CROSSSLOT, so it is to be revisited there
- * (e.g. one such set per slot range, or sweeping by SCAN).
+ * Keys outside an organization's slot (the global ones above) are only ever
+ * touched by single-key commands, never inside a script or next to another
+ * slot's key: Redis Cluster refuses those (CROSSSLOT). Where a change spans
+ * such keys, it is written in an order that leaves nothing a reader trusts
+ * half-done: an index entry first, the record it points at second, and
+ * readers skip entries whose record is missing.
+ *
+ * `outbox-orgs` is written after the ticket script committed (SADD), and an
+ * organization leaves it only when its outbox is empty (SREM, then LLEN
+ * again and SADD back if a write slipped in). A node that dies between its
+ * commit and its SADD leaves an outbox nobody listed; the relay's sweep also
+ * looks at every organization's outbox once a minute (FULL_SWEEP_MS), which
+ * finds it.
  */
 
 type StoredTicket = Ticket & { seq: number; version: number };
 
-/**
- * Draws the ticket's sequence, stores it, indexes it (KEYS[firstIndex]..)
- * and queues its event. The ticket key is derived inside the script from the
- * sequence it draws; it shares the hash tag of the declared keys, so it lives
- * in the same slot. Leaves `id` set for what follows.
+/*
+ * A new ticket: its record (KEYS[1], sequence drawn beforehand by INCR), its
+ * indexes (KEYS[first]..) and its event in the outbox (KEYS[2]), one step.
+ * ARGV: ticket JSON, seq, ticketId, event JSON.
  */
-const createTicketLua = (firstIndex: number) => `
-local seq = redis.call('INCR', KEYS[1])
-local id = 'T-' .. ARGV[1] .. '-' .. string.format('%06d', seq)
-local t = cjson.decode(ARGV[2])
-t.ticketId = id
-t.seq = seq
-t.version = 1
-redis.call('SET', ARGV[3] .. id, cjson.encode(t))
-for i = ${firstIndex}, #KEYS do redis.call('ZADD', KEYS[i], seq, id) end
-local e = cjson.decode(ARGV[4])
-e.data.ticketId = id
-redis.call('RPUSH', KEYS[2], cjson.encode(e))
-redis.call('SADD', KEYS[3], ARGV[5])
+const createTicketLua = (first: number) => `
+redis.call('SET', KEYS[1], ARGV[1])
+for i = ${first}, #KEYS do redis.call('ZADD', KEYS[i], ARGV[2], ARGV[3]) end
+redis.call('RPUSH', KEYS[2], ARGV[4])
 `;
 
-const createTicketScript = new LuaScript(`${createTicketLua(4)}
-return seq
+const createTicketScript = new LuaScript(`${createTicketLua(3)}
+return 1
 `);
 
-// createTicketScript behind an idempotency record (KEYS[4]); the index keys start at 5.
+// createTicketScript behind an idempotency record (KEYS[3]; ARGV[5] fingerprint, ARGV[6] TTL ms); the index keys start at 4.
 const createTicketOnceScript = new LuaScript(`
-local prev = redis.call('GET', KEYS[4])
+local prev = redis.call('GET', KEYS[3])
 if prev then
   local r = cjson.decode(prev)
-  if r.f == ARGV[6] then return {1, r.t} end
+  if r.f == ARGV[5] then return {1, r.t} end
   return {2, r.t}
 end
-${createTicketLua(5)}
-redis.call('SET', KEYS[4], cjson.encode({f = ARGV[6], t = id}), 'PX', ARGV[7])
-return {0, id}
+${createTicketLua(4)}
+redis.call('SET', KEYS[3], cjson.encode({f = ARGV[5], t = ARGV[3]}), 'PX', ARGV[6])
+return {0, ARGV[3]}
 `);
 
 const updateTicketScript = new LuaScript(`
@@ -88,19 +87,17 @@ local t = cjson.decode(cur)
 if tostring(t.version) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2])
 local n = tonumber(ARGV[3])
-for i = 4, 3 + n do redis.call('ZREM', KEYS[i], ARGV[4]) end
-for i = 4 + n, #KEYS do redis.call('ZADD', KEYS[i], ARGV[5], ARGV[4]) end
+for i = 3, 2 + n do redis.call('ZREM', KEYS[i], ARGV[4]) end
+for i = 3 + n, #KEYS do redis.call('ZADD', KEYS[i], ARGV[5], ARGV[4]) end
 redis.call('RPUSH', KEYS[2], ARGV[6])
-redis.call('SADD', KEYS[3], ARGV[7])
 return 1
 `);
 
 // Removes relayed entries by value (event JSON is unique: it carries the
-// event id) and drops the organization from the pending set once empty.
+// event id); answers how many are left.
 const removeOutboxScript = new LuaScript(`
-for i = 2, #ARGV do redis.call('LREM', KEYS[1], 1, ARGV[i]) end
-if redis.call('LLEN', KEYS[1]) == 0 then redis.call('SREM', KEYS[2], ARGV[1]) end
-return 1
+for i = 1, #ARGV do redis.call('LREM', KEYS[1], 1, ARGV[i]) end
+return redis.call('LLEN', KEYS[1])
 `);
 
 const claimLeaseScript = new LuaScript(`
@@ -140,16 +137,14 @@ local offset = tonumber(ARGV[2])
 local ids = redis.call('ZREVRANGE', src, offset, offset + tonumber(ARGV[3]) - 1)
 redis.call('DEL', KEYS[1], KEYS[2])
 local out = {total}
-for _, id in ipairs(ids) do out[#out + 1] = redis.call('GET', ARGV[4] .. id) end
+for _, id in ipairs(ids) do out[#out + 1] = id end
 return out
 `);
 
-// KEYS[3], the global email index, is outside the organization's slot: fine on
-// a single Redis; on Redis Cluster it would move to a second command.
+// The global email index is written before, by a command of its own (it is outside the organization's slot).
 const createUserScript = new LuaScript(`
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('SET', KEYS[2], ARGV[3])
-redis.call('SADD', KEYS[3], ARGV[4])
 return 1
 `);
 
@@ -181,16 +176,14 @@ redis.call('SET', KEYS[1], out)
 return out
 `);
 
+// KEYS[1]: the key record (found through the organization's index beforehand).
 const revokeKeyScript = new LuaScript(`
-local hash = redis.call('HGET', KEYS[1], ARGV[1])
-if not hash then return false end
-local key = ARGV[3] .. hash
-local cur = redis.call('GET', key)
+local cur = redis.call('GET', KEYS[1])
 if not cur then return false end
 local rec = cjson.decode(cur)
-if rec.revokedAt == cjson.null or rec.revokedAt == nil then rec.revokedAt = ARGV[2] end
+if rec.revokedAt == cjson.null or rec.revokedAt == nil then rec.revokedAt = ARGV[1] end
 local out = cjson.encode(rec)
-redis.call('SET', key, out)
+redis.call('SET', KEYS[1], out)
 return out
 `);
 
@@ -222,18 +215,27 @@ return 1
 
 const MAX_UPDATE_ATTEMPTS = 20;
 const PRIORITY_BACKFILL_BATCH = 200;
+/** How often `pendingOrganizations` also looks at every organization's outbox (see the key layout). */
+const FULL_SWEEP_MS = 60_000;
 
-function ymd(createdAt: string): string {
-  // formatTicketId's date part, so both adapters print the same shape.
-  return formatTicketId(new Date(createdAt), 0).split('-')[1]!;
+/** The stored record and the event of a new ticket with its drawn sequence. */
+function newTicketRecord(ticket: NewTicket, seq: number, stamp: TicketEventStamp): { stored: StoredTicket; event: DomainEvent } {
+  const ticketId = formatTicketId(new Date(ticket.createdAt), seq);
+  const stored: StoredTicket = { ...ticket, ticketId, seq, version: 1 };
+  return { stored, event: { ...stamp, organizationId: ticket.organizationId, data: canonicalTicket({ ...ticket, ticketId }) } };
 }
 
 function toTicket(raw: string): Ticket {
   return canonicalTicket(JSON.parse(raw) as StoredTicket);
 }
 
-/** Redis adapter of the store ports. Multi-key changes are Lua scripts. */
-export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
+export interface RedisStoreOptions {
+  /** Whether `close()` closes the client too (default true); false when the client is the node's, shared with other stores. */
+  closeClient?: boolean;
+}
+
+/** Redis adapter of the store ports. Multi-key changes are Lua scripts within one organization's slot. */
+export function createRedisStore(client: RedisClient, prefix = 'sb', opts: RedisStoreOptions = {}): Store {
   const k = (orgId: string) => orgKeys(prefix, orgId);
   const emailKey = (email: string) => `${prefix}:user-email:${email.toLowerCase()}`;
   // Users stored before the email index existed are added to it once per deployment.
@@ -251,6 +253,10 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
       throw e;
     }));
   const pendingKey = `${prefix}:outbox-orgs`;
+  let lastFullSweep = 0;
+  const markPending = async (orgId: string) => {
+    await client.sAdd(pendingKey, orgId);
+  };
   // Tickets written before the priority sets existed join them the first time an organization filters by priority.
   const prioritiesReady = new Set<string>();
   const ensurePriorityIndex = async (orgId: string) => {
@@ -278,7 +284,9 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
     kind: 'redis',
     organizations: {
       async create(org: Organization) {
-        await client.multi().set(`${prefix}:org:${org.id}`, JSON.stringify(org)).sAdd(`${prefix}:orgs`, org.id).exec();
+        // Record first, then the set that lists it (two slots, so two commands).
+        await client.set(`${prefix}:org:${org.id}`, JSON.stringify(org));
+        await client.sAdd(`${prefix}:orgs`, org.id);
       },
       async get(id) {
         const raw = await client.get(`${prefix}:org:${id}`);
@@ -287,7 +295,7 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
       async list() {
         const ids = await client.sMembers(`${prefix}:orgs`);
         if (ids.length === 0) return [];
-        const raws = await client.mGet(ids.map((id) => `${prefix}:org:${id}`));
+        const raws = await getEach(client, ids.map((id) => `${prefix}:org:${id}`));
         return raws
           .filter((r): r is string => r !== null)
           .map((r) => JSON.parse(r) as Organization)
@@ -297,12 +305,14 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
     users: {
       async create(user: User) {
         const key = k(user.organizationId);
-        const ok = await createUserScript.run(
-          client,
-          [key('users'), key('user', user.id), emailKey(user.email)],
-          [user.email.toLowerCase(), user.id, JSON.stringify(user), `${user.organizationId}/${user.id}`],
-        );
-        if (ok === 0) throw conflict('email_taken', 'a user with this email exists in the organization');
+        // The sign-in index first: an entry whose user is missing is skipped by findByEmail, a user missing from it could not sign in.
+        const ref = `${user.organizationId}/${user.id}`;
+        await client.sAdd(emailKey(user.email), ref);
+        const ok = await createUserScript.run(client, [key('users'), key('user', user.id)], [user.email.toLowerCase(), user.id, JSON.stringify(user)]);
+        if (ok === 0) {
+          await client.sRem(emailKey(user.email), ref);
+          throw conflict('email_taken', 'a user with this email exists in the organization');
+        }
       },
       async get(organizationId, id) {
         const raw = await client.get(k(organizationId)('user', id));
@@ -330,17 +340,15 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
         await ensureEmailIndex();
         const refs = await client.sMembers(emailKey(email));
         if (refs.length === 0) return [];
-        const raws = await client.mGet(refs.map((ref) => k(ref.slice(0, ref.indexOf('/')))('user', ref.slice(ref.indexOf('/') + 1))));
+        const raws = await getEach(client, refs.map((ref) => k(ref.slice(0, ref.indexOf('/')))('user', ref.slice(ref.indexOf('/') + 1))));
         return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as User);
       },
     },
     apiKeys: {
       async create(rec: ApiKeyRecord) {
-        await client
-          .multi()
-          .set(`${prefix}:apikey:${rec.hash}`, JSON.stringify(rec))
-          .hSet(k(rec.organizationId)('apikeys'), rec.id, rec.hash)
-          .exec();
+        // Index first, record second: the key works only once it is listed (so it can be revoked).
+        await client.hSet(k(rec.organizationId)('apikeys'), rec.id, rec.hash);
+        await client.set(`${prefix}:apikey:${rec.hash}`, JSON.stringify(rec));
       },
       async getByHash(hash) {
         const raw = await client.get(`${prefix}:apikey:${hash}`);
@@ -349,17 +357,17 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
       async list(organizationId) {
         const hashes = Object.values(await client.hGetAll(k(organizationId)('apikeys')));
         if (hashes.length === 0) return [];
-        const raws = await client.mGet(hashes.map((h) => `${prefix}:apikey:${h}`));
+        const raws = await getEach(client, hashes.map((h) => `${prefix}:apikey:${h}`));
         return raws
           .filter((r): r is string => r !== null)
           .map((r) => JSON.parse(r) as ApiKeyRecord)
           .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
       },
       async revoke(organizationId, id, at) {
-        // The key record lives outside the org's slot (it is found by hash), so
-        // this script touches keys of two slots: fine on a single Redis; on
-        // Redis Cluster it would be split into HGET + a script on the record.
-        const out = await revokeKeyScript.run(client, [k(organizationId)('apikeys')], [id, at, `${prefix}:apikey:`]);
+        // The record lives outside the organization's slot (it is found by hash): its index is read first.
+        const hash = await client.hGet(k(organizationId)('apikeys'), id);
+        if (hash === null || hash === undefined) return null;
+        const out = await revokeKeyScript.run(client, [`${prefix}:apikey:${hash}`], [at]);
         return typeof out === 'string' ? (JSON.parse(out) as ApiKeyRecord) : null;
       },
       async touch(hash, at) {
@@ -401,25 +409,36 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
     tickets: {
       async create(ticket: NewTicket, stamp) {
         const key = k(ticket.organizationId);
-        // The script fills in data.ticketId once it has drawn the sequence.
-        const event: DomainEvent = { ...stamp, organizationId: ticket.organizationId, data: canonicalTicket({ ...ticket, ticketId: '' }) };
-        const seq = Number(
-          await createTicketScript.run(
-            client,
-            [key('ticket-seq'), key('outbox'), pendingKey, ...indexKeys(ticket.organizationId, ticket)],
-            [ymd(ticket.createdAt), JSON.stringify(ticket), key('ticket', ''), JSON.stringify(event), ticket.organizationId],
-          ),
+        const seq = Number(await client.incr(key('ticket-seq')));
+        const { stored, event } = newTicketRecord(ticket, seq, stamp);
+        await createTicketScript.run(
+          client,
+          [key('ticket', stored.ticketId), key('outbox'), ...indexKeys(ticket.organizationId, ticket)],
+          [JSON.stringify(stored), seq, stored.ticketId, JSON.stringify(event)],
         );
-        return canonicalTicket({ ...ticket, ticketId: formatTicketId(new Date(ticket.createdAt), seq) });
+        await markPending(ticket.organizationId);
+        return canonicalTicket(stored);
       },
       async createOnce(ticket: NewTicket, stamp, idem) {
         const key = k(ticket.organizationId);
-        const event: DomainEvent = { ...stamp, organizationId: ticket.organizationId, data: canonicalTicket({ ...ticket, ticketId: '' }) };
-        const [code, ticketId] = (await createTicketOnceScript.run(
-          client,
-          [key('ticket-seq'), key('outbox'), pendingKey, key('ticket-idem', idem.key), ...indexKeys(ticket.organizationId, ticket)],
-          [ymd(ticket.createdAt), JSON.stringify(ticket), key('ticket', ''), JSON.stringify(event), ticket.organizationId, idem.fingerprint, idem.ttlMs],
-        )) as [number, string];
+        const known = await client.get(key('ticket-idem', idem.key));
+        // A repeat answers from the record without drawing a sequence; the script checks again for racing firsts.
+        const seq = known === null ? Number(await client.incr(key('ticket-seq'))) : 0;
+        let code: number;
+        let ticketId: string;
+        if (known !== null) {
+          const r = JSON.parse(known) as { f: string; t: string };
+          [code, ticketId] = [r.f === idem.fingerprint ? 1 : 2, r.t];
+        } else {
+          const { stored, event } = newTicketRecord(ticket, seq, stamp);
+          [code, ticketId] = (await createTicketOnceScript.run(
+            client,
+            [key('ticket', stored.ticketId), key('outbox'), key('ticket-idem', idem.key), ...indexKeys(ticket.organizationId, ticket)],
+            [JSON.stringify(stored), seq, stored.ticketId, JSON.stringify(event), idem.fingerprint, idem.ttlMs],
+          )) as [number, string];
+          code = Number(code);
+          if (code === 0) await markPending(ticket.organizationId);
+        }
         if (code === 2) return { outcome: 'reused' };
         const raw = await client.get(key('ticket', ticketId));
         if (raw === null) throw new Error(`ticket ${ticketId} of an idempotency record is missing`);
@@ -445,10 +464,13 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
           const event: DomainEvent = { ...stamp, organizationId, data: canonicalTicket(next) };
           const ok = await updateTicketScript.run(
             client,
-            [key, k(organizationId)('outbox'), pendingKey, ...removed, ...added],
-            [stored.version, JSON.stringify(body), removed.length, ticketId, stored.seq, JSON.stringify(event), organizationId],
+            [key, k(organizationId)('outbox'), ...removed, ...added],
+            [stored.version, JSON.stringify(body), removed.length, ticketId, stored.seq, JSON.stringify(event)],
           );
-          if (ok === 1) return next;
+          if (ok === 1) {
+            await markPending(organizationId);
+            return next;
+          }
           if (ok === -1) return null;
         }
         throw conflict('concurrent_update', 'the ticket is being changed by others; try again');
@@ -473,14 +495,24 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
         const out = (await listTicketsScript.run(
           client,
           [key('tmp', tmp, 'i'), key('tmp', tmp, 'v'), key('tix'), key('tix', 'a', vis ?? '-'), key('tix', 'a', '-'), ...filters],
-          [vis === undefined ? '0' : '1', q.offset, q.limit, key('ticket', '')],
-        )) as [number, ...(string | null)[]];
-        const [total, ...raws] = out;
+          [vis === undefined ? '0' : '1', q.offset, q.limit],
+        )) as [number, ...string[]];
+        const [total, ...ids] = out;
+        // One slot: a same-slot MGET is fine on Redis Cluster.
+        const raws = ids.length === 0 ? [] : await client.mGet(ids.map((id) => key('ticket', id)));
         return { total: Number(total), tickets: raws.filter((r): r is string => r !== null).map(toTicket) };
       },
     },
     outbox: {
       async pendingOrganizations() {
+        const now = Date.now();
+        if (now - lastFullSweep >= FULL_SWEEP_MS) {
+          lastFullSweep = now;
+          const orgs = await client.sMembers(`${prefix}:orgs`);
+          const lengths = await Promise.all(orgs.map((org) => client.lLen(k(org)('outbox'))));
+          const stranded = orgs.filter((_, i) => lengths[i]! > 0);
+          if (stranded.length > 0) await client.sAdd(pendingKey, stranded);
+        }
         return client.sMembers(pendingKey);
       },
       async peek(organizationId, limit) {
@@ -489,7 +521,12 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
       },
       async remove(organizationId, handles) {
         if (handles.length === 0) return;
-        await removeOutboxScript.run(client, [k(organizationId)('outbox'), pendingKey], [organizationId, ...handles]);
+        const outbox = k(organizationId)('outbox');
+        const left = Number(await removeOutboxScript.run(client, [outbox], handles));
+        if (left > 0) return;
+        // Emptied: unlisted, unless a write slipped in between (its own SADD may have come before our SREM).
+        await client.sRem(pendingKey, organizationId);
+        if ((await client.lLen(outbox)) > 0) await client.sAdd(pendingKey, organizationId);
       },
       async claim(organizationId, owner, ttlMs) {
         return (await claimLeaseScript.run(client, [k(organizationId)('outbox-lease')], [owner, ttlMs])) === 1;
@@ -518,7 +555,7 @@ export function createRedisStore(client: RedisClient, prefix = 'sb'): Store {
       await client.ping();
     },
     async close() {
-      if (client.isOpen) await client.quit();
+      if ((opts.closeClient ?? true) && client.isOpen) await client.close();
     },
   };
 }

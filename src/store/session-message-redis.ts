@@ -50,13 +50,6 @@ redis.call('SET', KEYS[1], ARGV[2])
 return {1, to}
 `);
 
-// KEYS: net. ARGV: the message key prefix (same organization, same slot).
-const byNetworkIdScript = new LuaScript(`
-local id = redis.call('GET', KEYS[1])
-if not id then return false end
-return redis.call('GET', ARGV[1] .. id)
-`);
-
 export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string): SessionMessageRepo {
   const k = (org: string) => orgKeys(prefix, org);
   return {
@@ -83,9 +76,10 @@ export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string
       return raw === null ? null : (JSON.parse(raw) as SessionMessage);
     },
     async getByNetworkId(org, netId) {
-      // One round trip: it is on every status webhook's path, twice.
-      const raw = await byNetworkIdScript.run(redis, [k(org)('smsg-net', netId)], [k(org)('smsg', '')]);
-      return typeof raw === 'string' ? (JSON.parse(raw) as SessionMessage) : null;
+      // Two reads: a script may only touch the keys it is given, and the message's key comes from the first.
+      const id = await redis.get(k(org)('smsg-net', netId));
+      const raw = id === null ? null : await redis.get(k(org)('smsg', id));
+      return raw === null ? null : (JSON.parse(raw) as SessionMessage);
     },
     async contactSessions(org, aeid) {
       const ids = await redis.zRange(k(org)('contact-sessions', aeid), 0, -1, { REV: true });

@@ -1,24 +1,29 @@
 import type { OAuthState, PaymentEvent, ToolRecord } from '../domain/tools.js';
-import { LuaScript, orgKeys, type RedisClient } from './redis-client.js';
+import { getEach, LuaScript, orgKeys, type RedisClient } from './redis-client.js';
 import type { SealedSecret, SecretBox } from './secret-box.js';
 import { openCredentials, sealCredentials, type ToolRepo } from './tool-types.js';
 
 /*
  * Key layout:
- *   <p>:tool:<id>              record JSON (global: provider webhooks look tools up by id)
- *   <p>:tool-cred:<id>         sealed credentials JSON
- *   <p>:tool-pay:<id>          hash: provider event id → payment event JSON
+ *   <p>:{t:<id>}:tool          record JSON (global: provider webhooks look tools up by id)
+ *   <p>:{t:<id>}:tool-cred     sealed credentials JSON
+ *   <p>:{t:<id>}:tool-pay      hash: provider event id → payment event JSON
  *   <p>:{o:<org>}:tools        zset of the organization's tool ids, score = creation time
  *   <p>:tool-state:<state>     OAuth state JSON, expiring (PX)
  *   <p>:tool-lock:<id>         refresh lock owner, expiring (PX)
  *   <p>:tool-return-origins    set of allowed return-URL origins
+ *
+ * A tool's own keys share the `{t:<id>}` hash tag, so its scripts stay in
+ * one slot (also on Redis Cluster); the organization's list is in another
+ * slot and is written by a command of its own: before the record on create,
+ * after it on delete, and readers skip ids whose record is gone.
  */
 
+// KEYS: record, credentials. ARGV: record JSON, sealed credentials or ''.
 const createScript = new LuaScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
-if ARGV[3] ~= '' then redis.call('SET', KEYS[2], ARGV[3]) end
-redis.call('ZADD', KEYS[3], ARGV[2], ARGV[4])
+if ARGV[2] ~= '' then redis.call('SET', KEYS[2], ARGV[2]) end
 return 1
 `);
 
@@ -31,7 +36,6 @@ return 1
 
 const deleteScript = new LuaScript(`
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-redis.call('ZREM', KEYS[4], ARGV[1])
 return 1
 `);
 
@@ -62,9 +66,9 @@ return redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2])
 `);
 
 export function createRedisToolRepo(redis: RedisClient, prefix: string, box: SecretBox, ownsClient = false): ToolRepo {
-  const toolKey = (id: string) => `${prefix}:tool:${id}`;
-  const credKey = (id: string) => `${prefix}:tool-cred:${id}`;
-  const payKey = (id: string) => `${prefix}:tool-pay:${id}`;
+  const toolKey = (id: string) => `${prefix}:{t:${id}}:tool`;
+  const credKey = (id: string) => `${prefix}:{t:${id}}:tool-cred`;
+  const payKey = (id: string) => `${prefix}:{t:${id}}:tool-pay`;
   const listKey = (org: string) => orgKeys(prefix, org)('tools');
   const stateKey = (s: string) => `${prefix}:tool-state:${s}`;
   const lockKey = (id: string) => `${prefix}:tool-lock:${id}`;
@@ -76,7 +80,8 @@ export function createRedisToolRepo(redis: RedisClient, prefix: string, box: Sec
   return {
     async create(tool, credentials) {
       const sealed = credentials === null ? '' : JSON.stringify(sealCredentials(box, tool.id, credentials));
-      const ok = Number(await createScript.run(redis, [toolKey(tool.id), credKey(tool.id), listKey(tool.organizationId)], [JSON.stringify(tool), Date.parse(tool.createdAt), sealed, tool.id]));
+      await redis.zAdd(listKey(tool.organizationId), { score: Date.parse(tool.createdAt), value: tool.id });
+      const ok = Number(await createScript.run(redis, [toolKey(tool.id), credKey(tool.id)], [JSON.stringify(tool), sealed]));
       if (ok !== 1) throw new Error(`tool ${tool.id} exists`);
     },
     async get(organizationId, id) {
@@ -87,7 +92,7 @@ export function createRedisToolRepo(redis: RedisClient, prefix: string, box: Sec
     async list(organizationId) {
       const ids = await redis.zRange(listKey(organizationId), 0, -1);
       if (ids.length === 0) return [];
-      const raws = await redis.mGet(ids.map(toolKey));
+      const raws = await getEach(redis, ids.map(toolKey));
       return raws
         .filter((r): r is string => r !== null)
         .map((r) => JSON.parse(r) as ToolRecord)
@@ -104,7 +109,8 @@ export function createRedisToolRepo(redis: RedisClient, prefix: string, box: Sec
     async delete(organizationId, id) {
       const cur = await read(id);
       if (cur === null || cur.organizationId !== organizationId) return false;
-      await deleteScript.run(redis, [toolKey(id), credKey(id), payKey(id), listKey(organizationId)], [id]);
+      await deleteScript.run(redis, [toolKey(id), credKey(id), payKey(id)], []);
+      await redis.zRem(listKey(organizationId), id);
       return true;
     },
     async getCredentials(toolId) {
@@ -154,7 +160,7 @@ export function createRedisToolRepo(redis: RedisClient, prefix: string, box: Sec
       return (await redis.sMembers(originsKey)).sort();
     },
     async close() {
-      if (ownsClient) await redis.quit();
+      if (ownsClient) await redis.close();
     },
   };
 }

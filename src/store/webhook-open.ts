@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { EmbeddedDb } from './embedded-db.js';
-import { connectRedis } from './redis-client.js';
+import type { NodeBacking } from './backing.js';
 import { SecretBox } from './secret-box.js';
 import { sealedWebhookStore } from './webhook-sealed.js';
 import { createEmbeddedResourceStore } from './resource-embedded.js';
@@ -18,22 +18,21 @@ export interface WebhookStores {
 }
 
 /**
- * The stores behind webhooks and `/api/v1/resource`: a Redis connection of
- * their own in clustered mode, an EmbeddedDb under DATA_DIR/webhooks
+ * The stores behind webhooks and `/api/v1/resource`: on the node's Redis
+ * client in clustered mode, an EmbeddedDb under DATA_DIR/webhooks
  * otherwise (`:memory:` keeps it in memory). Signing secrets are sealed
  * with the channel-secrets key (`webhook-sealed.ts`).
  */
-export async function openWebhookStores(config: Config): Promise<WebhookStores> {
+export async function openWebhookStores(config: Config, backing: NodeBacking): Promise<WebhookStores> {
   const retentionMs = config.WEBHOOK_DELIVERY_RETENTION_DAYS * 86_400_000;
-  if (config.REDIS_URL) {
-    const client = await connectRedis(config.REDIS_URL, `switchboard-webhooks-${config.NODE_ID ?? process.pid}`);
+  if (backing.kind === 'redis') {
+    const client = backing.redis.client;
     const box = config.SECRETS_KEY === undefined ? null : SecretBox.fromString(config.SECRETS_KEY);
     return {
       webhooks: sealedWebhookStore(createRedisWebhookStore(client, config.KEY_PREFIX, { retentionMs }), box),
       resources: createRedisResourceStore(client, config.KEY_PREFIX),
-      close: async () => {
-        await client.quit();
-      },
+      // The client is the node's: closed by whoever opened it.
+      close: async () => {},
     };
   }
   const memory = config.DATA_DIR === ':memory:';

@@ -4,8 +4,9 @@ import type { DeliveryQuery, DeliveryStatus, LaneRef, WebhookDelivery, WebhookRe
 
 /*
  * Key layout (prefix `sb`). An organization's keys share the `{o:<org>}` hash
- * tag, so each script below touches one slot, also on Redis Cluster. The only
- * global key is the lane schedule, which is only ever touched on its own.
+ * tag, so each script below touches one slot, also on Redis Cluster, and
+ * names every key it touches. The only global key is the lane schedule,
+ * which is only ever touched on its own.
  *
  *   sb:{o:<org>}:wh:reg:<id>               registration JSON
  *   sb:{o:<org>}:wh:regs                   set of registration ids
@@ -40,22 +41,34 @@ redis.call('SET', KEYS[1], ARGV[1])
 return 1
 `);
 
-// KEYS: reg, regs, urls, dlvs, dlvs:pending, dlvs:succeeded, dlvs:failed, due, lane. ARGV: id, delivery key prefix.
+// KEYS: reg, regs, urls, dlvs, dlvs:pending, dlvs:succeeded, dlvs:failed, due,
+// lane, then the key of every delivery listed in dlvs as the caller read it.
+// ARGV: id, then those deliveries' ids. Every key is declared, so the
+// caller's list is checked against dlvs: -1 when a delivery came or went
+// since (read again and retry).
 const deleteRegScript = new LuaScript(`
 local cur = redis.call('GET', KEYS[1])
 if not cur then return 0 end
+local ids = redis.call('ZRANGE', KEYS[4], 0, -1)
+if #ids ~= #ARGV - 1 then return -1 end
+local expected = {}
+for i = 2, #ARGV do expected[ARGV[i]] = true end
+for _, id in ipairs(ids) do
+  if not expected[id] then return -1 end
+end
 local reg = cjson.decode(cur)
 redis.call('HDEL', KEYS[3], reg.url)
 redis.call('SREM', KEYS[2], ARGV[1])
-local ids = redis.call('ZRANGE', KEYS[4], 0, -1)
-for i = 1, #ids, 500 do
+for i = 10, #KEYS, 500 do
   local batch = {}
-  for j = i, math.min(i + 499, #ids) do batch[#batch + 1] = ARGV[2] .. ids[j] end
+  for j = i, math.min(i + 499, #KEYS) do batch[#batch + 1] = KEYS[j] end
   redis.call('DEL', unpack(batch))
 end
 redis.call('DEL', KEYS[1], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9])
 return 1
 `);
+
+const MAX_DELETE_ATTEMPTS = 20;
 
 // KEYS: reg, dlv, dlvs, dlvs:pending, due. ARGV: json, id, createdMs, dueMs, pruneBeforeMs.
 const enqueueScript = new LuaScript(`
@@ -149,11 +162,13 @@ export function createRedisWebhookStore(client: RedisClient, prefix: string, opt
     async deleteRegistration(org, id) {
       const kk = k(org);
       const dl = kk('wh', 'dlvs', id);
-      const ok = await deleteRegScript.run(
-        client,
-        [kk('wh', 'reg', id), kk('wh', 'regs'), kk('wh', 'urls'), dl, `${dl}:pending`, `${dl}:succeeded`, `${dl}:failed`, kk('wh', 'due', id), kk('wh', 'lane', id)],
-        [id, kk('wh', 'dlv', '')],
-      );
+      const fixed = [kk('wh', 'reg', id), kk('wh', 'regs'), kk('wh', 'urls'), dl, `${dl}:pending`, `${dl}:succeeded`, `${dl}:failed`, kk('wh', 'due', id), kk('wh', 'lane', id)];
+      let ok = -1;
+      for (let attempt = 0; attempt < MAX_DELETE_ATTEMPTS && ok === -1; attempt++) {
+        const ids = await client.zRange(dl, 0, -1);
+        ok = Number(await deleteRegScript.run(client, [...fixed, ...ids.map((d) => kk('wh', 'dlv', d))], [id, ...ids]));
+      }
+      if (ok === -1) throw conflict('concurrent_update', 'deliveries of this webhook keep changing; try again');
       await client.zRem(lanesKey, `${org}/${id}`);
       return ok === 1;
     },

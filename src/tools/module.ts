@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import { integrationTools, ToolRegistry, type IntegrationInfo, type McpServerDef } from '../mcp/index.js';
 import { EmbeddedDb } from '../store/embedded-db.js';
 import { openToolStore } from '../store/tool-open.js';
+import type { NodeBacking } from '../store/backing.js';
 import type { ToolRepo } from '../store/tool-types.js';
 import { calendarTools } from './calendar-tools.js';
 import { emailTools } from './email-tools.js';
@@ -46,6 +47,8 @@ export interface ToolsOpenDeps {
   log: Logger;
   clock: Clock;
   version: string;
+  /** The node's backing: its one Redis client when clustered. */
+  backing: NodeBacking;
 }
 
 /**
@@ -87,7 +90,7 @@ export class ConnectedTools {
 
   /** Null when connected tools cannot run (clustered mode without SECRETS_KEY: credentials could not be sealed). */
   static async open(deps: ToolsOpenDeps): Promise<ConnectedTools | null> {
-    const repo = await openToolStore(deps.config);
+    const repo = await openToolStore(deps.config, deps.backing);
     if (repo === null) {
       deps.log.warn('SECRETS_KEY is not set: connected tools (email, calendar, payment) are off until every node has the same key');
       return null;

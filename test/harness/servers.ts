@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -107,4 +107,67 @@ export function startNats(): Promise<ServerProcess> {
     (port, dir) => ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir],
     (port) => `nats://127.0.0.1:${port}`,
   );
+}
+
+export interface RedisClusterProcess {
+  /** `redis://127.0.0.1:<port>` of every master: what REDIS_CLUSTER_NODES takes. */
+  nodes: string[];
+  servers: ServerProcess[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A real Redis Cluster of `masters` masters (no replicas) on free loopback
+ * ports, each in its own temporary directory, with all 16384 slots assigned
+ * by `redis-cli --cluster create`; resolves once every node reports
+ * `cluster_state:ok`.
+ */
+export async function startRedisCluster(masters = 3): Promise<RedisClusterProcess> {
+  const servers: ServerProcess[] = [];
+  try {
+    for (let i = 0; i < masters; i++) {
+      // The cluster bus gets a free port of its own (the default, port + 10000, may be taken or out of range).
+      const busPort = await freePort();
+      servers.push(
+        await startProcess(
+          'redis-cluster',
+          'redis-server',
+          (port, dir) => [
+            '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no',
+            '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-port', String(busPort), '--cluster-node-timeout', '5000',
+          ],
+          (port) => `redis://127.0.0.1:${port}`,
+        ),
+      );
+    }
+    await run('redis-cli', ['--cluster', 'create', ...servers.map((s) => `127.0.0.1:${s.port}`), '--cluster-replicas', '0', '--cluster-yes']);
+    const deadline = Date.now() + 30_000;
+    for (const s of servers) {
+      for (;;) {
+        const info = await run('redis-cli', ['-p', String(s.port), 'cluster', 'info']);
+        if (/cluster_state:ok/.test(info) && /cluster_slots_ok:16384/.test(info) && new RegExp(`cluster_known_nodes:${masters}\\b`).test(info)) break;
+        if (Date.now() > deadline) throw new Error(`redis cluster node ${s.port} not ok within 30 s:\n${info}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  } catch (e) {
+    await Promise.all(servers.map((s) => s.stop()));
+    throw e;
+  }
+  return {
+    nodes: servers.map((s) => s.url),
+    servers,
+    async stop() {
+      await Promise.all(servers.map((s) => s.stop()));
+    },
+  };
+}
+
+function run(cmd: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { timeout: 30_000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${cmd} ${args.join(' ')}: ${err.message}\n${stdout}\n${stderr}`));
+      else resolve(stdout);
+    });
+  });
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
-import { startRedis, type ServerProcess } from '../harness/servers.js';
+import { startRedis, startRedisCluster, type RedisClusterProcess, type ServerProcess } from '../harness/servers.js';
 
 /** The tickets API, run against the embedded store and against a real redis-server. */
 function ticketSuite(name: string, env: () => Record<string, string>) {
@@ -238,3 +238,11 @@ beforeAll(async () => {
 });
 afterAll(() => redis?.stop());
 ticketSuite('redis', () => ({ REDIS_URL: redis.url, KEY_PREFIX: 'http', SECRETS_KEY: 'a'.repeat(64) }));
+
+// The same API on a 3-master Redis Cluster, through the node's one cluster client.
+let cluster: RedisClusterProcess;
+beforeAll(async () => {
+  cluster = await startRedisCluster(3);
+}, 90_000);
+afterAll(() => cluster?.stop());
+ticketSuite('redis cluster', () => ({ REDIS_CLUSTER_NODES: cluster.nodes.join(','), KEY_PREFIX: 'http', SECRETS_KEY: 'a'.repeat(64) }));

@@ -79,8 +79,8 @@ runMessagingStoreContract('redis', async () => {
       return parts.join('\n');
     },
     close: async () => {
-      for (const c of extra) await c.quit().catch(() => {});
-      await client.quit();
+      for (const c of extra) await c.close().catch(() => {});
+      await client.close();
     },
   };
 });

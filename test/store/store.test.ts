@@ -56,6 +56,26 @@ describe('redis ticket priority index', () => {
   });
 });
 
+describe('redis outbox registry', () => {
+  it("finds an organization's outbox that its writer never listed (died between the commit and the SADD)", async () => {
+    const client = await connectRedis(redis.url);
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const at = new Date().toISOString();
+    const writer = createRedisStore(client, prefix, { closeClient: false });
+    await writer.organizations.create({ id: 'o1', name: 'A', createdAt: at });
+    const base = { _id: 'x', title: 't', description: 'd', status: 'open' as const, priority: 'low' as const, assigneeId: null, audienceId: null, audienceExternalId: null, organizationId: 'o1', resolutionDate: null, createdBy: null, createdAt: at, updatedAt: at };
+    await writer.tickets.create(base, { id: 'e1', type: 'ticket.created', createdAt: at });
+    // What a crash right after the ticket script leaves: the event in the outbox, the organization not listed.
+    await client.sRem(`${prefix}:outbox-orgs`, 'o1');
+    // A relay's store (a fresh node) looks at every organization's outbox on its first sweep.
+    const relay = createRedisStore(client, prefix, { closeClient: false });
+    expect(await relay.outbox.pendingOrganizations()).toEqual(['o1']);
+    await relay.outbox.remove('o1', (await relay.outbox.peek('o1', 10)).map((e) => e.handle));
+    expect(await relay.outbox.pendingOrganizations()).toEqual([]);
+    await client.close();
+  });
+});
+
 describe('embedded store durability', () => {
   it('keeps every acknowledged write across a restart, with and without a clean close', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-durable-'));

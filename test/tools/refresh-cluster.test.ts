@@ -24,7 +24,7 @@ describe('token refresh across nodes', () => {
     [redis, svc] = await Promise.all([startRedis(), startTestService()]);
   });
   afterAll(async () => {
-    for (const c of clients) await c.quit();
+    for (const c of clients) await c.close();
     await svc?.close();
     await redis?.stop();
   });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
-import { EmbeddedDb, connectRedis, type RedisClient } from '../../src/store/index.js';
+import { EmbeddedDb, connectRedis } from '../../src/store/index.js';
 import { createEmbeddedToolRepo } from '../../src/store/tool-embedded.js';
 import { createRedisToolRepo } from '../../src/store/tool-redis.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
@@ -30,8 +30,8 @@ afterAll(async () => {
 runToolStoreContract('redis', async (box) => {
   const prefix = `t${randomUUID().slice(0, 8)}`;
   const client = await connectRedis(redis.url);
-  const other: RedisClient = client.duplicate();
-  await other.connect();
+  // Another node's connection.
+  const other = await connectRedis(redis.url);
   return {
     repo: createRedisToolRepo(client, prefix, box),
     otherNode: createRedisToolRepo(other, prefix, box),
@@ -45,8 +45,8 @@ runToolStoreContract('redis', async (box) => {
     },
     reopen: (b) => createRedisToolRepo(client, prefix, b),
     close: async () => {
-      await other.quit();
-      await client.quit();
+      await other.close();
+      await client.close();
     },
   };
 });

@@ -81,7 +81,7 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
     try {
       const env = { ...baseEnv, DATA_DIR: dir };
       const config = loadConfig(env);
-      const stores = await openWebhookStores(config);
+      const stores = await openWebhookStores(config, { kind: 'embedded' });
       for (const r of receivers) {
         const reg = makeRegistration('orgK', { url: r.url, secret: generateSecret(), createdAt: new Date(Date.now() - 1000).toISOString() });
         r.setSecret(reg.secret);
@@ -149,7 +149,7 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
         await kill(b, 'SIGTERM');
       } finally {
         await log?.close();
-        await client.quit();
+        await client.close();
         for (const r of receivers) await r.close();
       }
     }, 90_000);
@@ -175,7 +175,7 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
         expect(r.requests.every((q) => q.signaturesValid)).toBe(true);
       } finally {
         await harness.close();
-        await client.quit();
+        await client.close();
         await r.close();
       }
     }, 90_000);

@@ -23,7 +23,7 @@ beforeAll(async () => {
   redis = await startRedis();
 });
 afterAll(async () => {
-  for (const c of clients) await c.quit();
+  for (const c of clients) await c.close();
   await redis?.stop();
 });
 runWebhookStoreContract('redis', async () => {

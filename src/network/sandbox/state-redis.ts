@@ -1,4 +1,4 @@
-import type { RedisClient } from '../../store/index.js';
+import { getEach, LuaScript, type RedisClient } from '../../store/index.js';
 import { SANDBOX_CONVERSATION_KEEP, type SandboxAccount, type SandboxMedia, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
 
 /*
@@ -8,14 +8,34 @@ import { SANDBOX_CONVERSATION_KEEP, type SandboxAccount, type SandboxMedia, type
  *   :in:<pnid>:<customer>   last inbound ms
  *   :msg:<id>               message JSON (7 days)  :conv:<pnid>:<customer>  list of ids (capped)
  *   :media:<id>             media JSON with the file base64 (7 days)
+ *
+ * Keys of different slots are never in one command (Redis Cluster): a record
+ * is written before the list that names it, and lists are read one GET per
+ * record, skipping what is gone.
  */
 const MESSAGE_TTL_S = 7 * 24 * 3600;
+
+// KEYS[1]: a conversation's id list. Appends, caps and refreshes its expiry in one step.
+const appendToConversationScript = new LuaScript(`
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+`);
+
+// Keep the later time: webhooks and taps may race.
+const noteInboundScript = new LuaScript(`
+local c = tonumber(redis.call('GET', KEYS[1]) or '0')
+if c < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+return 1
+`);
 
 export function createRedisSandboxState(redis: RedisClient, prefix: string): SandboxState {
   const p = `${prefix}:sbx`;
   return {
     async putAccount(a) {
-      await redis.multi().set(`${p}:acct:${a.phoneNumberId}`, JSON.stringify(a)).sAdd(`${p}:accts`, a.phoneNumberId).exec();
+      await redis.set(`${p}:acct:${a.phoneNumberId}`, JSON.stringify(a));
+      await redis.sAdd(`${p}:accts`, a.phoneNumberId);
     },
     async getAccount(pnid) {
       const raw = await redis.get(`${p}:acct:${pnid}`);
@@ -27,7 +47,7 @@ export function createRedisSandboxState(redis: RedisClient, prefix: string): San
     async listAccounts() {
       const ids = await redis.sMembers(`${p}:accts`);
       if (ids.length === 0) return [];
-      const raws = await redis.mGet(ids.map((id) => `${p}:acct:${id}`));
+      const raws = await getEach(redis, ids.map((id) => `${p}:acct:${id}`));
       return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as SandboxAccount);
     },
     async putTemplate(waba, t) {
@@ -48,11 +68,7 @@ export function createRedisSandboxState(redis: RedisClient, prefix: string): San
       return redis.hDel(`${p}:tpl:${waba}`, doomed.map((t) => `${t.name}\u0000${t.language}`));
     },
     async noteInbound(pnid, customer, at) {
-      // Keep the later time: webhooks and taps may race.
-      await redis.eval(
-        "local c = tonumber(redis.call('GET', KEYS[1]) or '0') if c < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end return 1",
-        { keys: [`${p}:in:${pnid}:${customer}`], arguments: [String(at)] },
-      );
+      await noteInboundScript.run(redis, [`${p}:in:${pnid}:${customer}`], [at]);
     },
     async lastInbound(pnid, customer) {
       const raw = await redis.get(`${p}:in:${pnid}:${customer}`);
@@ -65,7 +81,7 @@ export function createRedisSandboxState(redis: RedisClient, prefix: string): San
         await redis.set(`${p}:msg:${m.id}`, JSON.stringify(m), { EX: MESSAGE_TTL_S });
         return;
       }
-      await redis.multi().rPush(conv, m.id).lTrim(conv, -SANDBOX_CONVERSATION_KEEP, -1).expire(conv, MESSAGE_TTL_S).exec();
+      await appendToConversationScript.run(redis, [conv], [m.id, SANDBOX_CONVERSATION_KEEP, MESSAGE_TTL_S]);
     },
     async updateMessage(m) {
       return (await redis.set(`${p}:msg:${m.id}`, JSON.stringify(m), { EX: MESSAGE_TTL_S, XX: true })) !== null;
@@ -77,7 +93,7 @@ export function createRedisSandboxState(redis: RedisClient, prefix: string): San
     async conversation(pnid, customer, limit) {
       const ids = await redis.lRange(`${p}:conv:${pnid}:${customer}`, -limit, -1);
       if (ids.length === 0) return [];
-      const raws = await redis.mGet(ids.map((id) => `${p}:msg:${id}`));
+      const raws = await getEach(redis, ids.map((id) => `${p}:msg:${id}`));
       return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as SandboxMessage);
     },
     async putMedia(m) {

@@ -11,23 +11,39 @@ import type { AuthSessionRepo, FailureCounter, InboxTokenGrant } from './port.js
  *   sb:{o:<org>}:user-sessions:<userId>      set of the user's session hashes, to end them all
  *   sb:inbox-token:<sha256>                  single-use inbox token grant, PX 60 s
  *   sb:authfail:<subject>                    failure counter, expires when its window ends
+ *
+ * A session and its user's index live in different slots, so they are
+ * written by separate commands: the index first (an entry whose session is
+ * gone costs nothing when the user's sessions are ended), the session second.
+ * Failure counters are one key each; several are counted by one script per key.
  */
 
 // Counts one failure; the first one of a window sets the window's expiry.
 const recordFailureScript = new LuaScript(`
-local out = {}
-for i = 1, #KEYS do
-  local n = redis.call('INCR', KEYS[i])
-  if n == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
-  local ttl = redis.call('PTTL', KEYS[i])
-  if ttl < 0 then
-    redis.call('PEXPIRE', KEYS[i], ARGV[1])
-    ttl = tonumber(ARGV[1])
-  end
-  out[#out + 1] = n
-  out[#out + 1] = ttl
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
 end
-return out
+return {n, ttl}
+`);
+
+// A counter and its time left, read together.
+const readFailureScript = new LuaScript(`
+return {tonumber(redis.call('GET', KEYS[1]) or '0'), redis.call('PTTL', KEYS[1])}
+`);
+
+// KEYS[1]: a user's session index. Adds a session hash; the index lives as
+// long as the longest session it lists can (its absolute end; NX gives a new
+// set its first expiry, GT only ever moves it later). Members of sessions
+// that expired on their own are dropped when the set is next read to end them.
+const indexSessionScript = new LuaScript(`
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('PEXPIREAT', KEYS[1], ARGV[2], 'NX')
+redis.call('PEXPIREAT', KEYS[1], ARGV[2], 'GT')
+return 1
 `);
 
 export function createRedisAuthSessionRepo(client: RedisClient, prefix = 'sb'): AuthSessionRepo {
@@ -36,18 +52,8 @@ export function createRedisAuthSessionRepo(client: RedisClient, prefix = 'sb'): 
   const tokenKey = (hash: string) => `${prefix}:inbox-token:${hash}`;
   return {
     async create(session, evictAtMs) {
-      const set = userSet(session.organizationId, session.userId);
-      await client
-        .multi()
-        .set(sessionKey(session.idHash), JSON.stringify(session), { expiration: { type: 'PXAT', value: evictAtMs } })
-        .sAdd(set, session.idHash)
-        // The index lives as long as the longest session it lists can (its absolute
-        // end; NX gives a new set its first expiry, GT only ever moves it later).
-        // Members of sessions that expired on their own are dropped when the set
-        // is next read to end them.
-        .pExpireAt(set, Date.parse(session.expiresAt), 'NX')
-        .pExpireAt(set, Date.parse(session.expiresAt), 'GT')
-        .exec();
+      await indexSessionScript.run(client, [userSet(session.organizationId, session.userId)], [session.idHash, Date.parse(session.expiresAt)]);
+      await client.set(sessionKey(session.idHash), JSON.stringify(session), { expiration: { type: 'PXAT', value: evictAtMs } });
     },
     async get(idHash) {
       const raw = await client.get(sessionKey(idHash));
@@ -70,11 +76,10 @@ export function createRedisAuthSessionRepo(client: RedisClient, prefix = 'sb'): 
       const set = userSet(organizationId, userId);
       const hashes = (await client.sMembers(set)).filter((h) => h !== keep);
       if (hashes.length === 0) return 0;
-      const multi = client.multi();
-      for (const h of hashes) multi.del(sessionKey(h));
-      multi.sRem(set, hashes);
-      const replies = await multi.exec();
-      return replies.slice(0, hashes.length).reduce<number>((n, r) => n + Number(r), 0);
+      // Each session key is in a slot of its own: one DEL each, then the index.
+      const deleted = await Promise.all(hashes.map((h) => client.del(sessionKey(h))));
+      await client.sRem(set, hashes);
+      return deleted.reduce<number>((n, r) => n + Number(r), 0);
     },
     async putInboxToken(tokenHash, grant, ttlMs) {
       await client.set(tokenKey(tokenHash), JSON.stringify(grant), { expiration: { type: 'PX', value: ttlMs } });
@@ -90,20 +95,20 @@ export function createRedisFailureCounter(client: RedisClient, prefix = 'sb'): F
   const key = (subject: string) => `${prefix}:authfail:${subject}`;
   return {
     async get(subjects) {
-      if (subjects.length === 0) return [];
-      const multi = client.multi();
-      for (const s of subjects) multi.get(key(s)).pTTL(key(s));
-      const r = (await multi.exec()) as unknown as (string | number | null)[];
-      return subjects.map((_, i) => {
-        const count = Number(r[i * 2] ?? 0);
-        const ttl = Number(r[i * 2 + 1]);
-        return count > 0 && ttl > 0 ? { count, resetMs: ttl } : { count: 0, resetMs: 0 };
-      });
+      return Promise.all(
+        subjects.map(async (s) => {
+          const [count, ttl] = ((await readFailureScript.run(client, [key(s)], [])) as number[]).map(Number) as [number, number];
+          return count > 0 && ttl > 0 ? { count, resetMs: ttl } : { count: 0, resetMs: 0 };
+        }),
+      );
     },
     async record(subjects, windowMs) {
-      if (subjects.length === 0) return [];
-      const r = ((await recordFailureScript.run(client, subjects.map(key), [windowMs])) as number[]).map(Number);
-      return subjects.map((_, i) => ({ count: r[i * 2]!, resetMs: r[i * 2 + 1]! }));
+      return Promise.all(
+        subjects.map(async (s) => {
+          const [count, resetMs] = ((await recordFailureScript.run(client, [key(s)], [windowMs])) as number[]).map(Number) as [number, number];
+          return { count, resetMs };
+        }),
+      );
     },
   };
 }
