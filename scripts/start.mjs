@@ -3,9 +3,10 @@
 // dashboard when their sources are newer than the build, then runs the service
 // in the foreground.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { newest, serviceBuildStale } from './build-state.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const run = (cmd, args) => {
@@ -14,15 +15,6 @@ const run = (cmd, args) => {
   if (r.status !== 0) process.exit(r.status ?? 1);
   console.log(`  done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 };
-
-function newest(dir) {
-  let t = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-  }
-  return t;
-}
 
 const lock = join(root, 'package-lock.json');
 const installed = join(root, 'node_modules', '.package-lock.json');
@@ -41,7 +33,7 @@ if (!existsSync(abiCopy)) {
   }
 }
 const built = join(root, 'dist', 'main.js');
-if (!existsSync(built) || newest(join(root, 'src')) > statSync(built).mtimeMs || statSync(join(root, 'tsconfig.json')).mtimeMs > statSync(built).mtimeMs) {
+if (serviceBuildStale(root)) {
   console.log('building the service (tsc, about 30 s on a small machine)…');
   run('npx', ['tsc', '-p', 'tsconfig.build.json']);
 }

@@ -49,6 +49,8 @@ export const configSchema = z.object({
   NODE_ID: z.string().regex(/^[a-zA-Z0-9_.-]{1,64}$/).optional(),
   /** Guards the operator (admin) API. Unset in embedded mode: generated on first start. */
   OPERATOR_TOKEN: z.string().min(16).optional(),
+  /** Guards GET /metrics: when set, scrapers must send `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). Unset: public. */
+  METRICS_TOKEN: z.string().min(16).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Largest JSON request body accepted. */
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i).default('256kb'),

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './config.js';
 import { startServer } from './server.js';
+import { DataDirBusyError } from './data-dir-lock.js';
 import { StorageOpenError } from './store/index.js';
 
 async function main(): Promise<void> {
@@ -13,7 +14,23 @@ async function main(): Promise<void> {
     }
     throw e;
   }
-  const running = await startServer(config);
+  let running;
+  try {
+    running = await startServer(config);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES') {
+      const port = (e as { port?: number }).port ?? config.PORT;
+      const variable = port === config.MCP_PORT ? 'MCP_PORT' : 'PORT';
+      process.stderr.write(`switchboard: cannot listen on ${config.HOST}:${port} (${code}): stop what holds the port, or set ${variable}\n`);
+      process.exit(1);
+    }
+    if (e instanceof DataDirBusyError) {
+      process.stderr.write(`switchboard: ${e.message}\n`);
+      process.exit(1);
+    }
+    throw e;
+  }
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

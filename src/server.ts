@@ -32,6 +32,7 @@ import { channelAdminRoutes, channelRoutes } from './http/routes/channels.js';
 import { sandboxRoutes } from './http/routes/sandbox.js';
 import { HandoverService, openActors, type ActorSystem } from './actors/index.js';
 import { MetricsRegistry } from './metrics.js';
+import { serviceObservers, type ServiceObservers } from './service-metrics.js';
 import { handoverRoutes } from './http/routes/handover.js';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { asyncApiRoute, conversationRoutes } from './http/routes/conversations.js';
@@ -45,6 +46,7 @@ import { teamRoutes } from './http/routes/team.js';
 import { docsAssets } from './http/docs-page.js';
 import { bearerToken } from './http/app.js';
 import { DEFAULT_WEB_DIR, webAppHandlers } from './http/web-app.js';
+import { DataDirLock } from './data-dir-lock.js';
 import { ConnectedTools } from './tools/index.js';
 import { toolRoutes } from './http/routes/tools.js';
 
@@ -72,6 +74,8 @@ export interface Services {
   closers: (() => Promise<void>)[];
   /** Prometheus metrics of this node, served at /metrics. */
   metrics: MetricsRegistry;
+  /** What HTTP, webhooks and messaging report to the metrics. */
+  observers: ServiceObservers;
   /** The actor runtime: per-contact conversation actors, routed over NATS when clustered. */
   actors: ActorSystem;
   handover: HandoverService;
@@ -92,7 +96,8 @@ export interface ServiceOptions {
   clock?: Clock;
 }
 
-async function openStore(config: Config, clock: Clock, backing: NodeBacking): Promise<Store> {
+/** The main store of the configured mode (Redis clustered, else the embedded db under DATA_DIR). */
+export async function openStore(config: Config, clock: Clock, backing: NodeBacking): Promise<Store> {
   if (backing.kind === 'redis') return createRedisStore(backing.redis.client, config.KEY_PREFIX, { closeClient: false });
   return createSqliteStore(backing.db, clock);
 }
@@ -101,6 +106,10 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const log = opts.log ?? createLogger(config.LOG_LEVEL, { node: config.NODE_ID });
   const clock = opts.clock ?? systemClock;
   const closers: Services['closers'] = [];
+  if (config.mode === 'embedded' && config.DATA_DIR !== ':memory:') {
+    const lock = DataDirLock.acquire(config.DATA_DIR);
+    closers.push(async () => lock.release());
+  }
   // One backing per node, handed to every module; closed last (after the store, which closes nothing of it twice).
   const backing = await openNodeBacking(config);
   closers.push(() => closeNodeBacking(backing));
@@ -120,13 +129,15 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     secureCookie: config.PUBLIC_URL?.startsWith('https:') ?? false,
   });
   const authenticator = new RequestAuthenticator((key) => accounts.authenticate(key), sessions, throttle);
+  const metrics = new MetricsRegistry();
+  const observers = serviceObservers(metrics);
   const readiness: ReadinessCheck[] = [{ name: store.kind === 'redis' ? 'redis' : 'store', check: () => store.ping() }];
   // Events and webhooks. Closers run in reverse: dispatcher, then its stores, then the log.
   const events = await openEventLog(config, log, backing);
   closers.push(() => events.close());
   const webhookStores = await openWebhookStores(config, backing);
   closers.push(() => webhookStores.close());
-  const webhooks = createWebhooks(config, { store: webhookStores.webhooks, events, log });
+  const webhooks = createWebhooks(config, { store: webhookStores.webhooks, events, log, observer: observers.webhooks });
   await webhooks.start();
   closers.push(() => webhooks.stop(Math.min(5000, config.SHUTDOWN_TIMEOUT_MS)));
   const resources = new ResourceService(webhookStores.resources, events, () => clock.now());
@@ -137,9 +148,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   closers.push(() => ticketEvents.stop());
   tickets.onChange(async (_type, ticket) => ticketEvents.kick(ticket.organizationId));
   // Actors stop first on shutdown: they hand their partitions over while events and store still work.
-  const metrics = new MetricsRegistry();
   // Messaging opens before the actors (its handlers run in the conversation actor) and closes after them.
-  const messaging = await Messaging.open({ config, clock, log, organizations: store.organizations, contacts: store.contacts, backing });
+  const messaging = await Messaging.open({ config, clock, log, organizations: store.organizations, contacts: store.contacts, backing, observer: observers.templates });
   closers.push(() => messaging.close());
   const resends = metrics.counter('switchboard_send_resends_total', 'Keyed sends sent to the chat network again because no status came for an earlier attempt (the one case that can deliver a second copy)');
   const messagingActorDeps = { ...messaging.actorDeps, onResend: () => resends.inc() };
@@ -180,6 +190,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     limits: { maxBufferedBytes: config.INBOX_MAX_BUFFERED_BYTES, framesPerSecond: config.INBOX_FRAMES_PER_SECOND, maxRefusedFrames: 100, maxInFlight: 16 },
   });
   closers.push(() => inboxSockets.close());
+  metrics.gauge('switchboard_inbox_sockets', 'Live inbox WebSockets open on this node.', () => inboxSockets.stats().sockets);
+  metrics.gauge('switchboard_inbox_buffered_bytes', 'Bytes queued but not yet sent to this node\'s inbox sockets (slow clients).', () => inboxSockets.stats().bufferedBytes);
   const tools = await ConnectedTools.open({ config, log, clock, version: VERSION, backing });
   if (tools) closers.push(() => tools.close());
   // The MCP gateway calls the same services as the REST routes.
@@ -194,7 +206,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
     connected: tools ?? undefined,
   });
-  return { tools, config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, actors: actors.system, handover, messaging, inbox, inboxSockets, sessions, authenticator };
+  return { tools, config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, handover, messaging, inbox, inboxSockets, sessions, authenticator };
 }
 
 /** `GET /v1/integrations`, connect, the tools and their callbacks (and the operator's return origins): at `{mcp_url}` as well when MCP_PORT is set. */
@@ -209,7 +221,7 @@ function toolGatewayRoutes(s: Services): RouteDef[] {
 
 export function buildRoutes(s: Services, state: { shuttingDown: boolean }): RouteDef[] {
   const routes: RouteDef[] = [...authRoutes(s.sessions), ...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
-  routes.push(...handoverRoutes(s.handover), ...conversationRoutes(s.inbox), ...metricsRoutes(s.metrics));
+  routes.push(...handoverRoutes(s.handover), ...conversationRoutes(s.inbox), ...metricsRoutes(s.metrics, s.config.METRICS_TOKEN));
   routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
   routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels), ...teamRoutes(s.accounts));
   if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));
@@ -248,6 +260,7 @@ export function buildApp(s: Services, state = { shuttingDown: false }): Express 
       ),
     authenticateOperator: (token) => s.operator.authenticate(token),
     publicUrl: s.config.PUBLIC_URL,
+    observeRequest: s.observers.httpRequest,
     mounts: [...(s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : []), ...s.messaging.mounts(), ...(s.tools?.mounts() ?? []), { path: '/assets', handler: web.assets }, { path: '/docs/assets', handler: docsAssets() }],
     fallbacks: [web.pages],
   });
@@ -268,10 +281,6 @@ export interface RunningServer {
 export async function startServer(config: Config, opts: ServiceOptions = {}): Promise<RunningServer> {
   const services = await createServices(config, opts);
   const state = { shuttingDown: false };
-  let demo: DemoCredentials | null = null;
-  if (config.mode === 'embedded' && config.OPERATOR_TOKEN === undefined && config.SEED_DEMO) {
-    demo = await seedDemo(services.store, services.accounts, services.operator);
-  }
   const app = buildApp(services, state);
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;
@@ -283,10 +292,33 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
       if (state.shuttingDown) setImmediate(() => server.closeIdleConnections());
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.PORT, config.HOST, () => resolve());
-  });
+  let mcpListener: Awaited<ReturnType<typeof startMcpListener>> | undefined;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.PORT, config.HOST, () => resolve());
+    });
+    mcpListener =
+      config.MCP_PORT === undefined
+        ? undefined
+        : await startMcpListener(services.mcp, {
+            port: config.MCP_PORT,
+            host: config.HOST,
+            log: services.log,
+            authenticate: (key) => services.authenticator.apiKey(key),
+            routes: toolGatewayRoutes(services).filter((r) => r.auth !== 'operator'),
+          });
+  } catch (err) {
+    if (server.listening) await new Promise((r) => server.close(r));
+    await closeAll(services);
+    throw err;
+  }
+  // Only once the ports are ours: a start that fails to listen (EADDRINUSE) must leave the store
+  // empty, so the next start seeds again and prints credentials that work.
+  let demo: DemoCredentials | null = null;
+  if (config.mode === 'embedded' && config.OPERATOR_TOKEN === undefined && config.SEED_DEMO) {
+    demo = await seedDemo(services.store, services.accounts, services.operator);
+  }
   const port = (server.address() as AddressInfo).port;
   // The sandbox network and the Graph adapter meet over HTTP on this node's own address.
   const selfHost = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
@@ -301,16 +333,6 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
     process.stdout.write(demoBanner(demo, url, channel === null ? [] : channel.split('\n')));
   }
   services.log.info('listening', { port, mode: config.mode });
-  const mcpListener =
-    config.MCP_PORT === undefined
-      ? undefined
-      : await startMcpListener(services.mcp, {
-          port: config.MCP_PORT,
-          host: config.HOST,
-          log: services.log,
-          authenticate: (key) => services.authenticator.apiKey(key),
-          routes: toolGatewayRoutes(services).filter((r) => r.auth !== 'operator'),
-        });
   const mcpUrl = mcpListener ? (config.MCP_PUBLIC_URL ?? `http://localhost:${mcpListener.port}`) : url;
 
   let closing: Promise<void> | undefined;
@@ -326,14 +348,18 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
       await drained;
       await mcpDrained;
       clearTimeout(timer);
-      for (const c of [...services.closers].reverse()) {
-        try {
-          await c();
-        } catch (err) {
-          services.log.error('error while closing', { err });
-        }
-      }
+      await closeAll(services);
       services.log.info('stopped');
     })());
   return { services, server, url, port, demo, mcpUrl, close };
+}
+
+async function closeAll(services: Services): Promise<void> {
+  for (const c of [...services.closers].reverse()) {
+    try {
+      await c();
+    } catch (err) {
+      services.log.error('error while closing', { err });
+    }
+  }
 }

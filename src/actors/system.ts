@@ -134,16 +134,16 @@ export interface ActorClient<C extends Command, Replies extends { [K in C['kind'
 }
 
 function metricsObserver(metrics: MetricsRegistry): CommandObserver {
-  const h = metrics.histogram('switchboard_actor_command_duration_seconds', 'Time an actor spent processing one command, by actor type and outcome.');
-  return { commandDone: (type, ms, outcome) => h.observe(ms / 1000, { type, outcome }) };
+  const h = metrics.histogram('switchboard_actor_command_duration_seconds', 'Time an actor spent processing one command, by actor type and outcome.', ['type', 'outcome']);
+  return { commandDone: (type, ms, outcome) => h.observe({ type, outcome }, ms / 1000) };
 }
 
 function registerGauges(metrics: MetricsRegistry, system: ActorSystem): void {
-  metrics.gauge('switchboard_actors_active', 'Actors in memory on this node.').collect(() => system.host.stats().actors);
-  metrics.gauge('switchboard_actor_mailbox_depth', 'Commands waiting in the mailboxes of this node (all actors).').collect(() => system.host.stats().mailboxDepth);
-  metrics.gauge('switchboard_actor_mailbox_depth_max', 'Commands waiting in the fullest mailbox of this node.').collect(() => system.host.stats().maxMailboxDepth);
-  metrics.gauge('switchboard_actor_partitions_owned', 'Partitions this node owns.').collect(() => system.coordinator.ownedPartitions().length);
-  metrics.gauge('switchboard_actor_cluster_members', 'Live nodes seen at the last placement tick.').collect(() => system.coordinator.liveMembers().length);
+  metrics.gauge('switchboard_actors_active', 'Actors in memory on this node.', () => system.host.stats().actors);
+  metrics.gauge('switchboard_actor_mailbox_depth', 'Commands waiting in the mailboxes of this node (all actors).', () => system.host.stats().mailboxDepth);
+  metrics.gauge('switchboard_actor_mailbox_depth_max', 'Commands waiting in the fullest mailbox of this node.', () => system.host.stats().maxMailboxDepth);
+  metrics.gauge('switchboard_actor_partitions_owned', 'Partitions this node owns.', () => system.coordinator.ownedPartitions().length);
+  metrics.gauge('switchboard_actor_cluster_members', 'Live nodes seen at the last placement tick.', () => system.coordinator.liveMembers().length);
 }
 
 /** Embedded mode: one node, in-process delivery, state in the embedded store. */

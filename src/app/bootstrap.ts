@@ -19,7 +19,7 @@ export interface DemoCredentials {
  */
 export async function seedDemo(store: Store, accounts: AccountService, operator: OperatorAuth): Promise<DemoCredentials | null> {
   if (!(await store.isEmpty())) return null;
-  const operatorToken = await operator.generate(store);
+  const operatorToken = await operator.generate();
   if (operatorToken === null) return null;
   const org = await accounts.createOrganization('Demo');
   const adminPassword = randomToken(12);

@@ -8,17 +8,22 @@
  * `backup` is the one local command: it copies the embedded node's SQLite
  * database (DATA_DIR/switchboard.db) while the service runs.
  *
- * Connection: --url / SWITCHBOARD_URL (default http://localhost:3000),
- * --token / SWITCHBOARD_OPERATOR_TOKEN.
+ * Connection: --url / SB_URL (default http://localhost:3000), --token /
+ * SB_OPERATOR_TOKEN: the names the first start's banner prints in its
+ * `export` line (SWITCHBOARD_URL / SWITCHBOARD_OPERATOR_TOKEN, the older
+ * names, are still read when the new ones are unset).
+ *
+ * Local commands (`operator reset-token`) do not talk to the API: they open
+ * the store of the configured mode (DATA_DIR, or REDIS_URL) themselves.
  */
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
 import { SCOPES } from '../domain/scopes.js';
 import { messagingCommands } from './messaging-commands.js';
+import { table } from './table.js';
 import { toolsCommands } from './tools-commands.js';
 import { backupNodeDb } from '../store/sqlite-backup.js';
 
-interface Command {
+interface ApiCommand {
   usage: string;
   required: string[];
   run(flags: Record<string, string>): { method: string; path: string; body?: unknown };
@@ -26,9 +31,29 @@ interface Command {
   show(result: any): string; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
+/** What a local command gets: its flags, the environment (for config), and where to write. */
+export interface LocalContext {
+  flags: Record<string, string>;
+  env: Record<string, string | undefined>;
+  json: boolean;
+  out: (s: string) => void;
+  err: (s: string) => void;
+  /** The API's base URL and the operator token, for commands that need them. */
+  connection: () => { base: string; token: string | undefined };
+  /** Aborted to stop a long-running command (Ctrl-C). */
+  signal?: AbortSignal;
+}
+
+interface LocalCommand {
+  usage: string;
+  required: string[];
+  /** Runs the command; resolves to the exit code. */
+  local(ctx: LocalContext): Promise<number>;
+}
+
+type Command = ApiCommand | LocalCommand;
+
 const org = (f: Record<string, string>) => `/admin/v1/organizations/${encodeURIComponent(f.org!)}`;
-const table = (rows: Record<string, unknown>[], cols: string[]) =>
-  rows.length === 0 ? '(none)' : rows.map((r) => cols.map((c) => String(r[c] ?? '-')).join('  ')).join('\n');
 
 /** Command table: `<noun> <verb>` → request. Later capabilities add entries here. */
 export const commands: Record<string, Command> = {
@@ -97,17 +122,24 @@ export const commands: Record<string, Command> = {
     show: (r) => table(r.contacts, ['id', 'audienceExternalId', 'name']),
   },
   ...messagingCommands,
+  'operator reset-token': {
+    usage: '(local: on DATA_DIR with the service stopped, or on REDIS_URL while nodes run)',
+    required: [],
+    local: async (ctx) => (await import('./operator-reset.js')).resetOperatorTokenCommand(ctx),
+  },
+  'webhooks listen': {
+    usage: '--forward-to <http://localhost:4000/hook> [--events <type,type>] [--key <API key, or SB_KEY>] [--secret <whsec_…>]',
+    required: ['forward-to'],
+    local: async (ctx) => (await import('./webhooks-listen.js')).webhooksListenCommand(ctx),
+  },
   ...toolsCommands,
 };
 
 /** Every `--flag <value>` any command's usage names (parseArgs must know them to read their values). */
 const STRING_FLAGS = [...new Set(['url', 'token', 'out', 'data-dir', ...Object.values(commands).flatMap((c) => [...c.usage.matchAll(/--([\w-]+) [^-\s]/g)].map((m) => m[1]!))])];
 
-const envSchema = z.object({
-  SWITCHBOARD_URL: z.url().default('http://localhost:3000'),
-  SWITCHBOARD_OPERATOR_TOKEN: z.string().optional(),
-  DATA_DIR: z.string().min(1).default('./data'),
-});
+/** The first non-empty of the variables named, in order. */
+const firstSet = (env: Record<string, string | undefined>, ...names: string[]) => names.map((n) => env[n]).find((v) => v !== undefined && v !== '');
 
 function usage(): string {
   return [
@@ -118,7 +150,7 @@ function usage(): string {
   ].join('\n');
 }
 
-export async function main(argv: string[], env: Record<string, string | undefined>, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+export async function main(argv: string[], env: Record<string, string | undefined>, out: (s: string) => void, err: (s: string) => void, signal?: AbortSignal): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -142,11 +174,19 @@ export async function main(argv: string[], env: Record<string, string | undefine
     err(`missing ${missing.map((m) => '--' + m).join(', ')}\nusage: ${name} ${cmd.usage}`);
     return 2;
   }
-  const e = envSchema.parse(env);
-  const base = (flags.url ?? e.SWITCHBOARD_URL).replace(/\/$/, '');
-  const token = flags.token ?? e.SWITCHBOARD_OPERATOR_TOKEN;
+  // zod is not loaded for this: it would cost every command a tenth of a second.
+  const connection = () => ({
+    base: (flags.url ?? firstSet(env, 'SB_URL', 'SWITCHBOARD_URL') ?? 'http://localhost:3000').replace(/\/$/, ''),
+    token: flags.token ?? firstSet(env, 'SB_OPERATOR_TOKEN', 'SWITCHBOARD_OPERATOR_TOKEN'),
+  });
+  if (!URL.canParse(connection().base)) {
+    err(`not a URL: ${connection().base} (from --url or SB_URL)`);
+    return 2;
+  }
+  if ('local' in cmd) return cmd.local({ flags, env, json: values.json === true, out, err, connection, signal });
+  const { base, token } = connection();
   if (!token) {
-    err('no operator token: pass --token or set SWITCHBOARD_OPERATOR_TOKEN');
+    err('no operator token: pass --token or set SB_OPERATOR_TOKEN (lost it? npm run admin -- operator reset-token)');
     return 2;
   }
   const req = cmd.run(flags);
@@ -177,7 +217,7 @@ async function backup(values: Record<string, unknown>, env: Record<string, strin
     err('missing --out\nusage: backup --out <file> [--data-dir <DATA_DIR>]');
     return 2;
   }
-  const dataDir = typeof values['data-dir'] === 'string' ? values['data-dir'] : envSchema.parse(env).DATA_DIR;
+  const dataDir = typeof values['data-dir'] === 'string' ? values['data-dir'] : (firstSet(env, 'DATA_DIR') ?? './data');
   try {
     const r = await backupNodeDb(dataDir, values.out);
     out(values.json ? JSON.stringify(r) : `backup of ${r.source} written to ${r.file} (${r.bytes} bytes, schema ${r.schemaVersion}, integrity ok)`);
@@ -190,5 +230,7 @@ async function backup(values: Record<string, unknown>, env: Record<string, strin
 
 const isMain = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/').split('/').pop()!);
 if (isMain) {
-  main(process.argv.slice(2), process.env, (s) => process.stdout.write(s + '\n'), (s) => process.stderr.write(s + '\n')).then((code) => process.exit(code));
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  main(process.argv.slice(2), process.env, (s) => process.stdout.write(s + '\n'), (s) => process.stderr.write(s + '\n'), stop.signal).then((code) => process.exit(code));
 }

@@ -7,6 +7,8 @@
  *   npm run admin -- credits top-up --org <id> --amount 500
  */
 
+import { table } from './table.js';
+
 interface MessagingCommand {
   usage: string;
   required: string[];
@@ -16,8 +18,6 @@ interface MessagingCommand {
 
 const org = (f: Record<string, string>) => `/admin/v1/organizations/${encodeURIComponent(f.org!)}`;
 const channel = (f: Record<string, string>) => `${org(f)}/channels/${encodeURIComponent(f.channel!)}`;
-const table = (rows: Record<string, unknown>[], cols: string[]) =>
-  rows.length === 0 ? '(none)' : rows.map((r) => cols.map((c) => String(r[c] ?? '-')).join('  ')).join('\n');
 
 function showChannel(c: any): string {
   const lines = [`channel ${c.id} (${c.kind}${c.network ? ', ' + c.network : ''}) ${c.name}`];

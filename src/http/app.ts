@@ -28,6 +28,12 @@ export interface HttpAppOptions {
   fallbacks?: RequestHandler[];
   /** Public base URL, for `Link` headers. */
   publicUrl?: string | undefined;
+  /**
+   * Told of every answered request. `route` is a template, never the raw path (a label must not take
+   * arbitrary values): the route's path (`/v1/tickets/:ticketId`), a mount's path plus `/*`, `(web)` for
+   * the dashboard's pages and files, `(unmatched)` for a 404 no route claimed.
+   */
+  observeRequest?(method: string, route: string, status: number, seconds: number): void;
 }
 
 declare module 'express-serve-static-core' {
@@ -72,19 +78,31 @@ export function createHttpApp(opts: HttpAppOptions): Express {
     res.setHeader('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
     res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
       opts.log.info('request', {
         requestId,
         method: req.method,
         path: req.path,
         status: res.statusCode,
-        ms: Number(process.hrtime.bigint() - started) / 1e6,
+        ms,
         organizationId: res.locals.organizationId,
       });
+      opts.observeRequest?.(req.method, (res.locals.routeTemplate as string | undefined) ?? '(unmatched)', res.statusCode, ms / 1000);
     });
     next();
   });
+  const named =
+    (template: string, handler: RequestHandler): RequestHandler =>
+    (req, res, next) => {
+      res.locals.routeTemplate = template;
+      handler(req, res, (err?: unknown) => {
+        // Not claimed after all: whatever answers next names itself (or stays unmatched).
+        if (err === undefined) res.locals.routeTemplate = undefined;
+        next(err);
+      });
+    };
 
-  for (const m of opts.mounts ?? []) app.use(m.path, m.handler);
+  for (const m of opts.mounts ?? []) app.use(m.path, named(`${m.path}/*`, m.handler));
 
   for (const route of opts.routes) {
     const serve = async (req: Request, res: Response) => {
@@ -135,6 +153,7 @@ export function createHttpApp(opts: HttpAppOptions): Express {
       else res.status(result.status ?? 200).json(result.body);
     };
     app[route.method](route.path, async (req: Request, res: Response) => {
+      res.locals.routeTemplate = route.path;
       // Set first, so that refusals carry them too.
       if (route.deprecated) {
         res.setHeader('Deprecation', 'true');
@@ -152,7 +171,7 @@ export function createHttpApp(opts: HttpAppOptions): Express {
     });
   }
 
-  for (const f of opts.fallbacks ?? []) app.use(f);
+  for (const f of opts.fallbacks ?? []) app.use(named('(web)', f));
   app.use((_req, _res, next) => next(new AppError(404, 'not_found', 'no such endpoint')));
   app.use(errorHandler(opts.log));
   return app;

@@ -81,7 +81,8 @@ export function conversationTools(d: ConversationToolDeps): ToolDef[] {
           audienceExternalId: contactId.optional().describe("The contact whose latest conversation to read, `<phone>:<phone number id>`. Give this or sessionId."),
         })
         .strict()
-        .refine((v) => (v.sessionId === undefined) !== (v.audienceExternalId === undefined), { message: 'give exactly one of sessionId or audienceExternalId' }),
+        .refine((v) => (v.sessionId === undefined) !== (v.audienceExternalId === undefined), { message: 'give exactly one of sessionId or audienceExternalId' })
+        .meta({ oneOf: [{ title: 'by session', required: ['sessionId'] }, { title: "the contact's latest session", required: ['audienceExternalId'] }] }),
       output: z.object({
         sessionId: z.string().nullable().describe('the session read; null when the contact has had no conversation yet'),
         messages: z.array(sessionMessageSchema),

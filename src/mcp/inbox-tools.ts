@@ -1,7 +1,24 @@
 import { z } from 'zod';
 import { CONVERSATION_STATUSES } from '../domain/conversation.js';
-import { conversationId, conversationSummarySchema, replyMessageSchema, type InboxService } from '../inbox/index.js';
+import { conversationId, conversationSummarySchema, type InboxService } from '../inbox/index.js';
+import { textSendSchema } from '../messaging/index.js';
 import { defineTool, type ToolDef } from './tool.js';
+import { buttonsInteractive, mediaInput } from './message-tools.js';
+
+/** An agent's reply, as the inbox's replyMessageSchema, with every nested field described and media keyed on its type. */
+const replyMessage = z
+  .discriminatedUnion('type', [
+    z
+      .object({
+        type: z.literal('text').describe('A text message.'),
+        text: textSendSchema.shape.text.shape.body.describe('The text, up to 4096 characters.'),
+        previewUrl: z.boolean().optional().describe('Show a preview of the first link in the text.'),
+      })
+      .strict(),
+    z.object({ type: z.literal('buttons').describe('A message with reply buttons.'), interactive: buttonsInteractive }).strict(),
+    z.object({ type: z.literal('media').describe('An image, video, audio file, document or sticker.'), media: mediaInput }).strict(),
+  ])
+  .describe('The reply: text, buttons or media.');
 
 /**
  * The live inbox as tools: the same InboxService operations as the
@@ -49,7 +66,7 @@ export function inboxTools(inbox: InboxService): ToolDef[] {
         'Send a message to the customer as the agent who holds the conversation (take it first): text, reply buttons or media. Only inside the 24-hour window after the customer last wrote ' +
         '(the error outside_customer_service_window means only an approved template can be sent now). Returns the network message id. Needs the API key scope inbox:write.',
       scopes: ['inbox:write'],
-      input: z.object({ conversationId: conversationId.describe("the conversation: the contact's audienceExternalId"), message: replyMessageSchema.describe('text, buttons or media') }).strict(),
+      input: z.object({ conversationId: conversationId.describe("the conversation: the contact's audienceExternalId"), message: replyMessage }).strict(),
       output: z.object({ messageId: z.string().describe("the network's message id (wamid)"), sessionId: z.string() }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       run: async (ctx, args) => inbox.reply(ctx.principal, args.conversationId, args.message),

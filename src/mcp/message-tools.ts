@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { address, buttonsSendSchema, mediaSendSchema, oneAddress, templateSendSchema, textSendSchema, type ChannelView, type MessagingService } from '../messaging/index.js';
+import { address, buttonsSendSchema, oneAddress, templateSendSchema, textSendSchema, type ChannelView, type MessagingService } from '../messaging/index.js';
 import { defineTool, type ToolDef } from './tool.js';
 
 /*
@@ -21,6 +21,17 @@ const idempotencyKey = z
   .regex(/^[\x21-\x7e]{1,200}$/, '1 to 200 visible ASCII characters')
   .optional()
   .describe('Optional. When retrying a send that failed with a temporary error, pass the same value as the first attempt: the message is then never sent twice.');
+
+/**
+ * "Exactly one of" the two ways to address a send, in the schema itself (the arguments are also
+ * checked by `oneAddress`): channelId with to, or audienceExternalId alone.
+ */
+const ONE_ADDRESS = {
+  oneOf: [
+    { title: 'by channel and phone number', required: ['channelId', 'to'], not: { required: ['audienceExternalId'] } },
+    { title: 'by contact', required: ['audienceExternalId'], not: { anyOf: [{ required: ['channelId'] }, { required: ['to'] }] } },
+  ],
+};
 
 const sendResult = z.object({
   success: z.boolean().describe('false (nothing sent) when the channel is not a chat-network channel'),
@@ -45,11 +56,17 @@ export function textTool(messaging: MessagingService): ToolDef {
         channelId,
         to,
         audienceExternalId,
-        text: textSendSchema.shape.text.describe('The message: `body` is the text (up to 4096 characters); `previewUrl` shows a preview of the first link.'),
+        text: z
+          .object({
+            body: textSendSchema.shape.text.shape.body.describe('The text, up to 4096 characters.'),
+            previewUrl: textSendSchema.shape.text.shape.previewUrl.describe('Show a preview of the first link in the text.'),
+          })
+          .describe('The message.'),
         idempotencyKey,
       })
       .strict()
-      .superRefine(oneAddress),
+      .superRefine(oneAddress)
+      .meta(ONE_ADDRESS),
     output: sendResult,
     annotations: sendAnnotations,
     run: async (ctx, { idempotencyKey: key, ...req }) => {
@@ -58,8 +75,41 @@ export function textTool(messaging: MessagingService): ToolDef {
   });
 }
 
+/** The buttons message, every nested field described (the shape of /v1/messages/buttons' interactive). */
+export const buttonsInteractive = z
+  .object({
+    header: z
+      .object({
+        type: z.literal('text').default('text').describe('Always "text".'),
+        text: z.string().min(1).max(60).describe('A bold first line, up to 60 characters.'),
+      })
+      .optional()
+      .describe('Optional heading above the text.'),
+    body: z.object({ text: buttonsSendSchema.shape.interactive.shape.body.shape.text.describe('The message text, up to 1024 characters.') }).describe('The message.'),
+    footer: z.object({ text: z.string().min(1).max(60).describe('A small grey last line, up to 60 characters.') }).optional().describe('Optional line below the text.'),
+    buttons: z
+      .array(
+        z
+          .object({
+            id: z.string().min(1).max(256).describe('Comes back in the inbound message when the customer taps it; up to 256 characters, unique in the message.'),
+            title: z.string().trim().min(1).max(20).describe('What the customer sees on the button, up to 20 characters.'),
+          })
+          .describe('One reply button.'),
+      )
+      .min(1, 'give 1 to 3 buttons')
+      .max(3, 'give 1 to 3 buttons')
+      .superRefine((buttons, ctx) => {
+        const seen = new Set<string>();
+        buttons.forEach((b, i) => {
+          if (seen.has(b.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `button id ${JSON.stringify(b.id)} is used twice` });
+          seen.add(b.id);
+        });
+      })
+      .describe('1 to 3 reply buttons.'),
+  })
+  .describe('The message with its buttons.');
+
 export function buttonsTool(messaging: MessagingService): ToolDef {
-  const interactive = buttonsSendSchema.shape.interactive;
   return defineTool({
     name: 'send_buttons_message',
     title: 'Send a message with reply buttons',
@@ -73,14 +123,12 @@ export function buttonsTool(messaging: MessagingService): ToolDef {
         channelId,
         to,
         audienceExternalId,
-        interactive: interactive.describe(
-          'The message: `body.text` (up to 1024 characters), optional `header.text` and `footer.text` (up to 60 each), and `buttons`: 1 to 3 of {id, title}, ' +
-            'where `id` (up to 256 characters, unique) comes back when tapped and `title` (up to 20 characters) is what the customer sees.',
-        ),
+        interactive: buttonsInteractive,
         idempotencyKey,
       })
       .strict()
-      .superRefine(oneAddress),
+      .superRefine(oneAddress)
+      .meta(ONE_ADDRESS),
     output: sendResult,
     annotations: sendAnnotations,
     run: async (ctx, { idempotencyKey: key, ...req }) => {
@@ -88,6 +136,39 @@ export function buttonsTool(messaging: MessagingService): ToolDef {
     },
   });
 }
+
+const link = z
+  .string()
+  .max(2048)
+  .refine((v) => URL.canParse(v) && new URL(v).protocol === 'https:', 'must be a public https:// URL')
+  .meta({ format: 'uri' })
+  .describe('A public https:// URL of the file.');
+const mediaId = z.string().min(1).max(256).describe('The id of media already uploaded to the chat network.');
+const caption = z.string().max(1024).optional().describe('Text shown with it, up to 1024 characters.');
+const filename = z.string().min(1).max(240).optional().describe('The file name the customer sees.');
+
+/** Exactly one of a link or a media id (a `oneOf` in the schema), plus the extras the kind allows. */
+function mediaSource<E extends z.ZodRawShape>(kind: string, extras: E) {
+  return z
+    .xor([z.object({ link, ...extras }).strict().describe(`The ${kind} by link.`), z.object({ mediaId, ...extras }).strict().describe(`The ${kind} by media id.`)], {
+      error: `give exactly one of link (a public https URL) or mediaId${Object.keys(extras).length > 0 ? `, plus optionally ${Object.keys(extras).join(' and ')}` : ', and nothing else'}`,
+    })
+    .describe(`The ${kind}: a link or a mediaId, not both.`);
+}
+
+/** One branch per media type, keyed on `type` (a `oneOf` in the schema); the shape of /v1/messages/media. */
+export const mediaInput = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('image').describe('An image (JPEG or PNG).'), image: mediaSource('image', { caption }) }).strict(),
+    z.object({ type: z.literal('video').describe('A video (MP4).'), video: mediaSource('video', { caption }) }).strict(),
+    z.object({ type: z.literal('audio').describe('An audio file or voice note.'), audio: mediaSource('audio', {}) }).strict(),
+    z.object({ type: z.literal('document').describe('A document, e.g. an invoice PDF.'), document: mediaSource('document', { caption, filename }) }).strict(),
+    z.object({ type: z.literal('sticker').describe('A sticker (WebP).'), sticker: mediaSource('sticker', {}) }).strict(),
+  ])
+  .describe(
+    'What to send: `type`, and an object named like the type with `link` (public https URL) or `mediaId`. ' +
+      'Example: {"type": "document", "document": {"link": "https://example.com/invoice.pdf", "filename": "invoice.pdf"}}.',
+  );
 
 export function mediaTool(messaging: MessagingService): ToolDef {
   return defineTool({
@@ -100,14 +181,12 @@ export function mediaTool(messaging: MessagingService): ToolDef {
         channelId,
         to,
         audienceExternalId,
-        media: mediaSendSchema.shape.media.describe(
-          '`type` is image, video, audio, document or sticker; then an object named like the type with either `link` (a public https URL) or `mediaId`, ' +
-            'plus an optional `caption` (not for audio or stickers) and, for documents, `filename`. Example: {"type": "document", "document": {"link": "https://example.com/invoice.pdf", "filename": "invoice.pdf"}}.',
-        ),
+        media: mediaInput,
         idempotencyKey,
       })
       .strict()
-      .superRefine(oneAddress),
+      .superRefine(oneAddress)
+      .meta(ONE_ADDRESS),
     output: sendResult,
     annotations: sendAnnotations,
     run: async (ctx, { idempotencyKey: key, ...req }) => {
@@ -144,7 +223,8 @@ export function templateTool(messaging: MessagingService): ToolDef {
         idempotencyKey,
       })
       .strict()
-      .superRefine(oneAddress),
+      .superRefine(oneAddress)
+      .meta(ONE_ADDRESS),
     output: templateResult,
     annotations: sendAnnotations,
     run: async (ctx, { idempotencyKey: key, ...req }) => messaging.sendTemplate(ctx.principal, req, key),

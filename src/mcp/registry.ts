@@ -3,9 +3,10 @@ import { ErrorCode, type CallToolResult, type ListToolsResult, type Tool } from 
 import { isAppError } from '../errors.js';
 import type { ToolContext, ToolDef } from './tool.js';
 import { toolErrorText } from './tool-errors.js';
+import { portableSchema } from './portable-schema.js';
 
 function jsonSchema(s: z.ZodType, io: 'input' | 'output'): Tool['inputSchema'] {
-  const json = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  const json = portableSchema(z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Record<string, unknown>);
   delete json.$schema;
   return json as Tool['inputSchema'];
 }

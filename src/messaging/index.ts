@@ -1,6 +1,6 @@
 export { Messaging, SANDBOX_GRAPH_PATH, type MessagingOpenDeps } from './module.js';
 export { actorConversationGateway } from './gateway.js';
-export { MessagingService, audienceExternalIdOf, type AgentSend, type ConversationGateway, type MessagingServiceDeps, type TemplateSendResult } from './service.js';
+export { MessagingService, audienceExternalIdOf, type AgentSend, type ConversationGateway, type MessagingServiceDeps, type TemplateSendObserver, type TemplateSendOutcome, type TemplateSendResult } from './service.js';
 export {
   ChannelService,
   createChannelBody,

@@ -16,7 +16,7 @@ import type { ChatNetwork } from '../network/port.js';
 import { createSqliteSandboxState, createRedisSandboxState, sandboxGraphRouter, SandboxNetwork } from '../network/sandbox/index.js';
 import type { MessagingHandlerDeps } from '../actors/conversation/messaging.js';
 import { ChannelService } from './channels.js';
-import { MessagingService, type ConversationGateway } from './service.js';
+import { MessagingService, type ConversationGateway, type TemplateSendObserver } from './service.js';
 import { NetworkWebhookReceiver } from './webhook-receiver.js';
 import { SandboxCustomer } from './sandbox-customer.js';
 
@@ -28,6 +28,8 @@ export interface MessagingOpenDeps {
   contacts: ContactRepo;
   /** The node's backing: its SQLite database embedded, its one Redis client clustered. */
   backing: NodeBacking;
+  /** Told how each template send ended (for metrics). */
+  observer?: TemplateSendObserver;
 }
 
 /** The Graph API version the sandbox serves by default (and the one in GRAPH_API_BASE_URL's default). */
@@ -123,6 +125,7 @@ export class Messaging {
       templateRatePerMinute: config.TEMPLATE_RATE_LIMIT_PER_MINUTE,
       log,
       sendInFlightWaitMs: config.SEND_RECOVERY_WAIT_MS + 5_000,
+      observer: deps.observer,
     });
     this.channels = new ChannelService({
       channels: stores.channels,

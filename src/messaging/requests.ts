@@ -55,34 +55,51 @@ export function oneAddress(v: { channelId?: string | undefined; to?: string | un
 
 const templateMedia = z
   .object({
-    link: httpsUrl.optional(),
-    id: z.string().min(1).max(256).optional(),
-    caption: z.string().max(1024).optional(),
-    filename: z.string().min(1).max(240).optional(),
+    link: httpsUrl.optional().describe('a public https:// URL of the file (or give id)'),
+    id: z.string().min(1).max(256).optional().describe('the id of media uploaded to the chat network (or give link)'),
+    caption: z.string().max(1024).optional().describe('text shown with it'),
+    filename: z.string().min(1).max(240).optional().describe('documents: the file name the customer sees'),
   })
   .strict()
-  .refine((m) => (m.link === undefined) !== (m.id === undefined), 'give exactly one of link or id');
+  .refine((m) => (m.link === undefined) !== (m.id === undefined), 'give exactly one of link or id')
+  .describe('the header media: exactly one of link or id');
 
 const parameterSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text'), text: z.string().min(1).max(32_768), parameter_name: z.string().max(128).optional() }),
   z.object({
-    type: z.literal('currency'),
-    currency: z.object({
-      fallback_value: z.string().min(1).max(256),
-      code: z.string().regex(/^[A-Z]{3}$/, 'ISO 4217 code, e.g. USD'),
-      amount_1000: z.number().int(),
-    }),
+    type: z.literal('text').describe('a text value'),
+    text: z.string().min(1).max(32_768).describe("the variable's value"),
+    parameter_name: z.string().max(128).optional().describe("the variable's name, for templates with named variables"),
   }),
-  z.object({ type: z.literal('date_time'), date_time: z.looseObject({ fallback_value: z.string().min(1).max(256) }) }),
-  z.object({ type: z.literal('image'), image: templateMedia }),
-  z.object({ type: z.literal('video'), video: templateMedia }),
-  z.object({ type: z.literal('document'), document: templateMedia }),
-  z.object({ type: z.literal('audio'), audio: templateMedia }),
-  z.object({ type: z.literal('payload'), payload: z.string().min(1).max(1000) }),
-  z.object({ type: z.literal('coupon_code'), coupon_code: z.string().min(1).max(20) }),
   z.object({
-    type: z.literal('action'),
-    action: z.object({ flow_token: z.string().max(1000).optional(), flow_action_data: z.record(z.string(), z.unknown()).optional() }),
+    type: z.literal('currency').describe('an amount of money'),
+    currency: z
+      .object({
+        fallback_value: z.string().min(1).max(256).describe('the amount as text, shown where it cannot be localized, e.g. "$12.50"'),
+        code: z.string().regex(/^[A-Z]{3}$/, 'ISO 4217 code, e.g. USD').describe('ISO 4217 currency code, e.g. USD'),
+        amount_1000: z.number().int().describe('the amount times 1000, e.g. 12500 for 12.50'),
+      })
+      .describe('the amount'),
+  }),
+  z.object({
+    type: z.literal('date_time').describe('a date or time'),
+    date_time: z
+      .looseObject({ fallback_value: z.string().min(1).max(256).describe('the date or time as text, e.g. "Monday, 3 March"') })
+      .describe('the date or time (the network shows fallback_value)'),
+  }),
+  z.object({ type: z.literal('image').describe('a header image'), image: templateMedia }),
+  z.object({ type: z.literal('video').describe('a header video'), video: templateMedia }),
+  z.object({ type: z.literal('document').describe('a header document'), document: templateMedia }),
+  z.object({ type: z.literal('audio').describe('a header audio file'), audio: templateMedia }),
+  z.object({ type: z.literal('payload').describe('quick-reply buttons: what comes back when tapped'), payload: z.string().min(1).max(1000).describe('returned in the inbound message when the button is tapped') }),
+  z.object({ type: z.literal('coupon_code').describe('copy-code buttons: the code'), coupon_code: z.string().min(1).max(20).describe('the code the button copies, up to 20 characters') }),
+  z.object({
+    type: z.literal('action').describe('flow buttons: the flow to open'),
+    action: z
+      .object({
+        flow_token: z.string().max(1000).optional().describe('a token the flow receives'),
+        flow_action_data: z.record(z.string(), z.unknown()).optional().describe("data for the flow's first screen"),
+      })
+      .describe('the flow'),
   }),
 ]);
 
@@ -96,13 +113,19 @@ const CONTENT_PARAMS = new Set(['text', 'currency', 'date_time', 'image', 'video
 
 const componentSchema = z
   .discriminatedUnion('type', [
-    z.object({ type: z.literal('header'), parameters: z.array(parameterSchema).min(1).max(10) }),
-    z.object({ type: z.literal('body'), parameters: z.array(parameterSchema).min(1).max(100) }),
     z.object({
-      type: z.literal('button'),
-      sub_type: z.enum(['quick_reply', 'url', 'copy_code', 'flow']),
-      index: z.union([z.number().int().min(0).max(9), z.string().regex(/^[0-9]$/).transform(Number)]),
-      parameters: z.array(parameterSchema).min(1).max(1),
+      type: z.literal('header').describe("the template's header"),
+      parameters: z.array(parameterSchema.describe('one header variable')).min(1).max(10).describe("the header's variables, in order: text, or one image, video, document or audio"),
+    }),
+    z.object({
+      type: z.literal('body').describe("the template's body"),
+      parameters: z.array(parameterSchema.describe('one body variable')).min(1).max(100).describe("the body's variables, in order ({{1}}, {{2}}, …): text, currency or date_time"),
+    }),
+    z.object({
+      type: z.literal('button').describe('one of the template\'s buttons'),
+      sub_type: z.enum(['quick_reply', 'url', 'copy_code', 'flow']).describe('the kind of button, as the template defines it'),
+      index: z.union([z.number().int().min(0).max(9), z.string().regex(/^[0-9]$/).transform(Number)]).describe('the button\'s position in the template, from 0'),
+      parameters: z.array(parameterSchema.describe("the button's variable")).min(1).max(1).describe('one parameter: payload (quick_reply), text (url), coupon_code (copy_code) or action (flow)'),
     }),
   ])
   .superRefine((c, ctx) => {
@@ -121,12 +144,14 @@ const componentSchema = z
 export const templateSendSchema = z.object({
   ...address,
   template: z.object({
-    name: z.string().regex(/^[a-z0-9_]{1,512}$/, 'template names are lowercase letters, digits and _'),
-    language: z.object({
-      code: z.string().regex(/^[a-z]{2,3}(_[A-Za-z]{2,4})?$/, 'a language code such as en or en_US'),
-      policy: z.literal('deterministic', { error: 'policy must be "deterministic"' }),
-    }),
-    components: z.array(componentSchema).max(20).optional(),
+    name: z.string().regex(/^[a-z0-9_]{1,512}$/, 'template names are lowercase letters, digits and _').describe('the approved template\'s name, e.g. order_update'),
+    language: z
+      .object({
+        code: z.string().regex(/^[a-z]{2,3}(_[A-Za-z]{2,4})?$/, 'a language code such as en or en_US').describe('the language the template was approved in, e.g. en_US'),
+        policy: z.literal('deterministic', { error: 'policy must be "deterministic"' }).describe('always "deterministic"'),
+      })
+      .describe('which translation of the template'),
+    components: z.array(componentSchema.describe('one component: header, body or a button')).max(20).optional().describe('values for the template\'s variables, per component; leave out for a template without variables'),
   }),
 }).superRefine(oneAddress);
 export type TemplateSendRequest = z.infer<typeof templateSendSchema>;

@@ -51,6 +51,16 @@ export interface MessagingServiceDeps {
    * actor's `SEND_RECOVERY_WAIT_MS`, plus room for the report to land).
    */
   sendInFlightWaitMs: number;
+  /** Told how each template send ended (for metrics). */
+  observer?: TemplateSendObserver;
+}
+
+/** How a template send ended: sent (the network took it), rejected by the network, the network unavailable, or refused for lack of credits. */
+export type TemplateSendOutcome = 'sent' | 'rejected' | 'unavailable' | 'insufficient_credits';
+
+export interface TemplateSendObserver {
+  /** `credits`: what the send cost (0 unless sent). */
+  templateSend(category: string, outcome: TemplateSendOutcome, credits: number): void;
 }
 
 type SendCommand = Extract<MessagingCommand, { kind: 'message.send' }>;
@@ -315,7 +325,9 @@ export class MessagingService {
     const key = this.scopedKey(principal, idempotencyKey);
     const reservationId = key ? 'res_' + createHash('sha256').update(key).digest('base64url').slice(0, 32) : `res_${randomUUID()}`;
     const r = await this.d.credits.reserve(org, reservationId, price);
+    const category = t.category.toUpperCase();
     if (!r.ok) {
+      this.d.observer?.templateSend(category, 'insufficient_credits', 0);
       throw new AppError(402, 'insufficient_credits', `this template costs ${price} credits; the organization has ${r.balance}`, { price, balance: r.balance, category: t.category });
     }
     let reply: SendReply;
@@ -336,6 +348,7 @@ export class MessagingService {
     }
     // Not sent (also when answered from the idempotency key: this retry's reservation may be a new one).
     if (reply.outcome === 'rejected' || (reply.outcome === 'unavailable' && !reply.maybeSent)) await this.d.credits.release(org, reservationId);
+    this.d.observer?.templateSend(category, reply.outcome, reply.outcome === 'sent' || (reply.outcome === 'unavailable' && reply.maybeSent) ? price : 0);
     return this.expectSent(reply);
   }
 

@@ -544,6 +544,9 @@ export function createRedisStore(client: RedisClient, prefix = 'sb', opts: Redis
       async setIfAbsent(key, value) {
         return (await client.set(`${prefix}:meta:${key}`, value, { NX: true })) === 'OK';
       },
+      async set(key, value) {
+        await client.set(`${prefix}:meta:${key}`, value);
+      },
     },
     async isEmpty() {
       return (await client.exists(`${prefix}:orgs`)) === 0;

@@ -287,6 +287,9 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
           return true;
         });
       },
+      async set(key, value) {
+        await db.put('meta', key, value);
+      },
     },
     async isEmpty() {
       return s("SELECT 1 FROM records WHERE coll IN ('orgs', 'meta') LIMIT 1").get() === undefined && s('SELECT 1 FROM tickets LIMIT 1').get() === undefined;

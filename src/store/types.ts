@@ -157,6 +157,8 @@ export interface MetaRepo {
   get(key: string): Promise<string | null>;
   /** Sets the value only if the key is absent; true when it was set. */
   setIfAbsent(key: string, value: string): Promise<boolean>;
+  /** Sets the value, replacing any earlier one. */
+  set(key: string, value: string): Promise<void>;
 }
 
 export interface Store {

@@ -69,7 +69,7 @@ export function blockedReason(ip: string, policy: AddressPolicy): string | null 
   if (policy.allowLoopback && isLoopback(ip)) return null;
   const fam = family === 4 ? 'ipv4' : 'ipv6';
   for (const { bl, family: f, label } of lists) {
-    if (f === fam && bl.check(ip, fam)) return `${ip} is in the ${label} range`;
+    if (f === fam && bl.check(ip, fam)) return `${ip} is in the ${label} range${label === 'loopback' ? ' (allowed only with WEBHOOK_ALLOW_LOOPBACK=true, for development)' : ''}`;
   }
   return null;
 }
@@ -94,23 +94,33 @@ export function checkWebhookUrl(raw: string, policy: AddressPolicy): UrlCheck {
   } catch {
     return { ok: false, reason: 'url is not a valid absolute URL' };
   }
+  const host = hostOf(url);
+  const lower = host.toLowerCase().replace(/\.$/, '');
+  const local = isIP(host) === 0 ? lower === 'localhost' || lower.endsWith('.localhost') : isLoopback(host);
+  // Checked first: a developer's http://localhost receiver should learn how to proceed, not only "use https".
+  if (local && !policy.allowLoopback && (url.protocol === 'http:' || url.protocol === 'https:')) return { ok: false, reason: loopbackRefusal(host) };
   if (url.protocol === 'http:') {
     if (!policy.allowLoopback) return { ok: false, reason: 'url must use https' };
   } else if (url.protocol !== 'https:') {
     return { ok: false, reason: `url must use https (not ${url.protocol.replace(/:$/, '')})` };
   }
   if (url.username !== '' || url.password !== '') return { ok: false, reason: 'url must not contain credentials' };
-  const host = hostOf(url);
   if (host === '') return { ok: false, reason: 'url has no host' };
   if (isIP(host) !== 0) {
     const why = blockedReason(host, policy);
     if (why !== null) return { ok: false, reason: `url points to a forbidden address: ${why}` };
     if (url.protocol === 'http:' && !isLoopback(host)) return { ok: false, reason: 'plain http is only allowed to loopback (development)' };
-  } else {
-    const lower = host.toLowerCase().replace(/\.$/, '');
-    const local = lower === 'localhost' || lower.endsWith('.localhost');
-    if (local && !policy.allowLoopback) return { ok: false, reason: 'url points to localhost' };
-    if (url.protocol === 'http:' && !local) return { ok: false, reason: 'plain http is only allowed to loopback (development)' };
+  } else if (url.protocol === 'http:' && !local) {
+    return { ok: false, reason: 'plain http is only allowed to loopback (development)' };
   }
   return { ok: true, url };
+}
+
+/** Why a loopback receiver is refused, and the two ways a developer can go on. */
+export function loopbackRefusal(host: string): string {
+  return (
+    `url points to this machine (${host}), which webhooks may not reach. For local development, either ` +
+    'start the service with WEBHOOK_ALLOW_LOOPBACK=true (also allows plain http to loopback), or register nothing and ' +
+    'forward events to the local URL with: npm run admin -- webhooks listen --forward-to <url>'
+  );
 }

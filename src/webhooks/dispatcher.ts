@@ -27,6 +27,17 @@ export interface WebhookDispatcherOptions {
   log?: Logger;
   now?: () => number;
   random?: () => number;
+  /** Told of every attempt's verdict and every event's fan-out (for metrics). */
+  observer?: DispatchObserver;
+}
+
+/** What a delivery attempt came to: delivered; to be tried again; failed for good (a 4xx or a disabled registration), out of retries, or 410 Gone (registration disabled). */
+export type AttemptOutcome = 'succeeded' | 'retry' | 'failed' | 'gave_up' | 'disabled';
+
+export interface DispatchObserver {
+  attempt(outcome: AttemptOutcome, seconds: number): void;
+  /** An event reached this node's fan-out `seconds` after it was created. */
+  eventLag(seconds: number): void;
 }
 
 /** The event types a registration receives. */
@@ -136,6 +147,7 @@ export class WebhookDispatcher {
 
   /** Stage 1: one event to deliveries. Rejecting makes the log redeliver the event. */
   async fanOut(event: DomainEvent): Promise<void> {
+    this.opts.observer?.eventLag(Math.max(0, this.now() - Date.parse(event.createdAt)) / 1000);
     const regs = await this.store.listRegistrations(event.organizationId);
     const matching = regs.filter((r) => registrationMatches(r, event));
     if (matching.length === 0) return;
@@ -283,6 +295,7 @@ export class WebhookDispatcher {
     if (d.nextAttemptAt !== null && Date.parse(d.nextAttemptAt) > startedAt) return;
     if (reg.status !== 'active') {
       await this.finish(d, startedAt, { at: new Date(startedAt).toISOString(), status: null, latencyMs: 0, error: `registration disabled: ${reg.disabledReason ?? 'by its owner'}` }, 'failed');
+      this.opts.observer?.attempt('failed', 0);
       return;
     }
     const headers = signRequest(signingSecrets(reg, startedAt), d.eventId, Math.floor(startedAt / 1000), d.payload);
@@ -304,15 +317,19 @@ export class WebhookDispatcher {
       error: verdict.kind === 'succeeded' ? null : verdict.reason,
     };
     const now = this.now();
+    const observe = (o: AttemptOutcome) => this.opts.observer?.attempt(o, outcome.latencyMs / 1000);
     switch (verdict.kind) {
       case 'succeeded':
         await this.finish(d, now, record, 'succeeded');
+        observe('succeeded');
         return;
       case 'failed':
         await this.finish(d, now, record, 'failed');
+        observe('failed');
         return;
       case 'disable': {
         await this.finish(d, now, record, 'failed');
+        observe('disabled');
         const cur = await this.store.getRegistration(reg.organizationId, reg.id);
         if (cur !== null && cur.status === 'active') {
           await this.store.updateRegistration({ ...cur, status: 'disabled', disabledReason: verdict.reason, updatedAt: new Date(now).toISOString() });
@@ -325,6 +342,7 @@ export class WebhookDispatcher {
         const next = nextAttemptAt(now, delay, Date.parse(d.retryUntil));
         if (next === null) {
           await this.finish(d, now, { ...record, error: `${record.error ?? 'failed'}; gave up after ${d.attemptCount + 1} attempts` }, 'failed');
+          observe('gave_up');
           return;
         }
         await this.store.saveDelivery({
@@ -334,6 +352,7 @@ export class WebhookDispatcher {
           nextAttemptAt: new Date(next).toISOString(),
           updatedAt: new Date(now).toISOString(),
         });
+        observe('retry');
       }
     }
   }

@@ -2,12 +2,12 @@ import type { Config } from '../config.js';
 import type { EventLog } from '../events/index.js';
 import type { Logger } from '../log.js';
 import type { WebhookStore } from '../store/index.js';
-import { WebhookDispatcher } from './dispatcher.js';
+import { WebhookDispatcher, type DispatchObserver } from './dispatcher.js';
 import { WebhookHttpClient, type Resolver } from './http-client.js';
 import { WebhookRegistrations } from './registrations.js';
 
 export { blockedReason, checkWebhookUrl, isLoopback, type AddressPolicy } from './address-guard.js';
-export { deliveryId, registrationMatches, signingSecrets, webhookBody, WebhookDispatcher, type WebhookDispatcherOptions } from './dispatcher.js';
+export { deliveryId, registrationMatches, signingSecrets, webhookBody, WebhookDispatcher, type AttemptOutcome, type DispatchObserver, type WebhookDispatcherOptions } from './dispatcher.js';
 export { parseRetryAfter, WebhookHttpClient, type HttpOutcome, type Resolver, type WebhookHttpOptions } from './http-client.js';
 export { publicDelivery, publicRegistration, SUBSCRIBABLE_EVENTS, WebhookRegistrations, type PublicRegistration, type WebhookRegistrationsOptions } from './registrations.js';
 export { judge, nextAttemptAt, retryDelayMs, type RetrySettings, type Verdict } from './retry-policy.js';
@@ -26,7 +26,7 @@ export interface Webhooks {
 /** Wires the webhook feature from config: one HTTP client, the registrations service and this node's dispatcher. */
 export function createWebhooks(
   config: Config,
-  deps: { store: WebhookStore; events: EventLog; log: Logger; resolver?: Resolver },
+  deps: { store: WebhookStore; events: EventLog; log: Logger; resolver?: Resolver; observer?: DispatchObserver },
 ): Webhooks {
   const policy = { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK };
   const http = new WebhookHttpClient({ policy, timeoutMs: config.WEBHOOK_TIMEOUT_MS, resolver: deps.resolver });
@@ -42,6 +42,7 @@ export function createWebhooks(
     leaseMs: Math.max(2_000, config.WEBHOOK_TIMEOUT_MS * 2),
     nodeId: config.NODE_ID,
     log: deps.log.child({ component: 'webhooks' }),
+    observer: deps.observer,
   });
   const registrations = new WebhookRegistrations({
     store: deps.store,

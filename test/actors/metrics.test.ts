@@ -4,37 +4,24 @@ import { startTestService, type TestService } from '../harness/service.js';
 import { startNats, startRedis, type ServerProcess } from '../harness/servers.js';
 
 describe('metrics registry', () => {
-  it('renders counters, gauges and histograms in the Prometheus text format', () => {
-    const m = new MetricsRegistry();
-    m.counter('jobs_total', 'Jobs done.').inc({ kind: 'a"b' }, 2);
-    const g = m.gauge('queue_depth', 'Waiting.');
-    g.collect(() => 3);
-    g.collect(() => [{ labels: {}, value: 4 }]);
-    m.histogram('latency_seconds', 'Latency.', [0.1, 1]).observe(0.5, { type: 'x' });
-    expect(m.render()).toBe(
-      [
-        '# HELP jobs_total Jobs done.',
-        '# TYPE jobs_total counter',
-        'jobs_total{kind="a\\"b"} 2',
-        '# HELP queue_depth Waiting.',
-        '# TYPE queue_depth gauge',
-        'queue_depth 7',
-        '# HELP latency_seconds Latency.',
-        '# TYPE latency_seconds histogram',
-        'latency_seconds_bucket{type="x",le="0.1"} 0',
-        'latency_seconds_bucket{type="x",le="1"} 1',
-        'latency_seconds_bucket{type="x",le="+Inf"} 1',
-        'latency_seconds_sum{type="x"} 0.5',
-        'latency_seconds_count{type="x"} 1',
-        '',
-      ].join('\n'),
-    );
+  it('renders counters, gauges read at scrape time and histograms in the Prometheus text format (prom-client)', async () => {
+    const m = new MetricsRegistry({ defaultMetrics: false });
+    m.counter('jobs_total', 'Jobs done.', ['kind']).inc({ kind: 'a"b' }, 2);
+    let depth = 3;
+    m.gauge('queue_depth', 'Waiting.', () => depth);
+    m.histogram('latency_seconds', 'Latency.', ['type'], [0.1, 1]).observe({ type: 'x' }, 0.5);
+    depth = 7;
+    const text = await m.render();
+    expect(text).toContain('# TYPE jobs_total counter\njobs_total{kind="a\\"b"} 2');
+    expect(text).toContain('# TYPE queue_depth gauge\nqueue_depth 7');
+    expect(text).toContain('latency_seconds_bucket{le="0.1",type="x"} 0\nlatency_seconds_bucket{le="1",type="x"} 1\nlatency_seconds_bucket{le="+Inf",type="x"} 1\nlatency_seconds_sum{type="x"} 0.5\nlatency_seconds_count{type="x"} 1');
   });
 
-  it('refuses one name registered as two types', () => {
-    const m = new MetricsRegistry();
-    m.counter('x', 'x');
-    expect(() => m.gauge('x', 'x')).toThrow();
+  it('hands back the same counter for the same name and refuses one name as two types', () => {
+    const m = new MetricsRegistry({ defaultMetrics: false });
+    expect(m.counter('x', 'x')).toBe(m.counter('x', 'x'));
+    expect(() => m.histogram('x', 'x')).toThrow();
+    expect(() => m.gauge('x', 'x', () => 1)).toThrow();
   });
 });
 

@@ -87,6 +87,6 @@ export async function startTestService(opts: { env?: Record<string, string>; clo
 export async function runCli(svc: TestService, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await adminCli(args, { SWITCHBOARD_URL: svc.url, SWITCHBOARD_OPERATOR_TOKEN: OPERATOR_TOKEN }, (s) => out.push(s), (s) => err.push(s));
+  const code = await adminCli(args, { SB_URL: svc.url, SB_OPERATOR_TOKEN: OPERATOR_TOKEN }, (s) => out.push(s), (s) => err.push(s));
   return { code, out: out.join('\n'), err: err.join('\n') };
 }

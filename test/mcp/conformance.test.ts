@@ -14,4 +14,14 @@ describe('MCP conformance (@modelcontextprotocol/conformance)', () => {
     for (const s of ['server-initialize', 'ping', 'tools-list', 'tools-call-error', 'dns-rebinding-protection']) expect(output).toMatch(new RegExp(`^PASS  ${s} `, 'm'));
     expect(output).toContain('all 5 scenarios passed');
   }, 300_000);
+
+  it('the deployed service (the entry point as its own process, no fixture) passes all but tools-call-error, which needs the fixture tool', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/mcp-conformance.ts', '--deployed'], { encoding: 'utf8', timeout: 400_000 });
+    const output = `${r.stdout}\n${r.stderr}`;
+    expect(r.status, output).toBe(0);
+    for (const s of ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection']) expect(output).toMatch(new RegExp(`^PASS  ${s} `, 'm'));
+    expect(output).toMatch(/^FAIL {2}tools-call-error /m);
+    expect(output).toContain('Unknown tool: test_error_handling');
+    expect(output).toContain('conformance (the deployed service): every scenario as expected');
+  }, 420_000);
 });

@@ -19,7 +19,9 @@ describe('admin CLI: channels, templates, credits', () => {
     expect(created.out).toContain('templates synced: 7');
     const channelId = /channel (ch_\S+)/.exec(created.out)![1]!;
     expect((await cli('channel', 'list', '--org', org.id)).out).toContain(channelId);
-    expect((await cli('template', 'list', '--org', org.id, '--channel', channelId)).out).toContain('order_update  en_US  UTILITY  APPROVED  network');
+    const templates = (await cli('template', 'list', '--org', org.id, '--channel', channelId)).out.split('\n');
+    expect(templates[0]).toMatch(/^name\s+language\s+category\s+status\s+source$/);
+    expect(templates.find((l) => l.startsWith('order_update '))).toMatch(/^order_update\s+en_US\s+UTILITY\s+APPROVED\s+network$/);
     expect((await cli('credits', 'top-up', '--org', org.id, '--amount', '3', '--operation-id', 'inv-1')).out).toBe('balance now 3 credits');
     expect((await cli('credits', 'top-up', '--org', org.id, '--amount', '3', '--operation-id', 'inv-1')).out).toContain('already applied');
     expect((await cli('credits', 'show', '--org', org.id)).out).toContain('balance 3 credits; template prices: MARKETING 2, UTILITY 1, AUTHENTICATION 1');

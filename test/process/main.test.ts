@@ -1,44 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../harness/servers.js';
+import { launch, waitFor, waitHealthy } from './launch.js';
 
-/** The real entry point as a process: config errors, first start, SIGTERM, restart. */
+/** The real entry point as a process: config errors, first start, SIGTERM, restart. Each process start compiles through tsx: generous limits for a busy machine. */
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-
-function launch(env: Record<string, string>): { proc: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  return { proc, output: () => out, exited };
-}
-
-async function waitFor(check: () => boolean, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function waitHealthy(base: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) return;
-    } catch {
-      if (Date.now() > deadline) throw new Error(`${base} never became healthy`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('the service process', () => {
   it('refuses a bad configuration with a message naming the variable', async () => {
@@ -48,7 +19,7 @@ describe('the service process', () => {
     const nats = launch({ NATS_URL: 'nats://127.0.0.1:1', DATA_DIR: ':memory:' });
     expect(await nats.exited).toBe(78);
     expect(nats.output()).toContain('REDIS_URL');
-  });
+  }, 300_000);
 
   it('refuses to start on a damaged database, naming the file and what to do', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-main-'));
@@ -99,5 +70,5 @@ describe('the service process', () => {
     expect(orgs.organizations).toHaveLength(1);
     second.proc.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  });
+  }, 300_000);
 });

@@ -264,11 +264,14 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
       expect(await store.contacts.get(org, '4915100000009:1')).toBeNull();
     });
 
-    it('sets meta values only once', async () => {
+    it('sets meta values once with setIfAbsent, and replaces them with set', async () => {
       expect(await store.meta.get('x')).toBeNull();
       expect(await store.meta.setIfAbsent('x', '1')).toBe(true);
       expect(await store.meta.setIfAbsent('x', '2')).toBe(false);
       expect(await store.meta.get('x')).toBe('1');
+      await store.meta.set('x', '3');
+      expect(await store.meta.get('x')).toBe('3');
+      expect(await store.meta.setIfAbsent('x', '4')).toBe(false);
     });
 
     it('answers ping', async () => {

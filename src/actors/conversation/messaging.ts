@@ -17,6 +17,7 @@ import type { HandlerContext, HandlerMap } from '../durable.js';
 import { currentSession, isWithHuman } from './rules.js';
 import { callbackData, echoOf, inFlightOf, statusEventOf, withInFlight, withoutInFlight, withoutParked, withParked } from './send-recovery.js';
 import type { ConversationState, Session } from './state.js';
+import { derivedMessageId, randomMessageId } from '../../domain/message-id.js';
 
 /*
  * The conversation actor's messaging commands: sends, inbound
@@ -113,7 +114,7 @@ function stableId(prefix: string, ...parts: string[]): string {
 
 /** The stored message of a keyed send: named after the key, so every run and every copy of the send meets at one record. */
 export function keyedSendRecordId(organizationId: string, audienceExternalId: string, sendKey: string): string {
-  return stableId('out', organizationId, audienceExternalId, sendKey);
+  return derivedMessageId('keyed-send', organizationId, audienceExternalId, sendKey);
 }
 
 function event<T>(type: string, id: string, s: ConversationState, now: Date, data: T): DomainEvent<T> {
@@ -205,7 +206,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
 
   return {
     'message.send': async (s, cmd, ctx) => {
-      const messageRecordId = cmd.sendKey === undefined ? ctx.newId() : keyedSendRecordId(s.organizationId, s.audienceExternalId, cmd.sendKey);
+      const messageRecordId = cmd.sendKey === undefined ? randomMessageId() : keyedSendRecordId(s.organizationId, s.audienceExternalId, cmd.sendKey);
 
       /** The send reached the network as `networkMessageId`: store it (or find the copy stored first) and answer with what is stored. */
       const record = async (base: ConversationState, networkMessageId: string) => {
@@ -247,7 +248,9 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       let attempt = 1;
       if (cmd.sendKey !== undefined) {
         const key = cmd.sendKey;
-        const earlier = await deps.messages.get(s.organizationId, messageRecordId);
+        // Also under the id such a send had before message ids had one scheme, so a retry across an upgrade still finds its first run.
+        const earlier =
+          (await deps.messages.get(s.organizationId, messageRecordId)) ?? (await deps.messages.get(s.organizationId, stableId('out', s.organizationId, s.audienceExternalId, key)));
         // A retry of a send whose first run reached the network and stored the message, then stopped
         // before its state and event were recorded (crash, lost partition): finish that run, send nothing.
         if (earlier !== null && earlier.messageId !== null) return finish(withoutInFlight(s, key), earlier);
@@ -337,7 +340,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       const session = sessionFor(s, ctx);
       const message: SessionMessage = {
         // Named by the network's id, so two runs of this message (a re-run, a paused former owner) store it once.
-        _id: stableId('msg', s.organizationId, e.networkMessageId),
+        _id: derivedMessageId('inbound', s.organizationId, e.networkMessageId),
         sessionId: session.id,
         organizationId: s.organizationId,
         channelId: cmd.channelId,

@@ -4,13 +4,16 @@ import { CONTENT_TYPES, MESSAGE_SENDERS, MESSAGE_STATUSES, type MessagingService
 import { defineRoute, type RouteDef } from '../route.js';
 
 export const sessionMessageSchema = z.object({
-  _id: z.string(),
+  _id: z
+    .string()
+    .describe("this service's id of the stored message, the same scheme for every message whoever sent it: msg_ and 32 URL-safe base64 characters (the network's id is messageId)")
+    .meta({ examples: ['msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx'] }),
   sessionId: z.string(),
   sender: z.enum(MESSAGE_SENDERS),
   content: z.object({ type: z.enum(CONTENT_TYPES), text: z.string().optional(), mediaUrl: z.string().optional() }).loose(),
   sentAt: z.string(),
   direction: z.enum(['inbound', 'outbound']),
-  messageId: z.string().nullable().describe("the chat network's message id"),
+  messageId: z.string().nullable().describe("the chat network's message id (wamid…); null for a send the network never accepted").meta({ examples: ['wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA=='] }),
   status: z.enum(MESSAGE_STATUSES).optional().describe('outbound messages: accepted, sent, delivered, read or failed'),
   statusUpdatedAt: z.string().optional().describe('when the status last changed'),
   errors: z.array(z.object({ code: z.number().int(), title: z.string(), message: z.string() })).optional().describe("the network's reasons, for a failed message"),

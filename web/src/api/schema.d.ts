@@ -5901,7 +5901,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics of this node (actors, mailboxes, partitions, command latency) */
+        /** Prometheus metrics of this node (HTTP, webhooks, template sends, event lag, actors, inbox, process); with METRICS_TOKEN set, only with `Authorization: Bearer <METRICS_TOKEN>` */
         get: {
             parameters: {
                 query?: never;
@@ -5911,12 +5911,39 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Prometheus text exposition format 0.0.4 */
+                /** @description Prometheus text exposition format 0.0.4 (names: docs/metrics.md) */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description METRICS_TOKEN is set and the request does not carry it */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
                 };
             };
         };
@@ -8431,7 +8458,7 @@ export interface paths {
                          *         "updatedAt": "2026-01-05T09:30:00.000Z",
                          *         "messages": [
                          *           {
-                         *             "_id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *             "_id": "msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx",
                          *             "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *             "sender": "contact",
                          *             "content": {
@@ -8441,7 +8468,7 @@ export interface paths {
                          *             },
                          *             "sentAt": "2026-01-05T09:30:00.000Z",
                          *             "direction": "inbound",
-                         *             "messageId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *             "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==",
                          *             "status": "accepted",
                          *             "statusUpdatedAt": "2026-01-05T09:30:00.000Z",
                          *             "errors": [
@@ -8475,6 +8502,10 @@ export interface paths {
                                 lastInboundAt: string | null;
                                 /** @description the latest session's last 50 messages, oldest first */
                                 messages: {
+                                    /**
+                                     * @description this service's id of the stored message, the same scheme for every message whoever sent it: msg_ and 32 URL-safe base64 characters (the network's id is messageId)
+                                     * @example msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx
+                                     */
                                     _id: string;
                                     /** @description the agent who sent it (sender agent) */
                                     agentId?: string;
@@ -8496,7 +8527,10 @@ export interface paths {
                                         message: string;
                                         title: string;
                                     }[];
-                                    /** @description the chat network's message id */
+                                    /**
+                                     * @description the chat network's message id (wamid…); null for a send the network never accepted
+                                     * @example wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==
+                                     */
                                     messageId: string | null;
                                     /** @description the network message this one replies to (a button tap names the message whose button it was) */
                                     replyTo?: string;
@@ -9716,249 +9750,461 @@ export interface paths {
                      */
                     "application/json": {
                         template: {
+                            /** @description values for the template's variables, per component; leave out for a template without variables */
                             components?: ({
+                                /** @description the header's variables, in order: text, or one image, video, document or audio */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @constant */
+                                /**
+                                 * @description the template's header
+                                 * @constant
+                                 */
                                 type: "header";
                             } | {
+                                /** @description the body's variables, in order ({{1}}, {{2}}, …): text, currency or date_time */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @constant */
+                                /**
+                                 * @description the template's body
+                                 * @constant
+                                 */
                                 type: "body";
                             } | {
+                                /** @description the button's position in the template, from 0 */
                                 index: number | string;
+                                /** @description one parameter: payload (quick_reply), text (url), coupon_code (copy_code) or action (flow) */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @enum {string} */
+                                /**
+                                 * @description the kind of button, as the template defines it
+                                 * @enum {string}
+                                 */
                                 sub_type: "quick_reply" | "url" | "copy_code" | "flow";
-                                /** @constant */
+                                /**
+                                 * @description one of the template's buttons
+                                 * @constant
+                                 */
                                 type: "button";
                             })[];
+                            /** @description which translation of the template */
                             language: {
+                                /** @description the language the template was approved in, e.g. en_US */
                                 code: string;
-                                /** @constant */
+                                /**
+                                 * @description always "deterministic"
+                                 * @constant
+                                 */
                                 policy: "deterministic";
                             };
+                            /** @description the approved template's name, e.g. order_update */
                             name: string;
                         };
                     };
@@ -14377,7 +14623,7 @@ export interface paths {
                         /**
                          * @example [
                          *       {
-                         *         "_id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "_id": "msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx",
                          *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *         "sender": "contact",
                          *         "content": {
@@ -14387,7 +14633,7 @@ export interface paths {
                          *         },
                          *         "sentAt": "2026-01-05T09:30:00.000Z",
                          *         "direction": "inbound",
-                         *         "messageId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *         "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==",
                          *         "status": "accepted",
                          *         "statusUpdatedAt": "2026-01-05T09:30:00.000Z",
                          *         "errors": [
@@ -14405,6 +14651,10 @@ export interface paths {
                          *     ]
                          */
                         "application/json": {
+                            /**
+                             * @description this service's id of the stored message, the same scheme for every message whoever sent it: msg_ and 32 URL-safe base64 characters (the network's id is messageId)
+                             * @example msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx
+                             */
                             _id: string;
                             /** @description the agent who sent it (sender agent) */
                             agentId?: string;
@@ -14426,7 +14676,10 @@ export interface paths {
                                 message: string;
                                 title: string;
                             }[];
-                            /** @description the chat network's message id */
+                            /**
+                             * @description the chat network's message id (wamid…); null for a send the network never accepted
+                             * @example wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==
+                             */
                             messageId: string | null;
                             /** @description the network message this one replies to (a button tap names the message whose button it was) */
                             replyTo?: string;
@@ -16844,249 +17097,461 @@ export interface paths {
                         /** @description the channel to send from (with `to`); or give audienceExternalId instead */
                         channelId?: string;
                         template: {
+                            /** @description values for the template's variables, per component; leave out for a template without variables */
                             components?: ({
+                                /** @description the header's variables, in order: text, or one image, video, document or audio */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @constant */
+                                /**
+                                 * @description the template's header
+                                 * @constant
+                                 */
                                 type: "header";
                             } | {
+                                /** @description the body's variables, in order ({{1}}, {{2}}, …): text, currency or date_time */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @constant */
+                                /**
+                                 * @description the template's body
+                                 * @constant
+                                 */
                                 type: "body";
                             } | {
+                                /** @description the button's position in the template, from 0 */
                                 index: number | string;
+                                /** @description one parameter: payload (quick_reply), text (url), coupon_code (copy_code) or action (flow) */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @enum {string} */
+                                /**
+                                 * @description the kind of button, as the template defines it
+                                 * @enum {string}
+                                 */
                                 sub_type: "quick_reply" | "url" | "copy_code" | "flow";
-                                /** @constant */
+                                /**
+                                 * @description one of the template's buttons
+                                 * @constant
+                                 */
                                 type: "button";
                             })[];
+                            /** @description which translation of the template */
                             language: {
+                                /** @description the language the template was approved in, e.g. en_US */
                                 code: string;
-                                /** @constant */
+                                /**
+                                 * @description always "deterministic"
+                                 * @constant
+                                 */
                                 policy: "deterministic";
                             };
+                            /** @description the approved template's name, e.g. order_update */
                             name: string;
                         };
                         /** @description the recipient, international digits without + (with `channelId`) */
@@ -17317,249 +17782,461 @@ export interface paths {
                         /** @description the channel to send from (with `to`); or give audienceExternalId instead */
                         channelId?: string;
                         template: {
+                            /** @description values for the template's variables, per component; leave out for a template without variables */
                             components?: ({
+                                /** @description the header's variables, in order: text, or one image, video, document or audio */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @constant */
+                                /**
+                                 * @description the template's header
+                                 * @constant
+                                 */
                                 type: "header";
                             } | {
+                                /** @description the body's variables, in order ({{1}}, {{2}}, …): text, currency or date_time */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @constant */
+                                /**
+                                 * @description the template's body
+                                 * @constant
+                                 */
                                 type: "body";
                             } | {
+                                /** @description the button's position in the template, from 0 */
                                 index: number | string;
+                                /** @description one parameter: payload (quick_reply), text (url), coupon_code (copy_code) or action (flow) */
                                 parameters: ({
+                                    /** @description the variable's name, for templates with named variables */
                                     parameter_name?: string;
+                                    /** @description the variable's value */
                                     text: string;
-                                    /** @constant */
+                                    /**
+                                     * @description a text value
+                                     * @constant
+                                     */
                                     type: "text";
                                 } | {
+                                    /** @description the amount */
                                     currency: {
+                                        /** @description the amount times 1000, e.g. 12500 for 12.50 */
                                         amount_1000: number;
+                                        /** @description ISO 4217 currency code, e.g. USD */
                                         code: string;
+                                        /** @description the amount as text, shown where it cannot be localized, e.g. "$12.50" */
                                         fallback_value: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description an amount of money
+                                     * @constant
+                                     */
                                     type: "currency";
                                 } | {
+                                    /** @description the date or time (the network shows fallback_value) */
                                     date_time: {
+                                        /** @description the date or time as text, e.g. "Monday, 3 March" */
                                         fallback_value: string;
                                     } & {
                                         [key: string]: unknown;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a date or time
+                                     * @constant
+                                     */
                                     type: "date_time";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     image: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header image
+                                     * @constant
+                                     */
                                     type: "image";
                                 } | {
-                                    /** @constant */
+                                    /**
+                                     * @description a header video
+                                     * @constant
+                                     */
                                     type: "video";
+                                    /** @description the header media: exactly one of link or id */
                                     video: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     document: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header document
+                                     * @constant
+                                     */
                                     type: "document";
                                 } | {
+                                    /** @description the header media: exactly one of link or id */
                                     audio: {
+                                        /** @description text shown with it */
                                         caption?: string;
+                                        /** @description documents: the file name the customer sees */
                                         filename?: string;
+                                        /** @description the id of media uploaded to the chat network (or give link) */
                                         id?: string;
+                                        /** @description a public https:// URL of the file (or give id) */
                                         link?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description a header audio file
+                                     * @constant
+                                     */
                                     type: "audio";
                                 } | {
+                                    /** @description returned in the inbound message when the button is tapped */
                                     payload: string;
-                                    /** @constant */
+                                    /**
+                                     * @description quick-reply buttons: what comes back when tapped
+                                     * @constant
+                                     */
                                     type: "payload";
                                 } | {
+                                    /** @description the code the button copies, up to 20 characters */
                                     coupon_code: string;
-                                    /** @constant */
+                                    /**
+                                     * @description copy-code buttons: the code
+                                     * @constant
+                                     */
                                     type: "coupon_code";
                                 } | {
+                                    /** @description the flow */
                                     action: {
+                                        /** @description data for the flow's first screen */
                                         flow_action_data?: {
                                             [key: string]: unknown;
                                         };
+                                        /** @description a token the flow receives */
                                         flow_token?: string;
                                     };
-                                    /** @constant */
+                                    /**
+                                     * @description flow buttons: the flow to open
+                                     * @constant
+                                     */
                                     type: "action";
                                 })[];
-                                /** @enum {string} */
+                                /**
+                                 * @description the kind of button, as the template defines it
+                                 * @enum {string}
+                                 */
                                 sub_type: "quick_reply" | "url" | "copy_code" | "flow";
-                                /** @constant */
+                                /**
+                                 * @description one of the template's buttons
+                                 * @constant
+                                 */
                                 type: "button";
                             })[];
+                            /** @description which translation of the template */
                             language: {
+                                /** @description the language the template was approved in, e.g. en_US */
                                 code: string;
-                                /** @constant */
+                                /**
+                                 * @description always "deterministic"
+                                 * @constant
+                                 */
                                 policy: "deterministic";
                             };
+                            /** @description the approved template's name, e.g. order_update */
                             name: string;
                         };
                         /** @description the recipient, international digits without + (with `channelId`) */
