@@ -1,3 +1,3 @@
 export type * from './port.js';
-export { createSqliteAuthSessionRepo, createMemoryFailureCounter } from './sqlite.js';
+export { createEmbeddedAuthSessionRepo, createMemoryFailureCounter } from './embedded.js';
 export { createRedisAuthSessionRepo, createRedisFailureCounter } from './redis.js';
