@@ -27,9 +27,9 @@ import {
 } from '../src/actors/index.js';
 import { silentLogger } from '../src/log.js';
 import type { ActorStateStore } from '../src/store/actor-store.js';
-import { EmbeddedActorStore } from '../src/store/actor-store-embedded.js';
+import { SqliteActorStore } from '../src/store/actor-store-sqlite.js';
 import { RedisActorStore } from '../src/store/actor-store-redis.js';
-import { EmbeddedDb } from '../src/store/embedded-db.js';
+import { openNodeDbIn } from '../src/store/backing.js';
 import { connectRedis, type RedisClient } from '../src/store/redis-client.js';
 import { startNats, startRedis, type ServerProcess } from '../test/harness/servers.js';
 
@@ -178,8 +178,8 @@ export async function run(): Promise<void> {
     const limit = await rawLimit(natsServer.url, redis);
 
     {
-      const db = await EmbeddedDb.open(dir);
-      const store = new EmbeddedActorStore(db);
+      const db = await openNodeDbIn(dir);
+      const store = new SqliteActorStore(db);
       const system = createEmbeddedActorSystem(settings('e1'), { store, log: silentLogger });
       system.register('bench', benchActor(store));
       await system.start();

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddedEventLog, JetStreamEventLog, type DomainEvent, type EventLog } from '../src/events/index.js';
-import { connectRedis, createEmbeddedWebhookStore, createRedisWebhookStore, EmbeddedDb, type WebhookStore } from '../src/store/index.js';
+import { connectRedis, createSqliteWebhookStore, createRedisWebhookStore, openNodeDbIn, type WebhookStore } from '../src/store/index.js';
 import { generateSecret, signRequest, WebhookDispatcher, WebhookHttpClient } from '../src/webhooks/index.js';
 import { startNats, startRedis } from '../test/harness/servers.js';
 
@@ -171,9 +171,9 @@ export async function run(): Promise<void> {
     const embedded = async (): Promise<Stack> => {
       const dir = mkdtempSync(join(tmpdir(), 'sb-bench-wh-'));
       dirs.push(dir);
-      const db = await EmbeddedDb.open(join(dir, 'db'));
+      const db = await openNodeDbIn(join(dir, 'db'));
       const events = await EmbeddedEventLog.open(join(dir, 'events'));
-      return { store: createEmbeddedWebhookStore(db), events, close: async () => { await events.close(); await db.close(); } };
+      return { store: createSqliteWebhookStore(db), events, close: async () => { await events.close(); await db.close(); } };
     };
     const clustered = async (): Promise<Stack> => {
       const prefix = `bw${randomUUID().slice(0, 6)}`;

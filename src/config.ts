@@ -23,6 +23,12 @@ export const configSchema = z.object({
   /** Public base URL of the REST API, used in links (Deprecation `Link`, MCP URLs). */
   PUBLIC_URL: optionalUrl,
   DATA_DIR: z.string().min(1).default('./data'),
+  /**
+   * Embedded mode: when a commit of the node's SQLite database is durable. FULL: fsynced before the answer
+   * (survives a power loss). NORMAL: handed to the OS (survives a killed process; a power loss can lose the
+   * last commits, never corrupts). See README, "Storage".
+   */
+  SQLITE_SYNCHRONOUS: z.enum(['FULL', 'NORMAL']).default('FULL'),
   /** The built dashboard (`vite build` output). Unset: `dist/web` in the package. */
   WEB_DIR: z.string().min(1).optional(),
   REDIS_URL: optionalUrl,

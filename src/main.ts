@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from './config.js';
 import { startServer } from './server.js';
 import { DataDirBusyError } from './data-dir-lock.js';
+import { StorageOpenError } from './store/index.js';
 
 async function main(): Promise<void> {
   let config;
@@ -48,6 +49,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  // A database that cannot be used: the message names the file and what to do; a stack adds nothing.
+  if (err instanceof StorageOpenError) {
+    process.stderr.write(`switchboard: ${err.message}\n`);
+    process.exit(74);
+  }
   process.stderr.write(`switchboard: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

@@ -5,7 +5,7 @@ import type { Express } from 'express';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './clock.js';
 import { createLogger, type Logger } from './log.js';
-import { closeNodeBacking, createEmbeddedStore, createRedisStore, EmbeddedDb, openNodeBacking, type NodeBacking, type Store } from './store/index.js';
+import { closeNodeBacking, createRedisStore, createSqliteStore, openNodeBacking, type NodeBacking, type Store } from './store/index.js';
 import { AccountService } from './app/accounts.js';
 import { TicketService } from './app/tickets.js';
 import { OperatorAuth } from './app/operator.js';
@@ -99,8 +99,7 @@ export interface ServiceOptions {
 /** The main store of the configured mode (Redis clustered, else the embedded db under DATA_DIR). */
 export async function openStore(config: Config, clock: Clock, backing: NodeBacking): Promise<Store> {
   if (backing.kind === 'redis') return createRedisStore(backing.redis.client, config.KEY_PREFIX, { closeClient: false });
-  const db = await EmbeddedDb.open(config.DATA_DIR === ':memory:' ? null : config.DATA_DIR);
-  return createEmbeddedStore(db, clock);
+  return createSqliteStore(backing.db, clock);
 }
 
 export async function createServices(config: Config, opts: ServiceOptions = {}): Promise<Services> {
@@ -111,7 +110,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     const lock = DataDirLock.acquire(config.DATA_DIR);
     closers.push(async () => lock.release());
   }
-  // One backing per node, handed to every module; closed last.
+  // One backing per node, handed to every module; closed last (after the store, which closes nothing of it twice).
   const backing = await openNodeBacking(config);
   closers.push(() => closeNodeBacking(backing));
   const store = await openStore(config, clock, backing);
@@ -134,7 +133,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const observers = serviceObservers(metrics);
   const readiness: ReadinessCheck[] = [{ name: store.kind === 'redis' ? 'redis' : 'store', check: () => store.ping() }];
   // Events and webhooks. Closers run in reverse: dispatcher, then its stores, then the log.
-  const events = await openEventLog(config, log);
+  const events = await openEventLog(config, log, backing);
   closers.push(() => events.close());
   const webhookStores = await openWebhookStores(config, backing);
   closers.push(() => webhookStores.close());

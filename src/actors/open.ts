@@ -1,13 +1,11 @@
-import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { EventPublisher } from '../events/types.js';
 import type { Logger } from '../log.js';
 import type { MetricsRegistry } from '../metrics.js';
-import { EmbeddedActorStore } from '../store/actor-store-embedded.js';
+import { SqliteActorStore } from '../store/actor-store-sqlite.js';
 import { RedisActorStore } from '../store/actor-store-redis.js';
-import { EmbeddedDb } from '../store/embedded-db.js';
 import type { NodeBacking } from '../store/backing.js';
 import type { ConversationIndexRepo } from '../store/conversation-index-types.js';
 import { CONVERSATION_ACTOR, conversationActorSpec } from './conversation/actor.js';
@@ -30,7 +28,7 @@ export interface OpenedActors {
  *   commands over NATS to the owner of each partition;
  * - `REDIS_URL` alone: one node with its actor state in Redis (a second
  *   node needs NATS to reach the partitions it does not own);
- * - neither: embedded — state under `DATA_DIR/actors`, in-process delivery.
+ * - neither: embedded — state in the node's SQLite database, in-process delivery.
  */
 export async function openActors(
   config: Config,
@@ -42,7 +40,7 @@ export async function openActors(
   const closers: (() => Promise<void>)[] = [];
   const readiness: OpenedActors['readiness'] = [];
   let system: ActorSystem;
-  let store: EmbeddedActorStore | RedisActorStore;
+  let store: SqliteActorStore | RedisActorStore;
   if (backing.kind === 'redis') {
     // The node's client: closed by whoever opened it, after the actors handed their partitions over.
     const redis = backing.redis.client;
@@ -58,11 +56,11 @@ export async function openActors(
       log.warn('REDIS_URL without NATS_URL: actors run on this node only; set NATS_URL to run several nodes');
       system = createEmbeddedActorSystem(settings, { store, log, clock: deps.clock, metrics: deps.metrics });
     }
-  } else {
-    const db = await EmbeddedDb.open(config.DATA_DIR === ':memory:' ? null : join(config.DATA_DIR, 'actors'));
-    closers.push(() => db.close());
-    store = new EmbeddedActorStore(db);
+  } else if (backing.kind === 'sqlite') {
+    store = new SqliteActorStore(backing.db);
     system = createEmbeddedActorSystem(settings, { store, log, clock: deps.clock, metrics: deps.metrics });
+  } else {
+    throw new Error('REDIS_URL is needed for the Redis backing');
   }
   system.register(CONVERSATION_ACTOR, durableActor(conversationActorSpec(config.ACTOR_IDEMPOTENCY_KEYS, deps.messaging, deps.conversations), { store, events: deps.events }));
   await system.start();

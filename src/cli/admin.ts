@@ -3,6 +3,10 @@
  *
  *   npm run admin -- org create --name "Acme"
  *   npm run admin -- key create --org <id> --user <id> --scopes tickets:read,tickets:create --json
+ *   npm run admin -- backup --out backup.db [--data-dir DIR]
+ *
+ * `backup` is the one local command: it copies the embedded node's SQLite
+ * database (DATA_DIR/switchboard.db) while the service runs.
  *
  * Connection: --url / SB_URL (default http://localhost:3000), --token /
  * SB_OPERATOR_TOKEN: the names the first start's banner prints in its
@@ -17,6 +21,7 @@ import { SCOPES } from '../domain/scopes.js';
 import { messagingCommands } from './messaging-commands.js';
 import { table } from './table.js';
 import { toolsCommands } from './tools-commands.js';
+import { backupNodeDb } from '../store/sqlite-backup.js';
 
 interface ApiCommand {
   usage: string;
@@ -131,13 +136,18 @@ export const commands: Record<string, Command> = {
 };
 
 /** Every `--flag <value>` any command's usage names (parseArgs must know them to read their values). */
-const STRING_FLAGS = [...new Set(['url', 'token', ...Object.values(commands).flatMap((c) => [...c.usage.matchAll(/--([\w-]+) [^-\s]/g)].map((m) => m[1]!))])];
+const STRING_FLAGS = [...new Set(['url', 'token', 'out', 'data-dir', ...Object.values(commands).flatMap((c) => [...c.usage.matchAll(/--([\w-]+) [^-\s]/g)].map((m) => m[1]!))])];
 
 /** The first non-empty of the variables named, in order. */
 const firstSet = (env: Record<string, string | undefined>, ...names: string[]) => names.map((n) => env[n]).find((v) => v !== undefined && v !== '');
 
 function usage(): string {
-  return ['usage: npm run admin -- <command> [flags] [--json] [--url URL] [--token TOKEN]', '', ...Object.entries(commands).map(([n, c]) => `  ${n} ${c.usage}`)].join('\n');
+  return [
+    'usage: npm run admin -- <command> [flags] [--json] [--url URL] [--token TOKEN]',
+    '',
+    ...Object.entries(commands).map(([n, c]) => `  ${n} ${c.usage}`),
+    '  backup --out <file> [--data-dir <DATA_DIR>]   (embedded mode: online copy of the database, on this machine)',
+  ].join('\n');
 }
 
 export async function main(argv: string[], env: Record<string, string | undefined>, out: (s: string) => void, err: (s: string) => void, signal?: AbortSignal): Promise<number> {
@@ -151,6 +161,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
       ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])),
     },
   });
+  if (positionals[0] === 'backup') return backup(values, env, out, err);
   const name = positionals.slice(0, 2).join(' ');
   const cmd = commands[name];
   if (values.help || !cmd) {
@@ -199,6 +210,22 @@ export async function main(argv: string[], env: Record<string, string | undefine
   }
   out(values.json ? JSON.stringify(body) : cmd.show(body));
   return 0;
+}
+
+async function backup(values: Record<string, unknown>, env: Record<string, string | undefined>, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+  if (typeof values.out !== 'string') {
+    err('missing --out\nusage: backup --out <file> [--data-dir <DATA_DIR>]');
+    return 2;
+  }
+  const dataDir = typeof values['data-dir'] === 'string' ? values['data-dir'] : (firstSet(env, 'DATA_DIR') ?? './data');
+  try {
+    const r = await backupNodeDb(dataDir, values.out);
+    out(values.json ? JSON.stringify(r) : `backup of ${r.source} written to ${r.file} (${r.bytes} bytes, schema ${r.schemaVersion}, integrity ok)`);
+    return 0;
+  } catch (e) {
+    err(`backup failed: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
 }
 
 const isMain = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/').split('/').pop()!);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { silentLogger, type Logger } from '../log.js';
 import type { ConsumeOptions, DomainEvent, EventFollower, EventHandler, EventLog, EventReadOptions, EventReadResult, EventSubscription, LoggedEvent } from './types.js';
 import { assertPublishable, isTruncated, readBounds, redeliveryDelayMs } from './validate.js';
+import type { SqliteDb } from '../store/sqlite-db.js';
 
 interface Entry {
   seq: number;
@@ -50,6 +51,11 @@ const CURSORS = 'cursors.json';
  * - `read` answers from memory: every retained event of the organization in
  *   the range, in seq order; `truncated` when retention dropped some after
  *   `afterSeq`.
+ *
+ * `openSqlite` keeps the same in the node's SQLite database instead of
+ * segment files (tables `events` and `event_cursors`): a publish joins the
+ * database's group commit, so an event commits with the writes of the same
+ * turn, and the guarantees above hold with "fsynced" read as "committed".
  */
 export class EmbeddedEventLog implements EventLog {
   private entries: Entry[] = [];
@@ -75,6 +81,9 @@ export class EmbeddedEventLog implements EventLog {
   private readonly trimBatch: number;
   readonly maxAckPending: number;
 
+  /** Set when the log lives in the node's SQLite database (`openSqlite`); then `dir` is unused. */
+  private sql: SqliteDb | null = null;
+
   private constructor(private readonly dir: string | null, opts: EmbeddedEventLogOptions) {
     this.log = opts.log ?? silentLogger;
     this.segmentBytes = opts.segmentBytes ?? 16 * 1024 * 1024;
@@ -87,6 +96,26 @@ export class EmbeddedEventLog implements EventLog {
   static async open(dir: string | null, opts: EmbeddedEventLogOptions = {}): Promise<EmbeddedEventLog> {
     const l = new EmbeddedEventLog(dir, opts);
     if (dir !== null) await l.load(dir);
+    return l;
+  }
+
+  /** The log in the node's SQLite database: events and consumer positions in its tables. */
+  static async openSqlite(db: SqliteDb, opts: EmbeddedEventLogOptions = {}): Promise<EmbeddedEventLog> {
+    const l = new EmbeddedEventLog(null, opts);
+    l.sql = db;
+    for (const r of db.stmt('SELECT name, seq FROM event_cursors').all() as { name: string; seq: number }[]) l.cursors.set(r.name, r.seq);
+    const last = (db.stmt('SELECT MAX(seq) AS seq FROM events').get() as { seq: number | null }).seq ?? 0;
+    const mark = db.get<number>('meta:events', 'lastSeq') ?? 0;
+    // Load what a consumer still needs and the newest `replayRetain`, nothing older.
+    const from = Math.min(last - l.replayRetain, l.minFloor() ?? last);
+    for (const r of db.stmt('SELECT seq, body FROM events WHERE seq > ? ORDER BY seq').iterate(from) as Iterable<{ seq: number; body: string }>) {
+      l.entries.push({ seq: r.seq, event: JSON.parse(r.body) as DomainEvent });
+    }
+    l.trimEntries(true);
+    const cursorMax = Math.max(0, ...l.cursors.values());
+    l.nextSeq = Math.max(last, mark, cursorMax) + 1;
+    l.head = l.nextSeq - 1;
+    l.deleteConsumedSegments();
     return l;
   }
 
@@ -160,6 +189,7 @@ export class EmbeddedEventLog implements EventLog {
       return Promise.reject(e);
     }
     const entry: Entry = { seq: this.nextSeq++, event };
+    if (this.sql !== null) return this.publishSqlite(entry);
     if (this.dir === null) {
       this.append([entry]);
       return Promise.resolve();
@@ -168,6 +198,25 @@ export class EmbeddedEventLog implements EventLog {
       this.pending.push({ entry, line: JSON.stringify(entry) + '\n', resolve, reject });
       if (this.flushing === null) this.flushing = new Promise<void>((r) => setImmediate(r)).then(() => this.flush());
     });
+  }
+
+  /** The event joins the database's open batch; consumers see it once that batch committed. */
+  private publishSqlite(entry: Entry): Promise<void> {
+    const db = this.sql!;
+    const committed = db.run(() => {
+      db.stmt('INSERT INTO events (seq, id, org, type, at, body) VALUES (?, ?, ?, ?, ?, ?)').run(
+        entry.seq,
+        entry.event.id,
+        entry.event.organizationId,
+        entry.event.type,
+        Date.now(),
+        JSON.stringify(entry.event),
+      );
+      // Sequence numbers are never reused, even after the rows holding the highest are discarded.
+      db.apply([{ coll: 'meta:events', key: 'lastSeq', value: entry.seq }]);
+    });
+    // A batch's writers are settled in the order they wrote, so entries become visible in seq order.
+    return committed.then(() => this.append([entry]));
   }
 
   private async flush(): Promise<void> {
@@ -284,6 +333,14 @@ export class EmbeddedEventLog implements EventLog {
 
   private deleteConsumedSegments(): void {
     const min = this.discardableThrough();
+    if (this.sql !== null) {
+      const db = this.sql;
+      if (min > this.sqlDiscarded && !db.isClosed) {
+        this.sqlDiscarded = min;
+        void db.run(() => db.stmt('DELETE FROM events WHERE seq <= ?').run(min)).catch((err: unknown) => this.log.warn('event log: discarding old events failed', { err }));
+      }
+      return;
+    }
     // Never the active (last) segment; a segment is discardable when the next one starts at or below min + 1.
     while (this.segments.length > 1 && this.segments[1]!.firstSeq <= min + 1) {
       const seg = this.segments.shift()!;
@@ -291,8 +348,10 @@ export class EmbeddedEventLog implements EventLog {
     }
   }
 
+  private sqlDiscarded = 0;
+
   private scheduleCursorWrite(): void {
-    if (this.cursorTimer !== null || this.dir === null) return;
+    if (this.cursorTimer !== null || (this.dir === null && this.sql === null)) return;
     this.cursorTimer = setTimeout(() => {
       this.cursorTimer = null;
       this.writeCursors().catch((err: unknown) => this.log.error('event log: writing cursors failed', { err }));
@@ -319,6 +378,18 @@ export class EmbeddedEventLog implements EventLog {
   }
 
   private async writeCursorsNow(): Promise<void> {
+    if (this.sql !== null) {
+      const db = this.sql;
+      // The database closed first (a shutdown out of order): positions not saved only mean redeliveries.
+      if (db.isClosed) return;
+      const cursors = [...this.cursors];
+      await db.run(() => {
+        const put = db.stmt('INSERT INTO event_cursors (name, seq) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET seq = excluded.seq');
+        for (const [name, seq] of cursors) put.run(name, seq);
+      });
+      this.deleteConsumedSegments();
+      return;
+    }
     if (this.dir === null) return;
     const tmp = join(this.dir, `${CURSORS}.tmp`);
     const fh = await open(tmp, 'w', PRIVATE_FILE_MODE);

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { RequestHandler } from 'express';
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
@@ -8,13 +7,13 @@ import type { Logger } from '../log.js';
 import type { ContactRepo, OrganizationRepo } from '../store/types.js';
 import type { WhatsAppChannel } from '../store/channel-types.js';
 import { openMessagingStores, type MessagingStores } from '../store/messaging-open.js';
-import type { NodeBacking } from '../store/backing.js';
-import { EmbeddedDb } from '../store/embedded-db.js';
+import type { SqliteDb } from '../store/sqlite-db.js';
+import { openSandboxDb, type NodeBacking } from '../store/backing.js';
 import { createMemoryRateLimiter } from '../store/ratelimit-embedded.js';
 import { createRedisRateLimiter } from '../store/ratelimit-redis.js';
 import { GraphApiNetwork } from '../network/graph-adapter.js';
 import type { ChatNetwork } from '../network/port.js';
-import { createEmbeddedSandboxState, createRedisSandboxState, sandboxGraphRouter, SandboxNetwork } from '../network/sandbox/index.js';
+import { createSqliteSandboxState, createRedisSandboxState, sandboxGraphRouter, SandboxNetwork } from '../network/sandbox/index.js';
 import type { MessagingHandlerDeps } from '../actors/conversation/messaging.js';
 import { ChannelService } from './channels.js';
 import { MessagingService, type ConversationGateway, type TemplateSendObserver } from './service.js';
@@ -27,7 +26,7 @@ export interface MessagingOpenDeps {
   log: Logger;
   organizations: OrganizationRepo;
   contacts: ContactRepo;
-  /** The node's backing: its one Redis client when clustered. */
+  /** The node's backing: its SQLite database embedded, its one Redis client clustered. */
   backing: NodeBacking;
   /** Told how each template send ended (for metrics). */
   observer?: TemplateSendObserver;
@@ -58,8 +57,8 @@ export class Messaging {
 
   private constructor(
     readonly stores: MessagingStores,
-    /** The sandbox network's own embedded db (embedded mode with the sandbox on): Meta's side, kept apart from the service's data. */
-    private readonly sandboxDb: EmbeddedDb | null,
+    /** The sandbox network's own SQLite database (embedded mode with the sandbox on): Meta's side, kept apart from the service's data. */
+    private readonly sandboxDb: SqliteDb | null,
     readonly config: Config,
     log: Logger,
     clock: Clock,
@@ -82,7 +81,12 @@ export class Messaging {
     };
     this.sandbox = sandboxOn
       ? new SandboxNetwork({
-          state: sandboxDb !== null ? createEmbeddedSandboxState(sandboxDb) : 'redis' in stores.backing ? createRedisSandboxState(stores.backing.redis, stores.backing.prefix) : createEmbeddedSandboxState(stores.backing.db),
+          state:
+            sandboxDb !== null
+              ? createSqliteSandboxState(sandboxDb)
+              : 'redis' in stores.backing
+                ? createRedisSandboxState(stores.backing.redis, stores.backing.prefix)
+                : createSqliteSandboxState(stores.backing.db),
           // Throughput is a real-time limit, whatever clock the service runs on.
           limiter: 'db' in stores.backing ? createMemoryRateLimiter(systemClock) : createRedisRateLimiter(stores.backing.redis, stores.backing.prefix),
           clock,
@@ -143,7 +147,9 @@ export class Messaging {
     if (!stores.secretsKey) deps.log.warn('SECRETS_KEY is not set: WhatsApp channels cannot be created or used until every node has the same key');
     const sandboxOn = deps.config.SANDBOX_NETWORK ?? deps.config.mode === 'embedded';
     const sandboxDb =
-      sandboxOn && 'db' in stores.backing ? await EmbeddedDb.open(deps.config.DATA_DIR === ':memory:' ? null : join(deps.config.DATA_DIR, 'sandbox-network')) : null;
+      sandboxOn && 'db' in stores.backing
+        ? openSandboxDb(deps.config.DATA_DIR === ':memory:' ? null : deps.config.DATA_DIR, deps.config.SQLITE_SYNCHRONOUS)
+        : null;
     return new Messaging(stores, sandboxDb, deps.config, deps.log, deps.clock, deps);
   }
 

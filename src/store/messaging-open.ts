@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { EmbeddedDb } from './embedded-db.js';
+import type { SqliteDb } from './sqlite-db.js';
 import type { RedisClient } from './redis-client.js';
 import type { NodeBacking } from './backing.js';
 import { SecretBox } from './secret-box.js';
@@ -11,20 +11,20 @@ import type { CreditRepo } from './credit-types.js';
 import type { RateLimiter } from './ratelimit-types.js';
 import type { SessionMessageRepo } from './session-message-types.js';
 import type { ConversationIndexRepo } from './conversation-index-types.js';
-import { createEmbeddedConversationIndex } from './conversation-index-embedded.js';
+import { createSqliteConversationIndex } from './conversation-index-sqlite.js';
 import { createRedisConversationIndex } from './conversation-index-redis.js';
 import type { RequestKeyRepo } from './request-key-types.js';
-import { createEmbeddedRequestKeyRepo } from './request-key-embedded.js';
+import { createSqliteRequestKeyRepo } from './request-key-sqlite.js';
 import { createRedisRequestKeyRepo } from './request-key-redis.js';
-import { createEmbeddedChannelRepo } from './channel-embedded.js';
+import { createSqliteChannelRepo } from './channel-sqlite.js';
 import { createRedisChannelRepo } from './channel-redis.js';
-import { createEmbeddedTemplateRepo } from './template-embedded.js';
+import { createSqliteTemplateRepo } from './template-sqlite.js';
 import { createRedisTemplateRepo } from './template-redis.js';
-import { createEmbeddedCreditRepo } from './credit-embedded.js';
+import { createSqliteCreditRepo } from './credit-sqlite.js';
 import { createRedisCreditRepo } from './credit-redis.js';
 import { createMemoryRateLimiter } from './ratelimit-embedded.js';
 import { createRedisRateLimiter } from './ratelimit-redis.js';
-import { createEmbeddedSessionMessageRepo } from './session-message-embedded.js';
+import { createSqliteSessionMessageRepo } from './session-message-sqlite.js';
 import { createRedisSessionMessageRepo } from './session-message-redis.js';
 
 /** The stores behind chat messaging. */
@@ -39,8 +39,8 @@ export interface MessagingStores {
   conversations: ConversationIndexRepo;
   /** Which body each send's idempotency key came with. */
   requestKeys: RequestKeyRepo;
-  /** The embedded db (embedded mode) or the node's Redis client (clustered), for the sandbox network's own state. */
-  backing: { db: EmbeddedDb } | { redis: RedisClient; prefix: string };
+  /** The node's SQLite database (embedded mode) or the node's Redis client (clustered), for the sandbox network's own state. */
+  backing: { db: SqliteDb } | { redis: RedisClient; prefix: string };
   /** False when no key is available (clustered without SECRETS_KEY): WhatsApp channels are refused. */
   secretsKey: boolean;
   close(): Promise<void>;
@@ -48,7 +48,7 @@ export interface MessagingStores {
 
 /**
  * Opens them: on the node's Redis client in clustered mode (where
- * WhatsApp channels need `SECRETS_KEY`), an EmbeddedDb under DATA_DIR/messaging otherwise, with the
+ * WhatsApp channels need `SECRETS_KEY`), the node's SQLite database otherwise, with the
  * secrets key from `SECRETS_KEY` or DATA_DIR/messaging/secrets.key.
  */
 export async function openMessagingStores(config: Config, clock: Clock, backing: NodeBacking): Promise<MessagingStores> {
@@ -75,18 +75,20 @@ export async function openMessagingStores(config: Config, clock: Clock, backing:
     };
   }
   const box = SecretBox.load(config.SECRETS_KEY, dir)!;
-  const db = await EmbeddedDb.open(dir);
+  if (backing.kind !== 'sqlite') throw new Error('REDIS_URL is needed for the Redis backing');
+  const db = backing.db;
   return {
     kind: 'embedded',
-    channels: createEmbeddedChannelRepo(db, box),
-    templates: createEmbeddedTemplateRepo(db),
-    credits: createEmbeddedCreditRepo(db, clock),
+    channels: createSqliteChannelRepo(db, box),
+    templates: createSqliteTemplateRepo(db),
+    credits: createSqliteCreditRepo(db, clock),
     rateLimiter: createMemoryRateLimiter(clock),
-    messages: createEmbeddedSessionMessageRepo(db),
-    conversations: createEmbeddedConversationIndex(db),
-    requestKeys: createEmbeddedRequestKeyRepo(db, clock),
+    messages: createSqliteSessionMessageRepo(db),
+    conversations: createSqliteConversationIndex(db),
+    requestKeys: createSqliteRequestKeyRepo(db, clock),
     backing: { db },
     secretsKey: true,
-    close: () => db.close(),
+    // The node's database is closed by whoever opened it (after every module stopped).
+    close: () => db.sync(),
   };
 }

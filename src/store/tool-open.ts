@@ -1,15 +1,14 @@
 import { join } from 'node:path';
 import type { Config } from '../config.js';
-import { EmbeddedDb } from './embedded-db.js';
 import type { NodeBacking } from './backing.js';
 import { SecretBox } from './secret-box.js';
-import { createEmbeddedToolRepo } from './tool-embedded.js';
+import { createSqliteToolRepo } from './tool-sqlite.js';
 import { createRedisToolRepo } from './tool-redis.js';
 import type { ToolRepo } from './tool-types.js';
 
 /**
- * The tool store: on the node's Redis client in clustered mode, an EmbeddedDb
- * under DATA_DIR/tools otherwise. Credentials are sealed with the same key
+ * The tool store: on the node's Redis client in clustered mode, the node's
+ * SQLite database otherwise. Credentials are sealed with the same key
  * as channel secrets (SECRETS_KEY, or DATA_DIR/messaging/secrets.key in
  * embedded mode), with SECRETS_KEY_PREVIOUS for rotation. Null in clustered
  * mode without SECRETS_KEY: connected tools are then off.
@@ -23,6 +22,6 @@ export async function openToolStore(config: Config, backing: NodeBacking): Promi
     return createRedisToolRepo(backing.redis.client, config.KEY_PREFIX, box);
   }
   const box = SecretBox.load(config.SECRETS_KEY, memory ? null : join(config.DATA_DIR, 'messaging'), config.SECRETS_KEY_PREVIOUS)!;
-  const db = await EmbeddedDb.open(memory ? null : join(config.DATA_DIR, 'tools'));
-  return createEmbeddedToolRepo(db, box);
+  if (backing.kind !== 'sqlite') throw new Error('REDIS_URL is needed for the Redis backing');
+  return createSqliteToolRepo(backing.db, box);
 }

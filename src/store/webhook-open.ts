@@ -1,13 +1,12 @@
 import { join } from 'node:path';
 import type { Config } from '../config.js';
-import { EmbeddedDb } from './embedded-db.js';
 import type { NodeBacking } from './backing.js';
 import { SecretBox } from './secret-box.js';
 import { sealedWebhookStore } from './webhook-sealed.js';
-import { createEmbeddedResourceStore } from './resource-embedded.js';
+import { createSqliteResourceStore } from './resource-sqlite.js';
 import { createRedisResourceStore } from './resource-redis.js';
 import type { ResourceStore } from './resource-types.js';
-import { createEmbeddedWebhookStore } from './webhook-embedded.js';
+import { createSqliteWebhookStore } from './webhook-sqlite.js';
 import { createRedisWebhookStore } from './webhook-redis.js';
 import type { WebhookStore } from './webhook-types.js';
 
@@ -19,8 +18,8 @@ export interface WebhookStores {
 
 /**
  * The stores behind webhooks and `/api/v1/resource`: on the node's Redis
- * client in clustered mode, an EmbeddedDb under DATA_DIR/webhooks
- * otherwise (`:memory:` keeps it in memory). Signing secrets are sealed
+ * client in clustered mode, the node's SQLite database otherwise.
+ * Signing secrets are sealed
  * with the channel-secrets key (`webhook-sealed.ts`).
  */
 export async function openWebhookStores(config: Config, backing: NodeBacking): Promise<WebhookStores> {
@@ -36,12 +35,14 @@ export async function openWebhookStores(config: Config, backing: NodeBacking): P
     };
   }
   const memory = config.DATA_DIR === ':memory:';
-  const db = await EmbeddedDb.open(memory ? null : join(config.DATA_DIR, 'webhooks'));
+  if (backing.kind !== 'sqlite') throw new Error('REDIS_URL is needed for the Redis backing');
+  const db = backing.db;
   // The key that seals channel credentials (DATA_DIR/messaging/secrets.key unless SECRETS_KEY is set).
   const box = SecretBox.load(config.SECRETS_KEY, memory ? null : join(config.DATA_DIR, 'messaging'));
   return {
-    webhooks: sealedWebhookStore(createEmbeddedWebhookStore(db, { retentionMs }), box),
-    resources: createEmbeddedResourceStore(db),
-    close: () => db.close(),
+    webhooks: sealedWebhookStore(createSqliteWebhookStore(db, { retentionMs }), box),
+    resources: createSqliteResourceStore(db),
+    // The node's database is closed by whoever opened it (after every module stopped).
+    close: () => db.sync(),
   };
 }

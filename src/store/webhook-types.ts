@@ -1,6 +1,6 @@
 /**
  * Storage port for webhook registrations, their deliveries and the delivery
- * schedule. Two adapters: `webhook-embedded.ts` (EmbeddedDb) and
+ * schedule. Two adapters: `webhook-sqlite.ts` (the node's SQLite database) and
  * `webhook-redis.ts`; `test/webhooks/store-contract.ts` runs one suite
  * against both. Every method taking an organization id only touches that
  * organization's data.

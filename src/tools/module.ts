@@ -7,9 +7,9 @@ import type { ConnectedIntegrationId, ToolRecord } from '../domain/tools.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { integrationTools, ToolRegistry, type IntegrationInfo, type McpServerDef } from '../mcp/index.js';
-import { EmbeddedDb } from '../store/embedded-db.js';
+import type { SqliteDb } from '../store/sqlite-db.js';
+import { openKeyValueDb, type NodeBacking } from '../store/backing.js';
 import { openToolStore } from '../store/tool-open.js';
-import type { NodeBacking } from '../store/backing.js';
 import type { ToolRepo } from '../store/tool-types.js';
 import { calendarTools } from './calendar-tools.js';
 import { emailTools } from './email-tools.js';
@@ -47,7 +47,7 @@ export interface ToolsOpenDeps {
   log: Logger;
   clock: Clock;
   version: string;
-  /** The node's backing: its one Redis client when clustered. */
+  /** The node's backing: its SQLite database embedded, its one Redis client clustered. */
   backing: NodeBacking;
 }
 
@@ -65,7 +65,7 @@ export class ConnectedTools {
 
   private constructor(
     readonly repo: ToolRepo,
-    private readonly sandboxDb: EmbeddedDb | null,
+    private readonly sandboxDb: SqliteDb | null,
     private readonly deps: ToolsOpenDeps,
   ) {
     const { config, log } = deps;
@@ -96,7 +96,7 @@ export class ConnectedTools {
       return null;
     }
     const sandboxOn = deps.config.SANDBOX_TOOLS ?? deps.config.mode === 'embedded';
-    const db = sandboxOn ? await EmbeddedDb.open(deps.config.DATA_DIR === ':memory:' ? null : join(deps.config.DATA_DIR, 'sandbox-providers')) : null;
+    const db = sandboxOn ? openKeyValueDb(deps.config.DATA_DIR === ':memory:' ? null : join(deps.config.DATA_DIR, 'sandbox-providers.db'), deps.config.DATA_DIR === ':memory:' ? null : join(deps.config.DATA_DIR, 'sandbox-providers')) : null;
     return new ConnectedTools(repo, db, deps);
   }
 

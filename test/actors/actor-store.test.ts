@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'redis';
-import { EmbeddedActorStore } from '../../src/store/actor-store-embedded.js';
+import { SqliteActorStore } from '../../src/store/actor-store-sqlite.js';
 import { RedisActorStore } from '../../src/store/actor-store-redis.js';
-import { EmbeddedDb } from '../../src/store/embedded-db.js';
+import { openNodeDbIn } from '../../src/store/backing.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 import { runActorStoreContract } from './actor-store.contract.js';
 
-runActorStoreContract('embedded', async () => new EmbeddedActorStore(await EmbeddedDb.open(null)));
+runActorStoreContract('embedded', async () => new SqliteActorStore(await openNodeDbIn(null)));
 
 let redis: ServerProcess;
 let client: ReturnType<typeof createClient>;

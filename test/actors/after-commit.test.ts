@@ -3,8 +3,8 @@ import { createEmbeddedActorSystem, durableActor, type ActorSystem, type Durable
 import type { AppError } from '../../src/errors.js';
 import type { DomainEvent, EventPublisher } from '../../src/events/types.js';
 import type { ActorStateRef } from '../../src/store/actor-store.js';
-import { EmbeddedActorStore } from '../../src/store/actor-store-embedded.js';
-import { EmbeddedDb } from '../../src/store/embedded-db.js';
+import { SqliteActorStore } from '../../src/store/actor-store-sqlite.js';
+import { openNodeDbIn } from '../../src/store/backing.js';
 import { testSettings } from './helpers.js';
 
 /*
@@ -27,7 +27,7 @@ type Cmd = { kind: 'bump'; id: string };
 /** Everything that happens, in order: state writes, the other store's writes, publishes. */
 const trace: string[] = [];
 
-class TracingStore extends EmbeddedActorStore {
+class TracingStore extends SqliteActorStore {
   failSaves = 0;
   override async save(ref: ActorStateRef, value: unknown, fence: Fence): Promise<void> {
     if (this.failSaves > 0) {
@@ -49,7 +49,7 @@ class TracingPublisher implements EventPublisher {
 
 async function setup() {
   trace.length = 0;
-  const store = new TracingStore(await EmbeddedDb.open(null));
+  const store = new TracingStore(await openNodeDbIn(null));
   const events = new TracingPublisher();
   /** The other store: ids written after their commit. */
   const other = new Set<string>();

@@ -7,9 +7,9 @@ import type { DomainEvent, EventPublisher } from '../../src/events/types.js';
 import { createHttpApp } from '../../src/http/app.js';
 import { handoverRoutes } from '../../src/http/routes/handover.js';
 import { silentLogger } from '../../src/log.js';
-import { EmbeddedActorStore } from '../../src/store/actor-store-embedded.js';
-import { EmbeddedDb } from '../../src/store/embedded-db.js';
-import { createEmbeddedStore } from '../../src/store/memory.js';
+import { SqliteActorStore } from '../../src/store/actor-store-sqlite.js';
+import { openNodeDbIn } from '../../src/store/backing.js';
+import { createSqliteStore } from '../../src/store/sqlite.js';
 import { deferred, testSettings } from './helpers.js';
 
 /** An event log that holds every publish until released: keeps a command running. */
@@ -30,10 +30,10 @@ describe('handover under backpressure', () => {
   const principal: Principal = { organizationId: 'org_bp', userId: 'u1', role: 'admin', keyId: 'k1', scopes: new Set(['conversation:handover:request', 'conversation:handover:open']) };
 
   beforeAll(async () => {
-    const db = await EmbeddedDb.open(null);
-    const store = createEmbeddedStore(db);
+    const db = await openNodeDbIn(null);
+    const store = createSqliteStore(db);
     await store.contacts.upsert({ id: 'c1', organizationId: 'org_bp', audienceExternalId: '15550001555:1', name: null, createdAt: new Date().toISOString() });
-    const actorStore = new EmbeddedActorStore(await EmbeddedDb.open(null));
+    const actorStore = new SqliteActorStore(await openNodeDbIn(null));
     system = createEmbeddedActorSystem(testSettings({ mailboxSize: 1 }), { store: actorStore });
     system.register(CONVERSATION_ACTOR, durableActor(conversationActorSpec(10), { store: actorStore, events }));
     await system.start();

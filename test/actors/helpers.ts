@@ -1,7 +1,8 @@
+import type { SqliteDb } from '../../src/store/sqlite-db.js';
 import type { DomainEvent, EventPublisher } from '../../src/events/types.js';
 import { createEmbeddedActorSystem, type ActorSystem, type ActorSystemSettings, type Clock } from '../../src/actors/index.js';
-import { EmbeddedActorStore } from '../../src/store/actor-store-embedded.js';
-import { EmbeddedDb } from '../../src/store/embedded-db.js';
+import { SqliteActorStore } from '../../src/store/actor-store-sqlite.js';
+import { openNodeDbIn } from '../../src/store/backing.js';
 
 /** Records what was published; can be told to fail the next N publishes. */
 export class RecordingPublisher implements EventPublisher {
@@ -42,9 +43,9 @@ export const testSettings = (over: Partial<ActorSystemSettings> = {}): ActorSyst
   ...over,
 });
 
-export async function embeddedSystem(over: Partial<ActorSystemSettings> = {}, clock?: Clock): Promise<{ system: ActorSystem; store: EmbeddedActorStore; db: EmbeddedDb }> {
-  const db = await EmbeddedDb.open(null);
-  const store = new EmbeddedActorStore(db);
+export async function embeddedSystem(over: Partial<ActorSystemSettings> = {}, clock?: Clock): Promise<{ system: ActorSystem; store: SqliteActorStore; db: SqliteDb }> {
+  const db = await openNodeDbIn(null);
+  const store = new SqliteActorStore(db);
   const system = createEmbeddedActorSystem(testSettings(over), { store, clock });
   return { system, store, db };
 }

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddedActorSystem, durableActor, type Actor, type ActorSystem, type Fence } from '../../src/actors/index.js';
 import type { ActorStateRef } from '../../src/store/actor-store.js';
-import { EmbeddedActorStore } from '../../src/store/actor-store-embedded.js';
-import { EmbeddedDb } from '../../src/store/embedded-db.js';
+import { SqliteActorStore } from '../../src/store/actor-store-sqlite.js';
+import { openNodeDbIn } from '../../src/store/backing.js';
 import { AppError } from '../../src/errors.js';
 import { deferred, embeddedSystem, ManualClock, RecordingPublisher, testSettings } from './helpers.js';
 import { logActorSpec, type LogCommand, type LogReplies } from './log-actor.js';
@@ -255,7 +255,7 @@ describe('actor runtime (embedded)', () => {
 });
 
 /** Writes, then reports a failure: a store whose connection dropped before the reply came back. */
-class LostReplyStore extends EmbeddedActorStore {
+class LostReplyStore extends SqliteActorStore {
   loseNextReply = false;
   override async save(ref: ActorStateRef, value: unknown, fence: Fence): Promise<void> {
     await super.save(ref, value, fence);
@@ -268,7 +268,7 @@ class LostReplyStore extends EmbeddedActorStore {
 
 describe('durable actors when the store fails', () => {
   it('answers a retry after a write of unknown outcome from the store, applying the command once', async () => {
-    const store = new LostReplyStore(await EmbeddedDb.open(null));
+    const store = new LostReplyStore(await openNodeDbIn(null));
     const system = createEmbeddedActorSystem(testSettings(), { store });
     systems.push(system);
     system.register('log', durableActor(logActorSpec(), { store, events: new RecordingPublisher() }));

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, createEmbeddedStore, createRedisStore, EmbeddedDb } from '../../src/store/index.js';
+import { connectRedis, createSqliteStore, createRedisStore, openNodeDbIn } from '../../src/store/index.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 import { runAuthStoreContract } from './store-contract.js';
 
-runAuthStoreContract('embedded', async () => createEmbeddedStore(await EmbeddedDb.open(null)));
+runAuthStoreContract('embedded', async () => createSqliteStore(await openNodeDbIn(null)));
 
 let redis: ServerProcess;
 beforeAll(async () => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedEventLog, JetStreamEventLog, type DomainEvent, type LoggedEvent } from '../../src/events/index.js';
 import { startNats, type ServerProcess } from '../harness/servers.js';
+import { openNodeDbIn, type SqliteDb } from '../../src/store/index.js';
 import { makeEvent, runEventFeedContract, runEventLogContract, waitFor } from './contract.js';
 
 runEventLogContract('embedded (on disk)', async () => {
@@ -23,6 +24,28 @@ function tempDirFixture<T>(make: (dir: string) => T): T & { cleanup: () => Promi
 runEventFeedContract('embedded (on disk)', async () => tempDirFixture((dir) => ({
   open: () => EmbeddedEventLog.open(join(dir, 'a')),
   retention: { kind: 'count' as const, retained: 10, open: () => EmbeddedEventLog.open(join(dir, 'b'), { replayRetainEvents: 10, segmentBytes: 1500 }) },
+})));
+
+runEventLogContract('embedded (in the node database)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-events-'));
+  const dbs: SqliteDb[] = [];
+  return {
+    // Each open is a restart: a new connection to the same file.
+    open: () => {
+      const db = openNodeDbIn(dir);
+      dbs.push(db);
+      return EmbeddedEventLog.openSqlite(db);
+    },
+    cleanup: async () => {
+      for (const db of dbs) await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+runEventFeedContract('embedded (in the node database)', async () => tempDirFixture((dir) => ({
+  open: () => EmbeddedEventLog.openSqlite(openNodeDbIn(join(dir, 'a'))),
+  retention: { kind: 'count' as const, retained: 10, open: () => EmbeddedEventLog.openSqlite(openNodeDbIn(join(dir, 'b')), { replayRetainEvents: 10 }) },
 })));
 
 runEventFeedContract('embedded (in memory)', async () => ({
@@ -209,4 +232,25 @@ describe('jetstream event log across a NATS restart', () => {
     await sub.stop();
     await log.close();
   }, 60_000);
+});
+
+describe('embedded event log in the node database', () => {
+  it('commits an event together with the store writes of the same turn (one commit), and keeps it across a restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-events-tx-'));
+    try {
+      const db = openNodeDbIn(dir);
+      const log = await EmbeddedEventLog.openSqlite(db);
+      const before = db.stats.commits;
+      const event = makeEvent('org-tx');
+      await Promise.all([db.put('orgs', 'org-tx', { id: 'org-tx' }), log.publish(event)]);
+      expect(db.stats.commits).toBe(before + 1);
+      await log.close();
+      const again = await EmbeddedEventLog.openSqlite(openNodeDbIn(dir));
+      expect((await again.read('org-tx', 0)).events.map((e) => e.event.id)).toEqual([event.id]);
+      await again.close();
+      await db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

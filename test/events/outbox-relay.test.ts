@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { OutboxRelay, type DomainEvent, type EventPublisher } from '../../src/events/index.js';
 import { silentLogger } from '../../src/log.js';
-import { connectRedis, createEmbeddedStore, createRedisStore, EmbeddedDb, type OutboxRepo, type Store, type TicketEventStamp } from '../../src/store/index.js';
+import { connectRedis, createSqliteStore, createRedisStore, openNodeDbIn, type OutboxRepo, type Store, type TicketEventStamp } from '../../src/store/index.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 
 /** A publisher that records what it was given, and can be told to fail. */
@@ -50,7 +50,7 @@ describe('OutboxRelay (embedded store)', () => {
   });
 
   it('publishes the events of a create and an update after they commit, then empties the outbox', async () => {
-    store = createEmbeddedStore(await EmbeddedDb.open(null));
+    store = createSqliteStore(await openNodeDbIn(null));
     const log = new RecordingPublisher();
     const r = relay(store.outbox, log, 'a');
     const created = stamp('ticket.created');
@@ -70,7 +70,7 @@ describe('OutboxRelay (embedded store)', () => {
   });
 
   it('re-publishes the same event id when a relay dies after publishing but before removing', async () => {
-    store = createEmbeddedStore(await EmbeddedDb.open(null));
+    store = createSqliteStore(await openNodeDbIn(null));
     const log = new RecordingPublisher();
     // The first relay's removal never happens, as if its node died right after the publish.
     const crashing: OutboxRepo = { ...store.outbox, remove: () => Promise.reject(new Error('node died')) };
@@ -89,7 +89,7 @@ describe('OutboxRelay (embedded store)', () => {
   });
 
   it('keeps an event whose publish failed and publishes it on a later sweep', async () => {
-    store = createEmbeddedStore(await EmbeddedDb.open(null));
+    store = createSqliteStore(await openNodeDbIn(null));
     const log = new RecordingPublisher();
     log.failNext = 1;
     const r = relay(store.outbox, log, 'a', { sweepMs: 50 });

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
-import { EmbeddedDb, connectRedis, createEmbeddedConversationIndex, createRedisConversationIndex, type RedisClient } from '../../src/store/index.js';
+import { openNodeDbIn, connectRedis, createSqliteConversationIndex, createRedisConversationIndex, type RedisClient } from '../../src/store/index.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 
 import { runConversationIndexContract } from './conversation-index.contract.js';
 
 runConversationIndexContract('embedded', async () => {
-  const db = await EmbeddedDb.open(null);
-  return { repo: createEmbeddedConversationIndex(db), close: () => db.close() };
+  const db = await openNodeDbIn(null);
+  return { repo: createSqliteConversationIndex(db), close: () => db.close() };
 });
 
 let redis: ServerProcess;

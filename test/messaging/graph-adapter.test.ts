@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GraphApiNetwork, NetworkRejectedError, NetworkUnavailableError, parseWebhook, verifyHubSignature, type NetworkEvent } from '../../src/network/index.js';
-import { createEmbeddedSandboxState, sandboxGraphRouter, SandboxNetwork, type SandboxAccount } from '../../src/network/sandbox/index.js';
+import { createSqliteSandboxState, sandboxGraphRouter, SandboxNetwork, type SandboxAccount } from '../../src/network/sandbox/index.js';
 import { createMemoryRateLimiter } from '../../src/store/ratelimit-embedded.js';
-import { EmbeddedDb } from '../../src/store/index.js';
+import { openSandboxDb } from '../../src/store/index.js';
 import { ManualClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
 import { fakeGraphApp, FAKE_RECIPIENTS, FAKE_TOKEN } from './fake-graph.js';
@@ -93,9 +93,9 @@ describe('Graph adapter against the sandbox network over HTTP', () => {
       else res.sendStatus(403);
     });
     receiver = await listen(hook);
-    const db = await EmbeddedDb.open(null);
+    const db = await openSandboxDb(null);
     sandbox = new SandboxNetwork({
-      state: createEmbeddedSandboxState(db),
+      state: createSqliteSandboxState(db),
       limiter: createMemoryRateLimiter(clock),
       clock,
       log: silentLogger,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createEmbeddedRequestKeyRepo } from '../../src/store/request-key-embedded.js';
+import { createSqliteRequestKeyRepo } from '../../src/store/request-key-sqlite.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CONVERSATION_ACTOR, conversationActorSpec, createEmbeddedActorSystem, durableActor, type ActorSystem, type Fence } from '../../src/actors/index.js';
 import type { MessagingHandlerDeps } from '../../src/actors/conversation/messaging.js';
@@ -9,15 +9,15 @@ import { silentLogger } from '../../src/log.js';
 import { MessagingService, NetworkWebhookReceiver, actorConversationGateway, type ConversationGateway } from '../../src/messaging/index.js';
 import { signHubSignature, type ChatNetwork, type SendOutcome } from '../../src/network/index.js';
 import type { ActorStateRef } from '../../src/store/actor-store.js';
-import { EmbeddedActorStore } from '../../src/store/actor-store-embedded.js';
-import { EmbeddedDb, createEmbeddedStore } from '../../src/store/index.js';
+import { SqliteActorStore } from '../../src/store/actor-store-sqlite.js';
+import { openNodeDbIn, createSqliteStore } from '../../src/store/index.js';
 import { SecretBox } from '../../src/store/secret-box.js';
-import { createEmbeddedChannelRepo } from '../../src/store/channel-embedded.js';
-import { createEmbeddedCreditRepo } from '../../src/store/credit-embedded.js';
+import { createSqliteChannelRepo } from '../../src/store/channel-sqlite.js';
+import { createSqliteCreditRepo } from '../../src/store/credit-sqlite.js';
 import type { CreditRepo } from '../../src/store/credit-types.js';
-import { createEmbeddedTemplateRepo } from '../../src/store/template-embedded.js';
+import { createSqliteTemplateRepo } from '../../src/store/template-sqlite.js';
 import { createMemoryRateLimiter } from '../../src/store/ratelimit-embedded.js';
-import { createEmbeddedSessionMessageRepo } from '../../src/store/session-message-embedded.js';
+import { createSqliteSessionMessageRepo } from '../../src/store/session-message-sqlite.js';
 import type { SessionMessageRepo } from '../../src/store/session-message-types.js';
 import type { ChannelRepo, WhatsAppChannel } from '../../src/store/channel-types.js';
 import { shapeFromDefinition } from '../../src/network/template-rules.js';
@@ -33,7 +33,7 @@ import { RecordingPublisher, testSettings } from '../actors/helpers.js';
  */
 
 /** The actor state store, made to fail its next writes (a Redis error, a lost partition). */
-class FlakyActorStore extends EmbeddedActorStore {
+class FlakyActorStore extends SqliteActorStore {
   failSaves = 0;
   /** Saves that succeed before the failures begin (a keyed send's in-flight checkpoint is one). */
   passSaves = 0;
@@ -87,9 +87,9 @@ afterEach(async () => {
 });
 
 async function world() {
-  const db = await EmbeddedDb.open(null);
+  const db = await openNodeDbIn(null);
   const box = new SecretBox(randomBytes(32));
-  const channels = createEmbeddedChannelRepo(db, box);
+  const channels = createSqliteChannelRepo(db, box);
   const channel: WhatsAppChannel = {
     id: 'ch_1',
     organizationId: ORG,
@@ -104,9 +104,9 @@ async function world() {
     updatedAt: '2030-01-01T00:00:00.000Z',
   };
   await channels.create(channel);
-  const messages = flakyMessages(createEmbeddedSessionMessageRepo(db));
+  const messages = flakyMessages(createSqliteSessionMessageRepo(db));
   const network = new CountingNetwork();
-  const realCredits = createEmbeddedCreditRepo(db, systemClock);
+  const realCredits = createSqliteCreditRepo(db, systemClock);
   const creditFaults = { refund: 0 };
   const credits: CreditRepo = {
     ...realCredits,
@@ -118,8 +118,8 @@ async function world() {
     ...channels,
     get: (org, id) => (channelFaults.missing > 0 && channelFaults.missing-- > 0 ? Promise.resolve(null) : channels.get(org, id)),
   };
-  const deps: MessagingHandlerDeps = { channels: actorChannels, networkFor: () => network, messages: messages.repo, contacts: createEmbeddedStore(db).contacts, credits, log: silentLogger, sendRecoveryWaitMs: 1_000 };
-  const templates = createEmbeddedTemplateRepo(db);
+  const deps: MessagingHandlerDeps = { channels: actorChannels, networkFor: () => network, messages: messages.repo, contacts: createSqliteStore(db).contacts, credits, log: silentLogger, sendRecoveryWaitMs: 1_000 };
+  const templates = createSqliteTemplateRepo(db);
   const definition = [{ type: 'BODY', text: 'Hi {{1}}' }];
   await templates.put({
     organizationId: ORG,
@@ -157,7 +157,7 @@ async function world() {
     credits,
     rateLimiter: createMemoryRateLimiter(systemClock),
     messages: messages.repo,
-    requestKeys: createEmbeddedRequestKeyRepo(db, systemClock),
+    requestKeys: createSqliteRequestKeyRepo(db, systemClock),
     conversations,
     prices: { UTILITY: 2 },
     templateRatePerMinute: 1000,

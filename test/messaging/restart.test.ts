@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -20,9 +20,10 @@ describe('messaging across restarts (embedded, on disk)', () => {
     await eventually(async () => (await svc.running.services.messaging.stores.messages.getByNetworkId(org.id, sent.body.messageId))?.status === 'read');
     await svc.close();
 
-    // The service's data holds the channel, its secrets sealed (the sandbox network, Meta's side, keeps its own files).
-    const stored = readFileSync(join(dir, 'messaging', 'wal.jsonl'), 'utf8') + readFileSync(join(dir, 'messaging', 'snapshot.json'), 'utf8');
-    const acct = readFileSync(join(dir, 'sandbox-network', 'snapshot.json'), 'utf8');
+    // The service's database holds the channel, its secrets sealed (the sandbox network, Meta's side, keeps its own database).
+    const raw = (f: string) => (existsSync(f) ? readFileSync(f, 'latin1') : '');
+    const stored = raw(join(dir, 'switchboard.db')) + raw(join(dir, 'switchboard.db-wal'));
+    const acct = raw(join(dir, 'sandbox-network.db')) + raw(join(dir, 'sandbox-network.db-wal'));
     const token = /"accessToken":"(EAASBX[^"]+)"/.exec(acct)![1]!;
     const secret = /"appSecret":"([^"]+)"/.exec(acct)![1]!;
     expect(stored).toContain(org.phoneNumberId);

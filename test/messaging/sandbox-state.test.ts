@@ -1,14 +1,17 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll } from 'vitest';
-import { connectRedis, EmbeddedDb } from '../../src/store/index.js';
-import { createEmbeddedSandboxState, createRedisSandboxState } from '../../src/network/sandbox/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectRedis, openSandboxDb } from '../../src/store/index.js';
+import { createSqliteSandboxState, createRedisSandboxState } from '../../src/network/sandbox/index.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 
 import { runSandboxStateContract } from './sandbox-state.contract.js';
 
 runSandboxStateContract('embedded', async () => {
-  const db = await EmbeddedDb.open(null);
-  return { state: createEmbeddedSandboxState(db), close: () => db.close() };
+  const db = await openSandboxDb(null);
+  return { state: createSqliteSandboxState(db), close: () => db.close() };
 });
 
 let redis: ServerProcess;
@@ -21,4 +24,24 @@ afterAll(async () => {
 runSandboxStateContract('redis', async () => {
   const client = await connectRedis(redis.url);
   return { state: createRedisSandboxState(client, `t${randomUUID().slice(0, 8)}`), close: async () => void (await client.quit()) };
+});
+
+describe('sandbox state on disk', () => {
+  it('keeps accounts and the message history across a restart, in its own database file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-sandbox-'));
+    try {
+      const db = openSandboxDb(dir);
+      expect(db.file).toBe(join(dir, 'sandbox-network.db'));
+      const state = createSqliteSandboxState(db);
+      await state.putMessage({ id: 'm1', phoneNumberId: 'p1', customer: '4911', direction: 'to_customer', at: 1, status: 'accepted' });
+      await state.putMessage({ id: 'm2', phoneNumberId: 'p1', customer: '4911', direction: 'from_customer', at: 2 });
+      await state.updateMessage({ id: 'm1', phoneNumberId: 'p1', customer: '4911', direction: 'to_customer', at: 1, status: 'read' });
+      // No close: what was acknowledged is on disk.
+      const again = createSqliteSandboxState(openSandboxDb(dir));
+      expect((await again.conversation('p1', '4911', 10)).map((m) => `${m.id}:${m.status ?? '-'}`)).toEqual(['m1:read', 'm2:-']);
+      await db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -6,11 +6,11 @@ import { callbackData, PARKED_TTL_MS } from '../../src/actors/conversation/send-
 import { ManualClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
 import type { ChatNetwork, SendOutcome, StatusEvent } from '../../src/network/index.js';
-import { EmbeddedDb, createEmbeddedStore } from '../../src/store/index.js';
+import { openNodeDbIn, createSqliteStore } from '../../src/store/index.js';
 import { SecretBox } from '../../src/store/secret-box.js';
-import { createEmbeddedChannelRepo } from '../../src/store/channel-embedded.js';
-import { createEmbeddedCreditRepo } from '../../src/store/credit-embedded.js';
-import { createEmbeddedSessionMessageRepo } from '../../src/store/session-message-embedded.js';
+import { createSqliteChannelRepo } from '../../src/store/channel-sqlite.js';
+import { createSqliteCreditRepo } from '../../src/store/credit-sqlite.js';
+import { createSqliteSessionMessageRepo } from '../../src/store/session-message-sqlite.js';
 
 /*
  * A keyed send across an owner that stopped in the middle of its network
@@ -46,9 +46,9 @@ class ScriptedNetwork implements ChatNetwork {
 class OwnerDied extends Error {}
 
 async function world() {
-  const db = await EmbeddedDb.open(null);
+  const db = await openNodeDbIn(null);
   const clock = new ManualClock(Date.parse('2030-05-01T10:00:00Z'));
-  const channels = createEmbeddedChannelRepo(db, new SecretBox(randomBytes(32)));
+  const channels = createSqliteChannelRepo(db, new SecretBox(randomBytes(32)));
   await channels.create({
     id: 'ch_1',
     organizationId: ORG,
@@ -63,14 +63,14 @@ async function world() {
     updatedAt: '2030-01-01T00:00:00.000Z',
   });
   const network = new ScriptedNetwork();
-  const messages = createEmbeddedSessionMessageRepo(db);
+  const messages = createSqliteSessionMessageRepo(db);
   const resends: number[] = [];
   const deps: MessagingHandlerDeps = {
     channels,
     networkFor: () => network,
     messages,
-    contacts: createEmbeddedStore(db).contacts,
-    credits: createEmbeddedCreditRepo(db, clock),
+    contacts: createSqliteStore(db).contacts,
+    credits: createSqliteCreditRepo(db, clock),
     log: silentLogger,
     sendRecoveryWaitMs: 10_000,
     onResend: ({ attempt }) => resends.push(attempt),

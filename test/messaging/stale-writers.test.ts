@@ -5,11 +5,11 @@ import { messagingHandlers, type MessagingHandlerDeps } from '../../src/actors/c
 import type { InboundMessageEvent, StatusEvent } from '../../src/network/inbound.js';
 import type { SessionMessage } from '../../src/messaging/types.js';
 import type { SessionMessageRepo } from '../../src/store/session-message-types.js';
-import { EmbeddedDb, createEmbeddedStore } from '../../src/store/index.js';
+import { openNodeDbIn, createSqliteStore } from '../../src/store/index.js';
 import { SecretBox } from '../../src/store/secret-box.js';
-import { createEmbeddedChannelRepo } from '../../src/store/channel-embedded.js';
-import { createEmbeddedCreditRepo } from '../../src/store/credit-embedded.js';
-import { createEmbeddedSessionMessageRepo } from '../../src/store/session-message-embedded.js';
+import { createSqliteChannelRepo } from '../../src/store/channel-sqlite.js';
+import { createSqliteCreditRepo } from '../../src/store/credit-sqlite.js';
+import { createSqliteSessionMessageRepo } from '../../src/store/session-message-sqlite.js';
 import { ManualClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
 
@@ -35,13 +35,13 @@ const ORG = 'org_1';
 const AEID = '4915100000001:pn1';
 
 async function world() {
-  const db = await EmbeddedDb.open(null);
+  const db = await openNodeDbIn(null);
   const clock = new ManualClock(Date.parse('2030-05-01T10:00:00Z'));
-  const messages = createEmbeddedSessionMessageRepo(db);
-  const store = createEmbeddedStore(db);
-  const credits = createEmbeddedCreditRepo(db, clock);
+  const messages = createSqliteSessionMessageRepo(db);
+  const store = createSqliteStore(db);
+  const credits = createSqliteCreditRepo(db, clock);
   const deps: MessagingHandlerDeps = {
-    channels: createEmbeddedChannelRepo(db, new SecretBox(randomBytes(32))),
+    channels: createSqliteChannelRepo(db, new SecretBox(randomBytes(32))),
     networkFor: () => {
       throw new Error('no network in these tests');
     },

@@ -1,30 +1,30 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbeddedDb, connectRedis, type RedisClient } from '../../src/store/index.js';
+import { openNodeDbIn, connectRedis, type RedisClient } from '../../src/store/index.js';
 import { SecretBox } from '../../src/store/secret-box.js';
-import { createEmbeddedChannelRepo } from '../../src/store/channel-embedded.js';
+import { createSqliteChannelRepo } from '../../src/store/channel-sqlite.js';
 import { createRedisChannelRepo } from '../../src/store/channel-redis.js';
-import { createEmbeddedTemplateRepo } from '../../src/store/template-embedded.js';
+import { createSqliteTemplateRepo } from '../../src/store/template-sqlite.js';
 import { createRedisTemplateRepo } from '../../src/store/template-redis.js';
-import { createEmbeddedCreditRepo } from '../../src/store/credit-embedded.js';
+import { createSqliteCreditRepo } from '../../src/store/credit-sqlite.js';
 import { createRedisCreditRepo } from '../../src/store/credit-redis.js';
 import { createMemoryRateLimiter } from '../../src/store/ratelimit-embedded.js';
 import { createRedisRateLimiter } from '../../src/store/ratelimit-redis.js';
-import { createEmbeddedSessionMessageRepo } from '../../src/store/session-message-embedded.js';
+import { createSqliteSessionMessageRepo } from '../../src/store/session-message-sqlite.js';
 import { createRedisSessionMessageRepo } from '../../src/store/session-message-redis.js';
 import { systemClock } from '../../src/clock.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 import { runMessagingStoreContract, waChannel } from './store-contract.js';
 
 runMessagingStoreContract('embedded', async () => {
-  const db = await EmbeddedDb.open(null);
+  const db = await openNodeDbIn(null);
   const box = new SecretBox(randomBytes(32));
   const limiter = createMemoryRateLimiter(systemClock);
-  const messages = createEmbeddedSessionMessageRepo(db);
+  const messages = createSqliteSessionMessageRepo(db);
   return {
-    channels: createEmbeddedChannelRepo(db, box),
-    templates: createEmbeddedTemplateRepo(db),
-    credits: createEmbeddedCreditRepo(db, systemClock),
+    channels: createSqliteChannelRepo(db, box),
+    templates: createSqliteTemplateRepo(db),
+    credits: createSqliteCreditRepo(db, systemClock),
     rateLimiter: limiter,
     messages,
     // One process in embedded mode: every "node" is this one.
@@ -101,12 +101,12 @@ describe('secret box', () => {
     const { join } = await import('node:path');
     const dir = mkdtempSync(join(tmpdir(), 'sb-msgs-'));
     try {
-      const db = await EmbeddedDb.open(dir);
-      const repo = createEmbeddedSessionMessageRepo(db);
+      const db = await openNodeDbIn(dir);
+      const repo = createSqliteSessionMessageRepo(db);
       for (let i = 0; i < 5; i++) {
         await repo.append({ _id: `m${9 - i}`, sessionId: 's', organizationId: 'o', channelId: 'c', audienceExternalId: 'a', direction: 'inbound', sender: 'contact', content: { type: 'text', text: String(i) }, sentAt: new Date().toISOString(), messageId: null });
       }
-      const again = createEmbeddedSessionMessageRepo(await EmbeddedDb.open(dir));
+      const again = createSqliteSessionMessageRepo(await openNodeDbIn(dir));
       expect((await again.listSession('o', 's'))!.map((m) => m.content.text)).toEqual(['0', '1', '2', '3', '4']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -114,9 +114,9 @@ describe('secret box', () => {
   });
 
   it('a channel stored with one key does not open with another', async () => {
-    const db = await EmbeddedDb.open(null);
+    const db = await openNodeDbIn(null);
     const c = waChannel('o1');
-    await createEmbeddedChannelRepo(db, new SecretBox(randomBytes(32))).create(c);
-    await expect(createEmbeddedChannelRepo(db, new SecretBox(randomBytes(32))).get('o1', c.id)).rejects.toThrow();
+    await createSqliteChannelRepo(db, new SecretBox(randomBytes(32))).create(c);
+    await expect(createSqliteChannelRepo(db, new SecretBox(randomBytes(32))).get('o1', c.id)).rejects.toThrow();
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,16 @@ describe('the service process', () => {
     expect(await nats.exited).toBe(78);
     expect(nats.output()).toContain('REDIS_URL');
   }, 300_000);
+
+  it('refuses to start on a damaged database, naming the file and what to do', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-main-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'switchboard.db'), 'not a database at all, '.repeat(20));
+    const { output, exited } = launch({ PORT: String(await freePort()), HOST: '127.0.0.1', DATA_DIR: dir, LOG_LEVEL: 'warn' });
+    expect(await exited).toBe(74);
+    expect(output()).toContain(`${join(dir, 'switchboard.db')} is not a SQLite database`);
+    expect(output()).toContain('restore the latest backup');
+  });
 
   it('seeds a demo once, finishes an in-flight request on SIGTERM, and keeps acknowledged data across restarts', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-main-'));

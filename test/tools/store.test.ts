@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
-import { EmbeddedDb, connectRedis } from '../../src/store/index.js';
-import { createEmbeddedToolRepo } from '../../src/store/tool-embedded.js';
+import { openNodeDbIn, connectRedis } from '../../src/store/index.js';
+import { createSqliteToolRepo } from '../../src/store/tool-sqlite.js';
 import { createRedisToolRepo } from '../../src/store/tool-redis.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 import { runToolStoreContract } from './store-contract.js';
 
 runToolStoreContract('embedded', async (box) => {
-  const db = await EmbeddedDb.open(null);
-  const repo = createEmbeddedToolRepo(db, box);
+  const db = await openNodeDbIn(null);
+  const repo = createSqliteToolRepo(db, box);
   return {
     repo,
     // One process in embedded mode: every "node" is this one.
     otherNode: repo,
     rawDump: async () => JSON.stringify(['tools', 'toolCredentials', 'toolStates', 'toolPayments'].map((c) => [...db.entries(c)])),
-    reopen: (b) => createEmbeddedToolRepo(db, b),
+    reopen: (b) => createSqliteToolRepo(db, b),
     close: () => db.close(),
   };
 });

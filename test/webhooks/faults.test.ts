@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { EmbeddedEventLog, JetStreamEventLog, type DomainEvent, type EventLog } from '../../src/events/index.js';
-import { connectRedis, createRedisWebhookStore, openWebhookStores, type RedisClient } from '../../src/store/index.js';
+import { closeNodeBacking, connectRedis, openNodeBacking, createRedisWebhookStore, openWebhookStores, type RedisClient } from '../../src/store/index.js';
 import { generateSecret } from '../../src/webhooks/index.js';
 import { useRedisAndNats } from '../harness/use-servers.js';
 import { eventually } from '../events/contract.js';
@@ -81,14 +81,17 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
     try {
       const env = { ...baseEnv, DATA_DIR: dir };
       const config = loadConfig(env);
-      const stores = await openWebhookStores(config, { kind: 'embedded' });
+      const backing = await openNodeBacking(config);
+      const stores = await openWebhookStores(config, backing);
       for (const r of receivers) {
         const reg = makeRegistration('orgK', { url: r.url, secret: generateSecret(), createdAt: new Date(Date.now() - 1000).toISOString() });
         r.setSecret(reg.secret);
         await stores.webhooks.createRegistration(reg);
       }
       await stores.close();
-      const log = await EmbeddedEventLog.open(join(dir, 'events'));
+      if (backing.kind !== 'sqlite') throw new Error('embedded expected');
+      // The node's event log is in its database.
+      const log = await EmbeddedEventLog.openSqlite(backing.db);
       const ids: string[] = [];
       for (let i = 0; i < 40; i++) {
         const e = event('orgK', i);
@@ -96,6 +99,7 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
         ids.push(e.id);
       }
       await log.close();
+      await closeNodeBacking(backing);
 
       const first = await startNode(env);
       await eventually(async () => (receivers[0]!.delivered().size >= 8 ? true : undefined), 20_000, 'some deliveries');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EmbeddedEventLog, type DomainEvent, type EventLog } from '../../src/events/index.js';
-import { createEmbeddedWebhookStore, EmbeddedDb, type WebhookStore } from '../../src/store/index.js';
+import { createSqliteWebhookStore, openNodeDbIn, type WebhookStore } from '../../src/store/index.js';
 import { WebhookDispatcher, WebhookHttpClient, WebhookRegistrations, type Resolver, type RetrySettings } from '../../src/webhooks/index.js';
 import type { TestReceiver } from './receiver.js';
 
@@ -19,7 +19,7 @@ export const fastRetry: RetrySettings = { baseMs: 50, maxDelayMs: 400, windowMs:
 
 /** An in-process webhook stack over the embedded store and log (in memory). */
 export async function startHarness(opts: { timeoutMs?: number; retry?: Partial<RetrySettings>; allowLoopback?: boolean; resolver?: Resolver; concurrency?: number; store?: WebhookStore; events?: EventLog } = {}): Promise<Harness> {
-  const store = opts.store ?? createEmbeddedWebhookStore(await EmbeddedDb.open(null));
+  const store = opts.store ?? createSqliteWebhookStore(await openNodeDbIn(null));
   const events = opts.events ?? (await EmbeddedEventLog.open(null));
   const policy = { allowLoopback: opts.allowLoopback ?? true };
   const http = new WebhookHttpClient({ policy, timeoutMs: opts.timeoutMs ?? 2000, resolver: opts.resolver });

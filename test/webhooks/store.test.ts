@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, EmbeddedDb, type RedisClient } from '../../src/store/index.js';
-import { createEmbeddedWebhookStore } from '../../src/store/webhook-embedded.js';
+import { connectRedis, openNodeDbIn, type RedisClient } from '../../src/store/index.js';
+import { createSqliteWebhookStore } from '../../src/store/webhook-sqlite.js';
 import { createRedisWebhookStore } from '../../src/store/webhook-redis.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 import { makeDelivery, makeRegistration, runWebhookStoreContract } from './store-contract.js';
@@ -14,7 +14,7 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 runWebhookStoreContract('embedded (on disk)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sb-whstore-'));
   dirs.push(dir);
-  return createEmbeddedWebhookStore(await EmbeddedDb.open(dir));
+  return createSqliteWebhookStore(await openNodeDbIn(dir));
 });
 
 let redis: ServerProcess;
@@ -36,13 +36,13 @@ describe('embedded webhook store', () => {
   it('rebuilds the schedule of pending deliveries after a restart', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-whstore-'));
     dirs.push(dir);
-    const s1 = createEmbeddedWebhookStore(await EmbeddedDb.open(dir));
+    const s1 = createSqliteWebhookStore(await openNodeDbIn(dir));
     const r = makeRegistration('orgA');
     await s1.createRegistration(r);
     const d = makeDelivery(r);
     await s1.enqueueDeliveries([d, makeDelivery(r, { status: 'succeeded', nextAttemptAt: null })]);
     // No close: a crash after the acknowledgement.
-    const s2 = createEmbeddedWebhookStore(await EmbeddedDb.open(dir));
+    const s2 = createSqliteWebhookStore(await openNodeDbIn(dir));
     const lane = { organizationId: 'orgA', registrationId: r.id };
     expect(await s2.claimLanes(Date.now(), 10, 'n', 1000)).toEqual([lane]);
     expect(await s2.dueDeliveries(lane, Date.now(), 10)).toEqual([d.id]);

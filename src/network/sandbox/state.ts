@@ -50,9 +50,9 @@ export interface SandboxMedia {
 }
 
 /**
- * The sandbox network's own records. The embedded adapter keeps accounts,
- * templates and customer windows in the embedded db and recent messages in
- * memory; the Redis adapter keeps all of it in Redis (clustered mode, when
+ * The sandbox network's own records. The SQLite adapter keeps accounts,
+ * templates, customer windows and recent messages in the sandbox network's
+ * own database (`DATA_DIR/sandbox-network.db`); the Redis adapter keeps all of it in Redis (clustered mode, when
  * the sandbox is asked for), so every node serves the same simulated network.
  */
 export interface SandboxState {

@@ -1,3 +1,3 @@
 export type * from './port.js';
-export { createEmbeddedAuthSessionRepo, createMemoryFailureCounter } from './embedded.js';
+export { createSqliteAuthSessionRepo, createMemoryFailureCounter } from './sqlite.js';
 export { createRedisAuthSessionRepo, createRedisFailureCounter } from './redis.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { EmbeddedDb } from '../../store/embedded-db.js';
+import type { SqliteDb } from '../../store/sqlite-db.js';
 import { formatInZone, hasOffset, isTimeZone, toEpoch } from '../providers/timezone.js';
 import { googleError, type SandboxReply } from './google-errors.js';
 
@@ -47,7 +47,7 @@ const eventId = () => BigInt('0x' + randomBytes(10).toString('hex')).toString(32
  */
 export class SandboxCalendar {
   constructor(
-    private readonly db: EmbeddedDb,
+    private readonly db: SqliteDb,
     private readonly publicUrl: () => string,
   ) {}
 

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { EmbeddedDb } from '../../store/embedded-db.js';
+import type { SqliteDb } from '../../store/sqlite-db.js';
 import { escapeHtml, sandboxPage, type SandboxReply } from './google-errors.js';
 
 /** The OAuth client this service is registered as at the sandbox identity provider. */
@@ -62,7 +62,7 @@ export class SandboxIdentity {
   refreshGrants = 0;
 
   constructor(
-    private readonly db: EmbeddedDb,
+    private readonly db: SqliteDb,
     readonly clientSecret: string,
     private readonly tokenTtlSeconds: number,
     private readonly onFirstSignIn: (email: string) => Promise<void>,

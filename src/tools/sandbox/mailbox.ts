@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { EmbeddedDb } from '../../store/embedded-db.js';
+import type { SqliteDb } from '../../store/sqlite-db.js';
 import { buildMime, parseMime, readPayload, type GmailPart } from '../providers/mime.js';
 import { googleError, type SandboxReply } from './google-errors.js';
 
@@ -27,7 +27,7 @@ const hexId = () => randomBytes(8).toString('hex');
  * profile. A new user's inbox starts with a few messages.
  */
 export class SandboxMailbox {
-  constructor(private readonly db: EmbeddedDb) {}
+  constructor(private readonly db: SqliteDb) {}
 
   private key(email: string, id: string): string {
     return `${email}/${id}`;

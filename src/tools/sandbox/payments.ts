@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { EmbeddedDb } from '../../store/embedded-db.js';
+import type { SqliteDb } from '../../store/sqlite-db.js';
 import type { Logger } from '../../log.js';
 import { stripeSignature } from '../providers/stripe.js';
 import { escapeHtml, sandboxPage, type SandboxReply } from './google-errors.js';
@@ -73,7 +73,7 @@ export function formatAmount(amount: number, currency: string): string {
  */
 export class SandboxPayments {
   constructor(
-    private readonly db: EmbeddedDb,
+    private readonly db: SqliteDb,
     private readonly publicUrl: () => string,
     private readonly log: Logger,
   ) {}

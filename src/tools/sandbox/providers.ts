@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import type { EmbeddedDb } from '../../store/embedded-db.js';
+import type { SqliteDb } from '../../store/sqlite-db.js';
 import type { Logger } from '../../log.js';
 import { googleError, type SandboxReply } from './google-errors.js';
 import { SandboxIdentity } from './identity.js';
@@ -27,7 +27,7 @@ export interface Fault {
 }
 
 export interface SandboxProvidersOptions {
-  db: EmbeddedDb;
+  db: SqliteDb;
   log: Logger;
   /** The base URL people's browsers reach this service under (consent and checkout pages). */
   publicUrl: () => string;

@@ -1,11 +1,11 @@
-import type { EmbeddedDb, WriteOp } from './embedded-db.js';
+import type { SqliteDb, WriteOp } from './sqlite-db.js';
 import type { TemplateRecord, TemplateRepo } from './template-types.js';
 
-/** Templates in the embedded db, one entry per `<org>/<channel>/<name>/<language>`. */
-export function createEmbeddedTemplateRepo(db: EmbeddedDb): TemplateRepo {
+/** Templates in the node's SQLite database, one entry per `<org>/<channel>/<name>/<language>`. */
+export function createSqliteTemplateRepo(db: SqliteDb): TemplateRepo {
   const key = (org: string, ch: string, name: string, lang: string) => `${org}/${ch}/${name}/${lang}`;
   const ofChannel = (org: string, ch: string) =>
-    [...db.values<TemplateRecord>('templates')].filter((t) => t.organizationId === org && t.channelId === ch);
+    db.valuesWithPrefix<TemplateRecord>('templates', `${org}/${ch}/`).filter((t) => t.organizationId === org && t.channelId === ch);
   const sorted = (ts: TemplateRecord[]) => ts.sort((a, b) => a.name.localeCompare(b.name) || a.language.localeCompare(b.language));
   return {
     async get(org, ch, name, lang) {

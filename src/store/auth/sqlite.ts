@@ -1,22 +1,22 @@
 import type { Clock } from '../../clock.js';
 import type { AuthSession } from '../../domain/types.js';
-import type { EmbeddedDb } from '../embedded-db.js';
+import type { SqliteDb } from '../sqlite-db.js';
 import type { AuthSessionRepo, FailureCount, FailureCounter, InboxTokenGrant } from './port.js';
 
 type StoredSession = AuthSession & { evictAtMs: number };
 const COLL = 'authSessions';
 
 /**
- * Sessions in the embedded database (durable: a restart keeps people signed
- * in); inbox tokens in memory only, since they live for a minute. One
- * process, so each check-then-write runs without an await in between.
+ * Sessions in the node's SQLite database (durable: a restart keeps people
+ * signed in); inbox tokens in memory only, since they live for a minute. One
+ * process, and each check-then-write runs in one synchronous `db.run`.
  */
-export function createEmbeddedAuthSessionRepo(db: EmbeddedDb, clock: Clock): AuthSessionRepo {
+export function createSqliteAuthSessionRepo(db: SqliteDb, clock: Clock): AuthSessionRepo {
   const tokens = new Map<string, { grant: InboxTokenGrant; expiresAt: number }>();
   let creates = 0;
   const sweep = async () => {
     const now = clock.now();
-    const ops = [...db.entries<StoredSession>(COLL)].filter(([, s]) => s.evictAtMs <= now).map(([key]) => ({ coll: COLL, key, delete: true as const }));
+    const ops = db.entries<StoredSession>(COLL).filter(([, s]) => s.evictAtMs <= now).map(([key]) => ({ coll: COLL, key, delete: true as const }));
     for (const [k, t] of tokens) if (t.expiresAt <= now) tokens.delete(k);
     if (ops.length > 0) await db.write(ops);
   };
@@ -33,18 +33,23 @@ export function createEmbeddedAuthSessionRepo(db: EmbeddedDb, clock: Clock): Aut
       return s ? strip(s) : null;
     },
     async touch(idHash, lastSeenAt, evictAtMs) {
-      const s = live(db.get<StoredSession>(COLL, idHash));
-      if (s) await db.put(COLL, idHash, { ...s, lastSeenAt, evictAtMs });
+      await db.run(() => {
+        const s = live(db.get<StoredSession>(COLL, idHash));
+        if (s) db.apply([{ coll: COLL, key: idHash, value: { ...s, lastSeenAt, evictAtMs } }]);
+      });
     },
     async delete(idHash) {
       if (db.has(COLL, idHash)) await db.delete(COLL, idHash);
     },
     async deleteForUser(organizationId, userId, keep) {
-      const ops = [...db.entries<StoredSession>(COLL)]
-        .filter(([key, s]) => s.organizationId === organizationId && s.userId === userId && key !== keep)
-        .map(([key]) => ({ coll: COLL, key, delete: true as const }));
-      if (ops.length > 0) await db.write(ops);
-      return ops.length;
+      return db.run(() => {
+        const ops = db
+          .entries<StoredSession>(COLL)
+          .filter(([key, s]) => s.organizationId === organizationId && s.userId === userId && key !== keep)
+          .map(([key]) => ({ coll: COLL, key, delete: true as const }));
+        db.apply(ops);
+        return ops.length;
+      });
     },
     async putInboxToken(tokenHash, grant, ttlMs) {
       tokens.set(tokenHash, { grant, expiresAt: clock.now() + ttlMs });

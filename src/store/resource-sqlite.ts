@@ -1,5 +1,5 @@
 import { conflict } from '../errors.js';
-import type { EmbeddedDb } from './embedded-db.js';
+import type { SqliteDb } from './sqlite-db.js';
 import { nameKey, type Resource, type ResourceStore } from './resource-types.js';
 
 const RES = 'resources';
@@ -7,8 +7,8 @@ const NAMES = 'resourceNames';
 const k = (org: string, id: string) => `${org}/${id}`;
 const taken = (name: string) => conflict('resource_name_taken', 'a resource with this name exists in the organization', { name });
 
-/** Embedded adapter: single process, so each check-then-write runs without awaiting in between. */
-export function createEmbeddedResourceStore(db: EmbeddedDb): ResourceStore {
+/** SQLite adapter: one process, and each check-then-write runs synchronously (the write applies before anything else runs). */
+export function createSqliteResourceStore(db: SqliteDb): ResourceStore {
   return {
     async create(r) {
       if (db.has(NAMES, k(r.organizationId, nameKey(r.name)))) throw taken(r.name);
@@ -21,7 +21,7 @@ export function createEmbeddedResourceStore(db: EmbeddedDb): ResourceStore {
       return db.get<Resource>(RES, k(org, id)) ?? null;
     },
     async list(org, page) {
-      const all = [...db.values<Resource>(RES)].filter((r) => r.organizationId === org).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+      const all = db.valuesWithPrefix<Resource>(RES, `${org}/`).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
       return { resources: all.slice(page.offset, page.offset + page.limit), total: all.length };
     },
     async replace(expected, next) {

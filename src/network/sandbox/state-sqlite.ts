@@ -1,15 +1,16 @@
-import type { EmbeddedDb } from '../../store/index.js';
+import type { SqliteDb } from '../../store/index.js';
 import { SANDBOX_CONVERSATION_KEEP, SANDBOX_MEDIA_KEEP, type SandboxAccount, type SandboxMedia, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
 
 /**
- * Accounts, templates and windows are durable in the embedded db (channels
- * refer to them across restarts); message scrollback and the customer's
- * media files are memory only.
+ * The sandbox network's state in its own SQLite database (it stands for a
+ * system outside the service, so it is not in the node's database):
+ * accounts, templates and windows in `records`, the message history in
+ * `messages`, the newest `SANDBOX_CONVERSATION_KEEP` of each conversation.
+ * The customer's media files stay in memory (the newest
+ * `SANDBOX_MEDIA_KEEP`): uploads for a demo, not history.
  */
-export function createEmbeddedSandboxState(db: EmbeddedDb): SandboxState {
-  const messages = new Map<string, SandboxMessage>();
+export function createSqliteSandboxState(db: SqliteDb): SandboxState {
   const media = new Map<string, SandboxMedia>();
-  const conversations = new Map<string, string[]>();
   const pair = (pnid: string, customer: string) => `${pnid}/${customer}`;
   const tkey = (waba: string, t: { name: string; language: string }) => `${waba}/${t.name}/${t.language}`;
   return {
@@ -59,25 +60,23 @@ export function createEmbeddedSandboxState(db: EmbeddedDb): SandboxState {
     },
     async putMessage(m) {
       const k = pair(m.phoneNumberId, m.customer);
-      if (!messages.has(m.id)) {
-        const list = conversations.get(k) ?? [];
-        list.push(m.id);
-        while (list.length > SANDBOX_CONVERSATION_KEEP) messages.delete(list.shift()!);
-        conversations.set(k, list);
-      }
-      messages.set(m.id, m);
+      await db.run(() => {
+        const updated = db.stmt('UPDATE messages SET body = ? WHERE id = ?').run(JSON.stringify(m), m.id);
+        if (updated.changes > 0) return;
+        db.stmt('INSERT INTO messages (id, pair, body) VALUES (?, ?, ?)').run(m.id, k, JSON.stringify(m));
+        db.stmt('DELETE FROM messages WHERE pair = ? AND seq <= (SELECT seq FROM messages WHERE pair = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)').run(k, k, SANDBOX_CONVERSATION_KEEP);
+      });
     },
     async updateMessage(m) {
-      if (!messages.has(m.id)) return false;
-      messages.set(m.id, m);
-      return true;
+      return db.run(() => db.stmt('UPDATE messages SET body = ? WHERE id = ?').run(JSON.stringify(m), m.id).changes > 0);
     },
     async getMessage(id) {
-      return messages.get(id) ?? null;
+      const row = db.stmt('SELECT body FROM messages WHERE id = ?').get(id) as { body: string } | undefined;
+      return row === undefined ? null : (JSON.parse(row.body) as SandboxMessage);
     },
     async conversation(pnid, customer, limit) {
-      const ids = conversations.get(pair(pnid, customer)) ?? [];
-      return ids.slice(-limit).map((id) => messages.get(id)!).filter(Boolean);
+      const rows = db.stmt('SELECT body FROM messages WHERE pair = ? ORDER BY seq DESC LIMIT ?').all(pair(pnid, customer), limit) as { body: string }[];
+      return rows.reverse().map((r) => JSON.parse(r.body) as SandboxMessage);
     },
     async putMedia(m) {
       media.set(m.id, m);

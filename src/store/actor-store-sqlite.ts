@@ -1,24 +1,24 @@
 import { systemClock, type Clock, type Fence } from '../actors/types.js';
 import { FencedWriteError, type ActorStateRef, type ActorStateStore, type LeaseHolder, type PartitionLeaseStore } from './actor-store.js';
-import type { EmbeddedDb } from './embedded-db.js';
+import type { SqliteDb } from './sqlite-db.js';
 
 const STATE = 'actor_state';
 const EPOCHS = 'actor_epochs';
 
 /**
- * Actor state and partition leases for the embedded mode, over `EmbeddedDb`.
+ * Actor state and partition leases for the embedded mode, over the node's SQLite database.
  *
  * There is one process, so leases only fence actors of the same process
  * against each other (an actor started under a released lease); epochs are
  * persisted so they keep growing across restarts. Lease holders and
  * membership live in memory: they mean nothing once the process is gone.
  */
-export class EmbeddedActorStore implements ActorStateStore, PartitionLeaseStore {
+export class SqliteActorStore implements ActorStateStore, PartitionLeaseStore {
   private readonly leases = new Map<number, { nodeId: string; epoch: number; expiresAt: number }>();
   private readonly members = new Map<string, number>();
 
   constructor(
-    private readonly db: EmbeddedDb,
+    private readonly db: SqliteDb,
     private readonly clock: Clock = systemClock,
   ) {}
 

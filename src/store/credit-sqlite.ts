@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { EmbeddedDb, WriteOp } from './embedded-db.js';
+import type { SqliteDb, WriteOp } from './sqlite-db.js';
 import { CREDIT_LEDGER_SIZE, CREDIT_RECORD_TTL_MS, type CreditEntry, type CreditRepo } from './credit-types.js';
 
 interface Reservation {
@@ -9,11 +9,11 @@ interface Reservation {
 }
 
 /**
- * Credits in the embedded db. One process, and each check-and-change runs
+ * Credits in the node's SQLite database. One process, and each check-and-change runs
  * without an await in between (the db applies writes in memory at once), so
  * no two sends can both pass the balance check on the same credits.
  */
-export function createEmbeddedCreditRepo(db: EmbeddedDb, clock: Clock): CreditRepo {
+export function createSqliteCreditRepo(db: SqliteDb, clock: Clock): CreditRepo {
   const bal = (org: string) => db.get<number>('credits', org) ?? 0;
   const resKey = (org: string, id: string) => `${org}/${id}`;
   // The ledger: entries keyed `<org>/<seq>`, written in the batch of their change; the entry

@@ -1,5 +1,5 @@
 import type { OAuthState, PaymentEvent, ToolRecord } from '../domain/tools.js';
-import type { EmbeddedDb, WriteOp } from './embedded-db.js';
+import type { SqliteDb, WriteOp } from './sqlite-db.js';
 import type { SealedSecret, SecretBox } from './secret-box.js';
 import { openCredentials, sealCredentials, type ToolRepo } from './tool-types.js';
 
@@ -10,7 +10,7 @@ import { openCredentials, sealCredentials, type ToolRepo } from './tool-types.js
  * check-and-write without an await in between is atomic, and the refresh
  * lock lives in memory.
  */
-export function createEmbeddedToolRepo(db: EmbeddedDb, box: SecretBox): ToolRepo {
+export function createSqliteToolRepo(db: SqliteDb, box: SecretBox): ToolRepo {
   const locks = new Map<string, { owner: string; until: number }>();
   return {
     async create(tool, credentials) {

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { EmbeddedDb, WriteOp } from './embedded-db.js';
+import type { SqliteDb, WriteOp } from './sqlite-db.js';
 import type { RequestKeyMatch, RequestKeyRepo } from './request-key-types.js';
 
 interface KeyRecord {
@@ -7,8 +7,8 @@ interface KeyRecord {
   expiresAt: number;
 }
 
-/** Request keys in the embedded db; check and write run without an await in between, so first uses cannot race. */
-export function createEmbeddedRequestKeyRepo(db: EmbeddedDb, clock: Clock): RequestKeyRepo {
+/** Request keys in the node's SQLite database; check and write run without an await in between, so first uses cannot race. */
+export function createSqliteRequestKeyRepo(db: SqliteDb, clock: Clock): RequestKeyRepo {
   // By expiry: the TTL is one setting, so appending keeps the order.
   const expiry = [...db.entries<KeyRecord>('requestKeys')].map(([key, r]) => ({ key, expiresAt: r.expiresAt })).sort((a, b) => a.expiresAt - b.expiresAt);
   return {

@@ -1,29 +1,31 @@
 import { conflict } from '../errors.js';
-import type { EmbeddedDb } from './embedded-db.js';
+import type { SqliteDb, WriteOp } from './sqlite-db.js';
 import type { SecretBox } from './secret-box.js';
 import { openChannel, sealChannel, type Channel, type ChannelRepo, type StoredChannel, type WhatsAppChannel } from './channel-types.js';
 
-/** Channels in the embedded db: `channels` by id, `channelPhones` phone number id → channel id. */
-export function createEmbeddedChannelRepo(db: EmbeddedDb, box: SecretBox | null): ChannelRepo {
-  // Opening costs three AES-GCM decryptions; stored values are immutable, so
-  // the opened channel is cached per stored object (an update stores a new one).
-  const opened = new WeakMap<StoredChannel, Channel>();
-  const open = (s: StoredChannel): Channel => {
-    let c = opened.get(s);
-    if (c === undefined) {
-      c = openChannel(s, box);
-      opened.set(s, c);
-    }
-    return c;
-  };
+/** Channels in the node's SQLite database: `channels` by id, `channelPhones` phone number id → channel id. */
+export function createSqliteChannelRepo(db: SqliteDb, box: SecretBox | null): ChannelRepo {
+  // Opening costs three AES-GCM decryptions (every send reads its channel), so
+  // the opened channel is cached by id, valid while the stored text is the same.
+  const opened = new Map<string, { text: string; channel: Channel }>();
+  const open = (s: StoredChannel): Channel => openChannel(s, box);
   const read = (id: string): Channel | null => {
-    const s = db.get<StoredChannel>('channels', id);
-    return s === undefined ? null : open(s);
+    const text = db.getRaw('channels', id);
+    if (text === undefined) {
+      opened.delete(id);
+      return null;
+    }
+    const hit = opened.get(id);
+    if (hit !== undefined && hit.text === text) return hit.channel;
+    const channel = open(JSON.parse(text) as StoredChannel);
+    if (opened.size > 10_000) opened.clear();
+    opened.set(id, { text, channel });
+    return channel;
   };
   return {
     async create(channel) {
       if (db.has('channels', channel.id)) throw conflict('channel_exists', 'a channel with this id exists');
-      const ops: Parameters<EmbeddedDb['write']>[0] = [{ coll: 'channels', key: channel.id, value: sealChannel(channel, box) }];
+      const ops: WriteOp[] = [{ coll: 'channels', key: channel.id, value: sealChannel(channel, box) }];
       if (channel.kind === 'whatsapp_cloud') {
         if (db.has('channelPhones', channel.phoneNumberId)) {
           throw conflict('phone_number_in_use', 'another channel already uses this phone number id');
@@ -58,7 +60,7 @@ export function createEmbeddedChannelRepo(db: EmbeddedDb, box: SecretBox | null)
     async delete(organizationId, id) {
       const cur = db.get<StoredChannel>('channels', id);
       if (cur === undefined || cur.organizationId !== organizationId) return false;
-      const ops: Parameters<EmbeddedDb['write']>[0] = [{ coll: 'channels', key: id, delete: true }];
+      const ops: WriteOp[] = [{ coll: 'channels', key: id, delete: true }];
       if (cur.kind === 'whatsapp_cloud') ops.push({ coll: 'channelPhones', key: cur.phoneNumberId, delete: true });
       await db.write(ops);
       return true;

@@ -1,0 +1,178 @@
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { NODE_MIGRATIONS, openNodeDbIn, SqliteDb, StorageOpenError, type Migration } from '../../src/store/index.js';
+
+/** The guarantees of SqliteDb (src/store/sqlite-db.ts), one test each. */
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'sb-sqlite-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+describe('SqliteDb', () => {
+  it('runs a write at once, visible to readers before it commits, and resolves after the commit', async () => {
+    const db = openNodeDbIn(null);
+    const done = db.put('c', 'k', { v: 1 });
+    expect(db.get('c', 'k')).toEqual({ v: 1 });
+    const commits = db.stats.commits;
+    await done;
+    expect(db.stats.commits).toBe(commits + 1);
+    await db.close();
+  });
+
+  it('keeps nothing of a write whose function threw, and the rest of its batch commits', async () => {
+    const db = openNodeDbIn(null);
+    const ok = db.put('c', 'a', 1);
+    const failed = db.run(() => {
+      db.apply([{ coll: 'c', key: 'b', value: 2 }]);
+      throw new Error('changed my mind');
+    });
+    await expect(failed).rejects.toThrow('changed my mind');
+    await ok;
+    expect(db.get('c', 'a')).toBe(1);
+    expect(db.has('c', 'b')).toBe(false);
+    await db.close();
+  });
+
+  it('group-commits the writes of one turn into one commit, at most maxBatch writes per commit', async () => {
+    const db = SqliteDb.open(null, { migrations: NODE_MIGRATIONS, maxBatch: 100 });
+    const before = db.stats.commits;
+    await Promise.all(Array.from({ length: 50 }, (_, i) => db.put('c', `k${i}`, i)));
+    expect(db.stats.commits).toBe(before + 1);
+    await Promise.all(Array.from({ length: 250 }, (_, i) => db.put('c', `m${i}`, i)));
+    expect(db.stats.commits).toBe(before + 4);
+    await db.close();
+  });
+
+  it('survives a reopen without close: every acknowledged write is in the file', async () => {
+    const dir = tempDir();
+    const db = openNodeDbIn(dir);
+    for (let i = 0; i < 20; i++) await db.put('c', `k${i}`, i);
+    const again = openNodeDbIn(dir);
+    expect(again.values('c')).toHaveLength(20);
+    await again.close();
+    await db.close();
+  });
+
+  it('creates the database 0600 in a 0700 directory', async () => {
+    const dir = join(tempDir(), 'data');
+    const db = openNodeDbIn(dir);
+    await db.put('c', 'k', 1);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(join(dir, 'switchboard.db')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, 'switchboard.db-wal')).mode & 0o777).toBe(0o600);
+    await db.close();
+  });
+
+  it('tightens an older, wider database file to 0600', async () => {
+    const dir = tempDir();
+    await openNodeDbIn(dir).close();
+    chmodSync(join(dir, 'switchboard.db'), 0o644);
+    const db = openNodeDbIn(dir);
+    expect(statSync(join(dir, 'switchboard.db')).mode & 0o777).toBe(0o600);
+    await db.close();
+  });
+
+  it('refuses a file that is not a database, naming it and saying what to do', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'switchboard.db'), 'this is not a database, it is a shopping list'.repeat(10));
+    expect(() => openNodeDbIn(dir)).toThrow(StorageOpenError);
+    expect(() => openNodeDbIn(dir)).toThrow(new RegExp(`${join(dir, 'switchboard.db')} is not a SQLite database.*restore the latest backup`));
+  });
+
+  it('refuses a truncated database', async () => {
+    const dir = tempDir();
+    const db = openNodeDbIn(dir);
+    for (let i = 0; i < 200; i++) await db.put('c', `k${i}`, 'x'.repeat(1000));
+    await db.close();
+    const file = join(dir, 'switchboard.db');
+    truncateSync(file, Math.floor(statSync(file).size / 2));
+    expect(() => openNodeDbIn(dir)).toThrow(/is truncated.*restore the latest backup/);
+  });
+
+  it('refuses a database written by a newer schema', async () => {
+    const dir = tempDir();
+    const future: Migration[] = [...NODE_MIGRATIONS, { version: NODE_MIGRATIONS.length + 1, up: (raw) => raw.exec('CREATE TABLE future (x)') }];
+    await SqliteDb.open(join(dir, 'switchboard.db'), { migrations: future }).close();
+    const latest = NODE_MIGRATIONS.at(-1)!.version;
+    expect(() => openNodeDbIn(dir)).toThrow(new RegExp(`written by a newer version of Switchboard \\(schema ${latest + 1}; this version knows up to ${latest}\\)`));
+  });
+
+  it('refuses a database it cannot open, naming the file', () => {
+    const dir = tempDir();
+    // A directory where the file should be: unreadable as a file (permission bits would not stop root).
+    mkdirSync(join(dir, 'switchboard.db'));
+    expect(() => openNodeDbIn(dir)).toThrow(new RegExp(`cannot open the database ${join(dir, 'switchboard.db')}.*access`));
+  });
+
+  it('takes an online backup that opens as a database with the same content', async () => {
+    const dir = tempDir();
+    const db = openNodeDbIn(dir);
+    for (let i = 0; i < 10; i++) await db.put('c', `k${i}`, i);
+    const pending = db.put('c', 'late', 'x');
+    await db.backup(join(dir, 'backup.db'));
+    await pending;
+    expect(readFileSync(join(dir, 'backup.db')).subarray(0, 15).toString()).toBe('SQLite format 3');
+    const copy = SqliteDb.open(join(dir, 'backup.db'), { migrations: NODE_MIGRATIONS });
+    expect(copy.values('c')).toHaveLength(11);
+    await copy.close();
+    await db.close();
+  });
+});
+
+describe('schema migrations', () => {
+  it('builds the current schema from an empty database', async () => {
+    const db = openNodeDbIn(null);
+    expect(db.version).toBe(NODE_MIGRATIONS.at(-1)!.version);
+    const tables = (db.raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
+    expect(tables).toEqual(expect.arrayContaining(['records', 'tickets', 'outbox', 'contacts', 'session_messages', 'chat_sessions', 'conversations', 'webhook_deliveries', 'events', 'event_cursors']));
+    await db.close();
+  });
+
+  it('moves a database of the previous schema version (1, before the event log moved in) to the current one, keeping its data', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'switchboard.db');
+    const v1 = SqliteDb.open(file, { migrations: NODE_MIGRATIONS.filter((m) => m.version === 1) });
+    expect(v1.version).toBe(1);
+    await v1.put('orgs', 'o1', { id: 'o1', name: 'Kept' });
+    await v1.close();
+    const db = openNodeDbIn(dir);
+    expect(db.version).toBe(NODE_MIGRATIONS.at(-1)!.version);
+    expect(db.get('orgs', 'o1')).toEqual({ id: 'o1', name: 'Kept' });
+    expect(db.raw.prepare('SELECT COUNT(*) AS n FROM events').get()).toEqual({ n: 0 });
+    await db.close();
+  });
+
+  it('applies only the missing steps to a database of an earlier version, keeping its data', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'x.db');
+    const v1: Migration[] = [{ version: 1, up: (raw) => raw.exec('CREATE TABLE a (x TEXT)') }];
+    const v2: Migration[] = [...v1, { version: 2, up: (raw) => raw.exec("ALTER TABLE a ADD COLUMN y TEXT DEFAULT 'new'") }];
+    const old = SqliteDb.open(file, { migrations: v1 });
+    old.raw.prepare("INSERT INTO a (x) VALUES ('kept')").run();
+    await old.close();
+    const db = SqliteDb.open(file, { migrations: v2 });
+    expect(db.version).toBe(2);
+    expect(db.raw.prepare('SELECT x, y FROM a').all()).toEqual([{ x: 'kept', y: 'new' }]);
+    await db.close();
+    // Opening again runs nothing twice.
+    const again = SqliteDb.open(file, { migrations: v2 });
+    expect(again.version).toBe(2);
+    await again.close();
+  });
+
+  it('rolls a failing step back whole and refuses to start', () => {
+    const dir = tempDir();
+    const file = join(dir, 'x.db');
+    const broken: Migration[] = [{ version: 1, up: (raw) => raw.exec('CREATE TABLE a (x); CREATE TABLE a (y)') }];
+    expect(() => SqliteDb.open(file, { migrations: broken })).toThrow(StorageOpenError);
+    const db = SqliteDb.open(file, { migrations: [] });
+    expect(db.version).toBe(0);
+    expect(db.raw.prepare("SELECT name FROM sqlite_master WHERE name = 'a'").get()).toBeUndefined();
+  });
+});
