@@ -22,14 +22,14 @@ if (!existsSync(installed) || statSync(lock).mtimeMs > statSync(installed).mtime
   console.log('first start: installing dependencies (npm ci), then building; this takes a minute or two, once…');
   run('npm', ['ci', '--no-audit', '--no-fund']);
 }
-// better-sqlite3 is a native addon built for the Node that ran `npm ci`; after a switch of Node
-// version it no longer loads, so it is rebuilt for this one (from source, about two minutes).
-const abiCopy = join(root, 'node_modules', '.cache', 'better-sqlite3', `abi${process.versions.modules}`, 'better_sqlite3.node');
-if (!existsSync(abiCopy)) {
-  const probe = spawnSync(process.execPath, ['-e', "const D = require('better-sqlite3'); new D(':memory:').close()"], { cwd: root, encoding: 'utf8' });
-  if (probe.status !== 0 && /NODE_MODULE_VERSION|was compiled against a different Node/.test(probe.stderr)) {
-    console.log(`better-sqlite3 was built for another Node version: rebuilding it for Node ${process.version} (about two minutes)…`);
-    run('npm', ['rebuild', 'better-sqlite3']);
+// On Node 20 better-sqlite3 (version 12, `better-sqlite3-node20`) is a native addon built for the
+// Node that ran `npm ci`; after a switch of Node version it no longer loads, so it is rebuilt for this
+// one (from source, about two minutes). From Node 22 on, version 13's prebuilt Node-API binary loads as is.
+if (Number(process.versions.napi) < 10) {
+  const probe = spawnSync(process.execPath, ['-e', "const D = require('better-sqlite3-node20'); new D(':memory:').close()"], { cwd: root, encoding: 'utf8' });
+  if (probe.status !== 0 && /NODE_MODULE_VERSION|was compiled against a different Node|Cannot find module/.test(probe.stderr)) {
+    console.log(`better-sqlite3 is not built for Node ${process.version}: building it (about two minutes)…`);
+    run('npm', ['rebuild', 'better-sqlite3-node20']);
   }
 }
 const built = join(root, 'dist', 'main.js');

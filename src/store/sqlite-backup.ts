@@ -1,8 +1,7 @@
 import { chmodSync, existsSync, statSync } from 'node:fs';
-import Database from 'better-sqlite3';
 import { PRIVATE_FILE_MODE } from '../private-files.js';
 import { nodeDbPath } from './backing.js';
-import { sqliteNativeBinding } from './sqlite-native.js';
+import { sqliteDatabase } from './sqlite-native.js';
 
 export interface BackupResult {
   source: string;
@@ -22,8 +21,8 @@ export async function backupNodeDb(dataDir: string, out: string): Promise<Backup
   if (source === null) throw new Error('DATA_DIR is :memory:, there is no database file to back up');
   if (!existsSync(source)) throw new Error(`no database at ${source}: set DATA_DIR (or --data-dir) to the service's data directory`);
   if (existsSync(out)) throw new Error(`${out} exists: choose a new file name`);
-  const nativeBinding = sqliteNativeBinding() ?? undefined;
-  const db = new Database(source, { fileMustExist: true, nativeBinding });
+  const Database = sqliteDatabase();
+  const db = new Database(source, { fileMustExist: true });
   try {
     db.pragma('busy_timeout = 5000');
     await db.backup(out);
@@ -31,7 +30,7 @@ export async function backupNodeDb(dataDir: string, out: string): Promise<Backup
     db.close();
   }
   chmodSync(out, PRIVATE_FILE_MODE);
-  const copy = new Database(out, { readonly: true, fileMustExist: true, nativeBinding });
+  const copy = new Database(out, { readonly: true, fileMustExist: true });
   try {
     const check = copy.pragma('integrity_check', { simple: true });
     if (check !== 'ok') throw new Error(`the backup ${out} failed its integrity check: ${String(check)}`);

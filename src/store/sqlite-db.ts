@@ -1,9 +1,9 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { AppError, unavailable } from '../errors.js';
 import { ensurePrivateDir, tightenFiles } from '../private-files.js';
-import { sqliteNativeBinding } from './sqlite-native.js';
+import { sqliteDatabase, sqlitePackage } from './sqlite-native.js';
 
 export type WriteOp =
   | { coll: string; key: string; value: unknown }
@@ -12,7 +12,7 @@ export type WriteOp =
 /** One step of a database's schema; `up` runs inside the transaction that also sets `user_version`. */
 export interface Migration {
   version: number;
-  up(db: Database.Database): void;
+  up(db: BetterSqlite3.Database): void;
 }
 
 export type Synchronous = 'FULL' | 'NORMAL';
@@ -72,12 +72,12 @@ export class SqliteDb {
   private inBatch = false;
   private scheduled = false;
   private closed = false;
-  private readonly stmts = new Map<string, Database.Statement>();
+  private readonly stmts = new Map<string, BetterSqlite3.Statement>();
   /** Commits so far (each one fsync of the WAL with synchronous=FULL) and the writes they carried. */
   readonly stats = { commits: 0, writes: 0, failedCommits: 0 };
 
   private constructor(
-    readonly raw: Database.Database,
+    readonly raw: BetterSqlite3.Database,
     /** The file, or null for an in-memory database. */
     readonly file: string | null,
     private readonly maxBatch: number,
@@ -88,13 +88,12 @@ export class SqliteDb {
       ensurePrivateDir(dirname(file));
       checkFile(file);
     }
-    const nativeBinding = sqliteNativeBinding() ?? undefined;
-    let raw: Database.Database;
+    let raw: BetterSqlite3.Database;
     try {
       // Created 0600: the process umask is narrowed around the open, since SQLite creates with 0644.
       const old = process.umask(0o077);
       try {
-        raw = new Database(file ?? ':memory:', { nativeBinding });
+        raw = new (sqliteDatabase())(file ?? ':memory:');
       } finally {
         process.umask(old);
       }
@@ -152,7 +151,7 @@ export class SqliteDb {
   }
 
   /** A prepared statement, cached by its text. */
-  stmt(sql: string): Database.Statement {
+  stmt(sql: string): BetterSqlite3.Statement {
     let s = this.stmts.get(sql);
     if (s === undefined) {
       s = this.raw.prepare(sql);
@@ -363,7 +362,13 @@ function openError(file: string | null, e: unknown): StorageOpenError {
   }
   if (code === 'SQLITE_FULL') return new StorageOpenError(`the disk holding ${name} is full: free some space and start again`, { cause: e });
   if (/NODE_MODULE_VERSION|did not self-register|invalid ELF/i.test(what)) {
-    return new StorageOpenError(`better-sqlite3 was built for another Node version (${what}): run \`npm rebuild better-sqlite3\` with this Node (${process.version})`, { cause: e });
+    return new StorageOpenError(`${sqlitePackage()} was built for another Node version (${what}): run \`npm rebuild ${sqlitePackage()}\` with this Node (${process.version})`, { cause: e });
+  }
+  if (code === 'MODULE_NOT_FOUND') {
+    return new StorageOpenError(
+      `${sqlitePackage()} is not installed for Node ${process.version}: run \`npm ci\` (on Node 20 it is compiled from source, which needs python3, make and a C++ compiler; Node 22 and later need none)`,
+      { cause: e },
+    );
   }
   return new StorageOpenError(`cannot open the database ${name}: ${what}`, { cause: e });
 }

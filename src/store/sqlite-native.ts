@@ -1,24 +1,25 @@
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
 
 const require = createRequire(import.meta.url);
+let loaded: typeof BetterSqlite3 | undefined;
 
 /**
- * Where a copy of better-sqlite3's addon built for another Node ABI lives:
- * `node_modules/.cache/better-sqlite3/abi<N>/better_sqlite3.node`. npm builds
- * the package once, for the Node that ran `npm ci`; `npm test` also runs the
- * suite on Node 24 and builds a Node-24 copy there (scripts/test.mjs), so
- * both can load it from one node_modules. Null when this Node's ABI has no
- * copy: the package's own build is used.
+ * better-sqlite3 for the running Node, loaded on first use. Where Node-API 10
+ * exists (Node ≥ 22.14) it is version 13: a Node-API addon whose prebuilt
+ * binary ships inside the npm package, so nothing is compiled and one install
+ * serves every Node from 22 on. Node 20 lacks Node-API 10, so there it is
+ * version 12 (the optional dependency `better-sqlite3-node20`, compiled from
+ * source at install for that Node's ABI). Version 12 must never be loaded on
+ * Node ≥ 24.19: its raw ObjectWrap aborts the process when a collected
+ * Statement removes its cleanup hook. Both versions have the same API.
  */
-export function sqliteNativeBinding(): string | null {
-  let pkgDir: string;
-  try {
-    pkgDir = dirname(require.resolve('better-sqlite3/package.json'));
-  } catch {
-    return null;
-  }
-  const candidate = join(pkgDir, '..', '.cache', 'better-sqlite3', `abi${process.versions.modules}`, 'better_sqlite3.node');
-  return existsSync(candidate) ? candidate : null;
+export function sqliteDatabase(): typeof BetterSqlite3 {
+  loaded ??= require(sqlitePackage()) as typeof BetterSqlite3;
+  return loaded;
+}
+
+/** The package name this Node loads better-sqlite3 from. */
+export function sqlitePackage(): string {
+  return Number(process.versions.napi) >= 10 ? 'better-sqlite3' : 'better-sqlite3-node20';
 }
