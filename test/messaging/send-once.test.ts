@@ -308,7 +308,7 @@ describe('credits charge each copy that reached the network', () => {
     await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
     w.clock.advance(10_001);
     // The network refuses the resend outright: that copy did not leave, its charge goes back.
-    w.network.answer = () => ({ ok: false, rejection: { code: 131026, title: 'Message Undeliverable', message: 'no' } });
+    w.network.answer = () => ({ ok: false, rejection: { code: 131026, title: 'Message Undeliverable', message: 'no', httpStatus: 400 } });
     expect((await w.send(KEY, reservation)).reply).toMatchObject({ outcome: 'rejected' });
     expect(await w.credits.balance(ORG)).toBe(10);
 
