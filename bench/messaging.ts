@@ -13,7 +13,7 @@ import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { signHubSignature } from '../src/network/index.js';
-import type { WhatsAppChannel } from '../src/store/channel-types.js';
+import type { WhatsAppChannel } from '../src/store/channels/port.js';
 import { startNats, startRedis } from '../test/harness/servers.js';
 import { loadVaried as loadVariedBodies, report, startBareRedisEndpoint, type LoadResult } from './lib.js';
 
