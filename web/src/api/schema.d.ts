@@ -601,6 +601,7 @@ export interface paths {
                          *           "phoneNumberId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *           "businessAccountId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *           "displayPhoneNumber": "string",
+                         *           "messagesPerSecond": -9007199254740991,
                          *           "allowedOrigins": [
                          *             "string"
                          *           ],
@@ -624,6 +625,8 @@ export interface paths {
                                 id: string;
                                 /** @enum {string} */
                                 kind: "whatsapp_cloud" | "web_chat";
+                                /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                                messagesPerSecond?: number;
                                 name: string;
                                 /** @enum {string} */
                                 network?: "graph" | "sandbox";
@@ -702,7 +705,8 @@ export interface paths {
                      *       "displayPhoneNumber": "4915112345678",
                      *       "accessToken": "stringxxxx",
                      *       "appSecret": "stringxx",
-                     *       "verifyToken": "stringxx"
+                     *       "verifyToken": "stringxx",
+                     *       "messagesPerSecond": 1
                      *     }
                      */
                     "application/json": {
@@ -712,6 +716,8 @@ export interface paths {
                         displayPhoneNumber?: string;
                         /** @constant */
                         kind: "whatsapp_cloud";
+                        /** @description the number's throughput tier: sends per second the network accepts from it; sends above it wait their turn (default 80) */
+                        messagesPerSecond?: number;
                         name: string;
                         /**
                          * @default graph
@@ -746,6 +752,7 @@ export interface paths {
                          *       "phoneNumberId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *       "businessAccountId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *       "displayPhoneNumber": "string",
+                         *       "messagesPerSecond": -9007199254740991,
                          *       "allowedOrigins": [
                          *         "string"
                          *       ],
@@ -771,6 +778,8 @@ export interface paths {
                             id: string;
                             /** @enum {string} */
                             kind: "whatsapp_cloud" | "web_chat";
+                            /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                            messagesPerSecond?: number;
                             name: string;
                             /** @enum {string} */
                             network?: "graph" | "sandbox";
@@ -993,6 +1002,7 @@ export interface paths {
                          *       "phoneNumberId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *       "businessAccountId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *       "displayPhoneNumber": "string",
+                         *       "messagesPerSecond": -9007199254740991,
                          *       "allowedOrigins": [
                          *         "string"
                          *       ],
@@ -1013,6 +1023,8 @@ export interface paths {
                             id: string;
                             /** @enum {string} */
                             kind: "whatsapp_cloud" | "web_chat";
+                            /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                            messagesPerSecond?: number;
                             name: string;
                             /** @enum {string} */
                             network?: "graph" | "sandbox";
@@ -1165,12 +1177,15 @@ export interface paths {
                      *       "name": "Ann",
                      *       "accessToken": "stringxxxx",
                      *       "appSecret": "stringxx",
-                     *       "verifyToken": "stringxx"
+                     *       "verifyToken": "stringxx",
+                     *       "messagesPerSecond": 1
                      *     }
                      */
                     "application/json": {
                         accessToken?: string;
                         appSecret?: string;
+                        /** @description the number's throughput tier: sends per second the network accepts from it; sends above it wait their turn (default 80) */
+                        messagesPerSecond?: number;
                         name?: string;
                         verifyToken?: string;
                     };
@@ -1193,6 +1208,7 @@ export interface paths {
                          *       "phoneNumberId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *       "businessAccountId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *       "displayPhoneNumber": "string",
+                         *       "messagesPerSecond": -9007199254740991,
                          *       "allowedOrigins": [
                          *         "string"
                          *       ],
@@ -1213,6 +1229,8 @@ export interface paths {
                             id: string;
                             /** @enum {string} */
                             kind: "whatsapp_cloud" | "web_chat";
+                            /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                            messagesPerSecond?: number;
                             name: string;
                             /** @enum {string} */
                             network?: "graph" | "sandbox";
@@ -5680,7 +5698,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description rate limited */
+                /** @description rate limited, or the number's send backlog is full (Retry-After) */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7211,6 +7229,7 @@ export interface paths {
                          *           "phoneNumberId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *           "businessAccountId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *           "displayPhoneNumber": "string",
+                         *           "messagesPerSecond": -9007199254740991,
                          *           "allowedOrigins": [
                          *             "string"
                          *           ],
@@ -7234,6 +7253,8 @@ export interface paths {
                                 id: string;
                                 /** @enum {string} */
                                 kind: "whatsapp_cloud" | "web_chat";
+                                /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                                messagesPerSecond?: number;
                                 name: string;
                                 /** @enum {string} */
                                 network?: "graph" | "sandbox";
@@ -12587,7 +12608,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                /** @description throughput_backlog_full: the channel's number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After) */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12603,7 +12624,15 @@ export interface paths {
                          *       }
                          *     }
                          */
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
                     };
                 };
                 /** @description the chat network rejected the message; its code in errorDetails.code */
@@ -13000,7 +13029,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                /** @description throughput_backlog_full: the channel's number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After) */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13016,7 +13045,15 @@ export interface paths {
                          *       }
                          *     }
                          */
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
                     };
                 };
                 /** @description the chat network rejected the message; its code in errorDetails.code */
@@ -13356,7 +13393,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                /** @description throughput_backlog_full: the channel's number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After) */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13372,7 +13409,15 @@ export interface paths {
                          *       }
                          *     }
                          */
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
                     };
                 };
                 /** @description the chat network rejected the message; its code in errorDetails.code */
@@ -18494,7 +18539,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description more than the per-key limit of template sends per minute (Retry-After, RateLimit headers) */
+                /** @description rate_limited: more than the per-key limit of template sends per minute (Retry-After, RateLimit headers); or throughput_backlog_full: the number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After) */
                 429: {
                     headers: {
                         [name: string]: unknown;

@@ -1,0 +1,3 @@
+export type { PaceGrant, SendPacer } from './port.js';
+export { createMemorySendPacer } from './memory.js';
+export { createRedisSendPacer } from './redis.js';
