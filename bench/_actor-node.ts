@@ -8,8 +8,8 @@ import { connect } from '@nats-io/transport-node';
 import { actorSettingsFromConfig, createClusteredActorSystem } from '../src/actors/index.js';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
-import { RedisActorStore } from '../src/store/actor-store-redis.js';
-import { connectRedis } from '../src/store/redis-client.js';
+import { RedisActorStore } from '../src/store/actors/redis.js';
+import { connectRedis } from '../src/store/redis/client.js';
 import { benchActor } from './actors.js';
 
 const cfg = loadConfig(process.env);

@@ -18,7 +18,7 @@ import { systemClock } from '../src/clock.js';
 import { silentLogger } from '../src/log.js';
 import { createSqliteSandboxState, sandboxGraphRouter, SandboxNetwork } from '../src/network/sandbox/index.js';
 import { openSandboxDb } from '../src/store/index.js';
-import { createMemoryRateLimiter } from '../src/store/ratelimit-embedded.js';
+import { createMemoryRateLimiter } from '../src/store/ratelimit/memory.js';
 
 const db = openSandboxDb(null);
 const state = createSqliteSandboxState(db);

@@ -26,11 +26,11 @@ import {
   type ActorSystemSettings,
 } from '../src/actors/index.js';
 import { silentLogger } from '../src/log.js';
-import type { ActorStateStore } from '../src/store/actor-store.js';
-import { SqliteActorStore } from '../src/store/actor-store-sqlite.js';
-import { RedisActorStore } from '../src/store/actor-store-redis.js';
+import type { ActorStateStore } from '../src/store/actors/port.js';
+import { SqliteActorStore } from '../src/store/actors/sqlite.js';
+import { RedisActorStore } from '../src/store/actors/redis.js';
 import { openNodeDbIn } from '../src/store/backing.js';
-import { connectRedis, type RedisClient } from '../src/store/redis-client.js';
+import { connectRedis, type RedisClient } from '../src/store/redis/client.js';
 import { startNats, startRedis, type ServerProcess } from '../test/harness/servers.js';
 
 const CONTACTS = 10_000;

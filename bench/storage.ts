@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createSqliteStore, openNodeDbIn } from '../src/store/index.js';
-import { createSqliteSessionMessageRepo } from '../src/store/session-message-sqlite.js';
+import { createSqliteSessionMessageRepo } from '../src/store/session-messages/sqlite.js';
 import { AccountService } from '../src/app/accounts.js';
 import { SCOPES } from '../src/domain/scopes.js';
 import { systemClock } from '../src/clock.js';

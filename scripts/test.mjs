@@ -10,7 +10,7 @@
  * `SB_TEST_NODE24=0` skips it on purpose; extra arguments go to vitest.
  *
  * SQLite is better-sqlite3 13 (prebuilt Node-API binary) on Node 24 and 12
- * (built by `npm ci`) on Node 20: see src/store/sqlite-native.ts.
+ * (built by `npm ci`) on Node 20: see src/store/sqlite/native.ts.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RedisTarget } from './store/redis-client.js';
+import type { RedisTarget } from './store/redis/client.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])

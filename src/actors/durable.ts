@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isAppError } from '../errors.js';
 import type { DomainEvent, EventPublisher } from '../events/types.js';
-import { FencedWriteError, type ActorStateStore } from '../store/actor-store.js';
+import { FencedWriteError, type ActorStateStore } from '../store/actors/port.js';
 import { actorUnavailable, ownershipLost } from './errors.js';
 import type { Actor, ActorContext, ActorFactory, MessageMeta } from './types.js';
 

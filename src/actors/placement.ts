@@ -1,5 +1,5 @@
 import { silentLogger, type Logger } from '../log.js';
-import type { PartitionLeaseStore } from '../store/actor-store.js';
+import type { PartitionLeaseStore } from '../store/actors/port.js';
 import type { ActorHost, PartitionOwnership } from './host.js';
 import { desiredOwners } from './partitions.js';
 import type { Fence } from './types.js';

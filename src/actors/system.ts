@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { silentLogger, type Logger } from '../log.js';
 import type { MetricsRegistry } from '../metrics.js';
-import type { ActorStateStore, PartitionLeaseStore } from '../store/actor-store.js';
+import type { ActorStateStore, PartitionLeaseStore } from '../store/actors/port.js';
 import type { Command } from './durable.js';
 import { ActorHost, type CommandObserver } from './host.js';
 import { NatsActorTransport } from './nats-transport.js';

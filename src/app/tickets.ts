@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { badRequest, idempotencyKeyReused, notFound } from '../errors.js';
 import { requestFingerprint } from '../domain/fingerprint.js';
-import { IDEMPOTENCY_KEY_TTL_MS } from '../store/request-key-types.js';
+import { IDEMPOTENCY_KEY_TTL_MS } from '../store/request-keys/port.js';
 import type { Clock } from '../clock.js';
 import type { Principal, Ticket, TicketOrigin } from '../domain/types.js';
 import { applyTicketChanges, initialResolutionDate, resolutionDateOnOpenTicket, TICKET_ID_PATTERN } from '../domain/ticket-rules.js';

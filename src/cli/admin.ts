@@ -21,7 +21,7 @@ import { SCOPES } from '../domain/scopes.js';
 import { messagingCommands } from './messaging-commands.js';
 import { table } from './table.js';
 import { toolsCommands } from './tools-commands.js';
-import { backupNodeDb } from '../store/sqlite-backup.js';
+import { backupNodeDb } from '../store/sqlite/backup.js';
 
 interface ApiCommand {
   usage: string;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { silentLogger, type Logger } from '../log.js';
 import type { ConsumeOptions, DomainEvent, EventFollower, EventHandler, EventLog, EventReadOptions, EventReadResult, EventSubscription, LoggedEvent } from './types.js';
 import { assertPublishable, isTruncated, readBounds, redeliveryDelayMs } from './validate.js';
-import type { SqliteDb } from '../store/sqlite-db.js';
+import type { SqliteDb } from '../store/sqlite/db.js';
 
 interface Entry {
   seq: number;

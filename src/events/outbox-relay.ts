@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import type { OutboxRepo } from '../store/types.js';
+import type { OutboxRepo } from '../store/core/port.js';
 import type { EventPublisher } from './types.js';
 
 export interface OutboxRelayOptions {

@@ -6,9 +6,9 @@ import type { Contact, Principal } from '../domain/types.js';
 import { CONVERSATION_ACTOR, conversationKey, serviceWindowClosesAt, type ActorClient, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverReply } from '../actors/index.js';
 import { buttonsMessage, mediaMessage, publicMessage, textMessage, type MessagingService } from '../messaging/index.js';
 import type { GraphTemplateComponent } from '../network/graph-api.js';
-import type { ContactRepo, UserRepo } from '../store/types.js';
-import type { ConversationIndexRepo } from '../store/conversation-index-types.js';
-import type { SessionMessageRepo } from '../store/session-message-types.js';
+import type { ContactRepo, UserRepo } from '../store/core/port.js';
+import type { ConversationIndexRepo } from '../store/conversations/port.js';
+import type { SessionMessageRepo } from '../store/session-messages/port.js';
 import type { AgentTemplate, ConversationSummary, ReplyMessage } from './schemas.js';
 
 export interface InboxServiceDeps {

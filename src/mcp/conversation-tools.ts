@@ -5,7 +5,7 @@ import { audienceExternalId } from '../app/schemas.js';
 import { isAppError, notFound } from '../errors.js';
 import { sessionMessageSchema } from '../http/routes/sessions.js';
 import type { ChannelView, MessagingService } from '../messaging/index.js';
-import type { ContactRepo } from '../store/types.js';
+import type { ContactRepo } from '../store/core/port.js';
 import { defineTool, type ToolDef } from './tool.js';
 import { buttonsTool, listChannelsTool, mediaTool, templateTool, textTool } from './message-tools.js';
 

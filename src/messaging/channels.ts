@@ -3,10 +3,10 @@ import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { AppError, notFound } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { OrganizationRepo } from '../store/types.js';
-import { messagesPerSecondOf, type Channel, type ChannelRepo, type WhatsAppChannel } from '../store/channel-types.js';
-import type { TemplateRecord, TemplateRepo } from '../store/template-types.js';
-import type { CreditEntry, CreditRepo } from '../store/credit-types.js';
+import type { OrganizationRepo } from '../store/core/port.js';
+import { messagesPerSecondOf, type Channel, type ChannelRepo, type WhatsAppChannel } from '../store/channels/port.js';
+import type { TemplateRecord, TemplateRepo } from '../store/templates/port.js';
+import type { CreditEntry, CreditRepo } from '../store/credits/port.js';
 import {
   graphTemplateComponentSchema,
   TEMPLATE_CATEGORIES,

@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js';
 import type { Principal } from '../domain/types.js';
-import type { ChannelRepo, WhatsAppChannel } from '../store/channel-types.js';
+import type { ChannelRepo, WhatsAppChannel } from '../store/channels/port.js';
 import type { CustomerActionResult, CustomerMediaKind, SandboxMessage, SandboxNetwork } from '../network/sandbox/index.js';
 
 /** What the simulated customer's phone shows of one message. */

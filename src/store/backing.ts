@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { Config } from '../config.js';
-import { openNodeRedis, type NodeRedis } from './redis-client.js';
-import { SqliteDb } from './sqlite-db.js';
-import { KEY_VALUE_MIGRATIONS, NODE_MIGRATIONS, SANDBOX_MIGRATIONS } from './sqlite-schema.js';
-import { importJsonStore, importKeyValueJsonStore, importSandboxJsonStore } from './sqlite-import.js';
+import { openNodeRedis, type NodeRedis } from './redis/client.js';
+import { SqliteDb } from './sqlite/db.js';
+import { KEY_VALUE_MIGRATIONS, NODE_MIGRATIONS, SANDBOX_MIGRATIONS } from './sqlite/schema.js';
+import { importJsonStore, importKeyValueJsonStore, importSandboxJsonStore } from './sqlite/import.js';
 
 /**
  * What a node keeps its state in, opened once at start and handed to every

@@ -1,18 +1,27 @@
-export type * from './types.js';
-export { SqliteDb, StorageOpenError, type WriteOp, type Migration } from './sqlite-db.js';
-export { NODE_MIGRATIONS, SANDBOX_MIGRATIONS } from './sqlite-schema.js';
+/**
+ * Storage. One folder per aggregate, each a `port.ts` (the interface the
+ * features use) beside its adapters: `sqlite.ts` for an embedded node,
+ * `redis.ts` for a clustered one; one contract suite per port runs against
+ * both. `core/` is the organization's own records (organizations, users,
+ * keys, contacts, tickets and their outbox), one aggregate because a ticket
+ * and its event commit together. `sqlite/` and `redis/` are the engines;
+ * `backing.ts` opens the one a node uses.
+ */
+export type * from './core/port.js';
+export { SqliteDb, StorageOpenError, type WriteOp, type Migration } from './sqlite/db.js';
+export { NODE_MIGRATIONS, SANDBOX_MIGRATIONS } from './sqlite/schema.js';
 export { openNodeBacking, closeNodeBacking, openNodeDb, openNodeDbIn, openSandboxDb, nodeDbPath, type NodeBacking } from './backing.js';
-export { createSqliteStore } from './sqlite.js';
-export { createRedisStore } from './redis.js';
-export { connectRedis, getEach, LuaScript, openNodeRedis, orgKeys, type NodeRedis, type RedisClient, type RedisTarget } from './redis-client.js';
-export type * from './webhook-types.js';
-export { createSqliteWebhookStore, type SqliteWebhookStoreOptions } from './webhook-sqlite.js';
-export { createRedisWebhookStore, type RedisWebhookStoreOptions } from './webhook-redis.js';
-export type * from './resource-types.js';
-export { createSqliteResourceStore } from './resource-sqlite.js';
-export { createRedisResourceStore } from './resource-redis.js';
-export { openWebhookStores, type WebhookStores } from './webhook-open.js';
-export type * from './conversation-index-types.js';
-export { createSqliteConversationIndex } from './conversation-index-sqlite.js';
-export { createRedisConversationIndex } from './conversation-index-redis.js';
+export { createSqliteStore } from './core/sqlite.js';
+export { createRedisStore } from './core/redis.js';
+export { connectRedis, getEach, LuaScript, openNodeRedis, orgKeys, type NodeRedis, type RedisClient, type RedisTarget } from './redis/client.js';
+export type * from './webhooks/port.js';
+export { createSqliteWebhookStore, type SqliteWebhookStoreOptions } from './webhooks/sqlite.js';
+export { createRedisWebhookStore, type RedisWebhookStoreOptions } from './webhooks/redis.js';
+export type * from './resources/port.js';
+export { createSqliteResourceStore } from './resources/sqlite.js';
+export { createRedisResourceStore } from './resources/redis.js';
+export { openWebhookStores, type WebhookStores } from './webhooks/open.js';
+export type * from './conversations/port.js';
+export { createSqliteConversationIndex } from './conversations/sqlite.js';
+export { createRedisConversationIndex } from './conversations/redis.js';
 export type * from './auth/index.js';

@@ -4,7 +4,7 @@ import type { Principal } from '../domain/types.js';
 import type { ApiKeyCredentials, ConnectedIntegrationId, OAuthCredentials, PaymentEvent, ToolCredentials, ToolRecord, ToolStatus } from '../domain/tools.js';
 import { AppError, badRequest } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { ToolRepo } from '../store/tool-types.js';
+import type { ToolRepo } from '../store/tools/port.js';
 import { GoogleOAuthClient, InvalidGrant, pkcePair, type GoogleOAuthEndpoints } from './providers/google-oauth.js';
 import { GmailClient } from './providers/gmail.js';
 import { CalendarClient } from './providers/gcal.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FencedWriteError, type ActorStateStore, type PartitionLeaseStore } from '../../src/store/actor-store.js';
+import { FencedWriteError, type ActorStateStore, type PartitionLeaseStore } from '../../src/store/actors/port.js';
 
 export type ActorStore = ActorStateStore & PartitionLeaseStore;
 

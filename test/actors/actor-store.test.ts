@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'redis';
-import { SqliteActorStore } from '../../src/store/actor-store-sqlite.js';
-import { RedisActorStore } from '../../src/store/actor-store-redis.js';
+import { SqliteActorStore } from '../../src/store/actors/sqlite.js';
+import { RedisActorStore } from '../../src/store/actors/redis.js';
 import { openNodeDbIn } from '../../src/store/backing.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 import { runActorStoreContract } from './actor-store.contract.js';

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddedActorSystem, durableActor, type ActorSystem, type DurableActorSpec, type Fence } from '../../src/actors/index.js';
 import type { AppError } from '../../src/errors.js';
 import type { DomainEvent, EventPublisher } from '../../src/events/types.js';
-import type { ActorStateRef } from '../../src/store/actor-store.js';
-import { SqliteActorStore } from '../../src/store/actor-store-sqlite.js';
+import type { ActorStateRef } from '../../src/store/actors/port.js';
+import { SqliteActorStore } from '../../src/store/actors/sqlite.js';
 import { openNodeDbIn } from '../../src/store/backing.js';
 import { testSettings } from './helpers.js';
 

@@ -2,7 +2,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createClient } from 'redis';
 import { createClusteredActorSystem, type ActorSystem, type ActorSystemSettings } from '../../src/actors/index.js';
 import type { Logger } from '../../src/log.js';
-import { RedisActorStore } from '../../src/store/actor-store-redis.js';
+import { RedisActorStore } from '../../src/store/actors/redis.js';
 import { testSettings } from './helpers.js';
 
 export interface ClusterNode {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'redis';
 import { partitionOf, type StoredActorState } from '../../src/actors/index.js';
-import { RedisActorStore } from '../../src/store/actor-store-redis.js';
+import { RedisActorStore } from '../../src/store/actors/redis.js';
 import { freePort, startNats, startRedis, type ServerProcess } from '../harness/servers.js';
 import type { LogState } from './log-actor.js';
 

@@ -7,9 +7,9 @@ import type { DomainEvent, EventPublisher } from '../../src/events/types.js';
 import { createHttpApp } from '../../src/http/app.js';
 import { handoverRoutes } from '../../src/http/routes/handover.js';
 import { silentLogger } from '../../src/log.js';
-import { SqliteActorStore } from '../../src/store/actor-store-sqlite.js';
+import { SqliteActorStore } from '../../src/store/actors/sqlite.js';
 import { openNodeDbIn } from '../../src/store/backing.js';
-import { createSqliteStore } from '../../src/store/sqlite.js';
+import { createSqliteStore } from '../../src/store/core/sqlite.js';
 import { deferred, testSettings } from './helpers.js';
 
 /** An event log that holds every publish until released: keeps a command running. */

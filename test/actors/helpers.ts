@@ -1,7 +1,7 @@
-import type { SqliteDb } from '../../src/store/sqlite-db.js';
+import type { SqliteDb } from '../../src/store/sqlite/db.js';
 import type { DomainEvent, EventPublisher } from '../../src/events/types.js';
 import { createEmbeddedActorSystem, type ActorSystem, type ActorSystemSettings, type Clock } from '../../src/actors/index.js';
-import { SqliteActorStore } from '../../src/store/actor-store-sqlite.js';
+import { SqliteActorStore } from '../../src/store/actors/sqlite.js';
 import { openNodeDbIn } from '../../src/store/backing.js';
 
 /** Records what was published; can be told to fail the next N publishes. */

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddedActorSystem, durableActor, type Actor, type ActorSystem, type Fence } from '../../src/actors/index.js';
-import type { ActorStateRef } from '../../src/store/actor-store.js';
-import { SqliteActorStore } from '../../src/store/actor-store-sqlite.js';
+import type { ActorStateRef } from '../../src/store/actors/port.js';
+import { SqliteActorStore } from '../../src/store/actors/sqlite.js';
 import { openNodeDbIn } from '../../src/store/backing.js';
 import { AppError } from '../../src/errors.js';
 import { deferred, embeddedSystem, ManualClock, RecordingPublisher, testSettings } from './helpers.js';

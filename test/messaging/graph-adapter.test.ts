@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GraphApiNetwork, NetworkRejectedError, NetworkUnavailableError, parseWebhook, verifyHubSignature, type NetworkEvent } from '../../src/network/index.js';
 import { createSqliteSandboxState, sandboxGraphRouter, SandboxNetwork, type SandboxAccount } from '../../src/network/sandbox/index.js';
-import { createMemoryRateLimiter } from '../../src/store/ratelimit-embedded.js';
+import { createMemoryRateLimiter } from '../../src/store/ratelimit/memory.js';
 import { openSandboxDb } from '../../src/store/index.js';
 import { ManualClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../src/events/types.js';
 import { signHubSignature } from '../../src/network/index.js';
 import { NetworkWebhookReceiver, type ConversationGateway } from '../../src/messaging/index.js';
-import type { WhatsAppChannel } from '../../src/store/channel-types.js';
+import type { WhatsAppChannel } from '../../src/store/channels/port.js';
 import { silentLogger } from '../../src/log.js';
 import type { TestService } from '../harness/service.js';
 import { eventually, messagingOrg, orderUpdate, startMessagingService, type MessagingOrg } from './messaging-helpers.js';

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis, type RedisClient } from '../../src/store/index.js';
-import { createMemorySendPacer, createRedisSendPacer, type SendPacer } from '../../src/store/send-pacing/index.js';
+import { createMemorySendPacer } from '../../src/store/send-pacing/memory.js';
+import type { SendPacer } from '../../src/store/send-pacing/port.js';
+import { createRedisSendPacer } from '../../src/store/send-pacing/redis.js';
 import type { TestService } from '../harness/service.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 import { messagingOrg, op, orderUpdate, startMessagingService, type MessagingOrg } from './messaging-helpers.js';

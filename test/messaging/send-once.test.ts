@@ -8,9 +8,9 @@ import { silentLogger } from '../../src/log.js';
 import type { ChatNetwork, SendOutcome, StatusEvent } from '../../src/network/index.js';
 import { openNodeDbIn, createSqliteStore } from '../../src/store/index.js';
 import { SecretBox } from '../../src/store/secret-box.js';
-import { createSqliteChannelRepo } from '../../src/store/channel-sqlite.js';
-import { createSqliteCreditRepo } from '../../src/store/credit-sqlite.js';
-import { createSqliteSessionMessageRepo } from '../../src/store/session-message-sqlite.js';
+import { createSqliteChannelRepo } from '../../src/store/channels/sqlite.js';
+import { createSqliteCreditRepo } from '../../src/store/credits/sqlite.js';
+import { createSqliteSessionMessageRepo } from '../../src/store/session-messages/sqlite.js';
 
 /*
  * A keyed send across an owner that stopped in the middle of its network

@@ -4,12 +4,12 @@ import { conversationKey, initialConversationState, type ConversationState, type
 import { messagingHandlers, type MessagingHandlerDeps } from '../../src/actors/conversation/messaging.js';
 import type { InboundMessageEvent, StatusEvent } from '../../src/network/inbound.js';
 import type { SessionMessage } from '../../src/messaging/types.js';
-import type { SessionMessageRepo } from '../../src/store/session-message-types.js';
+import type { SessionMessageRepo } from '../../src/store/session-messages/port.js';
 import { openNodeDbIn, createSqliteStore } from '../../src/store/index.js';
 import { SecretBox } from '../../src/store/secret-box.js';
-import { createSqliteChannelRepo } from '../../src/store/channel-sqlite.js';
-import { createSqliteCreditRepo } from '../../src/store/credit-sqlite.js';
-import { createSqliteSessionMessageRepo } from '../../src/store/session-message-sqlite.js';
+import { createSqliteChannelRepo } from '../../src/store/channels/sqlite.js';
+import { createSqliteCreditRepo } from '../../src/store/credits/sqlite.js';
+import { createSqliteSessionMessageRepo } from '../../src/store/session-messages/sqlite.js';
 import { ManualClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
 

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ChannelRepo, Channel, WhatsAppChannel } from '../../src/store/channel-types.js';
-import type { TemplateRecord, TemplateRepo } from '../../src/store/template-types.js';
-import type { CreditRepo } from '../../src/store/credit-types.js';
-import type { RateLimiter } from '../../src/store/ratelimit-types.js';
-import type { SessionMessageRepo } from '../../src/store/session-message-types.js';
+import type { ChannelRepo, Channel, WhatsAppChannel } from '../../src/store/channels/port.js';
+import type { TemplateRecord, TemplateRepo } from '../../src/store/templates/port.js';
+import type { CreditRepo } from '../../src/store/credits/port.js';
+import type { RateLimiter } from '../../src/store/ratelimit/port.js';
+import type { SessionMessageRepo } from '../../src/store/session-messages/port.js';
 import type { SessionMessage } from '../../src/messaging/types.js';
 import { shapeFromDefinition } from '../../src/network/template-rules.js';
 import { MESSAGE_STATUSES, nextStatus, type MessageStatus } from '../../src/messaging/rules.js';

@@ -2,15 +2,15 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCluster } from 'redis';
 import { createRedisStore, createRedisConversationIndex, createRedisWebhookStore, openNodeRedis, type NodeRedis, type RedisClient } from '../../src/store/index.js';
-import { RedisActorStore } from '../../src/store/actor-store-redis.js';
+import { RedisActorStore } from '../../src/store/actors/redis.js';
 import { SecretBox } from '../../src/store/secret-box.js';
-import { createRedisChannelRepo } from '../../src/store/channel-redis.js';
-import { createRedisTemplateRepo } from '../../src/store/template-redis.js';
-import { createRedisCreditRepo } from '../../src/store/credit-redis.js';
-import { createRedisRateLimiter } from '../../src/store/ratelimit-redis.js';
-import { createRedisSessionMessageRepo } from '../../src/store/session-message-redis.js';
-import { createRedisResourceStore } from '../../src/store/resource-redis.js';
-import { createRedisRequestKeyRepo } from '../../src/store/request-key-redis.js';
+import { createRedisChannelRepo } from '../../src/store/channels/redis.js';
+import { createRedisTemplateRepo } from '../../src/store/templates/redis.js';
+import { createRedisCreditRepo } from '../../src/store/credits/redis.js';
+import { createRedisRateLimiter } from '../../src/store/ratelimit/redis.js';
+import { createRedisSessionMessageRepo } from '../../src/store/session-messages/redis.js';
+import { createRedisResourceStore } from '../../src/store/resources/redis.js';
+import { createRedisRequestKeyRepo } from '../../src/store/request-keys/redis.js';
 import { createRedisSandboxState } from '../../src/network/sandbox/index.js';
 import { startRedisCluster, type RedisClusterProcess } from '../harness/servers.js';
 import { runStoreContract } from './contract.js';
@@ -21,7 +21,7 @@ import { runConversationIndexContract } from '../inbox/conversation-index.contra
 import { runActorStoreContract } from '../actors/actor-store.contract.js';
 import { runSandboxStateContract } from '../messaging/sandbox-state.contract.js';
 import { runToolStoreContract } from '../tools/store-contract.js';
-import { createRedisToolRepo } from '../../src/store/tool-redis.js';
+import { createRedisToolRepo } from '../../src/store/tools/redis.js';
 
 /*
  * Every Redis store contract suite against a real 3-master Redis Cluster,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NODE_MIGRATIONS, openNodeDbIn, SqliteDb, StorageOpenError, type Migration } from '../../src/store/index.js';
 
-/** The guarantees of SqliteDb (src/store/sqlite-db.ts), one test each. */
+/** The guarantees of SqliteDb (src/store/sqlite/db.ts), one test each. */
 
 const dirs: string[] = [];
 const tempDir = () => {

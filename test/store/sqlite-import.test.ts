@@ -6,11 +6,11 @@ import { systemClock } from '../../src/clock.js';
 import { hashApiKey } from '../../src/domain/secrets.js';
 import { createSqliteSandboxState } from '../../src/network/sandbox/index.js';
 import { createSqliteStore, createSqliteResourceStore, openNodeDbIn, openSandboxDb } from '../../src/store/index.js';
-import { createSqliteChannelRepo } from '../../src/store/channel-sqlite.js';
-import { createSqliteCreditRepo } from '../../src/store/credit-sqlite.js';
-import { createSqliteSessionMessageRepo } from '../../src/store/session-message-sqlite.js';
-import { createSqliteConversationIndex } from '../../src/store/conversation-index-sqlite.js';
-import { SqliteActorStore } from '../../src/store/actor-store-sqlite.js';
+import { createSqliteChannelRepo } from '../../src/store/channels/sqlite.js';
+import { createSqliteCreditRepo } from '../../src/store/credits/sqlite.js';
+import { createSqliteSessionMessageRepo } from '../../src/store/session-messages/sqlite.js';
+import { createSqliteConversationIndex } from '../../src/store/conversations/sqlite.js';
+import { SqliteActorStore } from '../../src/store/actors/sqlite.js';
 import { SecretBox } from '../../src/store/secret-box.js';
 
 /**

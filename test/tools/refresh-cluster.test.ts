@@ -5,7 +5,7 @@ import { silentLogger } from '../../src/log.js';
 import { systemClock } from '../../src/clock.js';
 import { connectRedis, type RedisClient } from '../../src/store/index.js';
 import { SecretBox } from '../../src/store/secret-box.js';
-import { createRedisToolRepo } from '../../src/store/tool-redis.js';
+import { createRedisToolRepo } from '../../src/store/tools/redis.js';
 import { ToolService } from '../../src/tools/index.js';
 import type { Principal } from '../../src/domain/types.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';

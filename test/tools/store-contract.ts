@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OAuthCredentials, ToolCredentials, ToolRecord } from '../../src/domain/tools.js';
 import { SecretBox } from '../../src/store/secret-box.js';
-import type { ToolRepo } from '../../src/store/tool-types.js';
+import type { ToolRepo } from '../../src/store/tools/port.js';
 
 export interface ToolStoreFixture {
   /** Two handles on one store, as two nodes would have (the same one in embedded mode). */

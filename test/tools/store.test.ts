@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
 import { openNodeDbIn, connectRedis } from '../../src/store/index.js';
-import { createSqliteToolRepo } from '../../src/store/tool-sqlite.js';
-import { createRedisToolRepo } from '../../src/store/tool-redis.js';
+import { createSqliteToolRepo } from '../../src/store/tools/sqlite.js';
+import { createRedisToolRepo } from '../../src/store/tools/redis.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 import { runToolStoreContract } from './store-contract.js';
 

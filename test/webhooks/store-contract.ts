@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { WebhookDelivery, WebhookRegistration, WebhookStore } from '../../src/store/webhook-types.js';
+import type { WebhookDelivery, WebhookRegistration, WebhookStore } from '../../src/store/webhooks/port.js';
 
 export function makeRegistration(org: string, over: Partial<WebhookRegistration> = {}): WebhookRegistration {
   const now = new Date().toISOString();

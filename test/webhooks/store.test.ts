@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis, openNodeDbIn, type RedisClient } from '../../src/store/index.js';
-import { createSqliteWebhookStore } from '../../src/store/webhook-sqlite.js';
-import { createRedisWebhookStore } from '../../src/store/webhook-redis.js';
+import { createSqliteWebhookStore } from '../../src/store/webhooks/sqlite.js';
+import { createRedisWebhookStore } from '../../src/store/webhooks/redis.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 import { makeDelivery, makeRegistration, runWebhookStoreContract } from './store-contract.js';
 

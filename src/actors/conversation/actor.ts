@@ -3,7 +3,7 @@ import { badRequest } from '../../errors.js';
 import type { DomainEvent } from '../../events/types.js';
 import type { DurableActorSpec, HandlerMap, Outcome } from '../durable.js';
 import { assignAgent, currentSession, openHandover, requestHandover, takeConversation, transferConversation, type HandoverRefusal, type Transition } from './rules.js';
-import type { ConversationIndexRepo } from '../../store/conversation-index-types.js';
+import type { ConversationIndexRepo } from '../../store/conversations/port.js';
 import { conversationRecord } from './projection.js';
 import { initialConversationState, type ConversationState, type HandoverState } from './state.js';
 import {

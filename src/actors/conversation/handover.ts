@@ -1,7 +1,7 @@
 import { requireScope } from '../../app/principal.js';
 import { notFound } from '../../errors.js';
 import type { Principal } from '../../domain/types.js';
-import type { ContactRepo } from '../../store/types.js';
+import type { ContactRepo } from '../../store/core/port.js';
 import type { ActorClient, ActorSystem } from '../system.js';
 import { CONVERSATION_ACTOR, type ConversationCommand, type ConversationReplies, type HandoverReply } from './actor.js';
 import { conversationKey } from './state.js';

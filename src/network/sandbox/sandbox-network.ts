@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { RateLimiter } from '../../store/ratelimit-types.js';
+import type { RateLimiter } from '../../store/ratelimit/port.js';
 import { CUSTOMER_SERVICE_WINDOW_MS } from '../../messaging/rules.js';
 import {
   graphError,

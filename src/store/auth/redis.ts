@@ -1,5 +1,5 @@
 import type { AuthSession } from '../../domain/types.js';
-import { LuaScript, orgKeys, type RedisClient } from '../redis-client.js';
+import { LuaScript, orgKeys, type RedisClient } from '../redis/client.js';
 import type { AuthSessionRepo, FailureCounter, InboxTokenGrant } from './port.js';
 
 /*

@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { AuthSession } from '../../domain/types.js';
-import type { SqliteDb } from '../sqlite-db.js';
+import type { SqliteDb } from '../sqlite/db.js';
 import type { AuthSessionRepo, FailureCount, FailureCounter, InboxTokenGrant } from './port.js';
 
 type StoredSession = AuthSession & { evictAtMs: number };

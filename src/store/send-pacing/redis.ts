@@ -1,4 +1,4 @@
-import { LuaScript, type RedisClient } from '../redis-client.js';
+import { LuaScript, type RedisClient } from '../redis/client.js';
 import type { PaceGrant, SendPacer } from './port.js';
 
 // KEYS[1]: the channel's next free turn (ms, Redis clock). ARGV: interval ms, max wait ms.

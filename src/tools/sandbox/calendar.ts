@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { SqliteDb } from '../../store/sqlite-db.js';
+import type { SqliteDb } from '../../store/sqlite/db.js';
 import { formatInZone, hasOffset, isTimeZone, toEpoch } from '../providers/timezone.js';
 import { googleError, type SandboxReply } from './google-errors.js';
 

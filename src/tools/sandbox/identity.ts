@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { SqliteDb } from '../../store/sqlite-db.js';
+import type { SqliteDb } from '../../store/sqlite/db.js';
 import { escapeHtml, sandboxPage, type SandboxReply } from './google-errors.js';
 
 /** The OAuth client this service is registered as at the sandbox identity provider. */

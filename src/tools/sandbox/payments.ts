@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { SqliteDb } from '../../store/sqlite-db.js';
+import type { SqliteDb } from '../../store/sqlite/db.js';
 import type { Logger } from '../../log.js';
 import { stripeSignature } from '../providers/stripe.js';
 import { escapeHtml, sandboxPage, type SandboxReply } from './google-errors.js';

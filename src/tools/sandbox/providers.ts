@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import type { SqliteDb } from '../../store/sqlite-db.js';
+import type { SqliteDb } from '../../store/sqlite/db.js';
 import type { Logger } from '../../log.js';
 import { googleError, type SandboxReply } from './google-errors.js';
 import { SandboxIdentity } from './identity.js';

@@ -15,8 +15,8 @@ import { actorSettingsFromConfig, createClusteredActorSystem, durableActor } fro
 import { loadConfig } from '../../../src/config.js';
 import { isAppError } from '../../../src/errors.js';
 import { createLogger } from '../../../src/log.js';
-import { FencedWriteError, type ActorStateRef } from '../../../src/store/actor-store.js';
-import { RedisActorStore } from '../../../src/store/actor-store-redis.js';
+import { FencedWriteError, type ActorStateRef } from '../../../src/store/actors/port.js';
+import { RedisActorStore } from '../../../src/store/actors/redis.js';
 import type { Fence } from '../../../src/actors/index.js';
 import { logActorSpec } from '../log-actor.js';
 import { RecordingPublisher } from '../helpers.js';

@@ -1,0 +1,58 @@
+import type { Fence } from '../../actors/types.js';
+
+/** Where one actor's state lives: its address and its partition. */
+export interface ActorStateRef {
+  type: string;
+  key: string;
+  partition: number;
+}
+
+/** A state write carried a fence that is no longer the partition's current epoch. */
+export class FencedWriteError extends Error {
+  constructor(readonly fence: Fence) {
+    super(`write fenced: epoch ${fence.epoch} of partition ${fence.partition} is no longer current`);
+    this.name = 'FencedWriteError';
+  }
+}
+
+/**
+ * Durable actor state. Values are JSON-compatible and treated as immutable.
+ *
+ * `save` is conditional on ownership: it applies only if `fence.epoch` is
+ * still the current epoch of `fence.partition`, checked atomically with the
+ * write (one Lua script in Redis), and rejects with `FencedWriteError`
+ * otherwise, leaving the stored value untouched. It resolves once the write is
+ * durable (fsynced in embedded mode, acknowledged by Redis in clustered mode).
+ */
+export interface ActorStateStore {
+  load(ref: ActorStateRef): Promise<unknown>;
+  save(ref: ActorStateRef, value: unknown, fence: Fence): Promise<void>;
+}
+
+/** Who holds a partition's lease, and under which epoch. */
+export interface LeaseHolder {
+  nodeId: string;
+  epoch: number;
+}
+
+/**
+ * Partition leases with fencing epochs, and node membership.
+ *
+ * - `acquire` succeeds only when nobody holds the lease (never held, released,
+ *   or expired); it bumps the partition's epoch and returns the new one.
+ * - `renew` extends the lease only for the holder of that exact epoch.
+ * - `release` ends the lease early and bumps the epoch, so the releasing
+ *   node's fence is dead at once and a successor can acquire immediately.
+ * - Epochs only grow. Expiry is judged by the store's clock (Redis server
+ *   time), never by the nodes' clocks.
+ * - `heartbeat` keeps `nodeId` a member for `ttlMs` and returns every live
+ *   member, sorted.
+ */
+export interface PartitionLeaseStore {
+  acquire(partition: number, nodeId: string, ttlMs: number): Promise<number | null>;
+  renew(partition: number, nodeId: string, epoch: number, ttlMs: number): Promise<boolean>;
+  release(partition: number, nodeId: string, epoch: number): Promise<boolean>;
+  holder(partition: number): Promise<LeaseHolder | null>;
+  heartbeat(nodeId: string, ttlMs: number): Promise<string[]>;
+  leave(nodeId: string): Promise<void>;
+}

@@ -1,0 +1,117 @@
+import { AppError } from '../../errors.js';
+import type { SealedSecret, SecretBox } from '../secret-box.js';
+
+export const CHANNEL_KINDS = ['whatsapp_cloud', 'web_chat'] as const;
+export type ChannelKind = (typeof CHANNEL_KINDS)[number];
+
+/** Which Graph API a WhatsApp channel talks to: Meta's, or the sandbox network served by this service. */
+export type ChannelNetwork = 'graph' | 'sandbox';
+
+interface ChannelBase {
+  /** `ch_…`, unique across organizations. What the dashboard's Channels page shows as channelId. */
+  id: string;
+  organizationId: string;
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface WhatsAppCredentials {
+  accessToken: string;
+  /** Keys the `X-Hub-Signature-256` of the network's webhooks. */
+  appSecret: string;
+  /** Echoed by the network in the `hub.verify_token` of the webhook verification request. */
+  verifyToken: string;
+}
+
+/** A WhatsApp Business (Cloud API) phone number. */
+export interface WhatsAppChannel extends ChannelBase {
+  kind: 'whatsapp_cloud';
+  network: ChannelNetwork;
+  phoneNumberId: string;
+  businessAccountId: string;
+  displayPhoneNumber: string | null;
+  credentials: WhatsAppCredentials;
+  /**
+   * The number's throughput tier: messages per second the network accepts
+   * from it. Sends above it are paced, not refused. Absent: the Cloud API's
+   * default tier (`DEFAULT_MESSAGES_PER_SECOND`).
+   */
+  messagesPerSecond?: number;
+}
+
+/** The Cloud API's default throughput per business phone number (its highest tier is 1,000). */
+export const DEFAULT_MESSAGES_PER_SECOND = 80;
+
+/** The tier a send on this channel is paced to. */
+export const messagesPerSecondOf = (c: WhatsAppChannel): number => c.messagesPerSecond ?? DEFAULT_MESSAGES_PER_SECOND;
+
+/** A chat widget on the business's site: a channel, but not on the chat network. */
+export interface WebChatChannel extends ChannelBase {
+  kind: 'web_chat';
+  allowedOrigins: string[];
+}
+
+export type Channel = WhatsAppChannel | WebChatChannel;
+
+/** A channel as stored: the WhatsApp credentials sealed, bound to the channel id. */
+export type StoredChannel =
+  | (Omit<WhatsAppChannel, 'credentials'> & { credentials: Record<keyof WhatsAppCredentials, SealedSecret> })
+  | WebChatChannel;
+
+/** Without a key (clustered mode with no SECRETS_KEY) chat-network credentials can be neither stored nor read. */
+function need(box: SecretBox | null): SecretBox {
+  if (box === null) {
+    throw new AppError(503, 'secrets_key_missing', 'SECRETS_KEY is not set: chat-network channel credentials cannot be stored or read (set the same 32-byte key, hex or base64, on every node)');
+  }
+  return box;
+}
+
+export function sealChannel(c: Channel, maybeBox: SecretBox | null): StoredChannel {
+  if (c.kind !== 'whatsapp_cloud') return c;
+  const box = need(maybeBox);
+  const aad = (field: string) => `channel:${c.id}:${field}`;
+  return {
+    ...c,
+    credentials: {
+      accessToken: box.seal(c.credentials.accessToken, aad('accessToken')),
+      appSecret: box.seal(c.credentials.appSecret, aad('appSecret')),
+      verifyToken: box.seal(c.credentials.verifyToken, aad('verifyToken')),
+    },
+  };
+}
+
+export function openChannel(s: StoredChannel, maybeBox: SecretBox | null): Channel {
+  if (s.kind !== 'whatsapp_cloud') return s;
+  const box = need(maybeBox);
+  const aad = (field: string) => `channel:${s.id}:${field}`;
+  return {
+    ...s,
+    credentials: {
+      accessToken: box.open(s.credentials.accessToken, aad('accessToken')),
+      appSecret: box.open(s.credentials.appSecret, aad('appSecret')),
+      verifyToken: box.open(s.credentials.verifyToken, aad('verifyToken')),
+    },
+  };
+}
+
+/**
+ * The channels of every organization. Secrets are sealed by the adapter
+ * before they are stored and opened when read; callers see plain channels.
+ * Methods taking an organization id never return another organization's
+ * channel. `getGlobal` and `getByPhoneNumberId` are for the network webhook
+ * receiver, which learns the organization from the channel.
+ */
+export interface ChannelRepo {
+  /** Fails with 409 `phone_number_in_use` when another channel has the phone number id. */
+  create(channel: Channel): Promise<void>;
+  get(organizationId: string, id: string): Promise<Channel | null>;
+  getGlobal(id: string): Promise<Channel | null>;
+  getByPhoneNumberId(phoneNumberId: string): Promise<WhatsAppChannel | null>;
+  /** Oldest first. */
+  list(organizationId: string): Promise<Channel[]>;
+  /** Replaces the stored channel (same id, organization, kind and phone number id). */
+  update(channel: Channel): Promise<void>;
+  /** True when it existed. */
+  delete(organizationId: string, id: string): Promise<boolean>;
+}

@@ -1,0 +1,183 @@
+import type { ApiKeyRecord, Contact, Organization, Ticket, TicketPriority, TicketStatus, User } from '../../domain/types.js';
+import type { DomainEvent } from '../../events/types.js';
+import type { AuthSessionRepo, FailureCounter } from '../auth/port.js';
+
+/**
+ * Storage ports. Each has an embedded adapter (`memory.ts`, durable under
+ * DATA_DIR) and a Redis adapter (`redis.ts`); `test/store/contract.ts` runs
+ * one suite against both. Every method that takes an organization id only
+ * ever reads or writes that organization's data.
+ */
+
+export interface OrganizationRepo {
+  create(org: Organization): Promise<void>;
+  get(id: string): Promise<Organization | null>;
+  list(): Promise<Organization[]>;
+}
+
+export interface UserRepo {
+  /** Fails with `conflict` (AppError 409 `email_taken`) when the email is used in the organization. */
+  create(user: User): Promise<void>;
+  get(organizationId: string, id: string): Promise<User | null>;
+  list(organizationId: string): Promise<User[]>;
+  /**
+   * Read-modify-write of one user (name, role, active, password hash; never
+   * the email or ids). Returns the stored result, or null when no such user.
+   */
+  update(organizationId: string, id: string, change: (current: User) => User): Promise<User | null>;
+  /** Every user with this (lower-case) email, in any organization: sign-in knows no organization. */
+  findByEmail(email: string): Promise<User[]>;
+}
+
+export interface ApiKeyRepo {
+  create(key: ApiKeyRecord): Promise<void>;
+  /** Looks a key up by the SHA-256 of its full text. */
+  getByHash(hash: string): Promise<ApiKeyRecord | null>;
+  list(organizationId: string): Promise<ApiKeyRecord[]>;
+  /** Sets `revokedAt`; returns the updated record, or null if no such key in the organization. */
+  revoke(organizationId: string, id: string, at: string): Promise<ApiKeyRecord | null>;
+  touch(hash: string, at: string): Promise<void>;
+}
+
+export interface ContactRepo {
+  /** Creates the contact unless one with the same audienceExternalId exists; returns the stored one. */
+  upsert(contact: Contact): Promise<Contact>;
+  get(organizationId: string, audienceExternalId: string): Promise<Contact | null>;
+  /**
+   * Gives a nameless contact the name the customer uses on the network (its
+   * profile name); a name already set (by an operator, or an earlier
+   * message) stays. Returns the stored contact, or null if there is none.
+   */
+  setNameIfMissing(organizationId: string, audienceExternalId: string, name: string): Promise<Contact | null>;
+  getById(organizationId: string, id: string): Promise<Contact | null>;
+  list(organizationId: string): Promise<Contact[]>;
+}
+
+export interface TicketQuery {
+  organizationId: string;
+  status?: TicketStatus;
+  priority?: TicketPriority;
+  audienceId?: string;
+  /** A user id: only tickets assigned to that user; null: only unassigned tickets. */
+  assigneeId?: string | null;
+  /** When set, only tickets assigned to this user or unassigned (an agent's view). */
+  visibleToAgent?: string;
+  /** Zero-based offset and page size. */
+  offset: number;
+  limit: number;
+}
+
+export interface TicketPage {
+  tickets: Ticket[];
+  total: number;
+}
+
+/** What `TicketRepo.create` needs; the store assigns the sequence-based `ticketId`. */
+export type NewTicket = Omit<Ticket, 'ticketId'>;
+
+/**
+ * The event recorded with a ticket change (transactional outbox): the store
+ * completes it with the organization and, as `data`, the ticket as stored.
+ */
+export interface TicketEventStamp {
+  id: string;
+  type: 'ticket.created' | 'ticket.updated';
+  createdAt: string;
+}
+
+/** A ticket create tied to an idempotency key (see `TicketRepo.createOnce`). */
+export interface TicketIdempotency {
+  /** Unique within the organization; the caller scopes it (for example by API key). */
+  key: string;
+  /** Identifies the request body; a repeat of the key with another fingerprint is refused. */
+  fingerprint: string;
+  /** How long the key is remembered. */
+  ttlMs: number;
+}
+
+/** `replayed`: the key was used before with the same body, `ticket` is that create's ticket; `reused`: with another body. */
+export type CreateOnceResult = { outcome: 'created' | 'replayed'; ticket: Ticket } | { outcome: 'reused' };
+
+export interface TicketRepo {
+  /**
+   * Stores a new ticket and gives it a `ticketId` unique in its organization,
+   * `T-<yymmdd>-<sequence>`. Newest-first order follows the sequence. The
+   * event goes into the organization's outbox in the same atomic write, so a
+   * stored change always has its event (see `OutboxRepo`).
+   */
+  create(ticket: NewTicket, event: TicketEventStamp): Promise<Ticket>;
+  /**
+   * `create`, once per idempotency key: the key's record (fingerprint and
+   * ticketId, expiring after `ttlMs`) is written in the same atomic write as
+   * the ticket and its event, so two racing requests with one key create one
+   * ticket, on any node. A repeat within the TTL creates nothing: it gets the
+   * first create's ticket as stored now (`replayed`) when the fingerprint
+   * matches, else `reused`.
+   */
+  createOnce(ticket: NewTicket, event: TicketEventStamp, idempotency: TicketIdempotency): Promise<CreateOnceResult>;
+  get(organizationId: string, ticketId: string): Promise<Ticket | null>;
+  /**
+   * Read-modify-write with optimistic concurrency: `change` gets the current
+   * ticket and returns the new one (or null to abort); retried when another
+   * writer got in between. Returns the stored result, or null if not found / aborted.
+   * The event is recorded in the outbox atomically with the change (not when aborted).
+   */
+  update(organizationId: string, ticketId: string, change: (current: Ticket) => Ticket | null, event: TicketEventStamp): Promise<Ticket | null>;
+  /** Newest first, using indexes (no full scan in the Redis adapter). */
+  list(query: TicketQuery): Promise<TicketPage>;
+}
+
+/** One outbox entry: the event and the opaque handle that removes it. */
+export interface OutboxEntry {
+  event: DomainEvent;
+  handle: string;
+}
+
+/**
+ * Events written together with the change that caused them, waiting to be
+ * relayed to the event log (`OutboxRelay`). Entries leave only through
+ * `remove`, after the log recorded them: at least once, never lost.
+ */
+export interface OutboxRepo {
+  /** Organizations that have entries waiting. */
+  pendingOrganizations(): Promise<string[]>;
+  /** Up to `limit` of the organization's entries, oldest first. */
+  peek(organizationId: string, limit: number): Promise<OutboxEntry[]>;
+  remove(organizationId: string, handles: string[]): Promise<void>;
+  /**
+   * Takes (or extends, when `owner` holds it) the organization's relay lease
+   * for `ttlMs`, so two nodes don't relay one organization at once; false
+   * when another owner holds it. The lease expires on its own if its node dies.
+   */
+  claim(organizationId: string, owner: string, ttlMs: number): Promise<boolean>;
+  release(organizationId: string, owner: string): Promise<void>;
+}
+
+export interface MetaRepo {
+  get(key: string): Promise<string | null>;
+  /** Sets the value only if the key is absent; true when it was set. */
+  setIfAbsent(key: string, value: string): Promise<boolean>;
+  /** Sets the value, replacing any earlier one. */
+  set(key: string, value: string): Promise<void>;
+}
+
+export interface Store {
+  readonly kind: 'embedded' | 'redis';
+  organizations: OrganizationRepo;
+  users: UserRepo;
+  apiKeys: ApiKeyRepo;
+  contacts: ContactRepo;
+  tickets: TicketRepo;
+  outbox: OutboxRepo;
+  meta: MetaRepo;
+  /** Dashboard sessions and inbox tokens. */
+  sessions: AuthSessionRepo;
+  /** Failed authentication attempts, for throttling. */
+  authFailures: FailureCounter;
+  /** True when nothing was ever stored (first start). */
+  isEmpty(): Promise<boolean>;
+  /** Throws when the backing store is unreachable. */
+  ping(): Promise<void>;
+  /** Flushes pending writes and releases connections. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,304 @@
+import { conflict } from '../../errors.js';
+import type { ApiKeyRecord, Contact, Organization, Ticket, User } from '../../domain/types.js';
+import { canonicalTicket, formatTicketId } from '../../domain/ticket-rules.js';
+import type { DomainEvent } from '../../events/types.js';
+import type { NewTicket, Store, TicketEventStamp, TicketPage, TicketQuery } from './port.js';
+import { systemClock, type Clock } from '../../clock.js';
+import { createMemoryFailureCounter, createSqliteAuthSessionRepo } from '../auth/index.js';
+import type { SqliteDb } from '../sqlite/db.js';
+
+const orgKey = (orgId: string, id: string) => `${orgId}/${id}`;
+
+/**
+ * The embedded store over the node's SQLite database: tickets, their outbox
+ * and contacts in tables of their own; organizations, users, API keys and
+ * meta in `records`. Each operation's reads and writes run in one
+ * synchronous `db.run`, so check-then-write needs no locks, and a ticket and
+ * its outbox event commit together.
+ */
+export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Store {
+  const s = (sql: string) => db.stmt(sql);
+  const bump = (org: string, name: string, by: number) =>
+    s('INSERT INTO ticket_counts (org, name, n) VALUES (?, ?, ?) ON CONFLICT (org, name) DO UPDATE SET n = n + excluded.n').run(org, name, by);
+  const count = (org: string, name: string) => (s('SELECT n FROM ticket_counts WHERE org = ? AND name = ?').get(org, name) as { n: number } | undefined)?.n ?? 0;
+  const outbox = (stamp: TicketEventStamp, ticket: Ticket) => {
+    const event: DomainEvent = { ...stamp, organizationId: ticket.organizationId, data: ticket };
+    s('INSERT INTO outbox (org, event_id, event) VALUES (?, ?, ?) ON CONFLICT (org, event_id) DO UPDATE SET event = excluded.event').run(ticket.organizationId, stamp.id, JSON.stringify(event));
+  };
+  const ticketRow = (org: string, ticketId: string) =>
+    s('SELECT seq, body FROM tickets WHERE org = ? AND ticket_id = ?').get(org, ticketId) as { seq: number; body: string } | undefined;
+  const writeTicket = (seq: number, t: Ticket) =>
+    s('INSERT OR REPLACE INTO tickets (org, seq, ticket_id, status, priority, assignee_id, audience_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+      t.organizationId,
+      seq,
+      t.ticketId,
+      t.status,
+      t.priority,
+      t.assigneeId,
+      t.audienceId,
+      JSON.stringify(t),
+    );
+  /** Inserts a new ticket with the next sequence of its organization, and its event. Inside a `run`. */
+  const insertTicket = (ticket: NewTicket, event: TicketEventStamp): Ticket => {
+    const last = s('SELECT MAX(seq) AS seq FROM tickets WHERE org = ?').get(ticket.organizationId) as { seq: number | null };
+    // The sequence never goes back, even if the newest ticket were removed: a meta record keeps the high mark.
+    const mark = Number(db.get<number>('ticketSeq', ticket.organizationId) ?? 0);
+    const seq = Math.max(last.seq ?? 0, mark) + 1;
+    const full = canonicalTicket({ ...ticket, ticketId: formatTicketId(new Date(ticket.createdAt), seq) });
+    writeTicket(seq, full);
+    db.apply([{ coll: 'ticketSeq', key: ticket.organizationId, value: seq }]);
+    bump(full.organizationId, 'all', 1);
+    bump(full.organizationId, `s:${full.status}`, 1);
+    outbox(event, full);
+    return full;
+  };
+  const contactOf = (org: string, aeid: string) => {
+    const row = s('SELECT body FROM contacts WHERE org = ? AND audience_external_id = ?').get(org, aeid) as { body: string } | undefined;
+    return row === undefined ? null : (JSON.parse(row.body) as Contact);
+  };
+
+  return {
+    kind: 'embedded',
+    organizations: {
+      async create(org: Organization) {
+        await db.put('orgs', org.id, org);
+      },
+      async get(id) {
+        return db.get<Organization>('orgs', id) ?? null;
+      },
+      async list() {
+        return db.values<Organization>('orgs').sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      },
+    },
+    users: {
+      async create(user: User) {
+        const emailKey = orgKey(user.organizationId, user.email.toLowerCase());
+        await db.run(() => {
+          if (db.has('userEmails', emailKey)) throw conflict('email_taken', 'a user with this email exists in the organization');
+          db.apply([
+            { coll: 'users', key: orgKey(user.organizationId, user.id), value: user },
+            { coll: 'userEmails', key: emailKey, value: user.id },
+          ]);
+        });
+      },
+      async get(organizationId, id) {
+        return db.get<User>('users', orgKey(organizationId, id)) ?? null;
+      },
+      async list(organizationId) {
+        return db.valuesWithPrefix<User>('users', `${organizationId}/`).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+      },
+      async update(organizationId, id, change) {
+        const key = orgKey(organizationId, id);
+        return db.run(() => {
+          const current = db.get<User>('users', key);
+          if (!current) return null;
+          const next = { ...change(current), id: current.id, organizationId: current.organizationId, email: current.email };
+          db.apply([{ coll: 'users', key, value: next }]);
+          return next;
+        });
+      },
+      async findByEmail(email) {
+        const wanted = email.toLowerCase();
+        return db.values<User>('users').filter((u) => u.email === wanted);
+      },
+    },
+    apiKeys: {
+      async create(key: ApiKeyRecord) {
+        await db.write([
+          { coll: 'apiKeys', key: key.hash, value: key },
+          { coll: 'apiKeyIds', key: orgKey(key.organizationId, key.id), value: key.hash },
+        ]);
+      },
+      async getByHash(hash) {
+        return db.get<ApiKeyRecord>('apiKeys', hash) ?? null;
+      },
+      async list(organizationId) {
+        const hashes = db.valuesWithPrefix<string>('apiKeyIds', `${organizationId}/`);
+        return hashes
+          .map((h) => db.get<ApiKeyRecord>('apiKeys', h))
+          .filter((k): k is ApiKeyRecord => k !== undefined)
+          .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      },
+      async revoke(organizationId, id, at) {
+        return db.run(() => {
+          const hash = db.get<string>('apiKeyIds', orgKey(organizationId, id));
+          const rec = hash === undefined ? undefined : db.get<ApiKeyRecord>('apiKeys', hash);
+          if (hash === undefined || rec === undefined) return null;
+          const next = { ...rec, revokedAt: rec.revokedAt ?? at };
+          db.apply([{ coll: 'apiKeys', key: hash, value: next }]);
+          return next;
+        });
+      },
+      async touch(hash, at) {
+        await db.run(() => {
+          const rec = db.get<ApiKeyRecord>('apiKeys', hash);
+          if (rec) db.apply([{ coll: 'apiKeys', key: hash, value: { ...rec, lastUsedAt: at } }]);
+        });
+      },
+    },
+    contacts: {
+      async upsert(contact: Contact) {
+        const existing = contactOf(contact.organizationId, contact.audienceExternalId);
+        if (existing) return existing;
+        return db.run(() => {
+          const again = contactOf(contact.organizationId, contact.audienceExternalId);
+          if (again) return again;
+          s('INSERT INTO contacts (org, audience_external_id, id, body) VALUES (?, ?, ?, ?)').run(contact.organizationId, contact.audienceExternalId, contact.id, JSON.stringify(contact));
+          return contact;
+        });
+      },
+      async get(organizationId, audienceExternalId) {
+        return contactOf(organizationId, audienceExternalId);
+      },
+      async setNameIfMissing(organizationId, audienceExternalId, name) {
+        return db.run(() => {
+          const existing = contactOf(organizationId, audienceExternalId);
+          if (!existing || (existing.name !== null && existing.name !== undefined)) return existing;
+          const named = { ...existing, name };
+          s('UPDATE contacts SET body = ? WHERE org = ? AND audience_external_id = ?').run(JSON.stringify(named), organizationId, audienceExternalId);
+          return named;
+        });
+      },
+      async getById(organizationId, id) {
+        const row = s('SELECT body FROM contacts WHERE org = ? AND id = ?').get(organizationId, id) as { body: string } | undefined;
+        return row === undefined ? null : (JSON.parse(row.body) as Contact);
+      },
+      async list(organizationId) {
+        return (s('SELECT body FROM contacts WHERE org = ?').all(organizationId) as { body: string }[]).map((r) => JSON.parse(r.body) as Contact);
+      },
+    },
+    tickets: {
+      async create(ticket: NewTicket, event) {
+        return db.run(() => insertTicket(ticket, event));
+      },
+      async createOnce(ticket: NewTicket, event, idem) {
+        return db.run(() => {
+          const now = Date.now();
+          const org = ticket.organizationId;
+          const prev = s('SELECT fingerprint, ticket_id AS ticketId, expires_at AS expiresAt FROM ticket_idempotency WHERE org = ? AND key = ?').get(org, idem.key) as
+            | { fingerprint: string; ticketId: string; expiresAt: number }
+            | undefined;
+          if (prev !== undefined && prev.expiresAt > now) {
+            if (prev.fingerprint !== idem.fingerprint) return { outcome: 'reused' as const };
+            const row = ticketRow(org, prev.ticketId)!;
+            return { outcome: 'replayed' as const, ticket: canonicalTicket(JSON.parse(row.body) as Ticket) };
+          }
+          const full = insertTicket(ticket, event);
+          s('INSERT OR REPLACE INTO ticket_idempotency (org, key, fingerprint, ticket_id, expires_at) VALUES (?, ?, ?, ?, ?)').run(org, idem.key, idem.fingerprint, full.ticketId, now + idem.ttlMs);
+          // Expired records leave as new ones arrive, so the table stays bounded by the TTL.
+          s('DELETE FROM ticket_idempotency WHERE (org, key) IN (SELECT org, key FROM ticket_idempotency WHERE expires_at <= ? LIMIT 100)').run(now);
+          return { outcome: 'created' as const, ticket: full };
+        });
+      },
+      async get(organizationId, ticketId) {
+        const row = ticketRow(organizationId, ticketId);
+        return row ? canonicalTicket(JSON.parse(row.body) as Ticket) : null;
+      },
+      async update(organizationId, ticketId, change, event) {
+        return db.run(() => {
+          const row = ticketRow(organizationId, ticketId);
+          if (!row) return null;
+          const current = canonicalTicket(JSON.parse(row.body) as Ticket);
+          const next = change(current);
+          if (next === null) return null;
+          const stored = canonicalTicket(next);
+          writeTicket(row.seq, stored);
+          if (stored.status !== current.status) {
+            bump(organizationId, `s:${current.status}`, -1);
+            bump(organizationId, `s:${stored.status}`, 1);
+          }
+          outbox(event, stored);
+          return next;
+        });
+      },
+      async list(q: TicketQuery): Promise<TicketPage> {
+        // An assignee filter decides visibility by itself: unassigned and the agent's own are visible, others' are not.
+        let visibleToAgent = q.visibleToAgent;
+        if (q.assigneeId !== undefined && visibleToAgent !== undefined) {
+          if (q.assigneeId !== null && q.assigneeId !== visibleToAgent) return { tickets: [], total: 0 };
+          visibleToAgent = undefined;
+        }
+        const where = ['org = ?'];
+        const args: unknown[] = [q.organizationId];
+        if (q.status !== undefined) {
+          where.push('status = ?');
+          args.push(q.status);
+        }
+        if (q.priority !== undefined) {
+          where.push('priority = ?');
+          args.push(q.priority);
+        }
+        if (q.audienceId !== undefined) {
+          where.push('audience_id = ?');
+          args.push(q.audienceId);
+        }
+        if (q.assigneeId === null) where.push('assignee_id IS NULL');
+        else if (q.assigneeId !== undefined) {
+          where.push('assignee_id = ?');
+          args.push(q.assigneeId);
+        }
+        if (visibleToAgent !== undefined) {
+          where.push('(assignee_id IS NULL OR assignee_id = ?)');
+          args.push(visibleToAgent);
+        }
+        const cond = where.join(' AND ');
+        const rows = s(`SELECT body FROM tickets WHERE ${cond} ORDER BY seq DESC LIMIT ? OFFSET ?`).all(...args, q.limit, q.offset) as { body: string }[];
+        let total: number;
+        if (where.length === 1 || (where.length === 2 && q.status !== undefined)) total = count(q.organizationId, q.status === undefined ? 'all' : `s:${q.status}`);
+        else total = (s(`SELECT COUNT(*) AS n FROM tickets WHERE ${cond}`).get(...args) as { n: number }).n;
+        return { tickets: rows.map((r) => canonicalTicket(JSON.parse(r.body) as Ticket)), total };
+      },
+    },
+    // Entries keep the order of the changes (the autoincrement id).
+    outbox: {
+      async pendingOrganizations() {
+        return (s('SELECT DISTINCT org FROM outbox').all() as { org: string }[]).map((r) => r.org);
+      },
+      async peek(organizationId, limit) {
+        const rows = s('SELECT event FROM outbox WHERE org = ? ORDER BY id LIMIT ?').all(organizationId, limit) as { event: string }[];
+        return rows.map((r) => {
+          const event = JSON.parse(r.event) as DomainEvent;
+          return { event, handle: event.id };
+        });
+      },
+      async remove(organizationId, handles) {
+        if (handles.length === 0) return;
+        await db.run(() => {
+          const del = s('DELETE FROM outbox WHERE org = ? AND event_id = ?');
+          for (const h of handles) del.run(organizationId, h);
+        });
+      },
+      // One process owns the embedded database: its relay is the only one.
+      async claim() {
+        return true;
+      },
+      async release() {},
+    },
+    sessions: createSqliteAuthSessionRepo(db, clock),
+    authFailures: createMemoryFailureCounter(clock),
+    meta: {
+      async get(key) {
+        return db.get<string>('meta', key) ?? null;
+      },
+      async setIfAbsent(key, value) {
+        return db.run(() => {
+          if (db.has('meta', key)) return false;
+          db.apply([{ coll: 'meta', key, value }]);
+          return true;
+        });
+      },
+      async set(key, value) {
+        await db.put('meta', key, value);
+      },
+    },
+    async isEmpty() {
+      return s("SELECT 1 FROM records WHERE coll IN ('orgs', 'meta') LIMIT 1").get() === undefined && s('SELECT 1 FROM tickets LIMIT 1').get() === undefined;
+    },
+    async ping() {
+      db.assertHealthy();
+    },
+    async close() {
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import type { MessageStatus } from '../../messaging/rules.js';
+import type { SessionMessage } from '../../messaging/types.js';
+import { LuaScript, orgKeys, type RedisClient } from '../redis/client.js';
+import type { SessionMessageRepo, SessionRef } from './port.js';
+
+/*
+ * Key layout (organization hash tag):
+ *   <p>:{o:<org>}:smsg:<_id>            message JSON
+ *   <p>:{o:<org>}:smsg-net:<wamid>      _id of the message with that network id
+ *   <p>:{o:<org>}:session:<sid>         session JSON (SessionRef)
+ *   <p>:{o:<org>}:session-msgs:<sid>    list of _id, in recorded order
+ *   <p>:{o:<org>}:contact-sessions:<aeid> zset of the contact's session ids, score = opened at (ms)
+ */
+
+// KEYS: msg, net (or msg again when none), session, session list, contact's sessions. ARGV: json, _id, session json, session id, opened at (ms).
+const appendScript = new LuaScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+if KEYS[2] ~= KEYS[1] then redis.call('SET', KEYS[2], ARGV[2]) end
+if redis.call('SET', KEYS[3], ARGV[3], 'NX') then redis.call('ZADD', KEYS[5], ARGV[5], ARGV[4]) end
+redis.call('RPUSH', KEYS[4], ARGV[2])
+return 1
+`);
+
+// KEYS: session, contact's sessions. ARGV: session json, session id, opened at (ms).
+const registerScript = new LuaScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2]) end
+return 1
+`);
+
+// KEYS: msg. ARGV: reported status, the message JSON with it. The rules of
+// messaging/rules.ts nextStatus, checked against the stored status and
+// applied in one step. The stored JSON is only decoded to read its status;
+// what is written is the caller's JSON as given (cjson would re-encode empty
+// arrays as objects).
+const advanceStatusScript = new LuaScript(`
+local raw = redis.call('GET', KEYS[1])
+if not raw then return {0, ''} end
+local ok, m = pcall(cjson.decode, raw)
+local cur = 'accepted'
+if ok and type(m) == 'table' and type(m.status) == 'string' then cur = m.status end
+local to = ARGV[1]
+local rank = {accepted = 0, sent = 1, delivered = 2, read = 3}
+local apply
+if cur == 'failed' or to == 'accepted' then apply = false
+elseif to == 'failed' then apply = (cur == 'accepted' or cur == 'sent')
+else apply = rank[to] ~= nil and rank[cur] ~= nil and rank[to] > rank[cur] end
+if not apply then return {0, cur} end
+redis.call('SET', KEYS[1], ARGV[2])
+return {1, to}
+`);
+
+export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string): SessionMessageRepo {
+  const k = (org: string) => orgKeys(prefix, org);
+  return {
+    async registerSession(ref) {
+      const ok = k(ref.organizationId);
+      await registerScript.run(redis, [ok('session', ref.sessionId), ok('contact-sessions', ref.audienceExternalId)], [JSON.stringify(ref), ref.sessionId, Date.parse(ref.openedAt)]);
+    },
+    async append(m) {
+      const ok = k(m.organizationId);
+      const ref: SessionRef = { sessionId: m.sessionId, organizationId: m.organizationId, audienceExternalId: m.audienceExternalId, openedAt: m.sentAt };
+      const r = await appendScript.run(
+        redis,
+        [ok('smsg', m._id), m.messageId === null ? ok('smsg', m._id) : ok('smsg-net', m.messageId), ok('session', m.sessionId), ok('session-msgs', m.sessionId), ok('contact-sessions', m.audienceExternalId)],
+        [JSON.stringify(m), m._id, JSON.stringify(ref), m.sessionId, Date.parse(m.sentAt)],
+      );
+      return Number(r) === 1;
+    },
+    async advanceStatus(m) {
+      const [applied, status] = (await advanceStatusScript.run(redis, [k(m.organizationId)('smsg', m._id)], [m.status, JSON.stringify(m)])) as [number, string];
+      return { applied: Number(applied) === 1, status: status === '' ? null : (status as MessageStatus) };
+    },
+    async get(org, id) {
+      const raw = await redis.get(k(org)('smsg', id));
+      return raw === null ? null : (JSON.parse(raw) as SessionMessage);
+    },
+    async getByNetworkId(org, netId) {
+      // Two reads: a script may only touch the keys it is given, and the message's key comes from the first.
+      const id = await redis.get(k(org)('smsg-net', netId));
+      const raw = id === null ? null : await redis.get(k(org)('smsg', id));
+      return raw === null ? null : (JSON.parse(raw) as SessionMessage);
+    },
+    async contactSessions(org, aeid) {
+      const ids = await redis.zRange(k(org)('contact-sessions', aeid), 0, -1, { REV: true });
+      if (ids.length === 0) return [];
+      const raws = await redis.mGet(ids.map((id) => k(org)('session', id)));
+      return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as SessionRef);
+    },
+    async getSession(org, sid) {
+      const raw = await redis.get(k(org)('session', sid));
+      return raw === null ? null : (JSON.parse(raw) as SessionRef);
+    },
+    async listSession(org, sid) {
+      const [ref, ids] = await Promise.all([redis.get(k(org)('session', sid)), redis.lRange(k(org)('session-msgs', sid), 0, -1)]);
+      if (ref === null) return null;
+      if (ids.length === 0) return [];
+      const raws = await redis.mGet(ids.map((id) => k(org)('smsg', id)));
+      return raws.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as SessionMessage);
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { nextStatus } from '../../messaging/rules.js';
+import type { SessionMessage } from '../../messaging/types.js';
+import type { SqliteDb } from '../sqlite/db.js';
+import type { SessionMessageRepo, SessionRef } from './port.js';
+
+/**
+ * Messages in the node's SQLite database: `session_messages` (in the order
+ * recorded, found by id, network id and session) and `chat_sessions` (by
+ * contact). Each check-and-write runs in one synchronous `db.run`.
+ */
+export function createSqliteSessionMessageRepo(db: SqliteDb): SessionMessageRepo {
+  const s = (sql: string) => db.stmt(sql);
+  const parse = (row: { body: string } | undefined) => (row === undefined ? null : (JSON.parse(row.body) as SessionMessage));
+  const session = (org: string, sid: string) =>
+    s('SELECT session_id AS sessionId, org AS organizationId, audience_external_id AS audienceExternalId, opened_at AS openedAt FROM chat_sessions WHERE org = ? AND session_id = ?').get(org, sid) as
+      | SessionRef
+      | undefined;
+  const register = (ref: SessionRef) =>
+    s('INSERT OR IGNORE INTO chat_sessions (org, session_id, audience_external_id, opened_at) VALUES (?, ?, ?, ?)').run(ref.organizationId, ref.sessionId, ref.audienceExternalId, ref.openedAt);
+  return {
+    async registerSession(ref) {
+      if (session(ref.organizationId, ref.sessionId) !== undefined) return;
+      await db.run(() => register(ref));
+    },
+    async append(m) {
+      return db.run(() => {
+        const r = s('INSERT OR IGNORE INTO session_messages (org, id, session_id, network_id, status, body) VALUES (?, ?, ?, ?, ?, ?)').run(
+          m.organizationId,
+          m._id,
+          m.sessionId,
+          m.messageId,
+          m.status ?? null,
+          JSON.stringify(m),
+        );
+        if (r.changes === 0) return false;
+        register({ sessionId: m.sessionId, organizationId: m.organizationId, audienceExternalId: m.audienceExternalId, openedAt: m.sentAt });
+        return true;
+      });
+    },
+    async advanceStatus(m) {
+      return db.run(() => {
+        const cur = parse(s('SELECT body FROM session_messages WHERE org = ? AND id = ?').get(m.organizationId, m._id) as { body: string } | undefined);
+        if (cur === null) return { applied: false, status: null };
+        const stored = cur.status ?? 'accepted';
+        if (nextStatus(stored, m.status) !== m.status) return { applied: false, status: stored };
+        s('UPDATE session_messages SET body = ?, status = ?, network_id = ? WHERE org = ? AND id = ?').run(JSON.stringify(m), m.status, m.messageId, m.organizationId, m._id);
+        return { applied: true, status: m.status };
+      });
+    },
+    async get(org, id) {
+      return parse(s('SELECT body FROM session_messages WHERE org = ? AND id = ?').get(org, id) as { body: string } | undefined);
+    },
+    async getByNetworkId(org, netId) {
+      return parse(s('SELECT body FROM session_messages WHERE org = ? AND network_id = ? ORDER BY seq LIMIT 1').get(org, netId) as { body: string } | undefined);
+    },
+    async contactSessions(org, aeid) {
+      return s(
+        'SELECT session_id AS sessionId, org AS organizationId, audience_external_id AS audienceExternalId, opened_at AS openedAt FROM chat_sessions WHERE org = ? AND audience_external_id = ? ORDER BY opened_at DESC',
+      ).all(org, aeid) as SessionRef[];
+    },
+    async getSession(org, sid) {
+      return session(org, sid) ?? null;
+    },
+    async listSession(org, sid) {
+      if (session(org, sid) === undefined) return null;
+      return (s('SELECT body FROM session_messages WHERE org = ? AND session_id = ? ORDER BY seq').all(org, sid) as { body: string }[]).map((r) => JSON.parse(r.body) as SessionMessage);
+    },
+  };
+}

@@ -1,0 +1,384 @@
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import { AppError, unavailable } from '../../errors.js';
+import { ensurePrivateDir, tightenFiles } from '../../private-files.js';
+import { sqliteDatabase, sqlitePackage } from './native.js';
+
+export type WriteOp =
+  | { coll: string; key: string; value: unknown }
+  | { coll: string; key: string; delete: true };
+
+/** One step of a database's schema; `up` runs inside the transaction that also sets `user_version`. */
+export interface Migration {
+  version: number;
+  up(db: BetterSqlite3.Database): void;
+}
+
+export type Synchronous = 'FULL' | 'NORMAL';
+
+export interface SqliteOpenOptions {
+  /** The schema, oldest step first; versions 1, 2, 3… */
+  migrations: Migration[];
+  /**
+   * `FULL` (default): every commit fsyncs the WAL, so an acknowledged write
+   * survives a power loss. `NORMAL`: commits reach the OS but are fsynced only
+   * at checkpoints: a killed process loses nothing, a power loss or kernel
+   * crash can lose the last commits (never corrupts).
+   */
+  synchronous?: Synchronous;
+  /** Writes gathered into one commit at most (bounds how long a commit holds the event loop). */
+  maxBatch?: number;
+  /** Runs after the migrations, in their transaction's wake (the one-time import of an older store). */
+  afterMigrate?: (db: SqliteDb) => void;
+}
+
+/** Raised at start when the database cannot be used; the message names the file and what to do. */
+export class StorageOpenError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StorageOpenError';
+  }
+}
+
+const SQLITE_HEADER = 'SQLite format 3\0';
+
+/**
+ * One SQLite database (better-sqlite3, WAL journal) with group commit.
+ *
+ * Guarantees:
+ * - `run(fn)` executes `fn` at once, synchronously, inside the open batch
+ *   transaction (readers on this connection see its writes immediately), as
+ *   one savepoint: if `fn` throws, none of its statements stay.
+ * - The promise `run` returns resolves only after the batch that carries
+ *   `fn` committed (with `synchronous=FULL`, after the WAL was fsynced); it
+ *   rejects when that commit failed, and then none of the batch's writes are
+ *   in the database. Nothing uncommitted is ever acknowledged.
+ * - Group commit: every `run` of the same turn of the event loop shares one
+ *   commit (one fsync), up to `maxBatch` writes per commit.
+ * - A failed commit (disk full, I/O error) rolls the batch back and rejects
+ *   its writes with a 503 `storage_unavailable`; the next batch tries again,
+ *   so the service recovers once the disk has room.
+ * - The database file, its WAL and its directory are created 0600 / 0700.
+ * - `open` refuses a file that is not a database, is truncated, is
+ *   unreadable, or was written by a newer schema, with a StorageOpenError
+ *   that names the file and what to do.
+ *
+ * The key-value methods (`get`, `put`, `write`…) keep small collections in the
+ * `records` table; anything queried has a table of its own.
+ */
+export class SqliteDb {
+  private batch: { resolve: () => void; reject: (e: unknown) => void }[] = [];
+  private inBatch = false;
+  private scheduled = false;
+  private closed = false;
+  private readonly stmts = new Map<string, BetterSqlite3.Statement>();
+  /** Commits so far (each one fsync of the WAL with synchronous=FULL) and the writes they carried. */
+  readonly stats = { commits: 0, writes: 0, failedCommits: 0 };
+
+  private constructor(
+    readonly raw: BetterSqlite3.Database,
+    /** The file, or null for an in-memory database. */
+    readonly file: string | null,
+    private readonly maxBatch: number,
+  ) {}
+
+  static open(file: string | null, opts: SqliteOpenOptions): SqliteDb {
+    if (file !== null) {
+      ensurePrivateDir(dirname(file));
+      checkFile(file);
+    }
+    let raw: BetterSqlite3.Database;
+    try {
+      // Created 0600: the process umask is narrowed around the open, since SQLite creates with 0644.
+      const old = process.umask(0o077);
+      try {
+        raw = new (sqliteDatabase())(file ?? ':memory:');
+      } finally {
+        process.umask(old);
+      }
+    } catch (e) {
+      throw openError(file, e);
+    }
+    try {
+      raw.pragma('journal_mode = WAL');
+      raw.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
+      raw.pragma('foreign_keys = OFF');
+      raw.pragma('busy_timeout = 5000');
+      // Keeps the WAL from growing past ~4 MB between checkpoints.
+      raw.pragma('wal_autocheckpoint = 1000');
+      const db = new SqliteDb(raw, file, opts.maxBatch ?? 1000);
+      db.migrate(opts.migrations);
+      opts.afterMigrate?.(db);
+      if (file !== null) tightenFiles([file, `${file}-wal`, `${file}-shm`]);
+      return db;
+    } catch (e) {
+      raw.close();
+      if (e instanceof StorageOpenError) throw e;
+      throw openError(file, e);
+    }
+  }
+
+  private migrate(migrations: Migration[]): void {
+    const latest = migrations.length === 0 ? 0 : migrations[migrations.length - 1]!.version;
+    const current = this.raw.pragma('user_version', { simple: true }) as number;
+    if (current > latest) {
+      throw new StorageOpenError(
+        `${this.file ?? ':memory:'} was written by a newer version of Switchboard (schema ${current}; this version knows up to ${latest}). Run the newer version, or restore a backup taken with this one.`,
+      );
+    }
+    for (const m of migrations) {
+      if (m.version <= current) continue;
+      this.raw.transaction(() => {
+        m.up(this.raw);
+        this.raw.pragma(`user_version = ${m.version}`);
+      })();
+    }
+  }
+
+  /** The schema version stored in the file. */
+  get version(): number {
+    return this.raw.pragma('user_version', { simple: true }) as number;
+  }
+
+  /** True once `close` ran: later writes are refused. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  get persistent(): boolean {
+    return this.file !== null;
+  }
+
+  /** A prepared statement, cached by its text. */
+  stmt(sql: string): BetterSqlite3.Statement {
+    let s = this.stmts.get(sql);
+    if (s === undefined) {
+      s = this.raw.prepare(sql);
+      this.stmts.set(sql, s);
+    }
+    return s;
+  }
+
+  /**
+   * Runs `fn` now, atomically, in the current batch; resolves with its result
+   * once the batch committed. See the class guarantees.
+   */
+  run<T>(fn: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('database is closed'));
+    if (!this.inBatch) {
+      this.raw.exec('BEGIN');
+      this.inBatch = true;
+    }
+    let result: T;
+    this.raw.exec('SAVEPOINT w');
+    try {
+      result = fn();
+      this.raw.exec('RELEASE w');
+    } catch (e) {
+      if (this.raw.inTransaction) {
+        this.raw.exec('ROLLBACK TO w');
+        this.raw.exec('RELEASE w');
+      } else {
+        // SQLite rolled the whole transaction back (it does on a full disk or an I/O error): the
+        // batch's earlier writes are gone too, so their writers learn it now.
+        this.inBatch = false;
+        const lost = this.batch;
+        this.batch = [];
+        this.stats.failedCommits++;
+        const err = asStorageError(e);
+        for (const w of lost) w.reject(err);
+      }
+      return Promise.reject(asStorageError(e));
+    }
+    this.stats.writes++;
+    const done = new Promise<T>((resolve, reject) => {
+      this.batch.push({ resolve: () => resolve(result), reject });
+    });
+    if (this.batch.length >= this.maxBatch) this.commit();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.commit();
+      });
+    }
+    return done;
+  }
+
+  /** Commits the open batch, settling its writers. */
+  private commit(): void {
+    if (!this.inBatch) return;
+    const waiters = this.batch;
+    this.batch = [];
+    this.inBatch = false;
+    try {
+      this.raw.exec('COMMIT');
+      this.stats.commits++;
+    } catch (e) {
+      this.stats.failedCommits++;
+      if (this.raw.inTransaction) {
+        try {
+          this.raw.exec('ROLLBACK');
+        } catch {
+          // The rollback of a failed commit can itself fail on a broken disk; the transaction is gone either way.
+        }
+      }
+      const err = unavailable('storage_unavailable', `the database could not commit the write (${e instanceof Error ? e.message : String(e)}); nothing of it was kept`, 5);
+      for (const w of waiters) w.reject(err);
+      return;
+    }
+    for (const w of waiters) w.resolve();
+  }
+
+  // --- key-value collections (the `records` table) ---
+
+  get<T>(coll: string, key: string): T | undefined {
+    const row = this.stmt('SELECT value FROM records WHERE coll = ? AND key = ?').get(coll, key) as { value: string } | undefined;
+    return row === undefined ? undefined : (JSON.parse(row.value) as T);
+  }
+
+  /** The stored JSON text, unparsed. */
+  getRaw(coll: string, key: string): string | undefined {
+    return (this.stmt('SELECT value FROM records WHERE coll = ? AND key = ?').get(coll, key) as { value: string } | undefined)?.value;
+  }
+
+  has(coll: string, key: string): boolean {
+    return this.stmt('SELECT 1 FROM records WHERE coll = ? AND key = ?').get(coll, key) !== undefined;
+  }
+
+  /** Every value of a (small) collection, in key order. */
+  values<T>(coll: string): T[] {
+    return (this.stmt('SELECT value FROM records WHERE coll = ? ORDER BY key').all(coll) as { value: string }[]).map((r) => JSON.parse(r.value) as T);
+  }
+
+  /** Values whose key starts with `prefix` (keys are `<org>/<id>`: one organization's). */
+  valuesWithPrefix<T>(coll: string, prefix: string): T[] {
+    return (this.stmt('SELECT value FROM records WHERE coll = ? AND key >= ? AND key < ? ORDER BY key').all(coll, prefix, prefix + '\uffff') as { value: string }[]).map(
+      (r) => JSON.parse(r.value) as T,
+    );
+  }
+
+  entries<T>(coll: string): [string, T][] {
+    return (this.stmt('SELECT key, value FROM records WHERE coll = ? ORDER BY key').all(coll) as { key: string; value: string }[]).map((r) => [r.key, JSON.parse(r.value) as T]);
+  }
+
+  put(coll: string, key: string, value: unknown): Promise<void> {
+    return this.write([{ coll, key, value }]);
+  }
+
+  delete(coll: string, key: string): Promise<void> {
+    return this.write([{ coll, key, delete: true }]);
+  }
+
+  /** Applies `ops` atomically now; resolves once committed. */
+  write(ops: WriteOp[]): Promise<void> {
+    if (ops.length === 0) return Promise.resolve();
+    return this.run(() => this.apply(ops));
+  }
+
+  /** Applies `ops` inside the caller's `run`. */
+  apply(ops: WriteOp[]): void {
+    const put = this.stmt('INSERT INTO records (coll, key, value) VALUES (?, ?, ?) ON CONFLICT (coll, key) DO UPDATE SET value = excluded.value');
+    const del = this.stmt('DELETE FROM records WHERE coll = ? AND key = ?');
+    for (const op of ops) {
+      if ('delete' in op) del.run(op.coll, op.key);
+      else put.run(op.coll, op.key, JSON.stringify(op.value));
+    }
+  }
+
+  /** Throws when the database cannot be read (the readiness check). */
+  assertHealthy(): void {
+    if (this.closed) throw new Error('database is closed');
+    this.stmt('SELECT 1').get();
+  }
+
+  /** Commits whatever is pending. */
+  async sync(): Promise<void> {
+    this.commit();
+  }
+
+  /** Online backup to `file` (consistent, while writes go on). */
+  async backup(file: string): Promise<void> {
+    this.commit();
+    await this.raw.backup(file);
+  }
+
+  /** Commits, checkpoints the WAL into the file and closes. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.commit();
+    this.closed = true;
+    try {
+      if (this.file !== null) this.raw.pragma('wal_checkpoint(TRUNCATE)');
+    } finally {
+      this.raw.close();
+    }
+  }
+}
+
+/** Problems SQLite would only report on first use, found before it opens the file. */
+function checkFile(file: string): void {
+  if (!existsSync(file)) return;
+  let fd: number;
+  try {
+    fd = openSync(file, 'r+');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new StorageOpenError(
+      `cannot open the database ${file} (${code ?? String(e)}): give the user running Switchboard read and write access to it and to its directory`,
+      { cause: e },
+    );
+  }
+  try {
+    const size = statSync(file).size;
+    if (size === 0) return;
+    const head = Buffer.alloc(100);
+    const n = readSync(fd, head, 0, 100, 0);
+    if (n < 100 || head.toString('latin1', 0, 16) !== SQLITE_HEADER) {
+      throw new StorageOpenError(`${file} is not a SQLite database (damaged or overwritten): move it aside and restore the latest backup (see README, "Backup and restore")`);
+    }
+    const pageSize = head.readUInt16BE(16) === 1 ? 65536 : head.readUInt16BE(16);
+    const pages = head.readUInt32BE(28);
+    if (pages > 0 && size < pages * pageSize) {
+      throw new StorageOpenError(
+        `${file} is truncated (${size} bytes, its header says ${pages * pageSize}): move it aside and restore the latest backup (see README, "Backup and restore")`,
+      );
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function openError(file: string | null, e: unknown): StorageOpenError {
+  const code = (e as { code?: string }).code ?? '';
+  const what = e instanceof Error ? e.message : String(e);
+  const name = file ?? ':memory:';
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || /malformed|not a database/i.test(what)) {
+    return new StorageOpenError(`${name} is damaged (${what}): move it aside and restore the latest backup (see README, "Backup and restore")`, { cause: e });
+  }
+  if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'SQLITE_PERM') {
+    return new StorageOpenError(`cannot open the database ${name} (${what}): give the user running Switchboard read and write access to it and to its directory`, { cause: e });
+  }
+  if (code === 'SQLITE_FULL') return new StorageOpenError(`the disk holding ${name} is full: free some space and start again`, { cause: e });
+  if (/NODE_MODULE_VERSION|did not self-register|invalid ELF/i.test(what)) {
+    return new StorageOpenError(`${sqlitePackage()} was built for another Node version (${what}): run \`npm rebuild ${sqlitePackage()}\` with this Node (${process.version})`, { cause: e });
+  }
+  if (code === 'MODULE_NOT_FOUND') {
+    return new StorageOpenError(
+      `${sqlitePackage()} is not installed for Node ${process.version}: run \`npm ci\` (on Node 20 it is compiled from source, which needs python3, make and a C++ compiler; Node 22 and later need none)`,
+      { cause: e },
+    );
+  }
+  return new StorageOpenError(`cannot open the database ${name}: ${what}`, { cause: e });
+}
+
+/** A statement that failed for lack of space is the caller's 503, not a 500. */
+function asStorageError(e: unknown): unknown {
+  if (e instanceof AppError) return e;
+  const code = (e as { code?: string }).code;
+  if (code === 'SQLITE_FULL' || code === 'SQLITE_IOERR' || code?.startsWith('SQLITE_IOERR_')) {
+    return unavailable('storage_unavailable', `the database could not take the write (${(e as Error).message}); nothing of it was kept`, 5);
+  }
+  return e;
+}

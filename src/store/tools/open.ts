@@ -1,0 +1,27 @@
+import { join } from 'node:path';
+import type { Config } from '../../config.js';
+import type { NodeBacking } from '../backing.js';
+import { SecretBox } from '../secret-box.js';
+import { createSqliteToolRepo } from './sqlite.js';
+import { createRedisToolRepo } from './redis.js';
+import type { ToolRepo } from './port.js';
+
+/**
+ * The tool store: on the node's Redis client in clustered mode, the node's
+ * SQLite database otherwise. Credentials are sealed with the same key
+ * as channel secrets (SECRETS_KEY, or DATA_DIR/messaging/secrets.key in
+ * embedded mode), with SECRETS_KEY_PREVIOUS for rotation. Null in clustered
+ * mode without SECRETS_KEY: connected tools are then off.
+ */
+export async function openToolStore(config: Config, backing: NodeBacking): Promise<ToolRepo | null> {
+  const memory = config.DATA_DIR === ':memory:';
+  if (backing.kind === 'redis') {
+    if (config.SECRETS_KEY === undefined) return null;
+    const box = SecretBox.fromString(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS);
+    // The node's client: closed by whoever opened it.
+    return createRedisToolRepo(backing.redis.client, config.KEY_PREFIX, box);
+  }
+  const box = SecretBox.load(config.SECRETS_KEY, memory ? null : join(config.DATA_DIR, 'messaging'), config.SECRETS_KEY_PREVIOUS)!;
+  if (backing.kind !== 'sqlite') throw new Error('REDIS_URL is needed for the Redis backing');
+  return createSqliteToolRepo(backing.db, box);
+}
