@@ -17,6 +17,8 @@
  * the same speed runs also measure that version, in the same run.
  *
  *   BENCH_STORAGE_N=1000000 BENCH_SECONDS=5 npm run bench -- storage
+ *
+ * BENCH_STORAGE_SPEED=0 runs the scale part alone; BENCH_STORAGE_N=0 the speed part alone.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
@@ -274,6 +276,11 @@ async function speed(label: string, cwd: string, extra: Record<string, string> =
 export async function run(): Promise<void> {
   const n = Number(process.env.BENCH_STORAGE_N ?? 1_000_000);
   const before = process.env.BENCH_BEFORE_DIR;
+  if (process.env.BENCH_STORAGE_SPEED !== '0') await speedRows(before);
+  if (n > 0) await scale(n);
+}
+
+async function speedRows(before: string | undefined): Promise<void> {
   const redis = await startRedis();
   try {
     const bare = await startBareRedisEndpoint(redis.url);
@@ -297,5 +304,4 @@ export async function run(): Promise<void> {
   } finally {
     await redis.stop();
   }
-  if (n > 0) await scale(n);
 }

@@ -57,6 +57,8 @@ export interface Services {
   config: Config;
   log: Logger;
   clock: Clock;
+  /** The node's storage engine (its SQLite database, or its Redis client), shared by every store. */
+  backing: NodeBacking;
   store: Store;
   accounts: AccountService;
   tickets: TicketService;
@@ -206,7 +208,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
     connected: tools ?? undefined,
   });
-  return { tools, config, log, clock, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, handover, messaging, inbox, inboxSockets, sessions, authenticator };
+  return { tools, config, log, clock, backing, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, handover, messaging, inbox, inboxSockets, sessions, authenticator };
 }
 
 /** `GET /v1/integrations`, connect, the tools and their callbacks (and the operator's return origins): at `{mcp_url}` as well when MCP_PORT is set. */

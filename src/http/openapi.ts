@@ -49,6 +49,9 @@ export function generatedStatuses(r: RouteDef): Record<number, string> {
   if (r.preValidate) out[429] = 'rate limited: wait for Retry-After';
   else if (cookie) out[429] = '`too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After';
   if (r.opaqueFailures) out[500] = 'any failure (deprecated contract)';
+  // Any route that reads or writes state can find its storage (or, clustered, the conversation's
+  // owner) unavailable for a moment; the answer says so and that nothing of the request was kept.
+  if (r.auth !== 'none') out[503] = '`storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After';
   return out;
 }
 

@@ -65,12 +65,13 @@ async function world() {
   const network = new ScriptedNetwork();
   const messages = createSqliteSessionMessageRepo(db);
   const resends: number[] = [];
+  const credits = createSqliteCreditRepo(db, clock);
   const deps: MessagingHandlerDeps = {
     channels,
     networkFor: () => network,
     messages,
     contacts: createSqliteStore(db).contacts,
-    credits: createSqliteCreditRepo(db, clock),
+    credits,
     log: silentLogger,
     sendRecoveryWaitMs: 10_000,
     onResend: ({ attempt }) => resends.push(attempt),
@@ -93,8 +94,9 @@ async function world() {
     await outcome.afterCommit?.();
     return outcome;
   };
-  const send = (sendKey = KEY) =>
+  const send = (sendKey = KEY, reservation?: { id: string; amount: number }) =>
     run({
+      ...(reservation === undefined ? {} : { reservation }),
       kind: 'message.send',
       channelId: 'ch_1',
       to: CUSTOMER,
@@ -109,7 +111,7 @@ async function world() {
     if (cb !== undefined) event.callbackData = cb;
     return run({ kind: 'network.status', channelId: 'ch_1', event } as MessagingCommand);
   };
-  return { clock, network, messages, resends, run, send, status, state: () => durable };
+  return { clock, network, messages, credits, resends, run, send, status, state: () => durable };
 }
 
 describe('a keyed send reaches the network once across an owner that stopped mid-call', () => {
@@ -263,5 +265,81 @@ describe('no status is acknowledged and dropped', () => {
     w.clock.advance(PARKED_TTL_MS + 1);
     await w.status('wamid.last', 'sent');
     expect(w.state().parkedStatuses!.map((p) => p.networkMessageId)).toEqual(['wamid.last']);
+  });
+});
+
+describe('credits charge each copy that reached the network', () => {
+  /** The service's part: the send's price reserved under its reservation before the actor is asked. */
+  async function charged(w: Awaited<ReturnType<typeof world>>, balance: number) {
+    await w.credits.topUp(ORG, balance);
+    const reservation = { id: 'res_order-42', amount: 2 };
+    expect((await w.credits.reserve(ORG, reservation.id, reservation.amount)).ok).toBe(true);
+    return reservation;
+  }
+
+  it('charges a counted resend again, once however often its run is retried, and not an adopted first copy', async () => {
+    const w = await world();
+    const reservation = await charged(w, 10);
+    w.network.answer = () => {
+      throw new OwnerDied('killed after the request left');
+    };
+    await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    expect(await w.credits.balance(ORG)).toBe(8);
+    // The resend's run dies too, after its copy left: two copies at the network, two charges.
+    w.clock.advance(10_001);
+    await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    expect(w.network.requests).toHaveLength(2);
+    expect(await w.credits.balance(ORG)).toBe(6);
+    // Copy 2 is reported: adopted, nothing more sent, nothing more charged.
+    await w.status('wamid.copy-2', 'sent', w.network.requests[1]!.callbackData);
+    const adopted = await w.send(KEY, reservation);
+    expect(adopted.reply).toMatchObject({ outcome: 'sent', messageId: 'wamid.copy-2' });
+    expect(w.network.requests).toHaveLength(2);
+    expect(await w.credits.balance(ORG)).toBe(6);
+    expect(w.resends).toEqual([2]);
+  });
+
+  it('charges the copy a resend stored, refunds it when the network reports it failed, and gives back a copy that never left', async () => {
+    const w = await world();
+    const reservation = await charged(w, 10);
+    w.network.answer = () => {
+      throw new OwnerDied('killed');
+    };
+    await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    w.clock.advance(10_001);
+    // The network refuses the resend outright: that copy did not leave, its charge goes back.
+    w.network.answer = () => ({ ok: false, rejection: { code: 131026, title: 'Message Undeliverable', message: 'no', httpStatus: 400 } });
+    expect((await w.send(KEY, reservation)).reply).toMatchObject({ outcome: 'rejected' });
+    expect(await w.credits.balance(ORG)).toBe(10);
+
+    const v = await world();
+    const r2 = await charged(v, 10);
+    v.network.answer = () => {
+      throw new OwnerDied('killed');
+    };
+    await expect(v.send(KEY, r2)).rejects.toBeInstanceOf(OwnerDied);
+    v.clock.advance(10_001);
+    v.network.answer = (wamid) => ({ ok: true, messageId: wamid });
+    expect((await v.send(KEY, r2)).reply).toMatchObject({ outcome: 'sent', messageId: 'wamid.copy-2' });
+    expect(await v.credits.balance(ORG)).toBe(6);
+    // Copy 2 failed at the network: its own charge comes back; copy 1 (which may have been delivered) stays charged.
+    await v.status('wamid.copy-2', 'failed');
+    expect(await v.credits.balance(ORG)).toBe(8);
+  });
+
+  it('sends no further copy without the credits for it: 402, and the send stays in flight', async () => {
+    const w = await world();
+    const reservation = await charged(w, 2);
+    w.network.answer = () => {
+      throw new OwnerDied('killed');
+    };
+    await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    w.clock.advance(10_001);
+    await expect(w.send(KEY, reservation)).rejects.toMatchObject({ status: 402, code: 'insufficient_credits' });
+    expect(w.network.requests).toHaveLength(1);
+    expect(w.state().sendsInFlight).toEqual([expect.objectContaining({ key: KEY, attempt: 1 })]);
+    // A status for copy 1 still comes in: adopted, no further copy needed.
+    await w.status('wamid.copy-1', 'delivered', w.network.requests[0]!.callbackData);
+    expect((await w.send(KEY, reservation)).reply).toMatchObject({ outcome: 'sent', messageId: 'wamid.copy-1' });
   });
 });

@@ -117,6 +117,11 @@ function stableId(prefix: string, ...parts: string[]): string {
   return `${prefix}_${createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 32)}`;
 }
 
+/** The reservation charging copy `attempt` (2, 3, …) of a resent keyed send; copy 1 is charged under the send's own reservation. */
+export function resendReservationId(reservationId: string, attempt: number): string {
+  return `${reservationId}.copy${attempt}`;
+}
+
 /** The stored message of a keyed send: named after the key, so every run and every copy of the send meets at one record. */
 export function keyedSendRecordId(organizationId: string, audienceExternalId: string, sendKey: string): string {
   return derivedMessageId('keyed-send', organizationId, audienceExternalId, sendKey);
@@ -256,7 +261,9 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
           statusUpdatedAt: sentAt,
         };
         if (cmd.agentId !== undefined) message.agentId = cmd.agentId;
-        if (cmd.reservation !== undefined) message.charge = { reservationId: cmd.reservation.id, amount: cmd.reservation.amount };
+        // A resend's stored copy carries its own charge: a `failed` report for it refunds that copy.
+        if (copyCharge !== undefined) message.charge = { reservationId: copyCharge.id, amount: copyCharge.amount };
+        else if (cmd.reservation !== undefined) message.charge = { reservationId: cmd.reservation.id, amount: cmd.reservation.amount };
         // Stored before the actor's own write (unlike inbound messages and statuses): the message has
         // left, and its status webhooks must find it even if this run stops here. The contact (first
         // send only) and the message are independent writes: side by side, both durable before the commit.
@@ -275,6 +282,8 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       };
 
       let attempt = 1;
+      /** What a resend costs: each copy that reaches the network is charged (the reservation of attempt n). */
+      let copyCharge: { id: string; amount: number } | undefined;
       if (cmd.sendKey !== undefined) {
         const key = cmd.sendKey;
         // Also under the id such a send had before message ids had one scheme, so a retry across an upgrade still finds its first run.
@@ -295,6 +304,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
           // Nothing came: the network has no idempotency to ask with, so sending again is the only way
           // on, and it delivers a second copy if the first did arrive and all its statuses were lost.
           attempt = flying.attempt + 1;
+          if (cmd.reservation !== undefined) copyCharge = { id: resendReservationId(cmd.reservation.id, attempt), amount: cmd.reservation.amount };
           deps.log.warn('keyed send sent again: no status came for its earlier attempt', { callbackData: callbackData(s.organizationId, s.audienceExternalId, key, attempt), attempt });
           deps.onResend?.({ attempt });
         }
@@ -337,6 +347,21 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       }
       const { channel, network } = prepared;
       const account = { phoneNumberId: channel.phoneNumberId, businessAccountId: channel.businessAccountId, accessToken: channel.credentials.accessToken };
+      if (copyCharge !== undefined) {
+        // Reserved under an id of its own per attempt (a re-run of this attempt is not charged twice),
+        // before the checkpoint: without the credits no further copy leaves, and the send stays in flight.
+        const r = await deps.credits.reserve(s.organizationId, copyCharge.id, copyCharge.amount);
+        if (!r.ok) {
+          throw new AppError(402, 'insufficient_credits', `sending this template again costs ${copyCharge.amount} credits; the organization has ${r.balance}`, {
+            price: copyCharge.amount,
+            balance: r.balance,
+          });
+        }
+      }
+      /** A copy that did not leave gives its own charge back (the first attempt's stays with the key, as before). */
+      const releaseCopy = async () => {
+        if (copyCharge !== undefined) await deps.credits.release(s.organizationId, copyCharge.id);
+      };
       // In flight, durably and fenced, before the request leaves: a successor will not send blindly.
       const flying = cmd.sendKey === undefined ? s : withInFlight(s, { key: cmd.sendKey, attempt, startedAt: ctx.now.toISOString() });
       if (flying !== s) await ctx.checkpoint(flying);
@@ -347,12 +372,14 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       } catch (e) {
         if (!(e instanceof NetworkUnavailableError)) throw e;
         // Charged only if it may have left; a refused connection sent nothing.
+        if (!e.maybeSent) await releaseCopy();
         const refunded = e.maybeSent ? false : await refund(s, cmd.reservation);
         deps.log.warn('chat network unavailable', { channelId: channel.id, maybeSent: e.maybeSent, err: e });
         // It may have left: still in flight, so a retry waits for the network's report of it.
         return { state: e.maybeSent ? flying : landed, reply: { outcome: 'unavailable', maybeSent: e.maybeSent, message: e.message, refunded } };
       }
       if (!outcome.ok) {
+        await releaseCopy();
         return { state: landed, reply: { outcome: 'rejected', rejection: outcome.rejection, refunded: await refund(s, cmd.reservation) } };
       }
       return record(landed, outcome.messageId);
