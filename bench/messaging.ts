@@ -1,142 +1,452 @@
 /**
- * Chat messaging: template sends through REST → conversation actor → Graph
- * adapter → sandbox network (over HTTP), and signed inbound webhook messages
- * through the receiver → actor, embedded and clustered, beside a bare
- * express endpoint doing one Redis write, all in the same run.
+ * Template sends with their status webhooks, against a bare forwarder
+ * measured in the same run:
  *
  *   BENCH_SECONDS=5 npm run bench -- messaging
+ *
+ * Processes, as deployed: the sandbox chat network in a process of its own
+ * (bench/_sandbox-process.ts: Meta's side, its own in-memory database); the
+ * load generator in a process of its own (bench/_load-generator.mjs); the
+ * service node under test in this process (embedded, or clustered on Redis +
+ * NATS started here on free ports), and for 3 nodes two more as child
+ * processes (`src/main.ts`). The channel is a `graph` channel whose Graph API
+ * base URL is the sandbox process: the same adapter code as production.
+ *
+ * Baseline: a bare forwarder (this process) doing the least a gateway must do
+ * per send: validate the same body with the same zod schema, one Redis write,
+ * POST the Graph request to the same sandbox with a keep-alive agent, answer
+ * 201 with the network's id; then accept the sent / delivered / read
+ * webhooks with one Redis write each.
+ *
+ * Each row: sends/s (2xx), p50/p99 at the client, Redis commands per send
+ * (INFO commandstats, every command including those inside scripts, from
+ * the first send until the sandbox delivered every status webhook), SQLite
+ * commits per send embedded (each commit is one fsync of the WAL with
+ * SQLITE_SYNCHRONOUS=FULL), CPU seconds per 1,000 sends per process, and
+ * what the network saw (accepted, throttled with 130429). Then a fixed
+ * offered rate (BENCH_MSG_RATE, default 1,000 sends/s) to one number on a
+ * sandbox with SANDBOX_MAX_MPS = that rate and the channel's tier set to it.
+ *
+ * BENCH_MSG_ROWS: comma-separated subset of bare,embedded,clustered1,clustered3,rate.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import express from 'express';
+import { createClient } from 'redis';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
 import { startServer, type RunningServer } from '../src/server.js';
-import { signHubSignature } from '../src/network/index.js';
-import type { WhatsAppChannel } from '../src/store/channels/port.js';
-import { startNats, startRedis } from '../test/harness/servers.js';
-import { loadVaried as loadVariedBodies, report, startBareRedisEndpoint, type LoadResult } from './lib.js';
+import { templateSendSchema } from '../src/messaging/index.js';
+import { connectRedis } from '../src/store/index.js';
+import { freePort, startNats, startRedis, type ServerProcess } from '../test/harness/servers.js';
 
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
 const OPERATOR = 'bench-operator-token-0123456789';
-const CONNECTIONS = 16;
+const SECRETS = '3'.repeat(64);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_MSG_CONNECTIONS ?? 16);
+const RATE = Number(process.env.BENCH_MSG_RATE ?? 1000);
+const ROWS = new Set((process.env.BENCH_MSG_ROWS ?? 'bare,embedded,clustered1,clustered3,rate').split(','));
 
-const loadVaried = (name: string, url: string, headers: Record<string, string>, next: () => { body: string; headers?: Record<string, string> }) =>
-  loadVariedBodies(name, url, headers, next, CONNECTIONS);
+// ------------------------------------------------------------------ processes
 
-async function bareBaseline(redisUrl: string): Promise<LoadResult> {
-  const bare = await startBareRedisEndpoint(redisUrl);
-  let i = 0;
-  const result = await loadVaried('bare express + 1 Redis SET', bare.url, { 'content-type': 'application/json' }, () => ({ body: JSON.stringify({ to: String(4915100000000 + (i++ % 1000)) }) }));
-  await bare.close();
-  return result;
+interface Child {
+  proc: ChildProcess;
+  stop(): Promise<void>;
 }
 
-interface Setup {
-  running: RunningServer[];
-  base: string;
+function spawnChild(args: string[], env: Record<string, string>, ready: RegExp): Promise<Child & { match: RegExpMatchArray }> {
+  const proc = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  proc.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${args.join(' ')} did not start: ${err}`)), 60_000);
+    proc.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${err}`)));
+    proc.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = out.match(ready);
+      if (m) {
+        clearTimeout(t);
+        resolve({
+          proc,
+          match: m,
+          stop: () =>
+            new Promise<void>((r) => {
+              if (proc.exitCode !== null) return r();
+              proc.once('exit', () => r());
+              proc.kill('SIGTERM');
+              setTimeout(() => proc.kill('SIGKILL'), 10_000).unref();
+            }),
+        });
+      }
+    });
+  });
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+function cpuOf(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+const selfCpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
+interface Sandbox extends Child {
+  url: string;
+  graphBase: string;
+  control(method: string, path: string, body?: unknown): Promise<any>;
+}
+
+async function startSandbox(maxMps: number): Promise<Sandbox> {
+  const c = await spawnChild(['--import', 'tsx', 'bench/_sandbox-process.ts'], { SANDBOX_MAX_MPS: String(maxMps), SANDBOX_STATUS_DELAY_MS: '250' }, /PORT (\d+)/);
+  const url = `http://127.0.0.1:${c.match[1]}`;
+  return {
+    ...c,
+    url,
+    graphBase: `${url}/graph/v21.0`,
+    control: async (method, path, body) =>
+      (await fetch(url + '/control' + path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })).json(),
+  };
+}
+
+// ------------------------------------------------------------------ load
+
+interface LoadResult {
+  sent: number;
+  skipped: number;
+  ok: number;
+  statuses: Record<string, number>;
+  errors: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+  max: number;
+  cpuSeconds: number;
+}
+
+async function runLoad(spec: Record<string, unknown>): Promise<LoadResult & { pid: number }> {
+  const proc = spawn(process.execPath, [join(here, '_load-generator.mjs'), JSON.stringify({ seconds: SECONDS, path: '/v2/wa/template', contacts: 2000, ...spec })], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  await new Promise((r) => proc.once('exit', r));
+  return { ...(JSON.parse(out.trim().split('\n').at(-1)!) as LoadResult), pid: proc.pid! };
+}
+
+// ------------------------------------------------------------------ Redis counters
+
+/** A plain connection for INFO and CONFIG RESETSTAT (the service's client type exposes only what stores use). */
+type StatsClient = ReturnType<typeof createClient>;
+
+/** Commands since the last CONFIG RESETSTAT, by name (this bench's own INFO and CONFIG left out). */
+async function redisCommands(r: StatsClient): Promise<Map<string, number>> {
+  const info = String(await r.sendCommand(['INFO', 'commandstats']));
+  const by = new Map<string, number>();
+  for (const m of info.matchAll(/cmdstat_([a-z|_-]+):calls=(\d+)/g)) if (!['info', 'config|resetstat', 'config'].includes(m[1]!)) by.set(m[1]!, Number(m[2]));
+  return by;
+}
+async function redisCpu(r: StatsClient): Promise<number> {
+  const info = String(await r.sendCommand(['INFO', 'cpu']));
+  const v = (k: string) => Number(new RegExp(`${k}:([0-9.]+)`).exec(info)?.[1] ?? 0);
+  return v('used_cpu_sys') + v('used_cpu_user');
+}
+
+// ------------------------------------------------------------------ the bare forwarder
+
+async function startBareForwarder(redisUrl: string, sandbox: Sandbox): Promise<{ url: string; close(): Promise<void>; channelId: string }> {
+  const client = await connectRedis(redisUrl);
+  const account = await sandbox.control('POST', '/accounts');
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const graph = new URL(sandbox.graphBase);
+  const post = (path: string, body: string, token: string) =>
+    new Promise<{ status: number; json: any }>((resolve, reject) => {
+      const req = http.request(
+        { host: graph.hostname, port: graph.port, path: graph.pathname + path, method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const app = express();
+  app.use(express.json());
+  let n = 0;
+  app.post('/v2/wa/template', async (req, res) => {
+    const p = templateSendSchema.safeParse(req.body);
+    if (!p.success) return void res.status(400).json({ success: false });
+    const b = p.data;
+    const id = `m${n++}`;
+    await client.set(`bare:msg:${id}`, JSON.stringify(b));
+    const r = await post(
+      `/${account.phoneNumberId}/messages`,
+      JSON.stringify({ messaging_product: 'whatsapp', recipient_type: 'individual', to: b.to, type: 'template', template: { name: b.template.name, language: { code: b.template.language.code, policy: 'deterministic' }, components: b.template.components } }),
+      account.accessToken,
+    );
+    if (r.status !== 200) return void res.status(502).json({ success: false, error: r.json });
+    res.status(201).json({ success: true, messageId: r.json.messages[0].id, timestamp: new Date().toISOString() });
+  });
+  app.post('/webhooks/whatsapp/:id', async (req, res) => {
+    const status = req.body?.entry?.[0]?.changes?.[0]?.value?.statuses?.[0];
+    if (status !== undefined) await client.hSet(`bare:st:${status.id}`, status.status, status.timestamp);
+    res.sendStatus(200);
+  });
+  const server = app.listen(0, '127.0.0.1');
+  server.keepAliveTimeout = 65_000;
+  await new Promise((r) => server.once('listening', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await sandbox.control('POST', `/accounts/${account.phoneNumberId}`, { callbackUrl: '/webhooks/whatsapp/bare' });
+  await sandbox.control('POST', '/targets', { bases: [url] });
+  return {
+    url,
+    channelId: 'ch_bare',
+    close: async () => {
+      server.close();
+      agent.destroy();
+      await client.close();
+    },
+  };
+}
+
+// ------------------------------------------------------------------ service nodes
+
+interface Target {
+  urls: string[];
   key: string;
   channelId: string;
-  channel: WhatsAppChannel;
+  /** The in-process node (its SQLite database's commits, embedded). */
+  running: RunningServer | null;
+  childPids: number[];
+  close(): Promise<void>;
 }
 
-async function setup(envs: Record<string, string>[]): Promise<Setup> {
-  const running: RunningServer[] = [];
-  for (const env of envs) {
-    const config = loadConfig({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      OPERATOR_TOKEN: OPERATOR,
-      LOG_LEVEL: 'silent',
-      SEED_DEMO: 'false',
-      TEMPLATE_RATE_LIMIT_PER_MINUTE: '1000000',
-      SANDBOX_MAX_MPS: '100000',
-      ...env,
+const baseEnv = (graphBase: string): Record<string, string> => ({
+  HOST: '127.0.0.1',
+  OPERATOR_TOKEN: OPERATOR,
+  LOG_LEVEL: 'silent',
+  SEED_DEMO: 'false',
+  TEMPLATE_RATE_LIMIT_PER_MINUTE: '1000000',
+  SANDBOX_NETWORK: 'false',
+  GRAPH_API_BASE_URL: graphBase,
+});
+
+async function startTarget(sandbox: Sandbox, envs: Record<string, string>[], tier: number): Promise<Target> {
+  const [first, ...rest] = envs;
+  const running = await startServer(loadConfig({ ...baseEnv(sandbox.graphBase), PORT: '0', ...first }), { log: silentLogger });
+  const children: Child[] = [];
+  const urls = [`http://127.0.0.1:${running.port}`];
+  for (const env of rest) {
+    const port = await freePort();
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: { ...process.env, ...baseEnv(sandbox.graphBase), PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+    children.push({
+      proc,
+      stop: () =>
+        new Promise<void>((r) => {
+          if (proc.exitCode !== null) return r();
+          proc.once('exit', () => r());
+          proc.kill('SIGTERM');
+          setTimeout(() => proc.kill('SIGKILL'), 10_000).unref();
+        }),
     });
-    running.push(await startServer(config, { log: silentLogger }));
+    urls.push(`http://127.0.0.1:${port}`);
   }
-  const base = `http://127.0.0.1:${running[0]!.port}`;
-  const op = async (path: string, body: unknown) =>
-    (await fetch(base + path, { method: 'POST', headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<any>;
+  for (const u of urls.slice(1)) {
+    for (let i = 0; ; i++) {
+      const r = await fetch(u + '/readyz').catch(() => null);
+      if (r?.status === 200) break;
+      if (i > 300) throw new Error(`${u} not ready`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  }
+  const op = async (path: string, body: unknown) => {
+    const r = await fetch(urls[0] + path, { method: 'POST', headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const j = (await r.json()) as any;
+    if (r.status >= 300) throw new Error(`${path}: ${r.status} ${JSON.stringify(j)}`);
+    return j;
+  };
+  const account = await sandbox.control('POST', '/accounts');
   const org = await op('/admin/v1/organizations', { name: 'Bench' });
   const user = await op(`/admin/v1/organizations/${org.id}/users`, { email: 'b@x.io', name: 'B', role: 'admin', password: 'bench password' });
   const key = (await op(`/admin/v1/organizations/${org.id}/api-keys`, { userId: user.id, scopes: ['message:send'] })).key as string;
-  const ch = await op(`/admin/v1/organizations/${org.id}/channels`, { kind: 'whatsapp_cloud', name: 'Bench', network: 'sandbox' });
-  await op(`/admin/v1/organizations/${org.id}/credits/top-up`, { amount: 1_000_000_000 });
-  const channel = (await running[0]!.services.messaging.stores.channels.get(org.id, ch.id)) as WhatsAppChannel;
-  return { running, base, key, channelId: ch.id, channel };
-}
-
-async function drain(s: Setup): Promise<void> {
-  for (const r of s.running) await r.services.messaging.sandbox?.idle(30_000);
-}
-
-function templateLoad(label: string, s: Setup): Promise<LoadResult> {
-  let i = 0;
-  return loadVaried(`template send (${label})`, `${s.base}/v2/wa/template`, { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' }, () => ({
-    body: JSON.stringify({
-      channelId: s.channelId,
-      to: String(4915100000000 + (i++ % 2000)),
-      template: { name: 'order_update', language: { code: 'en_US', policy: 'deterministic' }, components: [{ type: 'body', parameters: [{ type: 'text', text: 'Ann' }, { type: 'text', text: `A-${i}` }, { type: 'text', text: 'Monday' }] }] },
-    }),
-  }));
-}
-
-async function messagingRun(label: string, s: Setup): Promise<LoadResult[]> {
-  const sends = await templateLoad(label, s);
-  await drain(s);
-  let j = 0;
-  const run = Date.now().toString(36);
-  const inbound = await loadVaried(`inbound webhook message (${label})`, `${s.base}/webhooks/whatsapp/${s.channelId}`, { 'content-type': 'application/json' }, () => {
-    j++;
-    const from = String(4917100000000 + (j % 2000));
-    const body = JSON.stringify({
-      object: 'whatsapp_business_account',
-      entry: [
-        {
-          id: s.channel.businessAccountId,
-          changes: [
-            {
-              field: 'messages',
-              value: {
-                messaging_product: 'whatsapp',
-                metadata: { display_phone_number: s.channel.displayPhoneNumber, phone_number_id: s.channel.phoneNumberId },
-                contacts: [{ profile: { name: 'Bench' }, wa_id: from }],
-                messages: [{ from, id: `wamid.bench-${run}-${j}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: 'Where is my order?' } }],
-              },
-            },
-          ],
-        },
-      ],
-    });
-    return { body, headers: { 'x-hub-signature-256': signHubSignature(s.channel.credentials.appSecret, body) } };
+  const ch = await op(`/admin/v1/organizations/${org.id}/channels`, {
+    kind: 'whatsapp_cloud',
+    name: 'Bench',
+    network: 'graph',
+    phoneNumberId: account.phoneNumberId,
+    businessAccountId: account.businessAccountId,
+    accessToken: account.accessToken,
+    appSecret: account.appSecret,
+    verifyToken: account.verifyToken,
+    messagesPerSecond: tier,
   });
-  return [sends, inbound];
+  if (!ch.templateSync?.ok) throw new Error(`template sync failed: ${JSON.stringify(ch.templateSync)}`);
+  await op(`/admin/v1/organizations/${org.id}/credits/top-up`, { amount: 1_000_000_000 });
+  await sandbox.control('POST', `/accounts/${account.phoneNumberId}`, { callbackUrl: `/webhooks/whatsapp/${ch.id}` });
+  await sandbox.control('POST', '/targets', { bases: urls });
+  return {
+    urls,
+    key,
+    channelId: ch.id,
+    running,
+    childPids: children.map((c) => c.proc.pid!),
+    close: async () => {
+      await Promise.all(children.map((c) => c.stop()));
+      await running.close();
+    },
+  };
+}
+
+// ------------------------------------------------------------------ one row
+
+interface Row {
+  name: string;
+  load: LoadResult;
+  redisPerSend: number | null;
+  commitsPerSend: number | null;
+  network: { accepted: number; throttled: number; rejected: number };
+  cpuPer1000: Record<string, number>;
+}
+
+async function measure(
+  name: string,
+  sandbox: Sandbox,
+  redis: StatsClient,
+  target: { urls: string[]; key: string; channelId: string; commits?: () => number; pids: Record<string, number>; inProcess: string },
+  load: Record<string, unknown>,
+  extraCpu: () => Promise<Record<string, number>> = async () => ({}),
+): Promise<Row> {
+  await redis.sendCommand(['CONFIG', 'RESETSTAT']);
+  const before = (await sandbox.control('GET', '/stats')) as Row['network'];
+  const commits0 = target.commits?.() ?? 0;
+  const cpu0: Record<string, number> = { [target.inProcess]: selfCpu(), sandbox: cpuOf(sandbox.proc.pid!), redis: await redisCpu(redis), ...(await extraCpu()) };
+  for (const [k, pid] of Object.entries(target.pids)) cpu0[k] = cpuOf(pid);
+  let monitor: StatsClient | null = null;
+  const monitored: string[] = [];
+  if (process.env.BENCH_MSG_MONITOR) {
+    monitor = redis.duplicate();
+    await monitor.connect();
+    await monitor.monitor((line: string) => void monitored.push(line));
+  }
+  const r = await runLoad({ targets: target.urls, key: target.key, channelId: target.channelId, contactBase: 4915100000000 + Math.floor(Math.random() * 1e6) * 10_000, tag: name.slice(0, 8), ...load });
+  // Every status webhook of every send delivered (and answered) before counting.
+  await sandbox.control('POST', '/idle');
+  await new Promise((res) => setTimeout(res, 300));
+  const after = (await sandbox.control('GET', '/stats')) as Row['network'];
+  const cpu1: Record<string, number> = { [target.inProcess]: selfCpu(), sandbox: cpuOf(sandbox.proc.pid!), redis: await redisCpu(redis), ...(await extraCpu()) };
+  for (const [k, pid] of Object.entries(target.pids)) cpu1[k] = cpuOf(pid);
+  if (monitor !== null) {
+    await monitor.close();
+    writeFileSync(process.env.BENCH_MSG_MONITOR!, monitored.join('\n'));
+  }
+  const byCommand = await redisCommands(redis);
+  const cmds = [...byCommand.values()].reduce((a, b) => a + b, 0);
+  const sends = Math.max(1, r.ok);
+  if (process.env.BENCH_MSG_REDIS_DETAIL && cmds > 0) {
+    console.log(`${name}: Redis commands per send by name: ${[...byCommand].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${(v / sends).toFixed(2)}`).join(', ')}`);
+  }
+  const cpuPer1000: Record<string, number> = { 'load generator': (r.cpuSeconds / sends) * 1000 };
+  for (const k of Object.keys(cpu1)) cpuPer1000[k] = ((cpu1[k]! - cpu0[k]!) / sends) * 1000;
+  return {
+    name,
+    load: r,
+    redisPerSend: cmds / sends,
+    commitsPerSend: target.commits ? (target.commits() - commits0) / sends : null,
+    network: { accepted: after.accepted - before.accepted, throttled: after.throttled - before.throttled, rejected: after.rejected - before.rejected },
+    cpuPer1000,
+  };
+}
+
+function print(title: string, rows: Row[], baseline: Row | undefined): void {
+  console.log(`\n## ${title}\n`);
+  console.log('| run | sends/s | p50 ms | p99 ms | ratio | Redis cmds/send | fsyncs/send | network accepted / throttled | non-2xx | CPU s per 1,000 sends |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---|---|---|');
+  for (const r of rows) {
+    const rate = r.load.ok / r.load.seconds;
+    const ratio = baseline ? (rate / (baseline.load.ok / baseline.load.seconds)).toFixed(2) : '';
+    const non2xx = Object.entries(r.load.statuses).map(([k, v]) => `${k}×${v}`).concat(r.load.errors ? [`errors×${r.load.errors}`] : [], r.load.skipped ? [`not sent×${r.load.skipped}`] : []).join(' ') || '0';
+    const cpu = Object.entries(r.cpuPer1000).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
+    console.log(
+      `| ${r.name} | ${rate.toFixed(0)} | ${r.load.p50.toFixed(1)} | ${r.load.p99.toFixed(1)} | ${ratio} | ${r.redisPerSend === null || r.redisPerSend === 0 ? '—' : r.redisPerSend.toFixed(1)} | ${r.commitsPerSend === null ? '—' : r.commitsPerSend.toFixed(2)} | ${r.network.accepted} / ${r.network.throttled} | ${non2xx} | ${cpu} |`,
+    );
+  }
 }
 
 export async function run(): Promise<void> {
   const [redis, nats] = await Promise.all([startRedis(), startNats()]);
-  const dir = mkdtempSync(join(tmpdir(), 'sb-bench-msg-'));
+  const natsPid = nats.proc.pid!;
+  const r: StatsClient = createClient({ url: redis.url });
+  await r.connect();
+  const dirs: string[] = [];
+  const tmp = () => {
+    const d = mkdtempSync(join(tmpdir(), 'sb-bench-msg-'));
+    dirs.push(d);
+    return d;
+  };
+  const clusterEnv = (id: string, prefix: string) => ({ REDIS_URL: redis.url, NATS_URL: nats.url, NODE_ID: id, SECRETS_KEY: SECRETS, KEY_PREFIX: prefix });
+  const natsCpu = async () => ({ nats: cpuOf(natsPid) });
+  const closed = { connections: CONNECTIONS };
+  const procs: ServerProcess[] = [redis, nats];
+  let sandbox = await startSandbox(100_000);
   try {
-    const baseline = await bareBaseline(redis.url);
-    const embedded = await setup([{ DATA_DIR: dir }]);
-    const rows = await messagingRun('embedded, on disk', embedded);
-    await drain(embedded);
-    for (const r of embedded.running) await r.close();
-    // The same send path with the sandbox's sent/delivered/read webhooks held back past the run:
-    // what one send costs on its own, without the three status updates it brings back.
-    const quietDir = mkdtempSync(join(tmpdir(), 'sb-bench-msg-'));
-    const quiet = await setup([{ DATA_DIR: quietDir, SANDBOX_STATUS_DELAY_MS: '60000' }]);
-    rows.push(await templateLoad('embedded, status webhooks held back', quiet));
-    for (const r of quiet.running) await r.close();
-    rmSync(quietDir, { recursive: true, force: true });
-    const clusterEnv = (id: string) => ({ REDIS_URL: redis.url, NATS_URL: nats.url, NODE_ID: id, SECRETS_KEY: '3'.repeat(64), SANDBOX_NETWORK: 'true', KEY_PREFIX: 'bench' });
-    const clustered = await setup([clusterEnv('b1'), clusterEnv('b2')]);
-    rows.push(...(await messagingRun('clustered, 2 nodes, Redis + NATS', clustered)));
-    await drain(clustered);
-    for (const r of clustered.running) await r.close();
-    report(`Messaging (${CONNECTIONS} connections, autocannon; sends spread over 2000 contacts; sandbox reports sent/delivered/read for every send)`, baseline, rows);
+    const rows: Row[] = [];
+    let baseline: Row | undefined;
+    if (ROWS.has('bare')) {
+      const bare = await startBareForwarder(redis.url, sandbox);
+      baseline = await measure('bare forwarder (baseline)', sandbox, r, { urls: [bare.url], key: 'x', channelId: bare.channelId, pids: {}, inProcess: 'forwarder' }, closed);
+      rows.push(baseline);
+      await bare.close();
+    }
+    if (ROWS.has('embedded')) {
+      const t = await startTarget(sandbox, [{ DATA_DIR: tmp() }], 10_000);
+      const db = (t.running!.services.messaging.stores.backing as { db: { stats: { commits: number } } }).db;
+      rows.push(await measure('embedded (SQLite on disk, FULL)', sandbox, r, { ...t, commits: () => db.stats.commits, pids: {}, inProcess: 'node' }, closed));
+      await t.close();
+    }
+    if (ROWS.has('clustered1')) {
+      const t = await startTarget(sandbox, [clusterEnv('c1', 'c1')], 10_000);
+      rows.push(await measure('clustered, 1 node (Redis + NATS)', sandbox, r, { ...t, pids: {}, inProcess: 'node' }, closed, natsCpu));
+      await t.close();
+    }
+    if (ROWS.has('clustered3')) {
+      const t = await startTarget(sandbox, [clusterEnv('d1', 'c3'), clusterEnv('d2', 'c3'), clusterEnv('d3', 'c3')], 10_000);
+      rows.push(await measure('clustered, 3 nodes (Redis + NATS)', sandbox, r, { ...t, pids: { node2: t.childPids[0]!, node3: t.childPids[1]! }, inProcess: 'node1' }, closed, natsCpu));
+      await t.close();
+    }
+    print(`Template sends with their 3 status webhooks (${CONNECTIONS} connections, closed loop, ${SECONDS} s, 2000 contacts, sandbox in its own process)`, rows, baseline);
+
+    if (ROWS.has('rate')) {
+      await sandbox.stop();
+      sandbox = await startSandbox(RATE);
+      const offered = { rate: RATE, maxOutstanding: 5000 };
+      const rateRows: Row[] = [];
+      const bare = await startBareForwarder(redis.url, sandbox);
+      rateRows.push(await measure('bare forwarder', sandbox, r, { urls: [bare.url], key: 'x', channelId: bare.channelId, pids: {}, inProcess: 'forwarder' }, offered));
+      await bare.close();
+      const e = await startTarget(sandbox, [{ DATA_DIR: tmp() }], RATE);
+      const db = (e.running!.services.messaging.stores.backing as { db: { stats: { commits: number } } }).db;
+      rateRows.push(await measure('embedded', sandbox, r, { ...e, commits: () => db.stats.commits, pids: {}, inProcess: 'node' }, offered));
+      await e.close();
+      const c = await startTarget(sandbox, [clusterEnv('r1', 'rate1')], RATE);
+      rateRows.push(await measure('clustered, 1 node', sandbox, r, { ...c, pids: {}, inProcess: 'node' }, offered, natsCpu));
+      await c.close();
+      print(`Offered ${RATE} sends/s (open loop) to one number; SANDBOX_MAX_MPS=${RATE}, channel tier ${RATE}/s`, rateRows, undefined);
+    }
   } finally {
-    await Promise.all([redis.stop(), nats.stop()]);
-    rmSync(dir, { recursive: true, force: true });
+    await sandbox.stop();
+    await r.close();
+    for (const p of procs) await p.stop();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
   }
 }

@@ -91,6 +91,13 @@ export const configSchema = z.object({
    * sending again.
    */
   SEND_RECOVERY_WAIT_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
+  /**
+   * Messaging: how long a send waits, at most, for its phone number's turn
+   * when sends come faster than the number's tier (a channel setting); past
+   * it the send is refused with 429 and Retry-After. Keep it below
+   * ACTOR_ATTEMPT_TIMEOUT_MS (the wait happens inside the contact's actor).
+   */
+  SEND_PACING_MAX_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(4_000),
   /** Messaging: serve the sandbox chat network. Unset: on in embedded mode, off in clustered mode. */
   SANDBOX_NETWORK: bool.optional(),
   /** Messaging: where the adapter reaches the sandbox's Graph API. Unset: this process (`http://127.0.0.1:PORT/sandbox/graph/v21.0`). */

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import { AppError, notFound } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { OrganizationRepo } from '../store/core/port.js';
-import type { Channel, ChannelRepo, WhatsAppChannel } from '../store/channels/port.js';
+import { messagesPerSecondOf, type Channel, type ChannelRepo, type WhatsAppChannel } from '../store/channels/port.js';
 import type { TemplateRecord, TemplateRepo } from '../store/templates/port.js';
 import type { CreditEntry, CreditRepo } from '../store/credits/port.js';
 import {
@@ -18,6 +18,8 @@ import { shapeFromDefinition } from '../network/template-rules.js';
 import type { SandboxNetwork } from '../network/sandbox/index.js';
 
 const name = z.string().trim().min(1).max(120);
+/** Above the Cloud API's highest tier (1,000) only for networks or sandboxes that allow it. */
+const messagesPerSecond = z.number().int().min(1).max(10_000).describe("the number's throughput tier: sends per second the network accepts from it; sends above it wait their turn (default 80)");
 const digits = z.string().regex(/^[0-9]{5,20}$/, 'digits only');
 
 export const createChannelBody = z.discriminatedUnion('kind', [
@@ -34,6 +36,7 @@ export const createChannelBody = z.discriminatedUnion('kind', [
       appSecret: z.string().min(8).max(256).optional(),
       /** Unset: generated, and shown once in the response. */
       verifyToken: z.string().min(8).max(256).optional(),
+      messagesPerSecond: messagesPerSecond.optional(),
     })
     .superRefine((b, ctx) => {
       const given = (['phoneNumberId', 'businessAccountId', 'accessToken', 'appSecret'] as const).filter((k) => b[k] !== undefined);
@@ -59,6 +62,7 @@ export const updateChannelBody = z
     accessToken: z.string().min(10).max(1024).optional(),
     appSecret: z.string().min(8).max(256).optional(),
     verifyToken: z.string().min(8).max(256).optional(),
+    messagesPerSecond: messagesPerSecond.optional(),
   })
   .refine((b) => Object.keys(b).length > 0, 'give at least one field');
 export type UpdateChannelBody = z.infer<typeof updateChannelBody>;
@@ -94,6 +98,8 @@ export interface ChannelView {
   phoneNumberId?: string;
   businessAccountId?: string;
   displayPhoneNumber?: string | null;
+  /** Sends per second the number is paced to. */
+  messagesPerSecond?: number;
   allowedOrigins?: string[];
   /** Where the network must send its webhooks (configure it in Meta's app dashboard for `graph` channels). */
   webhook?: { url: string; verifyToken?: string };
@@ -138,7 +144,7 @@ export class ChannelService {
     if (c.kind === 'web_chat') return { ...base, allowedOrigins: c.allowedOrigins };
     const webhook: ChannelView['webhook'] = { url: this.d.publicBaseUrl().replace(/\/+$/, '') + webhookPath(c.id) };
     if (reveal?.verifyToken) webhook.verifyToken = reveal.verifyToken;
-    return { ...base, network: c.network, phoneNumberId: c.phoneNumberId, businessAccountId: c.businessAccountId, displayPhoneNumber: c.displayPhoneNumber, webhook };
+    return { ...base, network: c.network, phoneNumberId: c.phoneNumberId, businessAccountId: c.businessAccountId, displayPhoneNumber: c.displayPhoneNumber, messagesPerSecond: messagesPerSecondOf(c), webhook };
   }
 
   async create(orgId: string, body: CreateChannelBody): Promise<ChannelView & { templateSync?: { ok: boolean; synced?: number; error?: string } }> {
@@ -168,6 +174,7 @@ export class ChannelService {
         createdAt: at,
         updatedAt: at,
       };
+      if (body.messagesPerSecond !== undefined) channel.messagesPerSecond = body.messagesPerSecond;
     } else {
       revealVerify = body.verifyToken === undefined ? randomBytes(18).toString('base64url') : undefined;
       channel = {
@@ -183,6 +190,7 @@ export class ChannelService {
         createdAt: at,
         updatedAt: at,
       };
+      if (body.messagesPerSecond !== undefined) channel.messagesPerSecond = body.messagesPerSecond;
     }
     await this.d.channels.create(channel);
     let templateSync: { ok: boolean; synced?: number; error?: string };
@@ -213,6 +221,9 @@ export class ChannelService {
     if (c.kind !== 'whatsapp_cloud' && (body.accessToken || body.appSecret || body.verifyToken)) {
       throw new AppError(400, 'validation_failed', 'only WhatsApp channels have credentials');
     }
+    if (c.kind !== 'whatsapp_cloud' && body.messagesPerSecond !== undefined) {
+      throw new AppError(400, 'validation_failed', 'only WhatsApp channels have a throughput tier', [{ field: 'body.messagesPerSecond', message: 'not a chat-network channel' }]);
+    }
     const next: Channel =
       c.kind === 'whatsapp_cloud'
         ? {
@@ -223,6 +234,7 @@ export class ChannelService {
               appSecret: body.appSecret ?? c.credentials.appSecret,
               verifyToken: body.verifyToken ?? c.credentials.verifyToken,
             },
+            ...(body.messagesPerSecond === undefined ? {} : { messagesPerSecond: body.messagesPerSecond }),
             updatedAt: this.now(),
           }
         : { ...c, name: body.name ?? c.name, updatedAt: this.now() };

@@ -11,6 +11,8 @@ import type { SqliteDb } from '../store/sqlite/db.js';
 import { openSandboxDb, type NodeBacking } from '../store/backing.js';
 import { createMemoryRateLimiter } from '../store/ratelimit/memory.js';
 import { createRedisRateLimiter } from '../store/ratelimit/redis.js';
+import { createMemorySendPacer } from '../store/send-pacing/memory.js';
+import { createRedisSendPacer } from '../store/send-pacing/redis.js';
 import { GraphApiNetwork } from '../network/graph-adapter.js';
 import type { ChatNetwork } from '../network/port.js';
 import { createSqliteSandboxState, createRedisSandboxState, sandboxGraphRouter, SandboxNetwork } from '../network/sandbox/index.js';
@@ -112,6 +114,9 @@ export class Messaging {
       credits: stores.credits,
       log: log.child({ component: 'messaging' }),
       sendRecoveryWaitMs: config.SEND_RECOVERY_WAIT_MS,
+      // Embedded: one node sends, so its own memory holds the budget. Clustered: every node sends on every number.
+      pacer: 'db' in stores.backing ? createMemorySendPacer() : createRedisSendPacer(stores.backing.redis, stores.backing.prefix),
+      pacingMaxWaitMs: config.SEND_PACING_MAX_WAIT_MS,
     };
     this.service = new MessagingService({
       channels: stores.channels,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
 
@@ -9,6 +10,8 @@ export type EphemeralFrame =
 export interface EphemeralMessage {
   organizationId: string;
   frame: EphemeralFrame;
+  /** The node a presence frame speaks for (a user can be connected to several). */
+  node?: string;
 }
 
 /**
@@ -73,15 +76,25 @@ export class NatsEphemeralBus implements EphemeralBus {
 type Status = 'online' | 'away';
 
 /**
- * Who is online, per organization, as every node sees it: this node's
- * connected users (exact) and the others' (from the bus, refreshed every
- * `refreshMs`, forgotten — and announced offline — after three missed refreshes).
+ * Who is online, per organization, as every node sees it.
+ *
+ * Guarantees:
+ * - A user is online while any node has a socket of theirs (online beats
+ *   away): each node speaks only for its own sockets, and an offline from one
+ *   node never hides the user's sockets on another.
+ * - A node that stops speaking (killed, cut off) is forgotten for its users
+ *   after three missed refreshes (`refreshMs`), and they are announced offline
+ *   unless another node still has them.
+ * - Sockets hear a presence frame only when the user's combined status
+ *   changes; refreshes are silent.
  */
 export class PresenceBoard {
+  /** This board's node, as named in the frames it publishes. */
+  readonly node = randomUUID();
   /** org → user → sockets on this node and their chosen status. */
   private readonly local = new Map<string, Map<string, { sockets: number; status: Status }>>();
-  /** org → user → last status heard from any node, and when. */
-  private readonly known = new Map<string, Map<string, { status: Status; at: number }>>();
+  /** org → user → node → last status heard from that node, and when. */
+  private readonly known = new Map<string, Map<string, Map<string, { status: Status; at: number }>>>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -107,7 +120,7 @@ export class PresenceBoard {
       return;
     }
     users.set(userId, { sockets: 1, status: 'online' });
-    this.bus.publish({ organizationId: org, frame: { type: 'presence', userId, status: 'online' } });
+    this.announce(org, userId, 'online');
   }
 
   disconnected(org: string, userId: string): void {
@@ -117,57 +130,85 @@ export class PresenceBoard {
     if (--u.sockets > 0) return;
     users.delete(userId);
     if (users.size === 0) this.local.delete(org);
-    this.bus.publish({ organizationId: org, frame: { type: 'presence', userId, status: 'offline' } });
+    this.announce(org, userId, 'offline');
   }
 
   set(org: string, userId: string, status: Status): void {
     const u = this.local.get(org)?.get(userId);
     if (u === undefined) return;
     u.status = status;
-    this.bus.publish({ organizationId: org, frame: { type: 'presence', userId, status } });
+    this.announce(org, userId, status);
   }
 
   /** Everyone online or away in the organization now. */
   snapshot(org: string): { userId: string; status: Status }[] {
     const out: { userId: string; status: Status }[] = [];
-    for (const [userId, k] of this.known.get(org) ?? []) out.push({ userId, status: k.status });
+    for (const [userId, nodes] of this.known.get(org) ?? []) {
+      const status = combined(nodes);
+      if (status !== 'offline') out.push({ userId, status });
+    }
     return out;
   }
 
+  private announce(org: string, userId: string, status: Status | 'offline'): void {
+    this.bus.publish({ organizationId: org, frame: { type: 'presence', userId, status }, node: this.node });
+  }
+
   private heard(m: EphemeralMessage): void {
-    if (m.frame.type === 'presence') {
-      const users = this.known.get(m.organizationId) ?? new Map<string, { status: Status; at: number }>();
-      this.known.set(m.organizationId, users);
-      const before = users.get(m.frame.userId)?.status;
-      if (m.frame.status === 'offline') {
-        // Another of the user's sockets may still be open on this node.
-        const mine = this.local.get(m.organizationId)?.get(m.frame.userId);
-        if (mine !== undefined) return;
-        users.delete(m.frame.userId);
-      } else users.set(m.frame.userId, { status: m.frame.status, at: this.now() });
-      // Refreshes repeat what every socket already knows.
-      const after = users.get(m.frame.userId)?.status ?? 'offline';
-      if (before === after || (before === undefined && after === 'offline')) return;
+    if (m.frame.type !== 'presence') {
+      this.onFrame(m.organizationId, m.frame);
+      return;
     }
-    this.onFrame(m.organizationId, m.frame);
+    const org = m.organizationId;
+    const userId = m.frame.userId;
+    const users = this.known.get(org) ?? new Map<string, Map<string, { status: Status; at: number }>>();
+    this.known.set(org, users);
+    const nodes = users.get(userId) ?? new Map<string, { status: Status; at: number }>();
+    users.set(userId, nodes);
+    const before = combined(nodes);
+    // A frame from a node too old to name itself speaks for one unnamed node.
+    const node = m.node ?? '';
+    if (m.frame.status === 'offline') nodes.delete(node);
+    else nodes.set(node, { status: m.frame.status, at: this.now() });
+    this.settle(org, userId, nodes, before);
   }
 
   private tick(): void {
     for (const [org, users] of this.local) {
-      for (const [userId, u] of users) this.bus.publish({ organizationId: org, frame: { type: 'presence', userId, status: u.status } });
+      for (const [userId, u] of users) this.announce(org, userId, u.status);
     }
     const stale = this.now() - this.refreshMs * 3;
     for (const [org, users] of this.known) {
-      for (const [userId, k] of users) {
-        if (k.at >= stale || this.local.get(org)?.has(userId)) continue;
-        users.delete(userId);
-        this.onFrame(org, { type: 'presence', userId, status: 'offline' });
+      for (const [userId, nodes] of users) {
+        const before = combined(nodes);
+        for (const [node, k] of nodes) if (k.at < stale && node !== this.node) nodes.delete(node);
+        this.settle(org, userId, nodes, before);
       }
     }
+  }
+
+  /** Tells the sockets when the user's combined status changed; forgets users no node has. */
+  private settle(org: string, userId: string, nodes: Map<string, { status: Status; at: number }>, before: Status | 'offline'): void {
+    const after = combined(nodes);
+    if (nodes.size === 0) {
+      const users = this.known.get(org);
+      users?.delete(userId);
+      if (users?.size === 0) this.known.delete(org);
+    }
+    if (before !== after) this.onFrame(org, { type: 'presence', userId, status: after });
   }
 
   stop(): void {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
   }
+}
+
+function combined(nodes: Map<string, { status: Status }>): Status | 'offline' {
+  let status: Status | 'offline' = 'offline';
+  for (const n of nodes.values()) {
+    if (n.status === 'online') return 'online';
+    status = 'away';
+  }
+  return status;
 }

@@ -71,8 +71,9 @@ runEventFeedContract('jetstream', async () => {
   const prefix = `f${randomUUID().slice(0, 8)}`;
   return {
     open: () => JetStreamEventLog.connect(nats.url, { prefix, publishTimeoutMs: 30_000 }),
-    // The stream's max age is the retention: two seconds here.
-    retention: { kind: 'age', open: () => JetStreamEventLog.connect(nats.url, { prefix: `${prefix}r`, maxAgeMs: 2000 }) },
+    // The stream's max age is the retention: five seconds here, so the events published after the
+    // old ones aged out stay for the checks that follow, even on a loaded machine.
+    retention: { kind: 'age', open: () => JetStreamEventLog.connect(nats.url, { prefix: `${prefix}r`, maxAgeMs: 5000 }) },
   };
 }, { restartServer: () => nats.restart() });
 

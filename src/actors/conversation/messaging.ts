@@ -4,7 +4,8 @@ import { AppError } from '../../errors.js';
 import type { DomainEvent } from '../../events/types.js';
 import type { Logger } from '../../log.js';
 import type { ContactRepo } from '../../store/core/port.js';
-import type { ChannelRepo, WhatsAppChannel } from '../../store/channels/port.js';
+import { messagesPerSecondOf, type ChannelRepo, type WhatsAppChannel } from '../../store/channels/port.js';
+import type { SendPacer } from '../../store/send-pacing/port.js';
 import type { CreditRepo } from '../../store/credits/port.js';
 import type { SessionMessageRepo } from '../../store/session-messages/port.js';
 import { NetworkUnavailableError, type ChatNetwork, type NetworkRejection } from '../../network/port.js';
@@ -41,6 +42,10 @@ export interface MessagingHandlerDeps {
   sendRecoveryWaitMs: number;
   /** Called when a keyed send goes to the network again because no status came for its earlier attempt. */
   onResend?(info: { attempt: number }): void;
+  /** Each phone number's send budget (its tier), shared by every node. Absent: sends are not paced. */
+  pacer?: SendPacer;
+  /** A send waits at most this long for its number's turn; past it the send is refused with 429. */
+  pacingMaxWaitMs?: number;
 }
 
 const isObjectWithType = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string';
@@ -209,6 +214,30 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
     return { state, events };
   };
 
+  /**
+   * Waits for the number's turn, last before the request leaves (so the
+   * network sees the tier, whatever happens before), inside the contact's
+   * actor (so one contact's sends keep their order). A backlog past
+   * `pacingMaxWaitMs` refuses the send: nothing has left, the caller retries.
+   */
+  const paced = async (channel: WhatsAppChannel): Promise<void> => {
+    if (deps.pacer === undefined) return;
+    const perSecond = messagesPerSecondOf(channel);
+    const maxWaitMs = deps.pacingMaxWaitMs ?? 0;
+    const turn = await deps.pacer.reserve(channel.id, perSecond, maxWaitMs);
+    if (!turn.ok) {
+      const retry = Math.max(1, Math.ceil(turn.retryAfterMs / 1000));
+      throw new AppError(
+        429,
+        'throughput_backlog_full',
+        `this number sends at most ${perSecond} messages per second and ${maxWaitMs / 1000} s of sends are already waiting; retry in ${retry} s`,
+        { channelId: channel.id, messagesPerSecond: perSecond, maxWaitMs },
+        { retryAfterSeconds: retry },
+      );
+    }
+    if (turn.waitMs >= 1) await new Promise((r) => setTimeout(r, turn.waitMs));
+  };
+
   return {
     'message.send': async (s, cmd, ctx) => {
       const messageRecordId = cmd.sendKey === undefined ? randomMessageId() : keyedSendRecordId(s.organizationId, s.audienceExternalId, cmd.sendKey);
@@ -305,7 +334,9 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
             });
           }
         }
-        return { channel, network: deps.networkFor(channel) };
+        const network = deps.networkFor(channel);
+        await paced(channel);
+        return { channel, network };
       };
       let prepared: Awaited<ReturnType<typeof prepare>>;
       try {

@@ -14,6 +14,7 @@ const channelView = z.object({
   phoneNumberId: z.string().optional(),
   businessAccountId: z.string().optional(),
   displayPhoneNumber: z.string().nullable().optional(),
+  messagesPerSecond: z.number().int().optional().describe('the throughput tier the number is paced to (WhatsApp channels)'),
   allowedOrigins: z.array(z.string()).optional(),
   webhook: z.object({ url: z.string(), verifyToken: z.string().optional().describe('shown once, when generated') }).optional(),
   createdAt: z.string(),

@@ -21,6 +21,7 @@ const common = {
   404: { description: 'no such channel in the organization', schema: errorSchema },
   409: { description: "sandbox_disabled: the channel is on the sandbox network, which is off on this deployment", schema: errorSchema },
   422: { description: 'idempotency_key_reused: the Idempotency-Key came with another body before', schema: errorSchema },
+  429: { description: "throughput_backlog_full: the channel's number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After)", schema: errorSchema },
   503: { description: 'the chat network or the conversation is unavailable; retry after Retry-After with the same Idempotency-Key', schema: errorSchema },
 };
 const templateErrors = {
@@ -28,7 +29,7 @@ const templateErrors = {
   402: { description: 'not enough credits (nothing was sent)', schema: errorSchema },
   404: { description: 'no such channel, or no such template (name and language) on it', schema: errorSchema },
   422: { description: 'the channel is not a chat-network channel, or the template is not approved; or idempotency_key_reused', schema: errorSchema },
-  429: { description: 'more than the per-key limit of template sends per minute (Retry-After, RateLimit headers)', schema: errorSchema },
+  429: { description: "rate_limited: more than the per-key limit of template sends per minute (Retry-After, RateLimit headers); or throughput_backlog_full: the number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After)", schema: errorSchema },
   502: { description: 'the chat network rejected the message; its code in errorDetails.code (credits refunded)', schema: rejectedSchema },
 };
 const freeformErrors = {
@@ -119,7 +120,7 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
         409: common[409],
         422: common[422],
         503: common[503],
-        429: { description: 'rate limited', schema: errorSchema },
+        429: { description: 'rate limited, or the number\'s send backlog is full (Retry-After)', schema: errorSchema },
         502: { description: 'the chat network rejected the message', schema: rejectedSchema },
       },
       handler: async (ctx) => ({ body: await messaging.sendApiV1Template(ctx.principal, ctx.body, idempotencyKey(ctx)) }),

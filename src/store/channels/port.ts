@@ -32,7 +32,19 @@ export interface WhatsAppChannel extends ChannelBase {
   businessAccountId: string;
   displayPhoneNumber: string | null;
   credentials: WhatsAppCredentials;
+  /**
+   * The number's throughput tier: messages per second the network accepts
+   * from it. Sends above it are paced, not refused. Absent: the Cloud API's
+   * default tier (`DEFAULT_MESSAGES_PER_SECOND`).
+   */
+  messagesPerSecond?: number;
 }
+
+/** The Cloud API's default throughput per business phone number (its highest tier is 1,000). */
+export const DEFAULT_MESSAGES_PER_SECOND = 80;
+
+/** The tier a send on this channel is paced to. */
+export const messagesPerSecondOf = (c: WhatsAppChannel): number => c.messagesPerSecond ?? DEFAULT_MESSAGES_PER_SECOND;
 
 /** A chat widget on the business's site: a channel, but not on the chat network. */
 export interface WebChatChannel extends ChannelBase {

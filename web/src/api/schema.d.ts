@@ -696,6 +696,7 @@ export interface paths {
                          *           "phoneNumberId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *           "businessAccountId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *           "displayPhoneNumber": "string",
+                         *           "messagesPerSecond": -9007199254740991,
                          *           "allowedOrigins": [
                          *             "string"
                          *           ],
@@ -719,6 +720,8 @@ export interface paths {
                                 id: string;
                                 /** @enum {string} */
                                 kind: "whatsapp_cloud" | "web_chat";
+                                /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                                messagesPerSecond?: number;
                                 name: string;
                                 /** @enum {string} */
                                 network?: "graph" | "sandbox";
@@ -816,7 +819,8 @@ export interface paths {
                      *       "displayPhoneNumber": "4915112345678",
                      *       "accessToken": "stringxxxx",
                      *       "appSecret": "stringxx",
-                     *       "verifyToken": "stringxx"
+                     *       "verifyToken": "stringxx",
+                     *       "messagesPerSecond": 1
                      *     }
                      */
                     "application/json": {
@@ -826,6 +830,8 @@ export interface paths {
                         displayPhoneNumber?: string;
                         /** @constant */
                         kind: "whatsapp_cloud";
+                        /** @description the number's throughput tier: sends per second the network accepts from it; sends above it wait their turn (default 80) */
+                        messagesPerSecond?: number;
                         name: string;
                         /**
                          * @default graph
@@ -860,6 +866,7 @@ export interface paths {
                          *       "phoneNumberId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *       "businessAccountId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *       "displayPhoneNumber": "string",
+                         *       "messagesPerSecond": -9007199254740991,
                          *       "allowedOrigins": [
                          *         "string"
                          *       ],
@@ -885,6 +892,8 @@ export interface paths {
                             id: string;
                             /** @enum {string} */
                             kind: "whatsapp_cloud" | "web_chat";
+                            /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                            messagesPerSecond?: number;
                             name: string;
                             /** @enum {string} */
                             network?: "graph" | "sandbox";
@@ -1107,6 +1116,7 @@ export interface paths {
                          *       "phoneNumberId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *       "businessAccountId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *       "displayPhoneNumber": "string",
+                         *       "messagesPerSecond": -9007199254740991,
                          *       "allowedOrigins": [
                          *         "string"
                          *       ],
@@ -1127,6 +1137,8 @@ export interface paths {
                             id: string;
                             /** @enum {string} */
                             kind: "whatsapp_cloud" | "web_chat";
+                            /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                            messagesPerSecond?: number;
                             name: string;
                             /** @enum {string} */
                             network?: "graph" | "sandbox";
@@ -1317,12 +1329,15 @@ export interface paths {
                      *       "name": "Ann",
                      *       "accessToken": "stringxxxx",
                      *       "appSecret": "stringxx",
-                     *       "verifyToken": "stringxx"
+                     *       "verifyToken": "stringxx",
+                     *       "messagesPerSecond": 1
                      *     }
                      */
                     "application/json": {
                         accessToken?: string;
                         appSecret?: string;
+                        /** @description the number's throughput tier: sends per second the network accepts from it; sends above it wait their turn (default 80) */
+                        messagesPerSecond?: number;
                         name?: string;
                         verifyToken?: string;
                     };
@@ -1345,6 +1360,7 @@ export interface paths {
                          *       "phoneNumberId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *       "businessAccountId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *       "displayPhoneNumber": "string",
+                         *       "messagesPerSecond": -9007199254740991,
                          *       "allowedOrigins": [
                          *         "string"
                          *       ],
@@ -1365,6 +1381,8 @@ export interface paths {
                             id: string;
                             /** @enum {string} */
                             kind: "whatsapp_cloud" | "web_chat";
+                            /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                            messagesPerSecond?: number;
                             name: string;
                             /** @enum {string} */
                             network?: "graph" | "sandbox";
@@ -6326,7 +6344,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description rate limited */
+                /** @description rate limited, or the number's send backlog is full (Retry-After) */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7971,6 +7989,7 @@ export interface paths {
                          *           "phoneNumberId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *           "businessAccountId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                          *           "displayPhoneNumber": "string",
+                         *           "messagesPerSecond": -9007199254740991,
                          *           "allowedOrigins": [
                          *             "string"
                          *           ],
@@ -7994,6 +8013,8 @@ export interface paths {
                                 id: string;
                                 /** @enum {string} */
                                 kind: "whatsapp_cloud" | "web_chat";
+                                /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                                messagesPerSecond?: number;
                                 name: string;
                                 /** @enum {string} */
                                 network?: "graph" | "sandbox";
@@ -13537,7 +13558,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                /** @description throughput_backlog_full: the channel's number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After) */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13553,7 +13574,15 @@ export interface paths {
                          *       }
                          *     }
                          */
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
                     };
                 };
                 /** @description the chat network rejected the message; its code in errorDetails.code */
@@ -13950,7 +13979,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                /** @description throughput_backlog_full: the channel's number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After) */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13966,7 +13995,15 @@ export interface paths {
                          *       }
                          *     }
                          */
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
                     };
                 };
                 /** @description the chat network rejected the message; its code in errorDetails.code */
@@ -14306,7 +14343,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                /** @description throughput_backlog_full: the channel's number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After) */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14322,7 +14359,15 @@ export interface paths {
                          *       }
                          *     }
                          */
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
                     };
                 };
                 /** @description the chat network rejected the message; its code in errorDetails.code */
@@ -19786,7 +19831,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description more than the per-key limit of template sends per minute (Retry-After, RateLimit headers) */
+                /** @description rate_limited: more than the per-key limit of template sends per minute (Retry-After, RateLimit headers); or throughput_backlog_full: the number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After) */
                 429: {
                     headers: {
                         [name: string]: unknown;
