@@ -380,15 +380,16 @@ async function measure(
 
 function print(title: string, rows: Row[], baseline: Row | undefined): void {
   console.log(`\n## ${title}\n`);
-  console.log('| run | sends/s | p50 ms | p99 ms | ratio | Redis cmds/send (of it upkeep) | fsyncs/send | network accepted / throttled | non-2xx | CPU s per 1,000 sends |');
+  console.log('| run | sends/s | p50 ms | p99 ms | ratio | Redis cmds/send (of it upkeep) | fsyncs/send | sent / 2xx / network accepted / throttled | non-2xx | CPU s per 1,000 sends |');
   console.log('|---|---:|---:|---:|---:|---:|---:|---|---|---|');
   for (const r of rows) {
     const rate = r.load.ok / r.load.seconds;
     const ratio = baseline ? (rate / (baseline.load.ok / baseline.load.seconds)).toFixed(2) : '';
+    const offered = r.load.sent + r.load.skipped;
     const non2xx = Object.entries(r.load.statuses).map(([k, v]) => `${k}×${v}`).concat(r.load.errors ? [`errors×${r.load.errors}`] : [], r.load.skipped ? [`not sent×${r.load.skipped}`] : []).join(' ') || '0';
     const cpu = Object.entries(r.cpuPer1000).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
     console.log(
-      `| ${r.name} | ${rate.toFixed(0)} | ${r.load.p50.toFixed(1)} | ${r.load.p99.toFixed(1)} | ${ratio} | ${r.redisPerSend === null || r.redisPerSend === 0 ? '—' : `${r.redisPerSend.toFixed(1)} (${r.redisUpkeepPerSend.toFixed(1)})`} | ${r.commitsPerSend === null ? '—' : r.commitsPerSend.toFixed(2)} | ${r.network.accepted} / ${r.network.throttled} | ${non2xx} | ${cpu} |`,
+      `| ${r.name} | ${rate.toFixed(0)} | ${r.load.p50.toFixed(1)} | ${r.load.p99.toFixed(1)} | ${ratio} | ${r.redisPerSend === null || r.redisPerSend === 0 ? '—' : `${r.redisPerSend.toFixed(1)} (${r.redisUpkeepPerSend.toFixed(1)})`} | ${r.commitsPerSend === null ? '—' : r.commitsPerSend.toFixed(2)} | ${offered} / ${r.load.ok} / ${r.network.accepted} / ${r.network.throttled} | ${non2xx} | ${cpu} |`,
     );
   }
 }
