@@ -169,7 +169,14 @@ export const configSchema = z.object({
   AUTH_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(50),
   /** Actors: partitions contacts hash to. Fixed for a deployment's lifetime (Redis keys are tagged with it). */
   ACTOR_PARTITIONS: z.coerce.number().int().min(1).max(4096).default(64),
-  /** Actors: partition lease (and node membership) time to live. A dead node's contacts move after about 1.25x this. */
+  /**
+   * Actors (clustered): how often each node checks that the other nodes are still connected to NATS.
+   * A node whose connection is gone (NATS answers "no responders" for it twice in a row) is evicted
+   * at once, without waiting for its lease: a killed node's contacts move within about 1 s. 0: off
+   * (a dead node's contacts then move when its lease runs out).
+   */
+  ACTOR_PROBE_MS: z.coerce.number().int().min(0).max(60_000).default(500),
+  /** Actors: partition lease (and node membership) time to live. A dead node's contacts move after about 1.25x this (sooner when ACTOR_PROBE_MS finds its NATS connection gone; a paused node waits for this). */
   ACTOR_LEASE_MS: z.coerce.number().int().min(200).max(120_000).default(5_000),
   /** Actors: unfinished commands one actor may hold; more are refused with 503 `mailbox_full`. */
   ACTOR_MAILBOX_SIZE: z.coerce.number().int().min(1).max(100_000).default(1_000),

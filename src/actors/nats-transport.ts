@@ -28,7 +28,7 @@ type Attempt = { kind: 'reply'; msg: Msg } | { kind: 'timeout' } | { kind: 'no_r
  */
 class ReplyInbox {
   private readonly prefix: string;
-  private readonly pending = new Map<string, { resolve: (a: Attempt) => void; timer: ReturnType<typeof setTimeout> }>();
+  private readonly pending = new Map<string, { subject: string; resolve: (a: Attempt) => void; timer: ReturnType<typeof setTimeout> }>();
   private readonly sub: Subscription;
   private seq = 0;
 
@@ -55,7 +55,7 @@ class ReplyInbox {
         this.pending.delete(id);
         resolve({ kind: 'timeout' });
       }, timeoutMs);
-      this.pending.set(id, { resolve, timer });
+      this.pending.set(id, { subject, resolve, timer });
       try {
         this.nc.publish(subject, payload, { reply: this.prefix + id });
       } catch (error) {
@@ -64,6 +64,16 @@ class ReplyInbox {
         resolve({ kind: 'failed', error });
       }
     });
+  }
+
+  /** Ends the waiting attempts to these subjects as if nobody had been there: their owner is gone, the sender retries at once. */
+  abandon(subjects: ReadonlySet<string>): void {
+    for (const [id, p] of this.pending) {
+      if (!subjects.has(p.subject)) continue;
+      this.pending.delete(id);
+      clearTimeout(p.timer);
+      p.resolve({ kind: 'no_responders' });
+    }
   }
 
   close(): void {
@@ -100,9 +110,31 @@ export class NatsActorTransport implements ActorTransport {
 
   private readonly inbox: ReplyInbox;
 
+  private readonly freedSub: Subscription;
+
   constructor(private readonly opts: NatsActorTransportOptions) {
     this.log = opts.log ?? silentLogger;
     this.inbox = new ReplyInbox(opts.nc);
+    // Requests waiting on an evicted node's partitions would wait out the attempt timeout; retry them now.
+    this.freedSub = opts.nc.subscribe(`${opts.prefix}.actors.freed`, {
+      callback: (_err, msg) => {
+        try {
+          const partitions = JSON.parse(dec.decode(msg.data)) as number[];
+          this.inbox.abandon(new Set(partitions.map((p) => this.subject(p))));
+        } catch (e) {
+          this.log.warn('malformed partitions-freed notice', { err: e });
+        }
+      },
+    });
+  }
+
+  /** Tells every node (this one too) that these partitions' owner was evicted: attempts waiting on it are retried at once. */
+  announceFreed(partitions: readonly number[]): void {
+    try {
+      this.opts.nc.publish(`${this.opts.prefix}.actors.freed`, enc.encode(JSON.stringify(partitions)));
+    } catch (e) {
+      this.log.warn('could not announce freed partitions', { err: e });
+    }
   }
 
   subject(partition: number): string {
@@ -111,6 +143,32 @@ export class NatsActorTransport implements ActorTransport {
 
   private get placementSubject(): string {
     return `${this.opts.prefix}.actors.placement`;
+  }
+
+  /** Where a node answers liveness probes (its id hex-encoded: any id makes one subject token). */
+  private aliveSubject(nodeId: string): string {
+    return `${this.opts.prefix}.actors.alive.${Buffer.from(nodeId).toString('hex')}`;
+  }
+
+  private aliveSub: Subscription | null = null;
+
+  async answerProbes(nodeId: string): Promise<void> {
+    if (this.aliveSub !== null) return;
+    const yes = enc.encode('1');
+    this.aliveSub = this.opts.nc.subscribe(this.aliveSubject(nodeId), { callback: (_err, msg) => void msg.respond(yes) });
+    await this.opts.nc.flush();
+  }
+
+  /**
+   * `gone` only when NATS itself says nobody subscribes to the node's probe
+   * subject: the server drops a connection's subscriptions when the
+   * connection closes (a killed process's socket is closed by its kernel).
+   * A slow or paused node still has its subscription: its probe times out
+   * (`unknown`), it is never reported gone.
+   */
+  async probe(nodeId: string, timeoutMs: number): Promise<'alive' | 'gone' | 'unknown'> {
+    const a = await this.inbox.attempt(this.aliveSubject(nodeId), new Uint8Array(0), timeoutMs);
+    return a.kind === 'reply' ? 'alive' : a.kind === 'no_responders' ? 'gone' : 'unknown';
   }
 
   async send(envelope: Envelope, timeoutMs: number): Promise<unknown> {
@@ -203,6 +261,9 @@ export class NatsActorTransport implements ActorTransport {
     await Promise.all([...this.subs.keys()].map((p) => this.unlisten(p)));
     this.placementSub?.unsubscribe();
     this.placementSub = null;
+    this.aliveSub?.unsubscribe();
+    this.aliveSub = null;
+    this.freedSub.unsubscribe();
     this.inbox.close();
   }
 }

@@ -14,6 +14,12 @@ export interface PartitionListener {
   unlisten(partition: number): Promise<void>;
   announcePlacementChange(): void;
   onPlacementChange(cb: () => void): void;
+  /** Starts answering other nodes' liveness probes (before joining). Absent: no fast failure detection. */
+  answerProbes?(nodeId: string): Promise<void>;
+  /** Whether `nodeId` is still connected: `gone` only on the messaging system's own word that it is not. */
+  probe?(nodeId: string, timeoutMs: number): Promise<'alive' | 'gone' | 'unknown'>;
+  /** Tells every node that an evicted node's partitions are free: requests waiting on it go again at once. */
+  announceFreed?(partitions: readonly number[]): void;
 }
 
 export interface PartitionCoordinatorOptions {
@@ -21,6 +27,8 @@ export interface PartitionCoordinatorOptions {
   partitions: number;
   /** Lease (and membership) time to live. A dead node's partitions move after at most about this long. */
   leaseMs: number;
+  /** How often the other members are probed (0: never; a dead node's partitions then wait for its lease). */
+  probeMs?: number;
   leases: PartitionLeaseStore;
   host: ActorHost;
   listener: PartitionListener;
@@ -52,6 +60,11 @@ const SAFETY = 0.8;
  * - gives up at once a partition whose renewal failed or whose lease it can
  *   no longer vouch for; its waiting commands fail with a retryable error.
  *
+ * Between ticks (every `probeMs`) it probes the other members, and evicts one
+ * whose NATS connection is gone (see `probeMembers`): a killed node's
+ * partitions move within about two probe intervals instead of a lease. A
+ * node that is only slow or paused is never evicted by a probe.
+ *
  * Safety does not rest on any of this timing: every state write carries the
  * lease's epoch and the store refuses it once a new owner took the partition.
  */
@@ -67,6 +80,9 @@ export class PartitionCoordinator implements PartitionOwnership {
   /** `performance.now()` of the last membership heartbeat that succeeded. */
   private lastHeartbeat = -Infinity;
   private readonly tickMs: number;
+  private probeTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Members that answered a probe at least once (only those can be found gone), and their consecutive `gone` answers. */
+  private readonly probed = new Map<string, number>();
 
   constructor(private readonly opts: PartitionCoordinatorOptions) {
     this.log = opts.log ?? silentLogger;
@@ -97,10 +113,57 @@ export class PartitionCoordinator implements PartitionOwnership {
 
   /** Joins and takes the partitions that are free for it; resolves after the first tick. */
   async start(): Promise<void> {
+    const { listener, probeMs = 0, nodeId } = this.opts;
+    // Answering before joining: a member without an answer is never taken for dead.
+    if (probeMs > 0 && listener.answerProbes !== undefined) await listener.answerProbes(nodeId);
     await this.tick();
-    this.opts.listener.announcePlacementChange();
+    listener.announcePlacementChange();
     this.schedule();
+    if (probeMs > 0 && listener.probe !== undefined) this.scheduleProbe(probeMs);
   }
+
+  private scheduleProbe(probeMs: number): void {
+    if (this.stopped) return;
+    this.probeTimer = setTimeout(() => {
+      void this.probeMembers(probeMs)
+        .catch((e: unknown) => this.log.warn('member probe failed', { err: e }))
+        .finally(() => this.scheduleProbe(probeMs));
+    }, probeMs);
+    this.probeTimer.unref();
+  }
+
+  /**
+   * Probes every other member. One that answered before and is now reported
+   * gone twice in a row (a probe interval apart, so a reconnect shorter than
+   * that is forgiven) is evicted: out of the membership, its leases freed and
+   * fenced, and every node told to tick. If it was alive after all (its
+   * connection came back), it only lost its partitions: its writes are
+   * fenced, and it rejoins at its next heartbeat.
+   */
+  private async probeMembers(probeMs: number): Promise<void> {
+    const { listener, nodeId, leases, partitions } = this.opts;
+    const others = this.members.filter((m) => m !== nodeId);
+    for (const m of this.probed.keys()) if (!others.includes(m)) this.probed.delete(m);
+    const answers = await Promise.all(others.map(async (m) => [m, await listener.probe!(m, probeMs)] as const));
+    for (const [m, answer] of answers) {
+      if (answer === 'alive') this.probed.set(m, 0);
+      if (answer !== 'gone' || !this.probed.has(m)) continue;
+      const misses = this.probed.get(m)! + 1;
+      this.probed.set(m, misses);
+      if (misses < 2 || this.stopped) continue;
+      this.probed.delete(m);
+      const freed = await leases.evict(m, Array.from({ length: partitions }, (_, p) => p));
+      this.members = this.members.filter((x) => x !== m);
+      this.log.warn('member evicted: its NATS connection is gone', { member: m, partitionsFreed: freed.length });
+      this.onEvict?.(m);
+      if (freed.length > 0) listener.announceFreed?.(freed);
+      listener.announcePlacementChange();
+      void this.tickSoon();
+    }
+  }
+
+  /** Test and metrics hook: called with each member this node evicted. */
+  onEvict?: (member: string) => void;
 
   /** Runs a tick now (after the running one, if any). Resolves when it is done. */
   tickSoon(): Promise<void> {
@@ -247,6 +310,7 @@ export class PartitionCoordinator implements PartitionOwnership {
     if (this.stopped) return;
     this.stopped = true;
     if (this.timer !== null) clearTimeout(this.timer);
+    if (this.probeTimer !== null) clearTimeout(this.probeTimer);
     while (this.ticking !== null) await this.ticking;
     await Promise.all([...this.owned.keys()].map((p) => this.drain(p)));
     await Promise.all([...this.drains.values()]);

@@ -23,6 +23,8 @@ export interface ActorSystemSettings {
   askTimeoutMs: number;
   /** One network attempt's wait (clustered mode). */
   attemptTimeoutMs: number;
+  /** How often the other nodes' NATS connections are checked (clustered mode); 0 or unset: never, a dead node waits out its lease. */
+  probeMs?: number;
 }
 
 export interface ActorSystemDeps {
@@ -70,6 +72,7 @@ export class ActorSystem {
       nodeId: settings.nodeId,
       partitions: settings.partitions,
       leaseMs: settings.leaseMs,
+      probeMs: settings.probeMs ?? 0,
       leases: deps.store,
       host: this.host,
       listener: this.transport,
@@ -144,6 +147,8 @@ function registerGauges(metrics: MetricsRegistry, system: ActorSystem): void {
   metrics.gauge('switchboard_actor_mailbox_depth_max', 'Commands waiting in the fullest mailbox of this node.', () => system.host.stats().maxMailboxDepth);
   metrics.gauge('switchboard_actor_partitions_owned', 'Partitions this node owns.', () => system.coordinator.ownedPartitions().length);
   metrics.gauge('switchboard_actor_cluster_members', 'Live nodes seen at the last placement tick.', () => system.coordinator.liveMembers().length);
+  const evicted = metrics.counter('switchboard_actor_members_evicted_total', 'Nodes this node evicted because their NATS connection was gone (before their lease ran out).');
+  system.coordinator.onEvict = () => evicted.inc();
 }
 
 /** Embedded mode: one node, in-process delivery, state in the embedded store. */
@@ -171,5 +176,6 @@ export function actorSettingsFromConfig(cfg: Config): ActorSystemSettings {
     idleMs: cfg.ACTOR_IDLE_MS,
     askTimeoutMs: cfg.ACTOR_ASK_TIMEOUT_MS,
     attemptTimeoutMs: cfg.ACTOR_ATTEMPT_TIMEOUT_MS,
+    probeMs: cfg.ACTOR_PROBE_MS,
   };
 }

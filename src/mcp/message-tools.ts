@@ -43,6 +43,15 @@ const RULES =
   'Free-form messages are only allowed within 24 hours of the customer\'s last message; outside that window the tool fails and an approved template must be sent instead with send_template_message. ' +
   'They are also refused while a human agent has the conversation (after request_handover). Needs the API key scope message:send.';
 
+/** A send's arguments: the message's own fields, addressed by channel and phone or by contact, and an optional idempotency key. */
+function addressedSend<M extends z.ZodRawShape>(message: M) {
+  return z
+    .object({ channelId, to, audienceExternalId, ...message, idempotencyKey })
+    .strict()
+    .superRefine((v, ctx) => oneAddress(v as Parameters<typeof oneAddress>[0], ctx))
+    .meta(ONE_ADDRESS);
+}
+
 const sendAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
 
 export function textTool(messaging: MessagingService): ToolDef {
@@ -51,22 +60,14 @@ export function textTool(messaging: MessagingService): ToolDef {
     title: 'Send a text message',
     description: 'Send a plain text message to a customer on the chat network (WhatsApp). ' + RULES,
     scopes: ['message:send'],
-    input: z
-      .object({
-        channelId,
-        to,
-        audienceExternalId,
-        text: z
-          .object({
-            body: textSendSchema.shape.text.shape.body.describe('The text, up to 4096 characters.'),
-            previewUrl: textSendSchema.shape.text.shape.previewUrl.describe('Show a preview of the first link in the text.'),
-          })
-          .describe('The message.'),
-        idempotencyKey,
-      })
-      .strict()
-      .superRefine(oneAddress)
-      .meta(ONE_ADDRESS),
+    input: addressedSend({
+      text: z
+        .object({
+          body: textSendSchema.shape.text.shape.body.describe('The text, up to 4096 characters.'),
+          previewUrl: textSendSchema.shape.text.shape.previewUrl.describe('Show a preview of the first link in the text.'),
+        })
+        .describe('The message.'),
+    }),
     output: sendResult,
     annotations: sendAnnotations,
     run: async (ctx, { idempotencyKey: key, ...req }) => {
@@ -118,17 +119,9 @@ export function buttonsTool(messaging: MessagingService): ToolDef {
       'A tap comes back as an inbound message carrying the button id. ' +
       RULES,
     scopes: ['message:send'],
-    input: z
-      .object({
-        channelId,
-        to,
-        audienceExternalId,
-        interactive: buttonsInteractive,
-        idempotencyKey,
-      })
-      .strict()
-      .superRefine(oneAddress)
-      .meta(ONE_ADDRESS),
+    input: addressedSend({
+      interactive: buttonsInteractive,
+    }),
     output: sendResult,
     annotations: sendAnnotations,
     run: async (ctx, { idempotencyKey: key, ...req }) => {
@@ -176,17 +169,9 @@ export function mediaTool(messaging: MessagingService): ToolDef {
     title: 'Send an image, video, audio, document or sticker',
     description: 'Send a media message to a customer: an image, video, audio file, document (e.g. an invoice PDF) or sticker, by public https link or chat-network media id. ' + RULES,
     scopes: ['message:send'],
-    input: z
-      .object({
-        channelId,
-        to,
-        audienceExternalId,
-        media: mediaInput,
-        idempotencyKey,
-      })
-      .strict()
-      .superRefine(oneAddress)
-      .meta(ONE_ADDRESS),
+    input: addressedSend({
+      media: mediaInput,
+    }),
     output: sendResult,
     annotations: sendAnnotations,
     run: async (ctx, { idempotencyKey: key, ...req }) => {
@@ -211,20 +196,12 @@ export function templateTool(messaging: MessagingService): ToolDef {
       'It costs credits by template category. Fill every variable the template expects: body parameters are {"type": "text", "text": "..."} in order. ' +
       'Address the customer with audienceExternalId, or with channelId and to; list_channels names the channels. Needs the API key scope message:send.',
     scopes: ['message:send'],
-    input: z
-      .object({
-        channelId,
-        to,
-        audienceExternalId,
-        template: template.describe(
-          'The template: `name` (e.g. "order_update"), `language` {"code": "en_US", "policy": "deterministic"} and `components`, e.g. ' +
-            '[{"type": "body", "parameters": [{"type": "text", "text": "Ann"}]}] with one parameter per variable.',
-        ),
-        idempotencyKey,
-      })
-      .strict()
-      .superRefine(oneAddress)
-      .meta(ONE_ADDRESS),
+    input: addressedSend({
+      template: template.describe(
+        'The template: `name` (e.g. "order_update"), `language` {"code": "en_US", "policy": "deterministic"} and `components`, e.g. ' +
+          '[{"type": "body", "parameters": [{"type": "text", "text": "Ann"}]}] with one parameter per variable.',
+      ),
+    }),
     output: templateResult,
     annotations: sendAnnotations,
     run: async (ctx, { idempotencyKey: key, ...req }) => messaging.sendTemplate(ctx.principal, req, key),

@@ -110,5 +110,23 @@ export function runActorStoreContract(name: string, create: () => Promise<ActorS
       await s.leave(b);
       expect(await s.heartbeat(a, 10_000)).not.toContain(b);
     });
+
+    it('evicts a node found dead: out of the membership, its leases freed with their epochs bumped, nobody else touched', async () => {
+      const s = await create();
+      const dead = `d-${fresh()}`;
+      const other = `o-${fresh()}`;
+      const [p1, p2, p3] = [fresh(), fresh(), fresh()];
+      await s.heartbeat(dead, 60_000);
+      const e1 = (await s.acquire(p1, dead, 60_000))!;
+      await s.acquire(p2, dead, 60_000);
+      const e3 = (await s.acquire(p3, other, 60_000))!;
+      expect(await s.evict(dead, [p1, p2, p3])).toEqual([p1, p2]);
+      expect(await s.heartbeat(other, 60_000)).not.toContain(dead);
+      expect(await s.holder(p1)).toBeNull();
+      await expect(s.save(ref('x', p1), 1, { partition: p1, epoch: e1 })).rejects.toBeInstanceOf(FencedWriteError);
+      expect(await s.acquire(p1, other, 60_000)).toBeGreaterThan(e1 + 1);
+      expect(await s.holder(p3)).toEqual({ nodeId: other, epoch: e3 });
+      expect(await s.evict(dead, [p1, p2, p3])).toEqual([]);
+    });
   });
 }

@@ -5,8 +5,8 @@ import { InProcessEphemeralBus, PresenceBoard, type EphemeralFrame } from '../..
 function cluster() {
   const bus = new InProcessEphemeralBus();
   let now = 1_000_000;
-  const heard: Record<string, EphemeralFrame[]> = { a: [], b: [], c: [] };
-  const board = (name: string) => new PresenceBoard(bus, (_org, f) => heard[name]!.push(f), 1_000, () => now);
+  const heard: Record<'a' | 'b' | 'c', EphemeralFrame[]> = { a: [], b: [], c: [] };
+  const board = (name: 'a' | 'b' | 'c') => new PresenceBoard(bus, (_org, f) => heard[name].push(f), 1_000, () => now);
   return { boards: { a: board('a'), b: board('b'), c: board('c') }, heard, advance: (ms: number) => (now += ms) };
 }
 

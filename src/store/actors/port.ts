@@ -47,6 +47,11 @@ export interface LeaseHolder {
  *   time), never by the nodes' clocks.
  * - `heartbeat` keeps `nodeId` a member for `ttlMs` and returns every live
  *   member, sorted.
+ * - `evict` is what a survivor does for a node found dead before its lease
+ *   ran out: the node leaves the membership, and each of the given
+ *   partitions whose lease it holds (any epoch) is freed and its epoch bumped,
+ *   as if it had released them; so the node's fence is dead at once even if
+ *   it was alive after all. Returns the partitions freed.
  */
 export interface PartitionLeaseStore {
   acquire(partition: number, nodeId: string, ttlMs: number): Promise<number | null>;
@@ -55,4 +60,5 @@ export interface PartitionLeaseStore {
   holder(partition: number): Promise<LeaseHolder | null>;
   heartbeat(nodeId: string, ttlMs: number): Promise<string[]>;
   leave(nodeId: string): Promise<void>;
+  evict(nodeId: string, partitions: readonly number[]): Promise<number[]>;
 }

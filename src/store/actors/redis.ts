@@ -62,6 +62,14 @@ return redis.call('ZRANGE', KEYS[1], 0, -1)`);
 
 const LEAVE = new Script(`return redis.call('ZREM', KEYS[1], ARGV[1])`);
 
+// KEYS[1] lease, KEYS[2] epoch; ARGV[1] "node|". Frees the lease only if that node holds it, whatever the epoch.
+const BREAK = new Script(`
+local v = redis.call('GET', KEYS[1])
+if not v or string.sub(v, 1, string.len(ARGV[1])) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('INCR', KEYS[2])
+return 1`);
+
 /**
  * Actor state and partition leases in Redis.
  *
@@ -134,5 +142,12 @@ export class RedisActorStore implements ActorStateStore, PartitionLeaseStore {
 
   async leave(nodeId: string): Promise<void> {
     await LEAVE.run(this.client, [this.membersKey], [nodeId]);
+  }
+
+  /** One script per partition (each is its own hash slot), after the membership: no new lease goes to the node meanwhile. */
+  async evict(nodeId: string, partitions: readonly number[]): Promise<number[]> {
+    await LEAVE.run(this.client, [this.membersKey], [nodeId]);
+    const freed = await Promise.all(partitions.map(async (p) => Number(await BREAK.run(this.client, [this.leaseKey(p), this.epochKey(p)], [`${nodeId}|`])) === 1));
+    return partitions.filter((_, i) => freed[i]);
   }
 }

@@ -83,4 +83,17 @@ export class SqliteActorStore implements ActorStateStore, PartitionLeaseStore {
     this.members.delete(nodeId);
     return Promise.resolve();
   }
+
+  async evict(nodeId: string, partitions: readonly number[]): Promise<number[]> {
+    this.members.delete(nodeId);
+    const freed: number[] = [];
+    for (const p of partitions) {
+      const l = this.live(p);
+      if (l === undefined || l.nodeId !== nodeId) continue;
+      this.leases.delete(p);
+      await this.db.put(EPOCHS, String(p), this.epochOf(p) + 1);
+      freed.push(p);
+    }
+    return freed;
+  }
 }

@@ -1,0 +1,109 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startNats, startRedis, type ServerProcess } from '../harness/servers.js';
+import { waitFor } from './cluster-helpers.js';
+
+/**
+ * Failure detection without waiting for the lease: three node processes with
+ * a 60 s lease and liveness probes every 200 ms. A SIGKILLed node's
+ * partitions move although its lease is far from expired (only the probes
+ * can explain it); a SIGSTOPped node keeps its NATS connection, so it is
+ * never taken for dead: it keeps every partition. No timing is asserted
+ * beyond "before the lease could have expired".
+ */
+
+const PARTITIONS = 16;
+const PREFIX = 'fo';
+
+interface Node {
+  id: string;
+  port: number;
+  proc: ChildProcess;
+  output: string;
+}
+
+let redis: ServerProcess;
+let nats: ServerProcess;
+const nodes: Node[] = [];
+
+async function startNode(id: string): Promise<Node> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'test/actors/cluster/node.ts'], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      NATS_URL: nats.url,
+      REDIS_URL: redis.url,
+      NODE_ID: id,
+      KEY_PREFIX: PREFIX,
+      ACTOR_PARTITIONS: String(PARTITIONS),
+      ACTOR_LEASE_MS: '60000',
+      ACTOR_PROBE_MS: '200',
+      LOG_LEVEL: 'info',
+      TEST_HTTP_PORT: String(port),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const node: Node = { id, port, proc, output: '' };
+  proc.stderr!.on('data', (d: Buffer) => (node.output = (node.output + d.toString()).slice(-50_000)));
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${id} did not start:\n${node.output}`)), 60_000);
+    proc.stdout!.on('data', (d: Buffer) => {
+      if (d.toString().includes('READY')) {
+        clearTimeout(t);
+        resolve();
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`${id} exited with ${code}:\n${node.output}`)));
+  });
+  return node;
+}
+
+async function owned(n: Node): Promise<number[]> {
+  const r = await fetch(`http://127.0.0.1:${n.port}/stats`, { signal: AbortSignal.timeout(5_000) });
+  return ((await r.json()) as { owned: number[] }).owned;
+}
+
+async function settled(live: Node[]): Promise<boolean> {
+  const all = (await Promise.all(live.map(owned))).flat();
+  return all.length === PARTITIONS && new Set(all).size === PARTITIONS;
+}
+
+describe('a dead node is found by its NATS connection, a paused one is not', () => {
+  beforeAll(async () => {
+    [redis, nats] = await Promise.all([startRedis(), startNats()]);
+    for (const id of ['f1', 'f2', 'f3']) nodes.push(await startNode(id));
+    await waitFor(() => settled(nodes), 30_000, 'partitions spread over three nodes');
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const n of nodes) {
+      n.proc.kill('SIGCONT');
+      n.proc.kill('SIGKILL');
+    }
+    await Promise.all([redis?.stop(), nats?.stop()]);
+  });
+
+  it('does not take a paused node (connection still open) for dead: it keeps its partitions', async () => {
+    const [a, b, c] = nodes as [Node, Node, Node];
+    const before = await owned(c);
+    expect(before.length).toBeGreaterThan(0);
+    c.proc.kill('SIGSTOP');
+    // About 15 probe rounds while it cannot answer.
+    await new Promise((r) => setTimeout(r, 3_000));
+    const others = [...(await owned(a)), ...(await owned(b))];
+    c.proc.kill('SIGCONT');
+    expect(others.filter((p) => before.includes(p))).toEqual([]);
+    await waitFor(async () => (await owned(c)).length === before.length, 10_000, 'the resumed node answering');
+    expect(await owned(c)).toEqual(before);
+    expect(a.output + b.output).not.toContain('member evicted');
+  });
+
+  it('moves a SIGKILLed node\'s partitions long before its 60 s lease could expire', async () => {
+    const [a, b, c] = nodes as [Node, Node, Node];
+    expect((await owned(c)).length).toBeGreaterThan(0);
+    c.proc.kill('SIGKILL');
+    await waitFor(() => settled([a, b]), 30_000, 'the survivors owning every partition');
+    expect(a.output + b.output).toContain('member evicted');
+  }, 60_000);
+});
