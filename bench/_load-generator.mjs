@@ -80,10 +80,11 @@ if (w.rate === undefined) {
   let outstanding = 0;
   const inFlight = new Set();
   let i = 0;
-  while (performance.now() < end) {
+  const total = Math.floor(w.rate * w.seconds);
+  while (i < total) {
     const now = performance.now();
     // Everything due by now goes out (timers are coarse: several per tick at high rates).
-    while (start + i * interval <= now) {
+    while (i < total && start + i * interval <= now) {
       const due = start + i * interval;
       if (outstanding >= (w.maxOutstanding ?? 5000)) {
         skipped++;

@@ -71,21 +71,21 @@ export class NetworkWebhookReceiver {
       return { received: 0, applied: 0, duplicates: 0, skipped: [parsed.reason] };
     }
     const skipped = [...parsed.value.skipped];
-    const groups = new Map<string, { channel: WhatsAppChannel; events: NetworkEvent[] }>();
+    const groups = new Map<string, { channel: WhatsAppChannel; events: { ev: NetworkEvent; messageRecordId?: string }[] }>();
     for (const ev of parsed.value.events) {
       const target = await this.channelFor(channel, ev.phoneNumberId);
       if (target === null) {
         skipped.push(`${ev.kind} ${ev.networkMessageId}: phone number ${ev.phoneNumberId} is not a channel of this app`);
         continue;
       }
-      const aeid = await this.audienceOf(target, ev);
-      if (aeid === null) {
+      const found = await this.audienceOf(target, ev);
+      if (found === null) {
         skipped.push(`status ${ev.networkMessageId}: no recipient and no such message`);
         continue;
       }
-      const g = groups.get(aeid) ?? { channel: target, events: [] };
-      g.events.push(ev);
-      groups.set(aeid, g);
+      const g = groups.get(found.aeid) ?? { channel: target, events: [] };
+      g.events.push({ ev, messageRecordId: found.messageRecordId });
+      groups.set(found.aeid, g);
     }
     let applied = 0;
     let duplicates = 0;
@@ -94,13 +94,14 @@ export class NetworkWebhookReceiver {
       [...groups].map(async ([aeid, g]) => {
         // No idempotency key of our own: the handlers recognise a redelivery by
         // the network's ids and the stored state, and say so in their reply.
-        for (const ev of g.events) {
+        for (const { ev, messageRecordId } of g.events) {
           if (ev.kind === 'message') {
             const r = await this.d.conversations.ask(g.channel.organizationId, aeid, { kind: 'network.inbound', channelId: g.channel.id, event: ev });
             if (r.duplicate) duplicates++;
             else applied++;
           } else {
-            const r = await this.d.conversations.ask(g.channel.organizationId, aeid, { kind: 'network.status', channelId: g.channel.id, event: ev });
+            // The stored message found here goes along, so the actor reads it once instead of looking it up again.
+            const r = await this.d.conversations.ask(g.channel.organizationId, aeid, { kind: 'network.status', channelId: g.channel.id, event: ev, ...(messageRecordId === undefined ? {} : { messageRecordId }) });
             if (r.applied) applied++;
             else duplicates++;
           }
@@ -128,11 +129,11 @@ export class NetworkWebhookReceiver {
     return safeEqual(other.credentials.appSecret, receiving.credentials.appSecret) ? other : null;
   }
 
-  private async audienceOf(channel: WhatsAppChannel, ev: NetworkEvent): Promise<string | null> {
-    if (ev.kind === 'message') return `${ev.from}:${channel.phoneNumberId}`;
+  private async audienceOf(channel: WhatsAppChannel, ev: NetworkEvent): Promise<{ aeid: string; messageRecordId?: string } | null> {
+    if (ev.kind === 'message') return { aeid: `${ev.from}:${channel.phoneNumberId}` };
     // The message names its contact exactly; the recipient id is the fallback (a send still being recorded).
     const m = await this.d.messages.getByNetworkId(channel.organizationId, ev.networkMessageId);
-    if (m !== null) return m.audienceExternalId;
-    return ev.recipientId ? `${ev.recipientId}:${channel.phoneNumberId}` : null;
+    if (m !== null) return { aeid: m.audienceExternalId, messageRecordId: m._id };
+    return ev.recipientId ? { aeid: `${ev.recipientId}:${channel.phoneNumberId}` } : null;
   }
 }

@@ -74,7 +74,13 @@ export const messagingCommandSchema = z.discriminatedUnion('kind', [
     sendKey: z.string().min(1).optional(),
   }),
   z.object({ kind: z.literal('network.inbound'), channelId: z.string().min(1), event: z.custom<InboundMessageEvent>((v) => typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'message') }),
-  z.object({ kind: z.literal('network.status'), channelId: z.string().min(1), event: z.custom<StatusEvent>((v) => typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'status') }),
+  z.object({
+    kind: z.literal('network.status'),
+    channelId: z.string().min(1),
+    event: z.custom<StatusEvent>((v) => typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'status'),
+    /** The stored message's `_id` as the webhook receiver found it: a hint that saves a lookup, checked against the network's id. */
+    messageRecordId: z.string().min(1).optional(),
+  }),
 ]);
 export type MessagingCommand = z.infer<typeof messagingCommandSchema>;
 
@@ -267,16 +273,17 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         // Stored before the actor's own write (unlike inbound messages and statuses): the message has
         // left, and its status webhooks must find it even if this run stops here. The contact (first
         // send only) and the message are independent writes: side by side, both durable before the commit.
-        const [, appended] = await bothSettled(ensureContact(deps, base, ctx, null), deps.messages.append(message));
+        const [contactId, appended] = await bothSettled(ensureContact(deps, base, ctx, null), deps.messages.append(message));
         // One answer per key: a copy stored first under the key's record (a former owner's, late) is the answer.
         const stored = appended ? message : ((await deps.messages.get(s.organizationId, messageRecordId)) ?? message);
-        return finish(base, stored, stored === message ? session : undefined);
+        return finish(base, stored, stored === message ? session : undefined, contactId);
       };
 
       /** The reply, state and events of a send whose message is stored, with the statuses reported before it was. */
-      const finish = async (base: ConversationState, stored: SessionMessage, session?: Session) => {
+      const finish = async (base: ConversationState, stored: SessionMessage, session?: Session, knownContactId?: string) => {
         const applied = await applyParked(base, stored, ctx);
-        const contactId = await ensureContact(deps, applied.state, ctx, null);
+        // The contact this run already made sure of is not written a second time.
+        const contactId = knownContactId ?? (await ensureContact(deps, applied.state, ctx, null));
         const next = { ...applied.state, contactId, session: session ?? sessionOf(applied.state, stored) };
         return withEvents(sentOutcome(s, cmd, ctx, next, stored), applied.events);
       };
@@ -441,7 +448,8 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       const e = cmd.event;
       const drained = await drainParked(s0, ctx);
       const s = drained.state;
-      const m = await deps.messages.getByNetworkId(s.organizationId, e.networkMessageId);
+      const hinted = cmd.messageRecordId === undefined ? null : await deps.messages.get(s.organizationId, cmd.messageRecordId);
+      const m = hinted !== null && hinted.messageId === e.networkMessageId ? hinted : await deps.messages.getByNetworkId(s.organizationId, e.networkMessageId);
       if (m === null) {
         // Reported before its message is stored (a copy whose sender stopped or paused before storing it):
         // kept, fenced, and applied once it is stored. If this write fails the receiver answers 503 and

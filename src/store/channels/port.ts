@@ -101,6 +101,11 @@ export function openChannel(s: StoredChannel, maybeBox: SecretBox | null): Chann
  * Methods taking an organization id never return another organization's
  * channel. `getGlobal` and `getByPhoneNumberId` are for the network webhook
  * receiver, which learns the organization from the channel.
+ *
+ * Reads (`get`, `getGlobal`, `getByPhoneNumberId`) see a change made through
+ * the same repo at once; the Redis adapter may serve a change made on another
+ * node up to a second late (every send and status webhook reads its channel,
+ * so each node keeps a read for a second). A new channel is seen at once.
  */
 export interface ChannelRepo {
   /** Fails with 409 `phone_number_in_use` when another channel has the phone number id. */

@@ -34,6 +34,8 @@ return 1
 `);
 
 const MAX_CLAIM_ATTEMPTS = 10;
+/** How long a channel read stays good for the hot paths (a change on another node shows within it). */
+const FRESH_MS = 1_000;
 
 export function createRedisChannelRepo(redis: RedisClient, prefix: string, box: SecretBox | null): ChannelRepo {
   const channelKey = (id: string) => `${prefix}:channel:${id}`;
@@ -60,9 +62,29 @@ export function createRedisChannelRepo(redis: RedisClient, prefix: string, box: 
     }
     throw conflict('phone_number_in_use', 'the phone number id is being claimed by others; try again');
   };
+  // Every send reads its channel twice (the API, then the contact's actor) and every status
+  // webhook once: a channel read in the last FRESH_MS is taken from memory. A change made on this
+  // node is seen at once (dropped below); one made on another node within FRESH_MS. A missing
+  // channel is never remembered, so a new one is found at once.
+  const fresh = new Map<string, { channel: Channel; at: number }>();
+  const freshPhones = new Map<string, { id: string; at: number }>();
   const read = async (id: string): Promise<Channel | null> => {
+    const hit = fresh.get(id);
+    const now = performance.now();
+    if (hit !== undefined && now - hit.at < FRESH_MS) return hit.channel;
     const raw = await redis.get(channelKey(id));
-    return raw === null ? null : open(raw);
+    if (raw === null) {
+      fresh.delete(id);
+      return null;
+    }
+    const channel = open(raw);
+    if (fresh.size >= 1000) fresh.clear();
+    fresh.set(id, { channel, at: now });
+    return channel;
+  };
+  const forget = (id: string) => {
+    fresh.delete(id);
+    freshPhones.clear();
   };
   return {
     async create(channel) {
@@ -80,7 +102,16 @@ export function createRedisChannelRepo(redis: RedisClient, prefix: string, box: 
     },
     getGlobal: read,
     async getByPhoneNumberId(phoneNumberId) {
-      const id = await redis.get(phoneKey(phoneNumberId));
+      const hit = freshPhones.get(phoneNumberId);
+      let id: string | null;
+      if (hit !== undefined && performance.now() - hit.at < FRESH_MS) id = hit.id;
+      else {
+        id = await redis.get(phoneKey(phoneNumberId));
+        if (id !== null) {
+          if (freshPhones.size >= 1000) freshPhones.clear();
+          freshPhones.set(phoneNumberId, { id, at: performance.now() });
+        }
+      }
       const c = id === null ? null : await read(id);
       return c?.kind === 'whatsapp_cloud' ? (c as WhatsAppChannel) : null;
     },
@@ -96,12 +127,16 @@ export function createRedisChannelRepo(redis: RedisClient, prefix: string, box: 
     async update(channel) {
       const cur = await read(channel.id);
       if (cur === null || cur.organizationId !== channel.organizationId || cur.kind !== channel.kind) return;
+      forget(channel.id);
       await redis.set(channelKey(channel.id), JSON.stringify(sealChannel(channel, box)), { XX: true });
+      forget(channel.id);
     },
     async delete(organizationId, id) {
       const cur = await read(id);
       if (cur === null || cur.organizationId !== organizationId) return false;
+      forget(id);
       await redis.del(channelKey(id));
+      forget(id);
       if (cur.kind === 'whatsapp_cloud') await releasePhoneScript.run(redis, [phoneKey(cur.phoneNumberId)], [id]);
       await redis.zRem(listKey(organizationId), id);
       return true;
