@@ -86,6 +86,14 @@ class ReplyInbox {
   }
 }
 
+/**
+ * After this node's own NATS connection dropped or came back, its probes say
+ * nothing for this long: the other nodes are reconnecting too (a NATS server
+ * restart drops everyone; nats.js waits about 2 s between attempts), and one
+ * that is back a little later than us is not dead.
+ */
+const PROBE_QUIET_AFTER_RECONNECT_MS = 5_000;
+
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
@@ -111,6 +119,8 @@ export class NatsActorTransport implements ActorTransport {
   private readonly inbox: ReplyInbox;
 
   private readonly freedSub: Subscription;
+  /** `performance.now()` before which probes answer `unknown` (see PROBE_QUIET_AFTER_RECONNECT_MS). */
+  private probesQuietUntil = 0;
 
   constructor(private readonly opts: NatsActorTransportOptions) {
     this.log = opts.log ?? silentLogger;
@@ -126,6 +136,11 @@ export class NatsActorTransport implements ActorTransport {
         }
       },
     });
+    void (async () => {
+      for await (const s of opts.nc.status()) {
+        if (s.type === 'disconnect' || s.type === 'reconnecting' || s.type === 'reconnect') this.probesQuietUntil = performance.now() + PROBE_QUIET_AFTER_RECONNECT_MS;
+      }
+    })().catch(() => {});
   }
 
   /** Tells every node (this one too) that these partitions' owner was evicted: attempts waiting on it are retried at once. */
@@ -167,8 +182,11 @@ export class NatsActorTransport implements ActorTransport {
    * (`unknown`), it is never reported gone.
    */
   async probe(nodeId: string, timeoutMs: number): Promise<'alive' | 'gone' | 'unknown'> {
+    if (performance.now() < this.probesQuietUntil) return 'unknown';
     const a = await this.inbox.attempt(this.aliveSubject(nodeId), new Uint8Array(0), timeoutMs);
-    return a.kind === 'reply' ? 'alive' : a.kind === 'no_responders' ? 'gone' : 'unknown';
+    if (a.kind === 'reply') return 'alive';
+    // Our own connection may have dropped while the probe was out.
+    return a.kind === 'no_responders' && performance.now() >= this.probesQuietUntil ? 'gone' : 'unknown';
   }
 
   async send(envelope: Envelope, timeoutMs: number): Promise<unknown> {

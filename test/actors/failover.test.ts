@@ -99,6 +99,15 @@ describe('a dead node is found by its NATS connection, a paused one is not', () 
     expect(a.output + b.output).not.toContain('member evicted');
   });
 
+  it('takes nobody for dead across a nats-server restart (every node reconnects, not all at once)', async () => {
+    const before = await Promise.all(nodes.map(owned));
+    await nats.restart();
+    // Reconnects (nats.js waits about 2 s between attempts), then many probe rounds.
+    await new Promise((r) => setTimeout(r, 8_000));
+    await waitFor(async () => (await Promise.all(nodes.map(owned))).every((o, i) => o.join() === before[i]!.join()), 20_000, 'every node keeping its partitions');
+    expect(nodes.map((n) => n.output).join()).not.toContain('member evicted');
+  }, 60_000);
+
   it('moves a SIGKILLed node\'s partitions long before its 60 s lease could expire', async () => {
     const [a, b, c] = nodes as [Node, Node, Node];
     expect((await owned(c)).length).toBeGreaterThan(0);
