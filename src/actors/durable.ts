@@ -27,6 +27,13 @@ export interface Outcome<S, R> {
    * idempotent, and harmless when late).
    */
   afterCommit?: () => Promise<void>;
+  /**
+   * Do not remember this reply under the command's idempotency key: it says
+   * "not done yet, retry" (an outside call whose outcome is unknown, a
+   * dependency that was down), so a retry with the same key must run the
+   * handler again rather than get this reply forever.
+   */
+  forget?: boolean;
 }
 
 export interface HandlerContext<S = unknown> {
@@ -101,7 +108,8 @@ export interface DurableActorDeps {
  *   owner that lost its partition is refused, never applied).
  * - A command with an idempotency key seen before gets the first reply
  *   without running again. Keys are stored in the same write as the state,
- *   so "applied" and "remembered" can't come apart.
+ *   so "applied" and "remembered" can't come apart. A reply the handler marks
+ *   `forget` ("not done yet, retry") is not remembered: the retry runs again.
  * - Events are written to an outbox with the state, then published; the
  *   reply waits for publishing. If publishing fails the caller gets a
  *   retryable error, and the outbox is published again on the retry, on the
@@ -229,7 +237,7 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
       const outcome = await handler(current.state, command, { key: ctx.address.key, now: new Date(ctx.clock.now()), newId, checkpoint });
       const events = outcome.events ?? [];
       const effect = outcome.afterCommit;
-      const remember = key !== undefined && !readOnly.has(command.kind) && effect === undefined;
+      const remember = key !== undefined && !readOnly.has(command.kind) && effect === undefined && outcome.forget !== true;
       if (outcome.state !== current.state || events.length > 0 || remember || outboxStale) {
         let replies = current.replies;
         if (remember) {

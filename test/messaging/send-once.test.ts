@@ -184,7 +184,10 @@ describe('a keyed send reaches the network once across an owner that stopped mid
     w.network.answer = () => {
       throw new NetworkUnavailableError('no answer within 15000 ms', true);
     };
-    expect((await w.send()).reply).toMatchObject({ outcome: 'unavailable', maybeSent: true });
+    const timedOut = await w.send();
+    expect(timedOut.reply).toMatchObject({ outcome: 'unavailable', maybeSent: true });
+    // Not the key's answer: a retry with the same key must reach the handler again.
+    expect(timedOut).toMatchObject({ forget: true });
     expect(w.state().sendsInFlight).toHaveLength(1);
     await expect(w.send()).rejects.toMatchObject({ code: 'send_in_flight' });
     // A refused connection sent nothing: nothing in flight, the retry sends at once.

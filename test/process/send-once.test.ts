@@ -33,6 +33,7 @@ import { launch } from './launch.js';
 const OPERATOR = 'sendonce-operator-token-0123456789';
 const CONTACTS = 30;
 const SENDS_PER_CONTACT = 10;
+const TOP_UP = 100_000;
 const STATUS_RANK: Record<string, number> = { sent: 1, delivered: 2, read: 3, failed: 4 };
 
 interface Node {
@@ -72,11 +73,20 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
  * `oneWayMs` after it came. A request whose caller went away (killed) is
  * still forwarded: it left the caller, so it reaches the network.
  */
-function delayProxy(target: () => string, oneWayMs: number, seen: (path: string, body: Buffer, status: number, answer: Buffer) => void): Promise<Server> {
+/** What the test does to one exchange: lose it on the way (answered 200 to the sender, never delivered), or hold its answer back. */
+type Shape = (path: string, body: Buffer) => { lose?: boolean; holdAnswerMs?: number } | undefined;
+
+function delayProxy(target: () => string, oneWayMs: number, seen: (path: string, body: Buffer, status: number, answer: Buffer) => void, shape: Shape = () => undefined): Promise<Server> {
   const server = createServer((req, res) => {
     void (async () => {
       const body = await readBody(req);
+      const how = shape(req.url!, body) ?? {};
       await sleep(oneWayMs);
+      if (how.lose === true) {
+        res.writeHead(200, { 'content-length': '2' });
+        res.end('ok');
+        return;
+      }
       const url = new URL(req.url!, target());
       const headers = { ...req.headers, host: url.host };
       const answer = await new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>((resolve) => {
@@ -87,7 +97,7 @@ function delayProxy(target: () => string, oneWayMs: number, seen: (path: string,
         out.end(body);
       });
       seen(req.url!, body, answer.status, answer.body);
-      await sleep(oneWayMs);
+      await sleep(oneWayMs + (how.holdAnswerMs ?? 0));
       const h = { ...answer.headers };
       delete h['transfer-encoding'];
       delete h.connection;
@@ -120,6 +130,8 @@ describe('keyed sends reach the network once across a crashed and a paused owner
   let nodeEnv: (i: number, port: number) => Record<string, string>;
   /** Called when the network accepted a send, before its answer heads back to the node. */
   let onNetworkAccepted: ((to: string, callbackData: string) => void) | undefined;
+  /** Callback data of an attempt whose answer the network holds back and whose status webhooks are lost. */
+  let lostAttempt: string | undefined;
 
   const start = (i: number, port: number): Node => {
     const l = launch(nodeEnv(i, port));
@@ -146,6 +158,10 @@ describe('keyed sends reach the network once across a crashed and a paused owner
       if (cb === undefined || wamid === undefined) return;
       const send = cb.slice(0, cb.lastIndexOf('.'));
       copies.set(send, [...(copies.get(send) ?? []), [cb, wamid]]);
+    }, (path, body) => {
+      // Longer than the nodes' GRAPH_API_TIMEOUT_MS (15 s by default): the sender never learns the outcome.
+      if (lostAttempt !== undefined && /\/messages$/.test(path) && body.toString().includes(`"${lostAttempt}"`)) return { holdAnswerMs: 20_000 };
+      return undefined;
     });
     hookProxy = await delayProxy(() => host, 75, (_path, body, status) => {
       if (status !== 200 || body.length === 0) return;
@@ -163,7 +179,7 @@ describe('keyed sends reach the network once across a crashed and a paused owner
           }
         }
       }
-    });
+    }, (_path, body) => (lostAttempt !== undefined && body.toString().includes(`"${lostAttempt}"`) ? { lose: true } : undefined));
     nodeEnv = (i, port) => ({
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -216,7 +232,7 @@ describe('keyed sends reach the network once across a crashed and a paused owner
     expect(apiKey.id).toBeTruthy();
     const channel = (await op(n1, `/admin/v1/organizations/${org.id}/channels`, { kind: 'whatsapp_cloud', name: 'Sandbox', network: 'sandbox' })).body;
     expect(channel.id, JSON.stringify(channel)).toBeTruthy();
-    expect((await op(n2, `/admin/v1/organizations/${org.id}/credits/top-up`, { amount: 100_000 })).status).toBe(200);
+    expect((await op(n2, `/admin/v1/organizations/${org.id}/credits/top-up`, { amount: TOP_UP })).status).toBe(200);
     const hook = await call(n3.url, 'POST', '/api/v1/webhooks', { key, body: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['message.sent'] } });
     expect(hook.status).toBe(201);
     const phones = Array.from({ length: CONTACTS }, (_, c) => `49151${String(Date.now() % 1_000_000).padStart(6, '0')}${String(c).padStart(3, '0')}`);
@@ -315,7 +331,11 @@ describe('keyed sends reach the network once across a crashed and a paused owner
       if (problems.length === 0 || Date.now() > deadline) break;
       await sleep(1000);
     }
-    return { duplicates, notTheNetworks, problems };
+    // Credits: the balance paid for exactly the copies the network accepted, at the template's price.
+    const accepted = [...result.keys].reduce((n, [phone, idem]) => n + (copies.get(sendOf(phone, idem))?.length ?? 0), 0);
+    const credits = (await call(nodes.find((n) => !n.down)!.url, 'GET', `/admin/v1/organizations/${setup.orgId}/credits`, { key: OPERATOR })).body as { balance: number; prices: Record<string, number> };
+    const charged = { spent: TOP_UP - credits.balance, forCopies: accepted * credits.prices.UTILITY! };
+    return { duplicates, notTheNetworks, problems, charged };
   }
 
   /** node1, and the contacts whose partitions it owns (about a third). */
@@ -360,6 +380,7 @@ describe('keyed sends reach the network once across a crashed and a paused owner
     expect(v.duplicates).toEqual([]);
     expect(v.notTheNetworks).toEqual([]);
     expect(v.problems).toEqual([]);
+    expect(v.charged.spent).toBe(v.charged.forCopies);
     // The send caught at the network is acknowledged as the copy the network has, and only one went.
     const caught = copies.get(struck!.slice(0, struck!.lastIndexOf('.')))!;
     expect(caught).toHaveLength(1);
@@ -397,9 +418,46 @@ describe('keyed sends reach the network once across a crashed and a paused owner
     expect(v.duplicates).toEqual([]);
     expect(v.notTheNetworks).toEqual([]);
     expect(v.problems).toEqual([]);
+    expect(v.charged.spent).toBe(v.charged.forCopies);
     // The send caught at the network is acknowledged as the copy the network has, and only one went.
     const caught = copies.get(struck!.slice(0, struck!.lastIndexOf('.')))!;
     expect(caught).toHaveLength(1);
     expect([...result.acked.values()].flat().map((a) => a.messageId)).toContain(caught[0]![1]);
   }, 240_000);
+
+  it('sends again, once, a send whose answer and every status were lost, after the wait: counted, logged, charged for both copies', async () => {
+    const setup = await setUp('Send Once Resend');
+    const phone = setup.phones[0]!;
+    const idem = randomUUID();
+    const send = setup.sendOf(phone, idem);
+    lostAttempt = `${send}.1`;
+    let acked: string | undefined;
+    const deadline = Date.now() + 90_000;
+    for (let i = 0; acked === undefined && Date.now() < deadline; i++) {
+      const r = await call(nodes[i % 3]!.url, 'POST', '/v2/wa/template', {
+        key: setup.key,
+        headers: { 'idempotency-key': idem },
+        body: { channelId: setup.channel.id, to: phone, template: { name: 'hello_world', language: { code: 'en_US', policy: 'deterministic' } } },
+      }).catch(() => ({ status: 599, body: undefined }));
+      if (r.status === 201) acked = r.body.messageId as string;
+      else if (r.status !== 503 && r.status !== 599) throw new Error(`${r.status} ${JSON.stringify(r.body)}`);
+      else await sleep(200);
+    }
+    lostAttempt = undefined;
+    // Two copies at the network (the first's outcome was never known): the one case the network's lack of idempotency forces.
+    const both = copies.get(send)!;
+    expect(both.map(([cb]) => cb)).toEqual([`${send}.1`, `${send}.2`]);
+    expect(acked).toBe(both[1]![1]);
+    expect(nodes.some((n) => n.output().includes('keyed send sent again'))).toBe(true);
+    let resends = 0;
+    for (const n of nodes) {
+      const text = await (await fetch(`${n.url}/metrics`)).text();
+      resends += Number(/^switchboard_send_resends_total (\d+)/m.exec(text)?.[1] ?? 0);
+    }
+    expect(resends).toBe(1);
+    // Each copy that reached the network is paid for; the acknowledged one is recorded with its final status.
+    const v = await verify(setup, { acked: new Map([[phone, [{ key: idem, messageId: acked! }]]]), unacked: [], total: 1, keys: [[phone, idem]] });
+    expect(v.problems).toEqual([]);
+    expect(v.charged.spent).toBe(v.charged.forCopies);
+  }, 120_000);
 });

@@ -382,8 +382,9 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         if (!e.maybeSent) await releaseCopy();
         const refunded = e.maybeSent ? false : await refund(s, cmd.reservation);
         deps.log.warn('chat network unavailable', { channelId: channel.id, maybeSent: e.maybeSent, err: e });
-        // It may have left: still in flight, so a retry waits for the network's report of it.
-        return { state: e.maybeSent ? flying : landed, reply: { outcome: 'unavailable', maybeSent: e.maybeSent, message: e.message, refunded } };
+        // It may have left: still in flight, so a retry waits for the network's report of it. Either way the
+        // reply is not the key's answer: a retry with the same key runs again (recovers, or sends anew).
+        return { state: e.maybeSent ? flying : landed, reply: { outcome: 'unavailable', maybeSent: e.maybeSent, message: e.message, refunded }, forget: true };
       }
       if (!outcome.ok) {
         await releaseCopy();
