@@ -317,6 +317,8 @@ interface Row {
   /** Of those, what the node sends with no load at all (lease and membership renewals, relays polling), at the same rate over the row. */
   redisUpkeepPerSend: number;
   commitsPerSend: number | null;
+  /** SQLite writes (`SqliteDb.run` calls) per send embedded, its statuses included. */
+  writesPerSend: number | null;
   network: { accepted: number; throttled: number; rejected: number };
   cpuPer1000: Record<string, number>;
 }
@@ -325,7 +327,7 @@ async function measure(
   name: string,
   sandbox: Sandbox,
   redis: StatsClient,
-  target: { urls: string[]; key: string; channelId: string; commits?: () => number; pids: Record<string, number>; inProcess: string },
+  target: { urls: string[]; key: string; channelId: string; commits?: () => number; writes?: () => number; pids: Record<string, number>; inProcess: string },
   load: Record<string, unknown>,
   extraCpu: () => Promise<Record<string, number>> = async () => ({}),
 ): Promise<Row> {
@@ -338,6 +340,7 @@ async function measure(
   const t0 = performance.now();
   const before = (await sandbox.control('GET', '/stats')) as Row['network'];
   const commits0 = target.commits?.() ?? 0;
+  const writes0 = target.writes?.() ?? 0;
   const cpu0: Record<string, number> = { [target.inProcess]: selfCpu(), sandbox: cpuOf(sandbox.proc.pid!), redis: await redisCpu(redis), ...(await extraCpu()) };
   for (const [k, pid] of Object.entries(target.pids)) cpu0[k] = cpuOf(pid);
   let monitor: StatsClient | null = null;
@@ -373,6 +376,7 @@ async function measure(
     redisPerSend: cmds / sends,
     redisUpkeepPerSend: upkeep / sends,
     commitsPerSend: target.commits ? (target.commits() - commits0) / sends : null,
+    writesPerSend: target.writes ? (target.writes() - writes0) / sends : null,
     network: { accepted: after.accepted - before.accepted, throttled: after.throttled - before.throttled, rejected: after.rejected - before.rejected },
     cpuPer1000,
   };
@@ -380,7 +384,7 @@ async function measure(
 
 function print(title: string, rows: Row[], baseline: Row | undefined): void {
   console.log(`\n## ${title}\n`);
-  console.log('| run | sends/s | p50 ms | p99 ms | ratio | Redis cmds/send (of it upkeep) | fsyncs/send | sent / 2xx / network accepted / throttled | non-2xx | CPU s per 1,000 sends |');
+  console.log('| run | sends/s | p50 ms | p99 ms | ratio | Redis cmds/send (of it upkeep) | fsyncs/send (SQLite writes) | sent / 2xx / network accepted / throttled | non-2xx | CPU s per 1,000 sends |');
   console.log('|---|---:|---:|---:|---:|---:|---:|---|---|---|');
   for (const r of rows) {
     const rate = r.load.ok / r.load.seconds;
@@ -389,7 +393,7 @@ function print(title: string, rows: Row[], baseline: Row | undefined): void {
     const non2xx = Object.entries(r.load.statuses).map(([k, v]) => `${k}×${v}`).concat(r.load.errors ? [`errors×${r.load.errors}`] : [], r.load.skipped ? [`not sent×${r.load.skipped}`] : []).join(' ') || '0';
     const cpu = Object.entries(r.cpuPer1000).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
     console.log(
-      `| ${r.name} | ${rate.toFixed(0)} | ${r.load.p50.toFixed(1)} | ${r.load.p99.toFixed(1)} | ${ratio} | ${r.redisPerSend === null || r.redisPerSend === 0 ? '—' : `${r.redisPerSend.toFixed(1)} (${r.redisUpkeepPerSend.toFixed(1)})`} | ${r.commitsPerSend === null ? '—' : r.commitsPerSend.toFixed(2)} | ${offered} / ${r.load.ok} / ${r.network.accepted} / ${r.network.throttled} | ${non2xx} | ${cpu} |`,
+      `| ${r.name} | ${rate.toFixed(0)} | ${r.load.p50.toFixed(1)} | ${r.load.p99.toFixed(1)} | ${ratio} | ${r.redisPerSend === null || r.redisPerSend === 0 ? '—' : `${r.redisPerSend.toFixed(1)} (${r.redisUpkeepPerSend.toFixed(1)})`} | ${r.commitsPerSend === null ? '—' : `${r.commitsPerSend.toFixed(2)} (${r.writesPerSend!.toFixed(1)} writes)`} | ${offered} / ${r.load.ok} / ${r.network.accepted} / ${r.network.throttled} | ${non2xx} | ${cpu} |`,
     );
   }
 }
@@ -421,8 +425,8 @@ export async function run(): Promise<void> {
     }
     if (ROWS.has('embedded')) {
       const t = await startTarget(sandbox, [{ DATA_DIR: tmp() }], 10_000);
-      const db = (t.running!.services.messaging.stores.backing as { db: { stats: { commits: number } } }).db;
-      rows.push(await measure('embedded (SQLite on disk, FULL)', sandbox, r, { ...t, commits: () => db.stats.commits, pids: {}, inProcess: 'node' }, closed));
+      const db = (t.running!.services.messaging.stores.backing as { db: { stats: { commits: number; writes: number } } }).db;
+      rows.push(await measure('embedded (SQLite on disk, FULL)', sandbox, r, { ...t, commits: () => db.stats.commits, writes: () => db.stats.writes, pids: {}, inProcess: 'node' }, closed));
       await t.close();
     }
     if (ROWS.has('clustered1')) {
@@ -446,8 +450,8 @@ export async function run(): Promise<void> {
       rateRows.push(await measure('bare forwarder', sandbox, r, { urls: [bare.url], key: 'x', channelId: bare.channelId, pids: {}, inProcess: 'forwarder' }, offered));
       await bare.close();
       const e = await startTarget(sandbox, [{ DATA_DIR: tmp() }], RATE);
-      const db = (e.running!.services.messaging.stores.backing as { db: { stats: { commits: number } } }).db;
-      rateRows.push(await measure('embedded', sandbox, r, { ...e, commits: () => db.stats.commits, pids: {}, inProcess: 'node' }, offered));
+      const db = (e.running!.services.messaging.stores.backing as { db: { stats: { commits: number; writes: number } } }).db;
+      rateRows.push(await measure('embedded', sandbox, r, { ...e, commits: () => db.stats.commits, writes: () => db.stats.writes, pids: {}, inProcess: 'node' }, offered));
       await e.close();
       const c = await startTarget(sandbox, [clusterEnv('r1', 'rate1')], RATE);
       rateRows.push(await measure('clustered, 1 node', sandbox, r, { ...c, pids: {}, inProcess: 'node' }, offered, natsCpu));
