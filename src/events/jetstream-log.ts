@@ -125,8 +125,15 @@ export class JetStreamEventLog implements EventLog {
     try {
       await this.jsm.streams.info(this.stream);
     } catch {
-      await this.jsm.streams.add(cfg);
-      return;
+      try {
+        await this.jsm.streams.add(cfg);
+        return;
+      } catch (e) {
+        // Nodes starting together all find no stream and all add it: the ones that lose find it now.
+        await this.jsm.streams.info(this.stream).catch(() => {
+          throw e;
+        });
+      }
     }
     const { name: _name, ...update } = cfg;
     await this.jsm.streams.update(this.stream, update);

@@ -206,6 +206,16 @@ describe('embedded event log: replay retention', () => {
   });
 });
 
+describe('jetstream event log opened by several nodes at once', () => {
+  it('lets every node open it when they all find no stream and all create it', async () => {
+    const prefix = `s${randomUUID().slice(0, 8)}`;
+    const logs = await Promise.all(Array.from({ length: 4 }, () => JetStreamEventLog.connect(nats.url, { prefix })));
+    await logs[0]!.publish(makeEvent('orgS'));
+    expect((await logs[3]!.read('orgS', 0)).events).toHaveLength(1);
+    await Promise.all(logs.map((l) => l.close()));
+  });
+});
+
 describe('jetstream event log across a NATS restart', () => {
   it('loses no published event and resumes the consumer when nats-server is killed and restarted', async () => {
     const prefix = `r${randomUUID().slice(0, 8)}`;
