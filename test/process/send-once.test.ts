@@ -347,6 +347,22 @@ describe('keyed sends reach the network once across a crashed and a paused owner
     return { victim, owned };
   }
 
+  /** What both faults must leave: every send acknowledged once, as the network's only copy, recorded in order with its final status, and paid per copy. */
+  async function expectEachSentOnce(setup: Parameters<typeof verify>[0], result: Awaited<ReturnType<typeof burst>>, struck: string | undefined) {
+    expect(struck).toBeDefined();
+    expect(result.unacked).toEqual([]);
+    expect(result.total).toBe(CONTACTS * SENDS_PER_CONTACT);
+    const v = await verify(setup, result);
+    expect(v.duplicates).toEqual([]);
+    expect(v.notTheNetworks).toEqual([]);
+    expect(v.problems).toEqual([]);
+    expect(v.charged.spent).toBe(v.charged.forCopies);
+    // The send caught at the network is acknowledged as the copy the network has, and only one went.
+    const caught = copies.get(struck!.slice(0, struck!.lastIndexOf('.')))!;
+    expect(caught).toHaveLength(1);
+    expect([...result.acked.values()].flat().map((a) => a.messageId)).toContain(caught[0]![1]);
+  }
+
   it('SIGKILL of a partition owner mid-burst (then restarted): nothing duplicated at the network, lost, misrecorded or reordered', async () => {
     const setup = await setUp('Send Once Kill');
     // One send per contact first, so the partitions are owned and known.
@@ -373,18 +389,7 @@ describe('keyed sends reach the network once across a crashed and a paused owner
     const result = await burst(setup, (total) => (acks = total));
     onNetworkAccepted = undefined;
     await restarted;
-    expect(struck).toBeDefined();
-    expect(result.unacked).toEqual([]);
-    expect(result.total).toBe(CONTACTS * SENDS_PER_CONTACT);
-    const v = await verify(setup, result);
-    expect(v.duplicates).toEqual([]);
-    expect(v.notTheNetworks).toEqual([]);
-    expect(v.problems).toEqual([]);
-    expect(v.charged.spent).toBe(v.charged.forCopies);
-    // The send caught at the network is acknowledged as the copy the network has, and only one went.
-    const caught = copies.get(struck!.slice(0, struck!.lastIndexOf('.')))!;
-    expect(caught).toHaveLength(1);
-    expect([...result.acked.values()].flat().map((a) => a.messageId)).toContain(caught[0]![1]);
+    await expectEachSentOnce(setup, result, struck);
   }, 240_000);
 
   it('SIGSTOP of a partition owner past its lease, then SIGCONT: nothing duplicated at the network, lost, misrecorded or reordered', async () => {
@@ -411,18 +416,7 @@ describe('keyed sends reach the network once across a crashed and a paused owner
     const result = await burst(setup, (total) => (acks = total));
     onNetworkAccepted = undefined;
     await resumed;
-    expect(struck).toBeDefined();
-    expect(result.unacked).toEqual([]);
-    expect(result.total).toBe(CONTACTS * SENDS_PER_CONTACT);
-    const v = await verify(setup, result);
-    expect(v.duplicates).toEqual([]);
-    expect(v.notTheNetworks).toEqual([]);
-    expect(v.problems).toEqual([]);
-    expect(v.charged.spent).toBe(v.charged.forCopies);
-    // The send caught at the network is acknowledged as the copy the network has, and only one went.
-    const caught = copies.get(struck!.slice(0, struck!.lastIndexOf('.')))!;
-    expect(caught).toHaveLength(1);
-    expect([...result.acked.values()].flat().map((a) => a.messageId)).toContain(caught[0]![1]);
+    await expectEachSentOnce(setup, result, struck);
   }, 240_000);
 
   it('sends again, once, a send whose answer and every status were lost, after the wait: counted, logged, charged for both copies', async () => {
