@@ -16,8 +16,8 @@ import type { MessageContent, SessionMessage } from '../../messaging/types.js';
 import type { InboundMessageEventData, MessageSentEventData, MessageStatusEventData } from '../../messaging/events.js';
 import type { HandlerContext, HandlerMap } from '../durable.js';
 import { currentSession, isWithHuman } from './rules.js';
-import { callbackData, echoOf, inFlightOf, statusEventOf, withInFlight, withoutInFlight, withoutParked, withParked } from './send-recovery.js';
-import type { ConversationState, Session } from './state.js';
+import { callbackData, echoOf, inFlightOf, withInFlight, withoutInFlight, withoutParked, withParked } from './send-recovery.js';
+import type { ConversationState, ParkedStatus, Session } from './state.js';
 import { derivedMessageId, randomMessageId } from '../../domain/message-id.js';
 
 /*
@@ -182,26 +182,14 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
     const events: DomainEvent[] = [];
     let stored: SessionMessage = message;
     for (const p of mine) {
-      const e = statusEventOf(p, '');
-      const to = nextStatus(stored.status ?? 'accepted', e.status);
+      const to = nextStatus(stored.status ?? 'accepted', p.status);
       if (to === null) continue;
-      const updated: SessionMessage & { status: MessageStatus } = { ...stored, status: to, statusUpdatedAt: e.at };
-      if (e.errors.length > 0) updated.errors = e.errors;
-      const r = await deps.messages.advanceStatus(updated);
+      const change = statusChange(s, stored, p, to, ctx.now);
+      const r = await deps.messages.advanceStatus(change.updated);
       if (!r.applied) continue;
-      stored = updated;
+      stored = change.updated;
       if (r.status === 'failed') await refundFailed(stored);
-      const data: MessageStatusEventData = {
-        messageId: e.networkMessageId,
-        status: e.status,
-        timestamp: e.at,
-        channelId: stored.channelId,
-        audienceExternalId: stored.audienceExternalId,
-        sessionId: stored.sessionId,
-        recipientId: e.recipientId ?? stored.audienceExternalId.split(':')[0]!,
-      };
-      if (e.errors.length > 0) data.errors = e.errors;
-      events.push(event('message_status', stableId('st', s.organizationId, e.networkMessageId, e.status), s, ctx.now, data));
+      events.push(change.event);
     }
     return { state: withoutParked(s, new Set([message.messageId!]), ctx.now), events };
   };
@@ -466,22 +454,11 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         if (current === 'failed' && e.status === 'failed') await refundFailed(m);
         return { state: s, reply: { applied: false, status: current }, events: drained.events };
       }
-      const data: MessageStatusEventData = {
-        messageId: e.networkMessageId,
-        status: e.status,
-        timestamp: e.at,
-        channelId: m.channelId,
-        audienceExternalId: m.audienceExternalId,
-        sessionId: m.sessionId,
-        recipientId: e.recipientId ?? m.audienceExternalId.split(':')[0]!,
-      };
-      if (e.errors.length > 0) data.errors = e.errors;
-      const updated: SessionMessage & { status: MessageStatus } = { ...m, status: to, statusUpdatedAt: e.at };
-      if (e.errors.length > 0) updated.errors = e.errors;
+      const { updated, event: reported } = statusChange(s, m, e, to, ctx.now);
       return {
         state: s,
         reply: { applied: true, status: to },
-        events: [...drained.events, event('message_status', stableId('st', s.organizationId, e.networkMessageId, e.status), s, ctx.now, data)],
+        events: [...drained.events, reported],
         // Stored once the event is recorded (so a run cut short in between is run again by the
         // network's redelivery and records it), and only forward, whoever writes (advanceStatus).
         afterCommit: async () => {
@@ -491,6 +468,28 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       };
     },
   };
+}
+
+/** What the network reported about a message, reported here or parked earlier. */
+type StatusReport = Pick<ParkedStatus, 'networkMessageId' | 'status' | 'at' | 'recipientId' | 'errors'>;
+
+/** A status report moving `m` to `to`: the message as it is then stored, and the event that says so. */
+function statusChange(s: ConversationState, m: SessionMessage, e: StatusReport, to: MessageStatus, now: Date) {
+  const updated: SessionMessage & { status: MessageStatus } = { ...m, status: to, statusUpdatedAt: e.at };
+  const data: MessageStatusEventData = {
+    messageId: e.networkMessageId,
+    status: e.status,
+    timestamp: e.at,
+    channelId: m.channelId,
+    audienceExternalId: m.audienceExternalId,
+    sessionId: m.sessionId,
+    recipientId: e.recipientId ?? m.audienceExternalId.split(':')[0]!,
+  };
+  if (e.errors.length > 0) {
+    updated.errors = e.errors;
+    data.errors = e.errors;
+  }
+  return { updated, event: event('message_status', stableId('st', s.organizationId, e.networkMessageId, e.status), s, now, data) };
 }
 
 /** Waits for both writes (neither is left running when the command fails); both values, or the first failure. */

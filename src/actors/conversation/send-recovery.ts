@@ -80,11 +80,3 @@ export function withoutParked(s: ConversationState, networkMessageIds: ReadonlyS
 function fresh(list: ParkedStatus[], now: Date): ParkedStatus[] {
   return list.filter((p) => now.getTime() - Date.parse(p.parkedAt) < PARKED_TTL_MS);
 }
-
-/** A parked status as the network reported it. */
-export function statusEventOf(p: ParkedStatus, phoneNumberId: string): StatusEvent {
-  const e: StatusEvent = { kind: 'status', businessAccountId: '', phoneNumberId, networkMessageId: p.networkMessageId, status: p.status, at: p.at, errors: p.errors };
-  if (p.recipientId !== undefined) e.recipientId = p.recipientId;
-  if (p.callbackData !== undefined) e.callbackData = p.callbackData;
-  return e;
-}
