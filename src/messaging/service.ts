@@ -10,7 +10,7 @@ import type { RateLimiter } from '../store/ratelimit/port.js';
 import type { SessionMessageRepo } from '../store/session-messages/port.js';
 import { IDEMPOTENCY_KEY_TTL_MS, type RequestKeyRepo } from '../store/request-keys/port.js';
 import { requestFingerprint } from '../domain/fingerprint.js';
-import type { GraphTemplateComponent } from '../network/graph-api.js';
+import { isThrottling, type GraphTemplateComponent } from '../network/graph-api.js';
 import { checkTemplateComponents, renderTemplateBody } from '../network/template-rules.js';
 import type { MessagingCommand, MessagingReplies, SendReply } from '../actors/conversation/messaging.js';
 import {
@@ -356,8 +356,11 @@ export class MessagingService {
     if (reply.outcome === 'sent') return reply;
     if (reply.outcome === 'rejected') {
       const x = reply.rejection;
-      throw new AppError(502, 'network_rejected', `the chat network rejected the message: (#${x.code}) ${x.title}`, undefined, {
+      // Throttled: nothing was sent and the same send (same Idempotency-Key) may go later.
+      const later = isThrottling(x.code);
+      throw new AppError(502, 'network_rejected', `the chat network rejected the message: (#${x.code}) ${x.title}${later ? '; nothing was sent: retry after Retry-After, with the same Idempotency-Key' : ''}`, undefined, {
         extra: { errorDetails: { code: x.code, title: x.title, message: x.message } },
+        ...(later ? { retryAfterSeconds: 1 } : {}),
       });
     }
     throw new AppError(

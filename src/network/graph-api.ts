@@ -130,6 +130,18 @@ export const GRAPH_ERRORS = {
 } as const satisfies Record<number, { title: string; http: number }>;
 export type KnownGraphErrorCode = keyof typeof GRAPH_ERRORS;
 
+/**
+ * Codes by which the Cloud API says "not now" rather than "never": throughput
+ * (130429), the app's call limit (4), the account's rate limit (80007) and
+ * the business-customer pair limit (131056). Nothing was sent; the same send
+ * may succeed later.
+ */
+const THROTTLING_CODES: ReadonlySet<number> = new Set([4, 80007, 130429, 131056]);
+
+export function isThrottling(code: number): boolean {
+  return THROTTLING_CODES.has(code);
+}
+
 export function graphErrorTitle(code: number): string | undefined {
   return (GRAPH_ERRORS as Record<number, { title: string } | undefined>)[code]?.title;
 }

@@ -9,7 +9,7 @@ import type { SendPacer } from '../../store/send-pacing/port.js';
 import type { CreditRepo } from '../../store/credits/port.js';
 import type { SessionMessageRepo } from '../../store/session-messages/port.js';
 import { NetworkUnavailableError, type ChatNetwork, type NetworkRejection } from '../../network/port.js';
-import type { GraphMessage } from '../../network/graph-api.js';
+import { isThrottling, type GraphMessage } from '../../network/graph-api.js';
 import type { InboundMessageEvent, StatusEvent } from '../../network/inbound.js';
 import { customerServiceWindow, laterInbound, nextStatus, type MessageStatus } from '../../messaging/rules.js';
 import type { MessageContent, SessionMessage } from '../../messaging/types.js';
@@ -376,7 +376,9 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       }
       if (!outcome.ok) {
         await releaseCopy();
-        return { state: landed, reply: { outcome: 'rejected', rejection: outcome.rejection, refunded: await refund(s, cmd.reservation) } };
+        const reply: SendReply = { outcome: 'rejected', rejection: outcome.rejection, refunded: await refund(s, cmd.reservation) };
+        // A throttled send is "not now": not the key's answer, so a retry with the same key sends it.
+        return { state: landed, reply, forget: isThrottling(outcome.rejection.code) };
       }
       return record(landed, outcome.messageId);
     },
