@@ -18,10 +18,17 @@ interface MessagingCommand {
 
 const org = (f: Record<string, string>) => `/admin/v1/organizations/${encodeURIComponent(f.org!)}`;
 const channel = (f: Record<string, string>) => `${org(f)}/channels/${encodeURIComponent(f.channel!)}`;
+/** `--messages-per-second` as a number when it is one (else as given, for the API to refuse clearly). */
+const tier = (f: Record<string, string>) => {
+  const v = f['messages-per-second'];
+  if (v === undefined) return {};
+  return { messagesPerSecond: /^\d+$/.test(v) ? Number(v) : v };
+};
 
 function showChannel(c: any): string {
   const lines = [`channel ${c.id} (${c.kind}${c.network ? ', ' + c.network : ''}) ${c.name}`];
   if (c.phoneNumberId) lines.push(`phone number id ${c.phoneNumberId}, business account ${c.businessAccountId}${c.displayPhoneNumber ? ', +' + c.displayPhoneNumber : ''}`);
+  if (c.messagesPerSecond !== undefined) lines.push(`throughput tier: ${c.messagesPerSecond} messages per second`);
   if (c.webhook) lines.push(`webhook URL: ${c.webhook.url}`);
   if (c.webhook?.verifyToken) lines.push(`verify token: ${c.webhook.verifyToken}   (shown once: enter it with the URL in Meta's app dashboard)`);
   if (c.templateSync) lines.push(c.templateSync.ok ? `templates synced: ${c.templateSync.synced}` : `template sync failed: ${c.templateSync.error} (run: template sync)`);
@@ -31,7 +38,7 @@ function showChannel(c: any): string {
 export const messagingCommands: Record<string, MessagingCommand> = {
   'channel create': {
     usage:
-      '--org <id> --name <name> --kind <whatsapp_cloud|web_chat> [--network <sandbox|graph>] [--phone-number-id <id>] [--business-account-id <id>] [--access-token <token>] [--app-secret <secret>] [--verify-token <token>] [--display-phone <digits>] [--origins <url,url>]',
+      '--org <id> --name <name> --kind <whatsapp_cloud|web_chat> [--network <sandbox|graph>] [--phone-number-id <id>] [--business-account-id <id>] [--access-token <token>] [--app-secret <secret>] [--verify-token <token>] [--display-phone <digits>] [--messages-per-second <n>] [--origins <url,url>]',
     required: ['org', 'name', 'kind'],
     run: (f) => {
       if (f.kind === 'web_chat') {
@@ -47,7 +54,7 @@ export const messagingCommands: Record<string, MessagingCommand> = {
         ['display-phone', 'displayPhoneNumber'],
       ];
       for (const [flag, field] of map) if (f[flag] !== undefined) body[field] = f[flag];
-      return { method: 'POST', path: `${org(f)}/channels`, body };
+      return { method: 'POST', path: `${org(f)}/channels`, body: { ...body, ...tier(f) } };
     },
     show: showChannel,
   },
@@ -58,14 +65,17 @@ export const messagingCommands: Record<string, MessagingCommand> = {
     show: (r) => table(r.channels, ['id', 'kind', 'network', 'phoneNumberId', 'name']),
   },
   'channel update': {
-    usage: '--org <id> --channel <id> [--name <name>] [--access-token <token>] [--app-secret <secret>] [--verify-token <token>]',
+    usage: '--org <id> --channel <id> [--name <name>] [--access-token <token>] [--app-secret <secret>] [--verify-token <token>] [--messages-per-second <n>]',
     required: ['org', 'channel'],
     run: (f) => ({
       method: 'PATCH',
       path: channel(f),
-      body: Object.fromEntries(
-        ([['name', 'name'], ['access-token', 'accessToken'], ['app-secret', 'appSecret'], ['verify-token', 'verifyToken']] as const).filter(([k]) => f[k] !== undefined).map(([k, v]) => [v, f[k]]),
-      ),
+      body: {
+        ...Object.fromEntries(
+          ([['name', 'name'], ['access-token', 'accessToken'], ['app-secret', 'appSecret'], ['verify-token', 'verifyToken']] as const).filter(([k]) => f[k] !== undefined).map(([k, v]) => [v, f[k]]),
+        ),
+        ...tier(f),
+      },
     }),
     show: showChannel,
   },

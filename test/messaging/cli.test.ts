@@ -30,6 +30,11 @@ describe('admin CLI: channels, templates, credits', () => {
     expect((await cli('template', 'add', '--org', org.id, '--channel', channelId, '--definition', def)).out).toBe('template cli_made (en) UTILITY APPROVED');
     expect((await cli('template', 'delete', '--org', org.id, '--channel', channelId, '--template', 'cli_made', '--language', 'en')).code).toBe(0);
     expect((await cli('template', 'sync', '--org', org.id, '--channel', channelId)).out).toContain('synced 7 template(s)');
+    expect(created.out).toContain('throughput tier: 80 messages per second');
+    expect((await cli('channel', 'update', '--org', org.id, '--channel', channelId, '--messages-per-second', '250')).out).toContain('throughput tier: 250 messages per second');
+    const badTier = await cli('channel', 'update', '--org', org.id, '--channel', channelId, '--messages-per-second', 'fast');
+    expect(badTier.code).toBe(1);
+    expect(badTier.err).toContain('400');
     const web = await cli('channel', 'create', '--org', org.id, '--name', 'Site', '--kind', 'web_chat', '--origins', 'https://shop.example');
     expect(web.out).toMatch(/\(web_chat\) Site/);
   });
