@@ -43,7 +43,7 @@ const op = async (path: string, body: unknown) =>
 const org = await op('/admin/v1/organizations', { name: 'Profile' });
 const user = await op(`/admin/v1/organizations/${org.id}/users`, { email: 'p@x.io', name: 'P', role: 'admin', password: 'profile password' });
 const key = (await op(`/admin/v1/organizations/${org.id}/api-keys`, { userId: user.id, scopes: ['message:send'] })).key as string;
-const channel = await op(`/admin/v1/organizations/${org.id}/channels`, { kind: 'whatsapp_cloud', name: 'Profile', network: 'sandbox' });
+const channel = await op(`/admin/v1/organizations/${org.id}/channels`, { kind: 'whatsapp_cloud', name: 'Profile', network: 'sandbox', messagesPerSecond: 10_000 });
 await op(`/admin/v1/organizations/${org.id}/credits/top-up`, { amount: 1_000_000_000 });
 
 // The load generator, in a worker thread: 16 connections, sends to 2000 contacts.

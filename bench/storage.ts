@@ -244,7 +244,7 @@ async function speed(label: string, cwd: string, extra: Record<string, string> =
     const org = await op('/admin/v1/organizations', { name: 'Bench' });
     const user = await op(`/admin/v1/organizations/${org.id}/users`, { email: 'b@x.io', name: 'B', role: 'admin', password: 'bench password' });
     const key = (await op(`/admin/v1/organizations/${org.id}/api-keys`, { userId: user.id, scopes: ['tickets:create', 'tickets:read', 'message:send'] })).key as string;
-    const ch = await op(`/admin/v1/organizations/${org.id}/channels`, { kind: 'whatsapp_cloud', name: 'Bench', network: 'sandbox' });
+    const ch = await op(`/admin/v1/organizations/${org.id}/channels`, { kind: 'whatsapp_cloud', name: 'Bench', network: 'sandbox', messagesPerSecond: 10_000 });
     await op(`/admin/v1/organizations/${org.id}/credits/top-up`, { amount: 1_000_000_000 });
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const create = await load(`ticket create (${label})`, { url: `${child.base}/v1/tickets`, method: 'POST', headers, body: JSON.stringify({ subject: 'Printer on fire', description: 'Third floor', priority: 'high' }) });
