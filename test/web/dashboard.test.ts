@@ -114,8 +114,9 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
     await signIn(w.page, `admin@${org.id}.test`);
     const second = await watchedPage(context);
     second.allow('/v1/auth/session', 401);
-    // The signed-out tab's inbox socket may try to reconnect before it leaves.
+    // The signed-out tab's inbox socket may try to reconnect, and its queue count refresh, before it leaves.
     second.allow('/v1/inbox/token', 401);
+    second.allow('/v1/conversations', 401);
     await second.page.goto(`${svc.url}/tickets`);
     await second.page.getByRole('heading', { name: 'Tickets' }).waitFor();
     await w.page.getByRole('button', { name: 'Sign out' }).click();
