@@ -359,7 +359,15 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       };
       // In flight, durably and fenced, before the request leaves: a successor will not send blindly.
       const flying = cmd.sendKey === undefined ? s : withInFlight(s, { key: cmd.sendKey, attempt, startedAt: ctx.now.toISOString() });
-      if (flying !== s) await ctx.checkpoint(flying);
+      if (flying !== s) {
+        try {
+          await ctx.checkpoint(flying);
+        } catch (e) {
+          // This run never sent the copy (lost ownership, or the write failed): its charge goes back.
+          await releaseCopy();
+          throw e;
+        }
+      }
       const landed = cmd.sendKey === undefined ? s : withoutInFlight(flying, cmd.sendKey);
       let outcome;
       try {
