@@ -79,12 +79,17 @@ async function world() {
   const handlers = messagingHandlers(deps);
   /** The durable state: what the last run left (its checkpoint, or its outcome). */
   let durable: ConversationState = initialConversationState(conversationKey(ORG, AEID));
+  /** Makes the next checkpoint fail (this run lost its partition), as the actor's fenced write would. */
+  const failing: { next?: Error } = {};
   const run = async (cmd: MessagingCommand) => {
     const ctx: HandlerContext<ConversationState> = {
       key: conversationKey(ORG, AEID),
       now: new Date(clock.now()),
       newId: randomUUID,
       checkpoint: async (state) => {
+        const e = failing.next;
+        failing.next = undefined;
+        if (e !== undefined) throw e;
         durable = state;
       },
     };
@@ -111,7 +116,7 @@ async function world() {
     if (cb !== undefined) event.callbackData = cb;
     return run({ kind: 'network.status', channelId: 'ch_1', event } as MessagingCommand);
   };
-  return { clock, network, messages, credits, resends, run, send, status, state: () => durable };
+  return { clock, network, messages, credits, resends, failing, run, send, status, state: () => durable };
 }
 
 describe('a keyed send reaches the network once across an owner that stopped mid-call', () => {
@@ -328,6 +333,25 @@ describe('credits charge each copy that reached the network', () => {
     // Copy 2 failed at the network: its own charge comes back; copy 1 (which may have been delivered) stays charged.
     await v.status('wamid.copy-2', 'failed');
     expect(await v.credits.balance(ORG)).toBe(8);
+  });
+
+  it('gives back the charge of a resend whose in-flight record could not be written: that copy never left', async () => {
+    const w = await world();
+    const reservation = await charged(w, 10);
+    w.network.answer = () => {
+      throw new OwnerDied('killed after the request left');
+    };
+    await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    expect(await w.credits.balance(ORG)).toBe(8);
+    w.clock.advance(10_001);
+    w.failing.next = new OwnerDied('partition lost before the resend left');
+    await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    expect(w.network.requests).toHaveLength(1);
+    expect(await w.credits.balance(ORG)).toBe(8);
+    // The next run sends it, charged once.
+    w.network.answer = (wamid) => ({ ok: true, messageId: wamid });
+    expect((await w.send(KEY, reservation)).reply).toMatchObject({ outcome: 'sent', messageId: 'wamid.copy-2' });
+    expect(await w.credits.balance(ORG)).toBe(6);
   });
 
   it('sends no further copy without the credits for it: 402, and the send stays in flight', async () => {
