@@ -285,13 +285,19 @@ describe('credits charge each copy that reached the network', () => {
     return reservation;
   }
 
-  it('charges a counted resend again, once however often its run is retried, and not an adopted first copy', async () => {
-    const w = await world();
-    const reservation = await charged(w, 10);
+  /** A charged send whose owner dies after the request left: copy 1 is at the network, its outcome unknown. */
+  async function chargedAndLost(w: Awaited<ReturnType<typeof world>>, balance: number) {
+    const reservation = await charged(w, balance);
     w.network.answer = () => {
       throw new OwnerDied('killed after the request left');
     };
     await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    return reservation;
+  }
+
+  it('charges a counted resend again, once however often its run is retried, and not an adopted first copy', async () => {
+    const w = await world();
+    const reservation = await chargedAndLost(w, 10);
     expect(await w.credits.balance(ORG)).toBe(8);
     // The resend's run dies too, after its copy left: two copies at the network, two charges.
     w.clock.advance(10_001);
@@ -309,11 +315,7 @@ describe('credits charge each copy that reached the network', () => {
 
   it('charges the copy a resend stored, refunds it when the network reports it failed, and gives back a copy that never left', async () => {
     const w = await world();
-    const reservation = await charged(w, 10);
-    w.network.answer = () => {
-      throw new OwnerDied('killed');
-    };
-    await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    const reservation = await chargedAndLost(w, 10);
     w.clock.advance(10_001);
     // The network refuses the resend outright: that copy did not leave, its charge goes back.
     w.network.answer = () => ({ ok: false, rejection: { code: 131026, title: 'Message Undeliverable', message: 'no', httpStatus: 400 } });
@@ -321,11 +323,7 @@ describe('credits charge each copy that reached the network', () => {
     expect(await w.credits.balance(ORG)).toBe(10);
 
     const v = await world();
-    const r2 = await charged(v, 10);
-    v.network.answer = () => {
-      throw new OwnerDied('killed');
-    };
-    await expect(v.send(KEY, r2)).rejects.toBeInstanceOf(OwnerDied);
+    const r2 = await chargedAndLost(v, 10);
     v.clock.advance(10_001);
     v.network.answer = (wamid) => ({ ok: true, messageId: wamid });
     expect((await v.send(KEY, r2)).reply).toMatchObject({ outcome: 'sent', messageId: 'wamid.copy-2' });
@@ -337,11 +335,7 @@ describe('credits charge each copy that reached the network', () => {
 
   it('gives back the charge of a resend whose in-flight record could not be written: that copy never left', async () => {
     const w = await world();
-    const reservation = await charged(w, 10);
-    w.network.answer = () => {
-      throw new OwnerDied('killed after the request left');
-    };
-    await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    const reservation = await chargedAndLost(w, 10);
     expect(await w.credits.balance(ORG)).toBe(8);
     w.clock.advance(10_001);
     w.failing.next = new OwnerDied('partition lost before the resend left');
@@ -356,11 +350,7 @@ describe('credits charge each copy that reached the network', () => {
 
   it('sends no further copy without the credits for it: 402, and the send stays in flight', async () => {
     const w = await world();
-    const reservation = await charged(w, 2);
-    w.network.answer = () => {
-      throw new OwnerDied('killed');
-    };
-    await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    const reservation = await chargedAndLost(w, 2);
     w.clock.advance(10_001);
     await expect(w.send(KEY, reservation)).rejects.toMatchObject({ status: 402, code: 'insufficient_credits' });
     expect(w.network.requests).toHaveLength(1);
