@@ -16,8 +16,7 @@ import type { SessionMessageRepo, SessionRef } from './port.js';
 // KEYS: msg, net (or msg again when none), session, session list, contact's sessions.
 // ARGV: json, _id, session json, session id, opened at (ms), the network id's location.
 const appendScript = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('SET', KEYS[1], ARGV[1])
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 0 end
 if KEYS[2] ~= KEYS[1] then redis.call('SET', KEYS[2], ARGV[6]) end
 if redis.call('SET', KEYS[3], ARGV[3], 'NX') then redis.call('ZADD', KEYS[5], ARGV[5], ARGV[4]) end
 redis.call('RPUSH', KEYS[4], ARGV[2])

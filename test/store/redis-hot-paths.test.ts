@@ -2,6 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shapeFromDefinition } from '../../src/network/template-rules.js';
 import { connectRedis, createRedisStore, createRedisWebhookStore, type RedisClient } from '../../src/store/index.js';
+import { createRedisCreditRepo } from '../../src/store/credits/redis.js';
+import { CREDIT_LEDGER_SIZE } from '../../src/store/credits/port.js';
+import { createRedisConversationIndex } from '../../src/store/conversations/redis.js';
+import type { ConversationRecord } from '../../src/domain/conversation.js';
 import { createRedisSessionMessageRepo } from '../../src/store/session-messages/redis.js';
 import { createRedisTemplateRepo } from '../../src/store/templates/redis.js';
 import type { TemplateRecord } from '../../src/store/templates/port.js';
@@ -12,10 +16,11 @@ import { startRedis, type ServerProcess } from '../harness/servers.js';
 import { makeRegistration } from '../webhooks/store-contract.js';
 
 /*
- * Lookups every send makes are remembered for a moment on each clustered
- * node: two store instances on one Redis stand for two nodes. A change is
- * seen at once through the instance that made it, and by the other once its
- * memory has lapsed (about a second: waited for, not timed).
+ * The Redis paths every clustered send takes, made cheaper: lookups every
+ * send makes are remembered for a moment on each node (two store instances
+ * on one Redis stand for two nodes: a change is seen at once through the
+ * instance that made it, and by the other once its memory has lapsed, about a
+ * second: waited for, not timed), and scripts that do fewer commands.
  */
 
 let redis: ServerProcess;
@@ -161,5 +166,64 @@ describe('remembered reads on clustered nodes', () => {
     expect(await repo.locateByNetworkId('o1', 'wamid.one')).toEqual({ _id: 'msg_one', audienceExternalId: '4915100000001:123' });
     expect((await repo.getByNetworkId('o1', 'wamid.one'))?._id).toBe('msg_one');
     expect(await repo.locateByNetworkId('o1', 'wamid.none')).toBeNull();
+  });
+
+  it('the inbox projection stays right when another node moved the conversation to another agent since this node wrote it', async () => {
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const [a, b] = [createRedisConversationIndex(await client(), prefix), createRedisConversationIndex(await client(), prefix)];
+    let version = 0;
+    const rec = (over: Partial<ConversationRecord>): ConversationRecord => ({
+      organizationId: 'o1',
+      audienceExternalId: '4915100000001:123',
+      contactId: null,
+      status: 'bot',
+      assigneeId: null,
+      queuedAt: null,
+      assignedAt: null,
+      sessionId: null,
+      sessionStatus: null,
+      lastInboundAt: null,
+      updatedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, ++version)).toISOString(),
+      version,
+      ...over,
+    });
+    const where = async () => ({
+      bot: (await a.list({ organizationId: 'o1', status: 'bot', offset: 0, limit: 10 })).total,
+      queued: (await a.list({ organizationId: 'o1', status: 'queued', offset: 0, limit: 10 })).total,
+      assigned: (await a.list({ organizationId: 'o1', status: 'assigned', offset: 0, limit: 10 })).total,
+      x: (await a.list({ organizationId: 'o1', assigneeId: 'agent-x', offset: 0, limit: 10 })).total,
+      y: (await a.list({ organizationId: 'o1', assigneeId: 'agent-y', offset: 0, limit: 10 })).total,
+    });
+    expect(await a.put(rec({}))).toBe(true);
+    expect(await a.put(rec({ status: 'assigned', assigneeId: 'agent-x' }))).toBe(true);
+    expect(await where()).toEqual({ bot: 0, queued: 0, assigned: 1, x: 1, y: 0 });
+    // Node b moves it to agent y; node a still remembers agent x.
+    expect(await b.put(rec({ status: 'assigned', assigneeId: 'agent-y' }))).toBe(true);
+    expect(await where()).toEqual({ bot: 0, queued: 0, assigned: 1, x: 0, y: 1 });
+    expect(await a.put(rec({ status: 'queued', assigneeId: null, queuedAt: new Date().toISOString() }))).toBe(true);
+    expect(await where()).toEqual({ bot: 0, queued: 1, assigned: 0, x: 0, y: 0 });
+    expect((await a.get('o1', '4915100000001:123'))?.version).toBe(version);
+  });
+
+  it('credits: a refused reservation leaves no trace (the id can be reserved after a top-up); the ledger shows at most its size', async () => {
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const credits = createRedisCreditRepo(await client(), prefix);
+    expect(await credits.reserve('o1', 'r1', 5)).toEqual({ ok: false, balance: 0 });
+    await credits.topUp('o1', 3);
+    expect(await credits.reserve('o1', 'r1', 5)).toEqual({ ok: false, balance: 3 });
+    expect(await credits.balance('o1')).toBe(3);
+    expect((await credits.history('o1', 10)).map((e) => e.kind)).toEqual(['top_up']);
+    await credits.topUp('o1', 2);
+    expect(await credits.reserve('o1', 'r1', 5)).toEqual({ ok: true, balance: 0 });
+    expect(await credits.reserve('o1', 'r1', 5)).toEqual({ ok: true, balance: 0 });
+    expect((await credits.history('o1', 10)).map((e) => [e.kind, e.amount, e.balance])).toEqual([
+      ['charge', -5, 0],
+      ['top_up', 2, 5],
+      ['top_up', 3, 3],
+    ]);
+    for (let i = 0; i < CREDIT_LEDGER_SIZE + 150; i++) await credits.topUp('o1', 1);
+    const all = await credits.history('o1', CREDIT_LEDGER_SIZE * 2);
+    expect(all).toHaveLength(CREDIT_LEDGER_SIZE);
+    expect(all[0]!.balance).toBe(CREDIT_LEDGER_SIZE + 150);
   });
 });
