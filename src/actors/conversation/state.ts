@@ -51,6 +51,15 @@ export interface SendInFlight {
   attempt: number;
   /** When this attempt's request was about to leave. */
   startedAt: string;
+  /**
+   * The owner lived to learn that the request was handed to the network (the
+   * call timed out, or the connection broke after the request was written):
+   * it may well have arrived. Absent, the owner stopped mid-call, so whether
+   * the request left at all is unknown.
+   */
+  maybeSent?: true;
+  /** The reservation paying for this attempt, when it is not the attempt's own (a resend that took over an earlier attempt's charge). */
+  paidBy?: string;
 }
 
 export interface ParkedStatus {
