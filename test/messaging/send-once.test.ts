@@ -423,4 +423,43 @@ describe('credits charge each copy that reached the network', () => {
     expect(w.network.requests.map((r) => r.callbackData)).toEqual([callbackData(ORG, AEID, KEY, 3), callbackData(ORG, AEID, KEY, 4)]);
     expect(await w.credits.balance(ORG)).toBe(6);
   });
+
+  it('a copy taken as never having left that the network reports after all is charged then, once, and given back if it failed', async () => {
+    const w = await world();
+    const reservation = await charged(w, 10);
+    // The owner dies after the request left; every status of copy 1 is late, past the wait.
+    w.network.answer = () => {
+      throw new OwnerDied('killed after the request left');
+    };
+    await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    w.clock.advance(10_001);
+    w.network.answer = (wamid) => ({ ok: true, messageId: wamid });
+    expect((await w.send(KEY, reservation)).reply).toMatchObject({ outcome: 'sent', messageId: 'wamid.copy-2' });
+    // Two copies at the network, paid once so far: nothing said copy 1 arrived.
+    expect(w.network.requests).toHaveLength(2);
+    expect(await w.credits.balance(ORG)).toBe(8);
+    // Its statuses come now: it did arrive, and is charged, once however many come.
+    const copy1 = w.network.requests[0]!.callbackData;
+    await w.status('wamid.copy-1', 'sent', copy1);
+    await w.status('wamid.copy-1', 'delivered', copy1);
+    await w.status('wamid.copy-1', 'sent', copy1);
+    expect(await w.credits.balance(ORG)).toBe(6);
+    // Copy 2's statuses charge nothing more.
+    await w.status('wamid.copy-2', 'delivered', w.network.requests[1]!.callbackData);
+    expect(await w.credits.balance(ORG)).toBe(6);
+    // A late copy that failed at the network is not billed.
+    const v = await world();
+    const r2 = await charged(v, 10);
+    v.network.answer = () => {
+      throw new OwnerDied('killed after the request left');
+    };
+    await expect(v.send(KEY, r2)).rejects.toBeInstanceOf(OwnerDied);
+    v.clock.advance(10_001);
+    v.network.answer = (wamid) => ({ ok: true, messageId: wamid });
+    await v.send(KEY, r2);
+    await v.status('wamid.copy-1', 'sent', v.network.requests[0]!.callbackData);
+    expect(await v.credits.balance(ORG)).toBe(6);
+    await v.status('wamid.copy-1', 'failed', v.network.requests[0]!.callbackData);
+    expect(await v.credits.balance(ORG)).toBe(8);
+  });
 });

@@ -16,7 +16,7 @@ import type { MessageContent, SessionMessage } from '../../messaging/types.js';
 import type { InboundMessageEventData, MessageSentEventData, MessageStatusEventData } from '../../messaging/events.js';
 import type { HandlerContext, HandlerMap } from '../durable.js';
 import { currentSession, isWithHuman } from './rules.js';
-import { callbackData, echoOf, inFlightOf, withInFlight, withoutInFlight, withoutParked, withParked } from './send-recovery.js';
+import { callbackData, echoOf, inFlightOf, unpaidAttemptOf, withInFlight, withoutInFlight, withoutParked, withParked, withUnpaid } from './send-recovery.js';
 import type { ConversationState, ParkedStatus, SendInFlight, Session } from './state.js';
 import { derivedMessageId, randomMessageId } from '../../domain/message-id.js';
 
@@ -126,6 +126,11 @@ function stableId(prefix: string, ...parts: string[]): string {
 /** The reservation charging copy `attempt` (2, 3, …) of a resent keyed send; copy 1 is charged under the send's own reservation. */
 export function resendReservationId(reservationId: string, attempt: number): string {
   return `${reservationId}.copy${attempt}`;
+}
+
+/** The reservation charging copy `attempt` of a keyed send when a status of it comes after a resend took over its charge. */
+export function lateCopyReservationId(reservationId: string, attempt: number): string {
+  return `${reservationId}.late${attempt}`;
 }
 
 /** The reservation that pays for an attempt in flight: its own (the send's for attempt 1, `.copyN` for a resend), or the one it took over. */
@@ -287,6 +292,8 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
        * arrived, else the earlier attempt's charge, taken over (`inherited`).
        */
       let copyCharge: { id: string; amount: number; inherited: boolean } | undefined;
+      /** The earlier attempt whose charge this resend takes over: charged after all if a status of it comes. */
+      let unpaid: { attempt: number; key: string } | undefined;
       if (cmd.sendKey !== undefined) {
         const key = cmd.sendKey;
         // Also under the id such a send had before message ids had one scheme, so a retry across an upgrade still finds its first run.
@@ -319,6 +326,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
               flying.maybeSent === true
                 ? { id: resendReservationId(cmd.reservation.id, attempt), amount, inherited: false }
                 : { id: chargeOfAttempt(cmd.reservation.id, flying), amount, inherited: true };
+            if (copyCharge.inherited) unpaid = { attempt: flying.attempt, key };
           }
           deps.log.warn('keyed send sent again: no status came for its earlier attempt', { callbackData: callbackData(s.organizationId, s.audienceExternalId, key, attempt), attempt });
           deps.onResend?.({ attempt });
@@ -381,7 +389,20 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       // In flight, durably and fenced, before the request leaves: a successor will not send blindly.
       const inFlight: SendInFlight | undefined =
         cmd.sendKey === undefined ? undefined : { key: cmd.sendKey, attempt, startedAt: ctx.now.toISOString(), ...(copyCharge?.inherited === true ? { paidBy: copyCharge.id } : {}) };
-      const flying = inFlight === undefined ? s : withInFlight(s, inFlight);
+      const withUnpaidAttempt =
+        unpaid === undefined || cmd.reservation === undefined
+          ? s
+          : withUnpaid(
+              s,
+              {
+                callbackData: callbackData(s.organizationId, s.audienceExternalId, unpaid.key, unpaid.attempt),
+                reservationId: lateCopyReservationId(cmd.reservation.id, unpaid.attempt),
+                amount: cmd.reservation.amount,
+                since: ctx.now.toISOString(),
+              },
+              ctx.now,
+            );
+      const flying = inFlight === undefined ? s : withInFlight(withUnpaidAttempt, inFlight);
       if (flying !== s) {
         try {
           await ctx.checkpoint(flying);
@@ -470,6 +491,15 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
 
     'network.status': async (s0, cmd, ctx) => {
       const e = cmd.event;
+      // A copy taken as never having left is reported after all: it is at the network, and is paid for
+      // (or, reported failed, given back: the network does not bill it). Both at most once per copy.
+      const late = unpaidAttemptOf(s0, e.callbackData, ctx.now);
+      if (late !== undefined) {
+        if (e.status === 'failed') await deps.credits.refund(s0.organizationId, late.reservationId);
+        else if (!(await deps.credits.reserve(s0.organizationId, late.reservationId, late.amount)).ok) {
+          deps.log.warn('a copy reported after its charge was taken over could not be charged: not enough credits', { callbackData: late.callbackData, amount: late.amount });
+        }
+      }
       const drained = await drainParked(s0, ctx);
       const s = drained.state;
       const hinted = cmd.messageRecordId === undefined ? null : await deps.messages.get(s.organizationId, cmd.messageRecordId);
