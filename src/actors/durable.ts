@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isAppError } from '../errors.js';
 import type { DomainEvent, EventPublisher } from '../events/types.js';
-import { FencedWriteError, type ActorStateStore } from '../store/actors/port.js';
+import { FencedWriteError, type ActorStateStore, type CommitScope } from '../store/actors/port.js';
 import { actorUnavailable, ownershipLost } from './errors.js';
 import type { Actor, ActorContext, ActorFactory, MessageMeta } from './types.js';
 
@@ -97,6 +97,12 @@ export interface DurableActorDeps {
   store: ActorStateStore;
   events: EventPublisher;
   newId?: () => string;
+  /**
+   * Where the state, the events, the handler's own writes and the projection
+   * share one database (embedded): a command's writes commit as one
+   * transaction, a checkpoint's before the handler goes on.
+   */
+  commits?: CommitScope;
 }
 
 /**
@@ -121,6 +127,12 @@ export interface DurableActorDeps {
  * - A handler may `checkpoint` a state before an outside effect: the same
  *   fenced write, made before the effect, so a successor finds the record
  *   of an effect that may have happened.
+ * - With `commits` (embedded: one SQLite database), everything a command
+ *   writes after its last checkpoint — the handler's own writes, the state
+ *   with its idempotency key, the events, the `afterCommit` write and the
+ *   projection — is one transaction: a crash or a failed commit keeps all
+ *   of it or none, and the reply waits for that commit. Without it
+ *   (clustered) the writes are ordered as above, each one re-runnable.
  */
 export function durableActor<S, C extends Command, Replies extends { [K in C['kind']]: unknown }>(
   spec: DurableActorSpec<S, C, Replies>,
@@ -193,6 +205,18 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     }
   };
 
+  /** Makes the command's writes so far durable (a checkpoint before an outside effect). */
+  const settle = async () => {
+    if (deps.commits === undefined) return;
+    try {
+      await deps.commits.settle();
+    } catch (e) {
+      reloadBeforeNext = true;
+      ctx.log.warn('actor checkpoint did not commit', { err: e });
+      throw actorUnavailable('conversation state could not be stored; retry with the same idempotency key');
+    }
+  };
+
   const flushOutbox = async () => {
     while (current.outbox.length > 0) {
       const ev = current.outbox[0]!;
@@ -207,63 +231,76 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     }
   };
 
+  const handle = async (raw: unknown, meta: MessageMeta) => {
+    if (reloadBeforeNext) await load();
+    if (projectionStale) await project();
+    const key = meta.idempotencyKey;
+    if (key !== undefined) {
+      const seen = current.replies.find(([k]) => k === key);
+      if (seen !== undefined) {
+        await flushOutbox();
+        return seen[1];
+      }
+    }
+    const command = spec.parse(raw);
+    const handler = spec.handlers[command.kind as C['kind']] as Handler<S, C, unknown> | undefined;
+    if (handler === undefined) throw new Error(`no handler for ${ctx.address.type} command ${command.kind}`);
+    // A handler that throws changes nothing but what it checkpointed: the error is the reply.
+    const checkpoint = async (state: S) => {
+      const next: StoredActorState<S> = { ...current, state, version: (current.version ?? 0) + 1 };
+      await save(next);
+      await settle();
+      current = next;
+      outboxStale = false;
+      projectionStale = true;
+    };
+    const outcome = await handler(current.state, command, { key: ctx.address.key, now: new Date(ctx.clock.now()), newId, checkpoint });
+    const events = outcome.events ?? [];
+    const effect = outcome.afterCommit;
+    const remember = key !== undefined && !readOnly.has(command.kind) && effect === undefined && outcome.forget !== true;
+    if (outcome.state !== current.state || events.length > 0 || remember || outboxStale) {
+      let replies = current.replies;
+      if (remember) {
+        replies = [...replies, [key, outcome.reply]];
+        if (replies.length > spec.maxIdempotencyKeys) replies = replies.slice(replies.length - spec.maxIdempotencyKeys);
+      }
+      const next: StoredActorState<S> = { state: outcome.state, version: (current.version ?? 0) + 1, replies, outbox: [...current.outbox, ...events] };
+      const changed = outcome.state !== current.state;
+      await save(next);
+      current = next;
+      outboxStale = false;
+      if (changed) projectionStale = true;
+    }
+    if (effect !== undefined) {
+      try {
+        await effect();
+      } catch (e) {
+        ctx.log.warn('write after commit failed; the command must run again', { kind: command.kind, err: e });
+        // What was committed still goes out (at least once; a re-run records the same event ids again).
+        await flushOutbox().catch(() => {});
+        throw actorUnavailable('the change is recorded but not finished; retry');
+      }
+    }
+    await flushOutbox();
+    if (projectionStale) await project();
+    return outcome.reply;
+  };
+
   return {
     async onStart() {
       await load();
     },
 
     async onMessage(raw: unknown, meta: MessageMeta) {
-      if (reloadBeforeNext) await load();
-      if (projectionStale) await project();
-      const key = meta.idempotencyKey;
-      if (key !== undefined) {
-        const seen = current.replies.find(([k]) => k === key);
-        if (seen !== undefined) {
-          await flushOutbox();
-          return seen[1];
-        }
+      const commits = deps.commits;
+      if (commits === undefined) return handle(raw, meta);
+      try {
+        return await commits.together(() => handle(raw, meta));
+      } catch (e) {
+        // The transaction did not commit: what this actor holds in memory may be ahead of the store.
+        if (isAppError(e) && e.code === 'storage_unavailable') reloadBeforeNext = true;
+        throw e;
       }
-      const command = spec.parse(raw);
-      const handler = spec.handlers[command.kind as C['kind']] as Handler<S, C, unknown> | undefined;
-      if (handler === undefined) throw new Error(`no handler for ${ctx.address.type} command ${command.kind}`);
-      // A handler that throws changes nothing but what it checkpointed: the error is the reply.
-      const checkpoint = async (state: S) => {
-        const next: StoredActorState<S> = { ...current, state, version: (current.version ?? 0) + 1 };
-        await save(next);
-        current = next;
-        outboxStale = false;
-        projectionStale = true;
-      };
-      const outcome = await handler(current.state, command, { key: ctx.address.key, now: new Date(ctx.clock.now()), newId, checkpoint });
-      const events = outcome.events ?? [];
-      const effect = outcome.afterCommit;
-      const remember = key !== undefined && !readOnly.has(command.kind) && effect === undefined && outcome.forget !== true;
-      if (outcome.state !== current.state || events.length > 0 || remember || outboxStale) {
-        let replies = current.replies;
-        if (remember) {
-          replies = [...replies, [key, outcome.reply]];
-          if (replies.length > spec.maxIdempotencyKeys) replies = replies.slice(replies.length - spec.maxIdempotencyKeys);
-        }
-        const next: StoredActorState<S> = { state: outcome.state, version: (current.version ?? 0) + 1, replies, outbox: [...current.outbox, ...events] };
-        const changed = outcome.state !== current.state;
-        await save(next);
-        current = next;
-        outboxStale = false;
-        if (changed) projectionStale = true;
-      }
-      if (effect !== undefined) {
-        try {
-          await effect();
-        } catch (e) {
-          ctx.log.warn('write after commit failed; the command must run again', { kind: command.kind, err: e });
-          // What was committed still goes out (at least once; a re-run records the same event ids again).
-          await flushOutbox().catch(() => {});
-          throw actorUnavailable('the change is recorded but not finished; retry');
-        }
-      }
-      await flushOutbox();
-      if (projectionStale) await project();
-      return outcome.reply;
     },
 
     async onStop() {

@@ -62,7 +62,12 @@ export async function openActors(
   } else {
     throw new Error('REDIS_URL is needed for the Redis backing');
   }
-  system.register(CONVERSATION_ACTOR, durableActor(conversationActorSpec(config.ACTOR_IDEMPOTENCY_KEYS, deps.messaging, deps.conversations), { store, events: deps.events }));
+  system.register(CONVERSATION_ACTOR, durableActor(conversationActorSpec(config.ACTOR_IDEMPOTENCY_KEYS, deps.messaging, deps.conversations), {
+      store,
+      events: deps.events,
+      // Embedded, the state, its events, the messages and the inbox list are one database: one transaction per command.
+      commits: backing.kind === 'sqlite' ? backing.db : undefined,
+    }),);
   await system.start();
   readiness.push({
     name: 'actors',

@@ -188,8 +188,8 @@ export class EmbeddedEventLog implements EventLog {
     } catch (e) {
       return Promise.reject(e);
     }
+    if (this.sql !== null) return this.publishSqlite(event);
     const entry: Entry = { seq: this.nextSeq++, event };
-    if (this.sql !== null) return this.publishSqlite(entry);
     if (this.dir === null) {
       this.append([entry]);
       return Promise.resolve();
@@ -200,23 +200,33 @@ export class EmbeddedEventLog implements EventLog {
     });
   }
 
-  /** The event joins the database's open batch; consumers see it once that batch committed. */
-  private publishSqlite(entry: Entry): Promise<void> {
+  /**
+   * The event joins the database's open batch (and the caller's unit of work,
+   * if any); consumers see it once that batch committed. Its seq is taken when
+   * the insert runs, and a batch's commit callbacks run in the order its
+   * writes ran, so entries become visible in seq order.
+   */
+  private publishSqlite(event: DomainEvent): Promise<void> {
     const db = this.sql!;
-    const committed = db.run(() => {
-      db.stmt('INSERT INTO events (seq, id, org, type, at, body) VALUES (?, ?, ?, ?, ?, ?)').run(
-        entry.seq,
-        entry.event.id,
-        entry.event.organizationId,
-        entry.event.type,
-        Date.now(),
-        JSON.stringify(entry.event),
-      );
-      // Sequence numbers are never reused, even after the rows holding the highest are discarded.
-      db.apply([{ coll: 'meta:events', key: 'lastSeq', value: entry.seq }]);
-    });
-    // A batch's writers are settled in the order they wrote, so entries become visible in seq order.
-    return committed.then(() => this.append([entry]));
+    return db
+      .run(
+        () => {
+          const entry: Entry = { seq: this.nextSeq++, event };
+          db.stmt('INSERT INTO events (seq, id, org, type, at, body) VALUES (?, ?, ?, ?, ?, ?)').run(
+            entry.seq,
+            event.id,
+            event.organizationId,
+            event.type,
+            Date.now(),
+            JSON.stringify(event),
+          );
+          // Sequence numbers are never reused, even after the rows holding the highest are discarded.
+          db.apply([{ coll: 'meta:events', key: 'lastSeq', value: entry.seq }]);
+          return entry;
+        },
+        (entry) => this.append([entry]),
+      )
+      .then(() => {});
   }
 
   private async flush(): Promise<void> {

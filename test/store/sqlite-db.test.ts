@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NODE_MIGRATIONS, openNodeDbIn, SqliteDb, StorageOpenError, type Migration } from '../../src/store/index.js';
+import { sqliteDatabase } from '../../src/store/sqlite/native.js';
 
 /** The guarantees of SqliteDb (src/store/sqlite/db.ts), one test each. */
 
@@ -121,6 +122,150 @@ describe('SqliteDb', () => {
     const copy = SqliteDb.open(join(dir, 'backup.db'), { migrations: NODE_MIGRATIONS });
     expect(copy.values('c')).toHaveLength(11);
     await copy.close();
+    await db.close();
+  });
+});
+
+/** What another connection to the same file sees: only what was committed. */
+function committedView(dir: string) {
+  const other = new (sqliteDatabase())(join(dir, 'switchboard.db'), { readonly: true });
+  return {
+    has: (key: string) => other.prepare("SELECT 1 FROM records WHERE coll = 'c' AND key = ?").get(key) !== undefined,
+    close: () => other.close(),
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('SqliteDb units of work (together)', () => {
+  it('commits every write of a unit, across its awaits, as one: another connection sees none of them, then all', async () => {
+    const dir = tempDir();
+    const db = openNodeDbIn(dir);
+    const view = committedView(dir);
+    const before = db.stats.commits;
+    let seenMidway: boolean[] = [];
+    const result = await db.together(async () => {
+      await db.put('c', 'a', 1);
+      await sleep(30);
+      await db.put('c', 'b', 2);
+      await sleep(30);
+      seenMidway = [view.has('a'), view.has('b')];
+      await db.put('c', 'c', 3);
+      return 'done';
+    });
+    expect(result).toBe('done');
+    expect(seenMidway).toEqual([false, false]);
+    expect([view.has('a'), view.has('b'), view.has('c')]).toEqual([true, true, true]);
+    expect(db.stats.commits).toBe(before + 1);
+    view.close();
+    await db.close();
+  });
+
+  it('settle() commits the unit\'s writes so far before it goes on', async () => {
+    const dir = tempDir();
+    const db = openNodeDbIn(dir);
+    const view = committedView(dir);
+    let afterSettle = false;
+    let laterSeen = true;
+    await db.together(async () => {
+      await db.put('c', 'before', 1);
+      await db.settle();
+      afterSettle = view.has('before');
+      await db.put('c', 'after', 2);
+      await sleep(20);
+      laterSeen = view.has('after');
+    });
+    expect(afterSettle).toBe(true);
+    expect(laterSeen).toBe(false);
+    expect(view.has('after')).toBe(true);
+    view.close();
+    await db.close();
+  });
+
+  it('keeps nothing of a unit whose commit failed, and rejects it with a 503', async () => {
+    const db = openNodeDbIn(null);
+    // A commit that fails for sure: a deferred foreign key is checked at COMMIT.
+    db.raw.pragma('foreign_keys = ON');
+    db.raw.exec('CREATE TABLE parent (id TEXT PRIMARY KEY); CREATE TABLE child (parent TEXT REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)');
+    const unit = db.together(async () => {
+      await db.put('c', 'kept-not', 1);
+      await sleep(10);
+      await db.run(() => db.raw.prepare('INSERT INTO child (parent) VALUES (?)').run('nobody'));
+      await db.put('c', 'also-not', 2);
+    });
+    await expect(unit).rejects.toMatchObject({ status: 503, code: 'storage_unavailable' });
+    expect(db.has('c', 'kept-not')).toBe(false);
+    expect(db.has('c', 'also-not')).toBe(false);
+    // The next write commits as usual.
+    await db.put('c', 'next', 3);
+    expect(db.get('c', 'next')).toBe(3);
+    await db.close();
+  });
+
+  it('keeps the writes a unit made before it threw: a unit is one commit, not a rollback', async () => {
+    const db = openNodeDbIn(null);
+    const unit = db.together(async () => {
+      await db.put('c', 'made', 1);
+      throw new Error('handler failed');
+    });
+    await expect(unit).rejects.toThrow('handler failed');
+    expect(db.get('c', 'made')).toBe(1);
+    await db.close();
+  });
+
+  it('lets a plain write and a unit started later commit while an earlier unit is still running, without putting the commit off', async () => {
+    const dir = tempDir();
+    const db = openNodeDbIn(dir);
+    const view = committedView(dir);
+    const slow = db.together(async () => {
+      await db.put('c', 'slow-1', 1);
+      await sleep(60);
+      await db.put('c', 'slow-2', 2);
+    });
+    // The commit comes due while `slow` holds the batch; a unit starting now waits for that commit
+    // and writes into the next batch, so `slow` ending is all the first commit waits for.
+    await sleep(5);
+    let firstBatchCommittedBeforeB = false;
+    const later = db.together(async () => {
+      await db.put('c', 'later', 3);
+      firstBatchCommittedBeforeB = view.has('slow-2');
+    });
+    await Promise.all([slow, later]);
+    expect(firstBatchCommittedBeforeB).toBe(true);
+    expect(view.has('later')).toBe(true);
+    expect(db.stats.unitsCutShort).toBe(0);
+    view.close();
+    await db.close();
+  });
+
+  it('commits a unit that holds the batch past maxHoldMs in pieces, and counts it', async () => {
+    const dir = tempDir();
+    const db = SqliteDb.open(join(dir, 'switchboard.db'), { migrations: NODE_MIGRATIONS, maxHoldMs: 40 });
+    const view = committedView(dir);
+    let firstSeen = false;
+    await db.together(async () => {
+      await db.put('c', 'first', 1);
+      await sleep(150);
+      firstSeen = view.has('first');
+      await db.put('c', 'second', 2);
+    });
+    expect(firstSeen).toBe(true);
+    expect(view.has('second')).toBe(true);
+    expect(db.stats.unitsCutShort).toBe(1);
+    view.close();
+    await db.close();
+  });
+
+  it('runs a write\'s onCommit callback at its commit, in write order, also inside a unit', async () => {
+    const db = openNodeDbIn(null);
+    const seen: string[] = [];
+    await db.together(async () => {
+      await db.run(() => 'one', (r) => seen.push(r));
+      expect(seen).toEqual([]);
+      await db.run(() => 'two', (r) => seen.push(r));
+    });
+    await db.run(() => 'three', (r) => seen.push(r));
+    expect(seen).toEqual(['one', 'two', 'three']);
     await db.close();
   });
 });

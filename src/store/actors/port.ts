@@ -29,6 +29,18 @@ export interface ActorStateStore {
   save(ref: ActorStateRef, value: unknown, fence: Fence): Promise<void>;
 }
 
+/**
+ * Writes to several stores committed as one, where the backing can (the
+ * embedded node's one SQLite database; `SqliteDb` is one). Clustered, Redis
+ * has no such transaction across stores and the writes stay ordered instead.
+ */
+export interface CommitScope {
+  /** Runs `fn` with every write it makes in one commit; resolves once that commit is durable. */
+  together<T>(fn: () => Promise<T>): Promise<T>;
+  /** Inside `together`: makes the writes so far durable now (before an outside effect). */
+  settle(): Promise<void>;
+}
+
 /** Who holds a partition's lease, and under which epoch. */
 export interface LeaseHolder {
   nodeId: string;

@@ -31,11 +31,11 @@ export class SqliteActorStore implements ActorStateStore, PartitionLeaseStore {
   }
 
   save(ref: ActorStateRef, value: unknown, fence: Fence): Promise<void> {
-    // Check and apply in the same synchronous step: nothing can interleave.
-    if (fence.partition !== ref.partition || this.epochOf(fence.partition) !== fence.epoch) {
-      return Promise.reject(new FencedWriteError(fence));
-    }
-    return this.db.put(STATE, `${ref.type}/${ref.key}`, value);
+    // Check and apply in the same synchronous step (also when the write waits for its turn in a unit of work).
+    return this.db.run(() => {
+      if (fence.partition !== ref.partition || this.epochOf(fence.partition) !== fence.epoch) throw new FencedWriteError(fence);
+      this.db.apply([{ coll: STATE, key: `${ref.type}/${ref.key}`, value }]);
+    });
   }
 
   private live(partition: number) {

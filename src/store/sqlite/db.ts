@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -31,6 +32,24 @@ export interface SqliteOpenOptions {
   maxBatch?: number;
   /** Runs after the migrations, in their transaction's wake (the one-time import of an older store). */
   afterMigrate?: (db: SqliteDb) => void;
+  /**
+   * How long a `together` unit may keep its batch from committing once the
+   * commit is due (default 2000 ms). Past it the batch commits anyway, the
+   * unit's writes split across commits (as without a unit) and
+   * `stats.unitsCutShort` counts it: a unit is only local writes, so this is
+   * a unit that waited on something it should not have.
+   */
+  maxHoldMs?: number;
+}
+
+/** The writes of one `together` call. */
+interface Unit {
+  /** False once `together` returned: writes from work it left behind are plain writes. */
+  open: boolean;
+  /** Its writes are in the open batch, which does not commit until the unit settles or ends. */
+  holding: boolean;
+  /** Settle when the batches carrying its writes committed; reject when one failed. */
+  pending: Promise<void>[];
 }
 
 /** Raised at start when the database cannot be used; the message names the file and what to do. */
@@ -53,9 +72,20 @@ const SQLITE_HEADER = 'SQLite format 3\0';
  * - The promise `run` returns resolves only after the batch that carries
  *   `fn` committed (with `synchronous=FULL`, after the WAL was fsynced); it
  *   rejects when that commit failed, and then none of the batch's writes are
- *   in the database. Nothing uncommitted is ever acknowledged.
+ *   in the database. Nothing uncommitted is ever acknowledged. Its
+ *   `onCommit` callback runs at that commit, in the order the writes ran.
  * - Group commit: every `run` of the same turn of the event loop shares one
  *   commit (one fsync), up to `maxBatch` writes per commit.
+ * - `together(fn)` makes every write of `fn` (across its awaits, in any
+ *   store on this database) part of one commit: inside it `run` resolves as
+ *   soon as `fn`'s statements ran, the batch does not commit before `fn`
+ *   ended, and `together` resolves once that commit is done (it rejects,
+ *   with nothing of the unit kept, when the commit failed). It is a commit,
+ *   not a rollback scope: if `fn` throws, what it wrote commits. `settle()`
+ *   inside it commits the writes so far and waits for them (before an
+ *   outside effect). A unit's first write waits for a commit that is already
+ *   due, so overlapping units never put a commit off for long; one held past
+ *   `maxHoldMs` is committed in pieces and counted.
  * - A failed commit (disk full, I/O error) rolls the batch back and rejects
  *   its writes with a 503 `storage_unavailable`; the next batch tries again,
  *   so the service recovers once the disk has room.
@@ -74,13 +104,23 @@ export class SqliteDb {
   private closed = false;
   private readonly stmts = new Map<string, BetterSqlite3.Statement>();
   /** Commits so far (each one fsync of the WAL with synchronous=FULL) and the writes they carried. */
-  readonly stats = { commits: 0, writes: 0, failedCommits: 0 };
+  readonly stats = { commits: 0, writes: 0, failedCommits: 0, unitsCutShort: 0 };
+
+  private readonly units = new AsyncLocalStorage<Unit>();
+  /** Units whose writes are in the open batch: it commits when the last of them settles. */
+  private readonly holders = new Set<Unit>();
+  /** A commit came due while units held the batch. */
+  private commitDue = false;
+  private holdTimer: NodeJS.Timeout | null = null;
+  /** Writes of units that wait for the due commit before they join a batch. */
+  private afterCommit: (() => void)[] = [];
 
   private constructor(
     readonly raw: BetterSqlite3.Database,
     /** The file, or null for an in-memory database. */
     readonly file: string | null,
     private readonly maxBatch: number,
+    private readonly maxHoldMs: number,
   ) {}
 
   static open(file: string | null, opts: SqliteOpenOptions): SqliteDb {
@@ -107,7 +147,7 @@ export class SqliteDb {
       raw.pragma('busy_timeout = 5000');
       // Keeps the WAL from growing past ~4 MB between checkpoints.
       raw.pragma('wal_autocheckpoint = 1000');
-      const db = new SqliteDb(raw, file, opts.maxBatch ?? 1000);
+      const db = new SqliteDb(raw, file, opts.maxBatch ?? 1000, opts.maxHoldMs ?? 2000);
       db.migrate(opts.migrations);
       opts.afterMigrate?.(db);
       if (file !== null) tightenFiles([file, `${file}-wal`, `${file}-shm`]);
@@ -162,10 +202,56 @@ export class SqliteDb {
 
   /**
    * Runs `fn` now, atomically, in the current batch; resolves with its result
-   * once the batch committed. See the class guarantees.
+   * once the batch committed (inside `together`: once `fn` ran). See the
+   * class guarantees.
    */
-  run<T>(fn: () => T): Promise<T> {
+  run<T>(fn: () => T, onCommit?: (result: T) => void): Promise<T> {
     if (this.closed) return Promise.reject(new Error('database is closed'));
+    const unit = this.units.getStore();
+    if (unit !== undefined && unit.open) return this.runInUnit(unit, fn, onCommit);
+    let result: T;
+    try {
+      result = this.execute(fn);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const done = new Promise<T>((resolve, reject) => {
+      this.batch.push({
+        resolve: () => {
+          onCommit?.(result);
+          resolve(result);
+        },
+        reject,
+      });
+    });
+    this.scheduleCommit();
+    return done;
+  }
+
+  private runInUnit<T>(unit: Unit, fn: () => T, onCommit?: (result: T) => void): Promise<T> {
+    if (!unit.holding && this.commitDue) {
+      // The batch is waiting for the units in it to finish: a unit not in it yet joins the next one,
+      // so a stream of overlapping units cannot put the commit off.
+      return new Promise<void>((resolve) => this.afterCommit.push(resolve)).then(() => this.run(fn, onCommit));
+    }
+    let result: T;
+    try {
+      result = this.execute(fn);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (!unit.holding) {
+      unit.holding = true;
+      this.holders.add(unit);
+      unit.pending.push(new Promise<void>((resolve, reject) => this.batch.push({ resolve, reject })));
+    }
+    if (onCommit !== undefined) this.batch.push({ resolve: () => onCommit(result), reject: () => {} });
+    this.scheduleCommit();
+    return Promise.resolve(result);
+  }
+
+  /** `fn` as one savepoint of the open batch transaction. */
+  private execute<T>(fn: () => T): T {
     if (!this.inBatch) {
       this.raw.exec('BEGIN');
       this.inBatch = true;
@@ -182,33 +268,101 @@ export class SqliteDb {
       } else {
         // SQLite rolled the whole transaction back (it does on a full disk or an I/O error): the
         // batch's earlier writes are gone too, so their writers learn it now.
-        this.inBatch = false;
-        const lost = this.batch;
-        this.batch = [];
         this.stats.failedCommits++;
-        const err = asStorageError(e);
-        for (const w of lost) w.reject(err);
+        this.dropBatch(asStorageError(e));
       }
-      return Promise.reject(asStorageError(e));
+      throw asStorageError(e);
     }
     this.stats.writes++;
-    const done = new Promise<T>((resolve, reject) => {
-      this.batch.push({ resolve: () => resolve(result), reject });
-    });
+    return result;
+  }
+
+  private scheduleCommit(): void {
     if (this.batch.length >= this.maxBatch) this.commit();
     else if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => {
-        this.scheduled = false;
-        this.commit();
-      });
+      // Outside any unit: what the commit sets going (event consumers) is not part of the unit.
+      this.units.exit(() =>
+        setImmediate(() => {
+          this.scheduled = false;
+          this.commit();
+        }),
+      );
     }
-    return done;
   }
 
-  /** Commits the open batch, settling its writers. */
-  private commit(): void {
-    if (!this.inBatch) return;
+  /**
+   * Runs `fn` with all its writes to this database in one commit; resolves
+   * with its result once they committed. Nested calls join the outer unit.
+   * See the class guarantees.
+   */
+  async together<T>(fn: () => Promise<T>): Promise<T> {
+    const outer = this.units.getStore();
+    if (outer !== undefined && outer.open) return fn();
+    const unit: Unit = { open: true, holding: false, pending: [] };
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+    try {
+      outcome = { ok: true, value: await this.units.run(unit, fn) };
+    } catch (e) {
+      outcome = { ok: false, error: e };
+    }
+    unit.open = false;
+    this.release(unit);
+    // Its writes are durable (or known lost) before it answers, even when it failed part way.
+    const settled = await Promise.allSettled(unit.pending);
+    const lost = settled.find((r) => r.status === 'rejected');
+    if (lost !== undefined) throw lost.reason;
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  }
+
+  /** Inside `together`: commits the unit's writes so far and waits for them. Elsewhere: nothing to do. */
+  async settle(): Promise<void> {
+    const unit = this.units.getStore();
+    if (unit === undefined || !unit.open) return;
+    this.release(unit);
+    const pending = unit.pending;
+    unit.pending = [];
+    await Promise.all(pending);
+  }
+
+  private release(unit: Unit): void {
+    if (!unit.holding) return;
+    unit.holding = false;
+    this.holders.delete(unit);
+    if (this.holders.size === 0 && this.commitDue) this.commit();
+  }
+
+  /** Commits the open batch, settling its writers; waits while units hold it (see `maxHoldMs`). */
+  private commit(force = false): void {
+    if (this.holders.size > 0 && !force) {
+      if (!this.commitDue) {
+        this.commitDue = true;
+        this.holdTimer = setTimeout(() => {
+          this.holdTimer = null;
+          if (!this.commitDue) return;
+          this.stats.unitsCutShort += this.holders.size;
+          this.commit(true);
+        }, this.maxHoldMs);
+        this.holdTimer.unref();
+      }
+      return;
+    }
+    this.commitDue = false;
+    if (this.holdTimer !== null) {
+      clearTimeout(this.holdTimer);
+      this.holdTimer = null;
+    }
+    // A unit cut short holds nothing now: its later writes wait for their own commit.
+    for (const u of this.holders) u.holding = false;
+    this.holders.clear();
+    const waiting = this.afterCommit;
+    this.afterCommit = [];
+    if (this.inBatch) this.units.exit(() => this.commitBatch());
+    for (const w of waiting) w();
+  }
+
+  private commitBatch(): void {
     const waiters = this.batch;
     this.batch = [];
     this.inBatch = false;
@@ -229,6 +383,18 @@ export class SqliteDb {
       return;
     }
     for (const w of waiters) w.resolve();
+  }
+
+  /** The open transaction is gone (SQLite rolled it back): its writers, units included, learn it. */
+  private dropBatch(err: unknown): void {
+    this.inBatch = false;
+    const lost = this.batch;
+    this.batch = [];
+    for (const u of this.holders) u.holding = false;
+    this.holders.clear();
+    for (const w of lost) w.reject(err);
+    // Units that waited for this batch's commit go on into the next one.
+    if (this.commitDue) this.commit();
   }
 
   // --- key-value collections (the `records` table) ---
@@ -293,7 +459,7 @@ export class SqliteDb {
     this.stmt('SELECT 1').get();
   }
 
-  /** Commits whatever is pending. */
+  /** Commits whatever is pending (after the units holding it, if any). */
   async sync(): Promise<void> {
     this.commit();
   }
@@ -307,7 +473,7 @@ export class SqliteDb {
   /** Commits, checkpoints the WAL into the file and closes. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
-    this.commit();
+    this.commit(true);
     this.closed = true;
     try {
       if (this.file !== null) this.raw.pragma('wal_checkpoint(TRUNCATE)');
