@@ -289,7 +289,7 @@ async function speedRows(before: string | undefined): Promise<void> {
     const rows: LoadResult[] = [];
     const fsyncs: string[] = [];
     if (before !== undefined) {
-      const b = await speed('before: JSON store', before);
+      const b = await speed(`before: ${before}`, before);
       rows.push(...b.rows);
       fsyncs.push(b.fsyncs);
     }

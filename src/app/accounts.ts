@@ -8,6 +8,11 @@ import type { Store } from '../store/index.js';
 
 /** How often `lastUsedAt` is written per key: a write per request would double the load. */
 const TOUCH_INTERVAL_MS = 60_000;
+/**
+ * How long a key found valid (with its active user) is taken from memory: a
+ * revocation or a user change made on another node is seen within it.
+ */
+export const KEY_FRESH_MS = 1_000;
 
 export type PublicUser = Omit<User, 'passwordHash' | 'active'> & { active: boolean };
 export type PublicApiKey = Omit<ApiKeyRecord, 'hash'>;
@@ -15,9 +20,24 @@ export type PublicApiKey = Omit<ApiKeyRecord, 'hash'>;
 const publicUser = ({ passwordHash: _p, ...u }: User): PublicUser => ({ ...u, active: isActiveUser(u) });
 const publicKey = ({ hash: _h, ...k }: ApiKeyRecord): PublicApiKey => k;
 
-/** Organizations, dashboard users, API keys and contacts, and resolving a key to a Principal. */
+/**
+ * Organizations, dashboard users, API keys and contacts, and resolving a key to a Principal.
+ *
+ * Guarantees:
+ * - A revoked key, or a key whose user was deactivated, demoted or removed,
+ *   stops authenticating at once on the node that made the change, and
+ *   within `KEY_FRESH_MS` (1 s) on every other node: a key found valid is
+ *   remembered that long (by node-local monotonic time), never longer.
+ * - Unknown, revoked and malformed keys are never remembered: every failed
+ *   attempt reaches the store (and the failure throttle), and a new key works
+ *   at once.
+ */
 export class AccountService {
   private readonly touched = new Map<string, number>();
+  /** Keys found valid, by hash: the record, its user and when they were read (`performance.now()`). */
+  private readonly fresh = new Map<string, { rec: ApiKeyRecord; user: User; at: number }>();
+  /** Counts changes to keys and users made through this node (see `forgetKeysOf`). */
+  private generation = 0;
 
   constructor(
     private readonly store: Store,
@@ -93,6 +113,7 @@ export class AccountService {
       ...(changes.role !== undefined ? { role: changes.role } : {}),
       ...(changes.active !== undefined ? { active: changes.active } : {}),
     }));
+    this.forgetKeysOf((rec) => rec.userId === userId);
     if (!next) throw notFound('user');
     if (!isActiveUser(next)) await this.store.sessions.deleteForUser(organizationId, userId);
     return publicUser(next);
@@ -136,6 +157,7 @@ export class AccountService {
 
   async revokeApiKey(organizationId: string, keyId: string): Promise<PublicApiKey> {
     const rec = await this.store.apiKeys.revoke(organizationId, keyId, this.now());
+    this.forgetKeysOf((k) => k.id === keyId);
     if (!rec) throw notFound('API key');
     return publicKey(rec);
   }
@@ -167,12 +189,37 @@ export class AccountService {
     // Lookup is by SHA-256 of the key: the database comparison is on a hash an
     // attacker cannot steer byte by byte, so it leaks nothing useful in timing.
     const hash = hashApiKey(rawKey);
-    const rec = await this.store.apiKeys.getByHash(hash);
-    if (!rec || rec.revokedAt !== null) throw denied();
-    const user = await this.store.users.get(rec.organizationId, rec.userId);
-    if (!user || !isActiveUser(user)) throw denied();
+    const now = performance.now();
+    const generation = this.generation;
+    const hit = this.fresh.get(hash);
+    let rec: ApiKeyRecord | null;
+    let user: User | null;
+    if (hit !== undefined && now - hit.at < KEY_FRESH_MS) ({ rec, user } = hit);
+    else {
+      rec = await this.store.apiKeys.getByHash(hash);
+      if (!rec || rec.revokedAt !== null) {
+        this.fresh.delete(hash);
+        throw denied();
+      }
+      user = await this.store.users.get(rec.organizationId, rec.userId);
+      if (!user || !isActiveUser(user)) {
+        this.fresh.delete(hash);
+        throw denied();
+      }
+      // Not remembered when a change through this node ended while it was read: it may predate it.
+      if (generation === this.generation) {
+        if (this.fresh.size >= 10_000) this.fresh.clear();
+        this.fresh.set(hash, { rec, user, at: now });
+      }
+    }
     this.touch(hash);
     return { organizationId: rec.organizationId, userId: user.id, role: user.role, keyId: rec.id, keyName: rec.name, scopes: new Set(rec.scopes) };
+  }
+
+  /** After a change to keys or users through this node: drops what it may have made stale. */
+  private forgetKeysOf(stale: (rec: ApiKeyRecord) => boolean): void {
+    this.generation++;
+    for (const [hash, e] of this.fresh) if (stale(e.rec)) this.fresh.delete(hash);
   }
 
   private touch(hash: string): void {

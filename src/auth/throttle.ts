@@ -52,12 +52,7 @@ export class FailedAuthThrottle {
   async assertAllowed(a: AuthAttempt): Promise<void> {
     const subjects = this.subjects(a);
     if (subjects.length === 0) return;
-    const counts = await this.counter.get(subjects.map((s) => s.subject));
-    let waitMs = 0;
-    subjects.forEach((s, i) => {
-      const c = counts[i]!;
-      if (c.count >= s.limit) waitMs = Math.max(waitMs, c.resetMs);
-    });
+    const waitMs = await this.counter.blockedMs(subjects);
     if (waitMs > 0) throw tooManyAttempts(waitMs);
   }
 

@@ -132,7 +132,7 @@ export class NetworkWebhookReceiver {
   private async audienceOf(channel: WhatsAppChannel, ev: NetworkEvent): Promise<{ aeid: string; messageRecordId?: string } | null> {
     if (ev.kind === 'message') return { aeid: `${ev.from}:${channel.phoneNumberId}` };
     // The message names its contact exactly; the recipient id is the fallback (a send still being recorded).
-    const m = await this.d.messages.getByNetworkId(channel.organizationId, ev.networkMessageId);
+    const m = await this.d.messages.locateByNetworkId(channel.organizationId, ev.networkMessageId);
     if (m !== null) return { aeid: m.audienceExternalId, messageRecordId: m._id };
     return ev.recipientId ? { aeid: `${ev.recipientId}:${channel.phoneNumberId}` } : null;
   }

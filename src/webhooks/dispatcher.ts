@@ -148,7 +148,7 @@ export class WebhookDispatcher {
   /** Stage 1: one event to deliveries. Rejecting makes the log redeliver the event. */
   async fanOut(event: DomainEvent): Promise<void> {
     this.opts.observer?.eventLag(Math.max(0, this.now() - Date.parse(event.createdAt)) / 1000);
-    const regs = await this.store.listRegistrations(event.organizationId);
+    const regs = await this.store.fanOutRegistrations(event.organizationId);
     const matching = regs.filter((r) => registrationMatches(r, event));
     if (matching.length === 0) return;
     const body = webhookBody(event);

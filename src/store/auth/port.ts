@@ -46,5 +46,11 @@ export interface FailureCount {
  */
 export interface FailureCounter {
   get(subjects: string[]): Promise<FailureCount[]>;
+  /**
+   * Milliseconds until every subject is below its limit again (0 when none is
+   * at it): `get` narrowed to the question each authentication asks, so the
+   * common answer (nobody is throttled) costs one plain read per subject.
+   */
+  blockedMs(limits: { subject: string; limit: number }[]): Promise<number>;
   record(subjects: string[], windowMs: number): Promise<FailureCount[]>;
 }

@@ -15,7 +15,8 @@ import type { AuthSessionRepo, FailureCounter, InboxTokenGrant } from './port.js
  * A session and its user's index live in different slots, so they are
  * written by separate commands: the index first (an entry whose session is
  * gone costs nothing when the user's sessions are ended), the session second.
- * Failure counters are one key each; several are counted by one script per key.
+ * Failure counters are one key each; several are counted by one script per key, and read (on
+ * every API key request) with one plain GET per key.
  */
 
 // Counts one failure; the first one of a window sets the window's expiry.
@@ -101,6 +102,13 @@ export function createRedisFailureCounter(client: RedisClient, prefix = 'sb'): F
           return count > 0 && ttl > 0 ? { count, resetMs: ttl } : { count: 0, resetMs: 0 };
         }),
       );
+    },
+    async blockedMs(limits) {
+      // A plain GET per subject (pipelined); the time left is asked only of a subject at its limit.
+      // A counter without a time left (-1/-2: expired between the two) counts as nothing, as in `get`.
+      const counts = await Promise.all(limits.map(({ subject }) => client.get(key(subject))));
+      const waits = await Promise.all(limits.map(async ({ subject, limit }, i) => (Number(counts[i] ?? 0) >= limit ? Math.max(0, await client.pTTL(key(subject))) : 0)));
+      return Math.max(0, ...waits);
     },
     async record(subjects, windowMs) {
       return Promise.all(

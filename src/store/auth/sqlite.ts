@@ -76,6 +76,15 @@ export function createMemoryFailureCounter(clock: Clock): FailureCounter {
       const now = clock.now();
       return subjects.map((s) => read(s, now));
     },
+    async blockedMs(limits) {
+      const now = clock.now();
+      let wait = 0;
+      for (const { subject, limit } of limits) {
+        const c = read(subject, now);
+        if (c.count >= limit) wait = Math.max(wait, c.resetMs);
+      }
+      return wait;
+    },
     async record(subjects, windowMs) {
       const now = clock.now();
       if (++records % 1000 === 0) for (const [k, c] of counts) if (c.resetAt <= now) counts.delete(k);

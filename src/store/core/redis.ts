@@ -157,10 +157,10 @@ return 1
 
 const EMAIL_INDEX_META = 'user-email-index-v1';
 
+// Writes the contact unless one is stored (then returns that one): SET NX GET is the read and the write in one.
 const upsertContactScript = new LuaScript(`
-local cur = redis.call('GET', KEYS[1])
+local cur = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'GET')
 if cur then return cur end
-redis.call('SET', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 return ARGV[1]
 `);

@@ -6,27 +6,36 @@ import { CREDIT_LEDGER_SIZE, CREDIT_RECORD_TTL_MS, type CreditEntry, type Credit
  *   <p>:{o:<org>}:credits              balance (integer)
  *   <p>:{o:<org>}:credit-res:<id>      "reserved:<amount>" | "refunded:<amount>", expires after 30 days
  *   <p>:{o:<org>}:credit-topup:<id>    "1", expires after 30 days
- *   <p>:{o:<org>}:credit-ledger        list of change JSON, newest first, trimmed to CREDIT_LEDGER_SIZE
+ *   <p>:{o:<org>}:credit-ledger        list of change JSON, newest first; read to CREDIT_LEDGER_SIZE,
+ *                                      trimmed to it once it is LEDGER_SLACK longer
  *
  * Each script appends its ledger entry itself (time from Redis), so a change and its entry are one.
  */
+
+/** Entries the ledger may hold beyond CREDIT_LEDGER_SIZE before it is trimmed: a trim per change would be one more command per send. */
+const LEDGER_SLACK = 100;
 
 const LEDGER = `
 local function ledger(key, kind, amount, balance, ref)
   local t = redis.call('TIME')
   local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('LPUSH', key, cjson.encode({ms = ms, kind = kind, amount = amount, balance = balance, reference = ref}))
-  redis.call('LTRIM', key, 0, ${CREDIT_LEDGER_SIZE - 1})
+  local n = redis.call('LPUSH', key, cjson.encode({ms = ms, kind = kind, amount = amount, balance = balance, reference = ref}))
+  if n > ${CREDIT_LEDGER_SIZE + LEDGER_SLACK} then redis.call('LTRIM', key, 0, ${CREDIT_LEDGER_SIZE - 1}) end
 end
 `;
 
+// Claims the reservation id first and charges second, undoing both when the balance is short
+// (rare): the common path is one write each, no reads.
 const reserveScript = new LuaScript(LEDGER + `
-local bal = tonumber(redis.call('GET', KEYS[1]) or '0')
-if redis.call('EXISTS', KEYS[2]) == 1 then return {1, bal} end
+if not redis.call('SET', KEYS[2], 'reserved:' .. ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return {1, tonumber(redis.call('GET', KEYS[1]) or '0')}
+end
 local amount = tonumber(ARGV[1])
-if bal < amount then return {0, bal} end
-bal = redis.call('DECRBY', KEYS[1], amount)
-redis.call('SET', KEYS[2], 'reserved:' .. ARGV[1], 'PX', ARGV[2])
+local bal = redis.call('DECRBY', KEYS[1], amount)
+if bal < 0 then
+  redis.call('DEL', KEYS[2])
+  return {0, redis.call('INCRBY', KEYS[1], amount)}
+end
 ledger(KEYS[3], 'charge', -amount, bal, ARGV[3])
 return {1, bal}
 `);
@@ -78,7 +87,7 @@ export function createRedisCreditRepo(redis: RedisClient, prefix: string): Credi
       return Number((await redis.get(k(org)('credits'))) ?? 0);
     },
     async history(org, limit) {
-      const raws = await redis.lRange(k(org)('credit-ledger'), 0, Math.max(0, limit - 1));
+      const raws = await redis.lRange(k(org)('credit-ledger'), 0, Math.max(0, Math.min(limit, CREDIT_LEDGER_SIZE) - 1));
       return raws.map((raw) => {
         const e = JSON.parse(raw) as { ms: number; kind: CreditEntry['kind']; amount: number; balance: number; reference?: string | null };
         return { at: new Date(e.ms).toISOString(), kind: e.kind, amount: e.amount, balance: e.balance, reference: e.reference ?? null };

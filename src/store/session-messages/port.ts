@@ -34,11 +34,22 @@ export interface SessionMessageRepo {
   get(organizationId: string, id: string): Promise<SessionMessage | null>;
   /** The message with this chat-network message id, in the organization. */
   getByNetworkId(organizationId: string, networkMessageId: string): Promise<SessionMessage | null>;
+  /**
+   * Where the message with this network id lives (its `_id` and contact),
+   * without reading it: what a status webhook needs to reach the contact's
+   * actor, which reads the message itself.
+   */
+  locateByNetworkId(organizationId: string, networkMessageId: string): Promise<MessageLocation | null>;
   getSession(organizationId: string, sessionId: string): Promise<SessionRef | null>;
   /** The contact's sessions, newest first. */
   contactSessions(organizationId: string, audienceExternalId: string): Promise<SessionRef[]>;
   /** The session's messages in the order they were recorded; null when the organization has no such session. */
   listSession(organizationId: string, sessionId: string): Promise<SessionMessage[] | null>;
+}
+
+export interface MessageLocation {
+  _id: string;
+  audienceExternalId: string;
 }
 
 export interface StatusAdvance {

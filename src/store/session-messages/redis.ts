@@ -6,17 +6,18 @@ import type { SessionMessageRepo, SessionRef } from './port.js';
 /*
  * Key layout (organization hash tag):
  *   <p>:{o:<org>}:smsg:<_id>            message JSON
- *   <p>:{o:<org>}:smsg-net:<wamid>      _id of the message with that network id
+ *   <p>:{o:<org>}:smsg-net:<wamid>      `<_id>\n<audienceExternalId>` of the message with that network id
+ *                                       (only `<_id>` when written by an older version)
  *   <p>:{o:<org>}:session:<sid>         session JSON (SessionRef)
  *   <p>:{o:<org>}:session-msgs:<sid>    list of _id, in recorded order
  *   <p>:{o:<org>}:contact-sessions:<aeid> zset of the contact's session ids, score = opened at (ms)
  */
 
-// KEYS: msg, net (or msg again when none), session, session list, contact's sessions. ARGV: json, _id, session json, session id, opened at (ms).
+// KEYS: msg, net (or msg again when none), session, session list, contact's sessions.
+// ARGV: json, _id, session json, session id, opened at (ms), the network id's location.
 const appendScript = new LuaScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('SET', KEYS[1], ARGV[1])
-if KEYS[2] ~= KEYS[1] then redis.call('SET', KEYS[2], ARGV[2]) end
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 0 end
+if KEYS[2] ~= KEYS[1] then redis.call('SET', KEYS[2], ARGV[6]) end
 if redis.call('SET', KEYS[3], ARGV[3], 'NX') then redis.call('ZADD', KEYS[5], ARGV[5], ARGV[4]) end
 redis.call('RPUSH', KEYS[4], ARGV[2])
 return 1
@@ -50,6 +51,12 @@ redis.call('SET', KEYS[1], ARGV[2])
 return {1, to}
 `);
 
+/** The `_id` in a network id's entry (see the key layout). */
+const idOf = (loc: string): string => {
+  const nl = loc.indexOf('\n');
+  return nl < 0 ? loc : loc.slice(0, nl);
+};
+
 export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string): SessionMessageRepo {
   const k = (org: string) => orgKeys(prefix, org);
   return {
@@ -63,7 +70,7 @@ export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string
       const r = await appendScript.run(
         redis,
         [ok('smsg', m._id), m.messageId === null ? ok('smsg', m._id) : ok('smsg-net', m.messageId), ok('session', m.sessionId), ok('session-msgs', m.sessionId), ok('contact-sessions', m.audienceExternalId)],
-        [JSON.stringify(m), m._id, JSON.stringify(ref), m.sessionId, Date.parse(m.sentAt)],
+        [JSON.stringify(m), m._id, JSON.stringify(ref), m.sessionId, Date.parse(m.sentAt), `${m._id}\n${m.audienceExternalId}`],
       );
       return Number(r) === 1;
     },
@@ -77,9 +84,20 @@ export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string
     },
     async getByNetworkId(org, netId) {
       // Two reads: a script may only touch the keys it is given, and the message's key comes from the first.
-      const id = await redis.get(k(org)('smsg-net', netId));
-      const raw = id === null ? null : await redis.get(k(org)('smsg', id));
+      const loc = await redis.get(k(org)('smsg-net', netId));
+      const raw = loc === null ? null : await redis.get(k(org)('smsg', idOf(loc)));
       return raw === null ? null : (JSON.parse(raw) as SessionMessage);
+    },
+    async locateByNetworkId(org, netId) {
+      const loc = await redis.get(k(org)('smsg-net', netId));
+      if (loc === null) return null;
+      const nl = loc.indexOf('\n');
+      if (nl > 0) return { _id: loc.slice(0, nl), audienceExternalId: loc.slice(nl + 1) };
+      // Written before the contact was kept beside the id: read the message.
+      const raw = await redis.get(k(org)('smsg', loc));
+      if (raw === null) return null;
+      const m = JSON.parse(raw) as SessionMessage;
+      return { _id: m._id, audienceExternalId: m.audienceExternalId };
     },
     async contactSessions(org, aeid) {
       const ids = await redis.zRange(k(org)('contact-sessions', aeid), 0, -1, { REV: true });

@@ -53,6 +53,10 @@ export function createSqliteSessionMessageRepo(db: SqliteDb): SessionMessageRepo
     async getByNetworkId(org, netId) {
       return parse(s('SELECT body FROM session_messages WHERE org = ? AND network_id = ? ORDER BY seq LIMIT 1').get(org, netId) as { body: string } | undefined);
     },
+    async locateByNetworkId(org, netId) {
+      const m = await this.getByNetworkId(org, netId);
+      return m === null ? null : { _id: m._id, audienceExternalId: m.audienceExternalId };
+    },
     async contactSessions(org, aeid) {
       return s(
         'SELECT session_id AS sessionId, org AS organizationId, audience_external_id AS audienceExternalId, opened_at AS openedAt FROM chat_sessions WHERE org = ? AND audience_external_id = ? ORDER BY opened_at DESC',

@@ -77,6 +77,14 @@ export interface WebhookStore {
   getRegistration(organizationId: string, id: string): Promise<WebhookRegistration | null>;
   /** Oldest first. */
   listRegistrations(organizationId: string): Promise<WebhookRegistration[]>;
+  /**
+   * The registrations an event of the organization is fanned out to, as
+   * `listRegistrations` but possibly remembered: clustered, a registration
+   * created, changed or deleted through another node shows within a second
+   * (one changed through this store at once). Signing secrets may be sealed:
+   * fan-out needs none.
+   */
+  fanOutRegistrations(organizationId: string): Promise<WebhookRegistration[]>;
   /** Replaces a registration (its URL never changes); false when it no longer exists. */
   updateRegistration(reg: WebhookRegistration): Promise<boolean>;
   /** Deletes the registration with all its deliveries and its queue; false when not found. */

@@ -1,4 +1,5 @@
 import { conflict } from '../../errors.js';
+import { FreshCache } from '../redis/fresh.js';
 import { LuaScript, orgKeys, type RedisClient } from '../redis/client.js';
 import type { DeliveryQuery, DeliveryStatus, LaneRef, WebhookDelivery, WebhookRegistration, WebhookStore } from './port.js';
 
@@ -115,8 +116,16 @@ export interface RedisWebhookStoreOptions {
   retentionMs?: number;
 }
 
+/** How long an organization's registration list stays good for fan-out (a change on another node shows within it). */
+const FRESH_MS = 1_000;
+
 export function createRedisWebhookStore(client: RedisClient, prefix: string, opts: RedisWebhookStoreOptions = {}): WebhookStore {
   const retentionMs = opts.retentionMs ?? 30 * 86_400_000;
+  // Every event is fanned out after a read of its organization's registrations (four per
+  // template send with its statuses): a list read in the last FRESH_MS is taken from memory.
+  // Changes through this store are seen at once; a delivery for a registration deleted on
+  // another node meanwhile is refused by the enqueue script (it checks the registration).
+  const fresh = new FreshCache<WebhookRegistration[]>(FRESH_MS);
   const lanesKey = `${prefix}:wh:lanes`;
   const k = (org: string) => orgKeys(prefix, org);
   const member = (l: LaneRef) => `${l.organizationId}/${l.registrationId}`;
@@ -134,29 +143,33 @@ export function createRedisWebhookStore(client: RedisClient, prefix: string, opt
   const wake = (l: LaneRef, at: number) => client.zAdd(lanesKey, { score: at, value: member(l) }, { comparison: 'LT' });
 
   const parse = <T>(s: string | null | undefined): T | null => (s === null || s === undefined ? null : (JSON.parse(s) as T));
+  const listRegistrations = async (org: string): Promise<WebhookRegistration[]> => {
+    const ids = await client.sMembers(k(org)('wh', 'regs'));
+    if (ids.length === 0) return [];
+    const raw = await client.mGet(ids.map((id) => k(org)('wh', 'reg', id)));
+    return raw
+      .map((r) => parse<WebhookRegistration>(r))
+      .filter((r): r is WebhookRegistration => r !== null)
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  };
 
   return {
     async createRegistration(reg) {
       const kk = k(reg.organizationId);
       const ok = await createRegScript.run(client, [kk('wh', 'urls'), kk('wh', 'reg', reg.id), kk('wh', 'regs')], [reg.url, reg.id, JSON.stringify(reg)]);
+      fresh.forget((o) => o === reg.organizationId);
       if (ok === 0) throw conflict('webhook_url_taken', 'this URL is already registered in the organization', { url: reg.url });
     },
     async getRegistration(org, id) {
       return parse<WebhookRegistration>(await client.get(k(org)('wh', 'reg', id)));
     },
-    async listRegistrations(org) {
-      const ids = await client.sMembers(k(org)('wh', 'regs'));
-      if (ids.length === 0) return [];
-      const raw = await client.mGet(ids.map((id) => k(org)('wh', 'reg', id)));
-      return raw
-        .map((r) => parse<WebhookRegistration>(r))
-        .filter((r): r is WebhookRegistration => r !== null)
-        .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
-    },
+    listRegistrations: (org) => listRegistrations(org),
+    fanOutRegistrations: (org) => fresh.get(org, () => listRegistrations(org)),
     async updateRegistration(reg) {
       const cur = await this.getRegistration(reg.organizationId, reg.id);
       if (cur === null) return false;
       const ok = await updateRegScript.run(client, [k(reg.organizationId)('wh', 'reg', reg.id)], [JSON.stringify({ ...reg, url: cur.url })]);
+      fresh.forget((o) => o === reg.organizationId);
       return ok === 1;
     },
     async deleteRegistration(org, id) {
@@ -168,6 +181,7 @@ export function createRedisWebhookStore(client: RedisClient, prefix: string, opt
         const ids = await client.zRange(dl, 0, -1);
         ok = Number(await deleteRegScript.run(client, [...fixed, ...ids.map((d) => kk('wh', 'dlv', d))], [id, ...ids]));
       }
+      fresh.forget((o) => o === org);
       if (ok === -1) throw conflict('concurrent_update', 'deliveries of this webhook keep changing; try again');
       await client.zRem(lanesKey, `${org}/${id}`);
       return ok === 1;

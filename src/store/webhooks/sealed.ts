@@ -64,5 +64,6 @@ export function sealedWebhookStore(inner: WebhookStore, box: SecretBox | null): 
       return r === null ? null : openReg(r);
     },
     listRegistrations: async (o) => (await inner.listRegistrations(o)).map(openReg),
+    fanOutRegistrations: (o) => inner.fanOutRegistrations(o),
   };
 }

@@ -70,6 +70,10 @@ export function createSqliteWebhookStore(db: SqliteDb, opts: SqliteWebhookStoreO
         .filter((r) => r.organizationId === org)
         .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
     },
+    fanOutRegistrations(org) {
+      // In-process reads cost nothing worth remembering.
+      return this.listRegistrations(org);
+    },
     async updateRegistration(reg) {
       const k = key(reg.organizationId, reg.id);
       const cur = db.get<WebhookRegistration>(REGS, k);
