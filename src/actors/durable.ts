@@ -128,9 +128,10 @@ export interface DurableActorDeps {
  *   fenced write, made before the effect, so a successor finds the record
  *   of an effect that may have happened.
  * - With `commits` (embedded: one SQLite database), everything a command
- *   writes after its last checkpoint — the handler's own writes, the state
- *   with its idempotency key, the events, the `afterCommit` write and the
- *   projection — is one transaction: a crash or a failed commit keeps all
+ *   writes after its catch-up and its last checkpoint (each committed at
+ *   once, so no outside call waits inside a transaction) — the handler's
+ *   own writes, the state with its idempotency key, the events, the
+ *   `afterCommit` write and the projection — is one transaction: a crash or a failed commit keeps all
  *   of it or none, and the reply waits for that commit. Without it
  *   (clustered) the writes are ordered as above, each one re-runnable.
  */
@@ -234,6 +235,8 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
   const handle = async (raw: unknown, meta: MessageMeta) => {
     if (reloadBeforeNext) await load();
     if (projectionStale) await project();
+    // What catching up wrote commits now: a handler may make an outside call before its own first write.
+    await settle();
     const key = meta.idempotencyKey;
     if (key !== undefined) {
       const seen = current.replies.find(([k]) => k === key);

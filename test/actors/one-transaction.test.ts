@@ -27,15 +27,15 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 interface Tally {
   ids: string[];
 }
-type Cmd = { kind: 'add'; id: string; checkpointFirst?: boolean; breakCommit?: boolean };
+type Cmd = { kind: 'add'; id: string; checkpointFirst?: boolean; breakCommit?: boolean; outsideFirst?: boolean };
 
-async function setup() {
-  const dir = mkdtempSync(join(tmpdir(), 'sb-one-tx-'));
+async function setup(restartIn?: string) {
+  const dir = restartIn ?? mkdtempSync(join(tmpdir(), 'sb-one-tx-'));
   dirs.push(dir);
   const db: SqliteDb = openNodeDbIn(dir);
   // A commit that fails for sure when a command asks for it: a deferred foreign key is checked at COMMIT.
   db.raw.pragma('foreign_keys = ON');
-  db.raw.exec('CREATE TABLE parent (id TEXT PRIMARY KEY); CREATE TABLE child (parent TEXT REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)');
+  db.raw.exec('CREATE TABLE IF NOT EXISTS parent (id TEXT PRIMARY KEY); CREATE TABLE IF NOT EXISTS child (parent TEXT REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)');
   const events = await EmbeddedEventLog.openSqlite(db);
   const followed: string[] = [];
   await events.follow((e) => followed.push(e.event.id));
@@ -48,12 +48,19 @@ async function setup() {
     parse: (raw) => raw as Cmd,
     handlers: {
       add: async (s, cmd, ctx) => {
+        if (cmd.outsideFirst) {
+          // An outside call (the network) before any write of the handler's own.
+          atGate.resolve();
+          await gate.promise;
+        }
         if (cmd.checkpointFirst) await ctx.checkpoint({ ids: [...s.ids, `${cmd.id}-checkpointed`] });
         // The handler's own write, as a send stores its message before the actor's state.
         await db.put('c', `message-${cmd.id}`, cmd.id);
         if (cmd.breakCommit) await db.run(() => db.raw.prepare('INSERT INTO child (parent) VALUES (?)').run('nobody'));
-        atGate.resolve();
-        await gate.promise;
+        if (!cmd.outsideFirst) {
+          atGate.resolve();
+          await gate.promise;
+        }
         const next = { ids: [...s.ids, cmd.id] };
         return {
           state: next,
@@ -94,7 +101,13 @@ async function setup() {
     gate = deferred();
     atGate = deferred();
   };
-  return { db, ask, committed, followed, gate: () => gate, atGate: () => atGate.promise, reopenGate, close: () => other.close() };
+  const stop = async () => {
+    other.close();
+    await system.stop();
+    systems.splice(systems.indexOf(system), 1);
+    await db.close();
+  };
+  return { dir, db, ask, committed, followed, gate: () => gate, atGate: () => atGate.promise, reopenGate, close: () => other.close(), stop, other };
 }
 
 describe('one transaction per command (embedded)', () => {
@@ -142,6 +155,27 @@ describe('one transaction per command (embedded)', () => {
     // Not answered from the lost run's idempotency key: the state was reloaded.
     expect(await t.ask({ kind: 'add', id: 'second' })).toEqual({ n: 2 });
     expect(t.committed().state).toEqual(['first', 'second']);
+    t.close();
+  });
+
+  it('does not hold other writes while a handler waits on an outside call, also when the actor caught up first (a restarted actor re-projects)', async () => {
+    const first = await setup();
+    first.gate().resolve();
+    await first.ask({ kind: 'add', id: 'a' });
+    await first.stop();
+    // Restarted: the actor loads its state and writes its projection again before the command.
+    const t = await setup(first.dir);
+    const reply = t.ask({ kind: 'add', id: 'b', outsideFirst: true });
+    await t.atGate();
+    const probe = t.db.put('c', 'probe', 1);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    const probeCommitted = t.other.prepare("SELECT 1 FROM records WHERE coll = 'c' AND key = 'probe'").get() !== undefined;
+    t.gate().resolve();
+    await Promise.all([reply, probe]);
+    expect(probeCommitted).toBe(true);
+    expect(t.committed().state).toEqual(['a', 'b']);
+    expect(t.db.stats.unitsCutShort).toBe(0);
     t.close();
   });
 });
