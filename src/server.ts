@@ -133,6 +133,12 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const authenticator = new RequestAuthenticator((key) => accounts.authenticate(key), sessions, throttle);
   const metrics = new MetricsRegistry();
   const observers = serviceObservers(metrics);
+  if (backing.kind === 'sqlite') {
+    const stats = backing.db.stats;
+    metrics.gauge('switchboard_sqlite_commits', 'Commits of the node\'s SQLite database since start (each one fsync of the WAL with SQLITE_SYNCHRONOUS=FULL).', () => stats.commits);
+    metrics.gauge('switchboard_sqlite_failed_commits', 'Commits that failed since start (full disk, I/O error): their writes were answered 503 and kept nothing.', () => stats.failedCommits);
+    metrics.gauge('switchboard_sqlite_units_cut_short', 'Units of work (one conversation command) that held the database\'s commits past 2 s since start and were committed in pieces; anything above 0 is a bug to report.', () => stats.unitsCutShort);
+  }
   const readiness: ReadinessCheck[] = [{ name: store.kind === 'redis' ? 'redis' : 'store', check: () => store.ping() }];
   // Events and webhooks. Closers run in reverse: dispatcher, then its stores, then the log.
   const events = await openEventLog(config, log, backing);

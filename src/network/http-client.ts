@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import type { Socket } from 'node:net';
 
 /** One HTTP exchange as the chat-network code needs it: a small JSON request, the answer as text. */
 export interface HttpRequest {
@@ -48,10 +49,48 @@ export interface HttpClient {
  * Idle connections are closed after `idleMs` (default 4 s), before a Node
  * server's default 5 s keep-alive timeout would close them under a request.
  * Requests are never retried: a POST that may have arrived must not be sent twice.
+ *
+ * Guarantees:
+ * - A connection idle for `idleMs` or longer by the clock (`now`) is never
+ *   reused, even when its idle timer could not fire: a process that was
+ *   paused (SIGSTOP, a frozen VM) or whose event loop was blocked resumes
+ *   with connections the server has closed meanwhile, and a request written
+ *   on one is lost and reported as "may have arrived" (`requestSent`), which
+ *   a keyed send must then wait out and pay for as a copy that may exist.
  */
-export function createHttpClient(opts: { idleMs?: number; maxSockets?: number } = {}): HttpClient {
-  const agentOptions = { keepAlive: true, timeout: opts.idleMs ?? 4_000, maxSockets: opts.maxSockets ?? 256, scheduling: 'lifo' as const };
-  const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+export function createHttpClient(opts: { idleMs?: number; maxSockets?: number; now?: () => number } = {}): HttpClient {
+  const idleMs = opts.idleMs ?? 4_000;
+  const now = opts.now ?? Date.now;
+  const agentOptions = { keepAlive: true, timeout: idleMs, maxSockets: opts.maxSockets ?? 256, scheduling: 'lifo' as const };
+  /** When each pooled connection last went idle. */
+  const idleSince = new WeakMap<object, number>();
+  class StampedHttpAgent extends http.Agent {
+    override keepSocketAlive(socket: Socket): boolean {
+      idleSince.set(socket, now());
+      return (http.Agent.prototype.keepSocketAlive as unknown as (s: Socket) => boolean).call(this, socket);
+    }
+  }
+  class StampedHttpsAgent extends https.Agent {
+    override keepSocketAlive(socket: Socket): boolean {
+      idleSince.set(socket, now());
+      return (https.Agent.prototype.keepSocketAlive as unknown as (s: Socket) => boolean).call(this, socket);
+    }
+  }
+  const agents = { http: new StampedHttpAgent(agentOptions), https: new StampedHttpsAgent(agentOptions) };
+  /** Drops pooled connections idle past `idleMs` whose timer has not fired yet (the process was paused or busy). */
+  const dropStale = (agent: http.Agent) => {
+    const t = now();
+    for (const list of Object.values(agent.freeSockets as Record<string, Socket[] | undefined>)) {
+      if (list === undefined) continue;
+      for (let i = list.length - 1; i >= 0; i--) {
+        const socket = list[i]!;
+        if (t - (idleSince.get(socket) ?? t) < idleMs) continue;
+        // Out of the pool first (the agent skips destroyed connections only at the head of its list).
+        list.splice(i, 1);
+        socket.destroy();
+      }
+    }
+  };
   return {
     request(url, r) {
       return new Promise<HttpAnswer>((resolve, reject) => {
@@ -63,6 +102,7 @@ export function createHttpClient(opts: { idleMs?: number; maxSockets?: number } 
           return;
         }
         const secure = u.protocol === 'https:';
+        dropStale(secure ? agents.https : agents.http);
         const headers: Record<string, string | number> = { ...r.headers };
         if (r.body !== undefined) headers['content-length'] = Buffer.byteLength(r.body);
         let sent = false;

@@ -69,6 +69,11 @@ describe('/metrics (prom-client)', () => {
     expect(delta('switchboard_template_sends_total{category="UTILITY",outcome="sent"}')).toBe(1);
     expect(delta('switchboard_template_sends_total{category="UTILITY",outcome="insufficient_credits"}')).toBe(1);
     expect(delta('switchboard_template_credits_total{category="UTILITY"}')).toBe(1);
+    // Embedded: the send committed to the node's database, and no command held its commits too long.
+    expect(delta('switchboard_sqlite_commits')).toBeGreaterThanOrEqual(1);
+    expect(text).toContain('# TYPE switchboard_sqlite_units_cut_short gauge');
+    expect(sample(text, 'switchboard_sqlite_units_cut_short')).toBe(0);
+    expect(sample(text, 'switchboard_sqlite_failed_commits')).toBe(0);
   });
 });
 

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpClient, HttpExchangeError } from '../../src/network/http-client.js';
 
@@ -67,5 +67,38 @@ describe('keep-alive HTTP client', () => {
     expect(await client.request(`${base}/half`, { method: 'POST', headers: {}, body: '{"a":1}', timeoutMs: 2000 }).catch((e: unknown) => e)).toMatchObject({ reason: 'failed', requestSent: true });
     // And the client still works afterwards.
     expect((await client.request(`${base}/echo`, { method: 'GET', headers: {}, timeoutMs: 2000 })).status).toBe(201);
+  });
+
+  it('never reuses a connection idle past idleMs by the clock though its timer has not fired (a paused process): the server closed it meanwhile', async () => {
+    // Its own server, to close the server's side of the connection as a 5 s keep-alive timeout would have.
+    let served = 0;
+    const ends: Socket[] = [];
+    const own = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        served++;
+        res.end('{}');
+      });
+    });
+    own.on('connection', (s: Socket) => ends.push(s));
+    own.listen(0, '127.0.0.1');
+    await new Promise((r) => own.once('listening', r));
+    const url = `http://127.0.0.1:${(own.address() as AddressInfo).port}/m`;
+    let clock = 1_000_000;
+    const resumed = createHttpClient({ idleMs: 4_000, now: () => clock });
+    try {
+      expect((await resumed.request(url, { method: 'POST', headers: {}, body: '{}', timeoutMs: 2000 })).status).toBe(200);
+      // Paused past the idle time: the server closed the connection, and the request that runs first on
+      // resuming is made before this process has had an I/O turn to see it go.
+      for (const s of ends) s.destroy();
+      clock += 4_000;
+      const after = await resumed.request(url, { method: 'POST', headers: {}, body: '{}', timeoutMs: 2000 }).catch((e: unknown) => e);
+      expect(after).toMatchObject({ status: 200 });
+      expect(served).toBe(2);
+    } finally {
+      resumed.close();
+      own.closeAllConnections();
+      await new Promise((r) => own.close(r));
+    }
   });
 });

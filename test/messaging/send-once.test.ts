@@ -5,7 +5,7 @@ import { keyedSendRecordId, messagingHandlers, type MessagingCommand, type Messa
 import { callbackData, PARKED_TTL_MS } from '../../src/actors/conversation/send-recovery.js';
 import { ManualClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
-import type { ChatNetwork, SendOutcome, StatusEvent } from '../../src/network/index.js';
+import { NetworkUnavailableError, type ChatNetwork, type SendOutcome, type StatusEvent } from '../../src/network/index.js';
 import { openNodeDbIn, createSqliteStore } from '../../src/store/index.js';
 import { SecretBox } from '../../src/store/secret-box.js';
 import { createSqliteChannelRepo } from '../../src/store/channels/sqlite.js';
@@ -29,8 +29,11 @@ const KEY = 'usr_1:order-42';
 /** The network as this test scripts it: every request recorded, answered by `answer` (throwing = the sender died mid-call). */
 class ScriptedNetwork implements ChatNetwork {
   readonly requests: { callbackData: string | undefined; wamid: string }[] = [];
+  /** The sender stops after its checkpoint and before its request is written: nothing reaches the network. */
+  stopBeforeSending = false;
   answer: (wamid: string) => SendOutcome | Promise<SendOutcome> = (wamid) => ({ ok: true, messageId: wamid });
   async send(_a: unknown, _to: string, _m: unknown, callbackData?: string): Promise<SendOutcome> {
+    if (this.stopBeforeSending) throw new OwnerDied('stopped before the request was written');
     const wamid = `wamid.copy-${this.requests.length + 1}`;
     this.requests.push({ callbackData, wamid });
     return this.answer(wamid);
@@ -285,22 +288,26 @@ describe('credits charge each copy that reached the network', () => {
     return reservation;
   }
 
-  /** A charged send whose owner dies after the request left: copy 1 is at the network, its outcome unknown. */
-  async function chargedAndLost(w: Awaited<ReturnType<typeof world>>, balance: number) {
+  /** A charged send whose request left and whose answer never came (the call timed out): copy 1 may be at the network, and its owner knows it. */
+  async function chargedAndTimedOut(w: Awaited<ReturnType<typeof world>>, balance: number) {
     const reservation = await charged(w, balance);
     w.network.answer = () => {
-      throw new OwnerDied('killed after the request left');
+      throw new NetworkUnavailableError('no answer within 15000 ms', true);
     };
-    await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    expect((await w.send(KEY, reservation)).reply).toMatchObject({ outcome: 'unavailable', maybeSent: true });
+    expect(w.state().sendsInFlight).toEqual([expect.objectContaining({ attempt: 1, maybeSent: true })]);
     return reservation;
   }
 
   it('charges a counted resend again, once however often its run is retried, and not an adopted first copy', async () => {
     const w = await world();
-    const reservation = await chargedAndLost(w, 10);
+    const reservation = await chargedAndTimedOut(w, 10);
     expect(await w.credits.balance(ORG)).toBe(8);
     // The resend's run dies too, after its copy left: two copies at the network, two charges.
     w.clock.advance(10_001);
+    w.network.answer = () => {
+      throw new OwnerDied('killed after the request left');
+    };
     await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
     expect(w.network.requests).toHaveLength(2);
     expect(await w.credits.balance(ORG)).toBe(6);
@@ -315,7 +322,7 @@ describe('credits charge each copy that reached the network', () => {
 
   it('charges the copy a resend stored, refunds it when the network reports it failed, and gives back a copy that never left', async () => {
     const w = await world();
-    const reservation = await chargedAndLost(w, 10);
+    const reservation = await chargedAndTimedOut(w, 10);
     w.clock.advance(10_001);
     // The network refuses the resend outright: that copy did not leave, its charge goes back.
     w.network.answer = () => ({ ok: false, rejection: { code: 131026, title: 'Message Undeliverable', message: 'no', httpStatus: 400 } });
@@ -323,7 +330,7 @@ describe('credits charge each copy that reached the network', () => {
     expect(await w.credits.balance(ORG)).toBe(10);
 
     const v = await world();
-    const r2 = await chargedAndLost(v, 10);
+    const r2 = await chargedAndTimedOut(v, 10);
     v.clock.advance(10_001);
     v.network.answer = (wamid) => ({ ok: true, messageId: wamid });
     expect((await v.send(KEY, r2)).reply).toMatchObject({ outcome: 'sent', messageId: 'wamid.copy-2' });
@@ -335,7 +342,7 @@ describe('credits charge each copy that reached the network', () => {
 
   it('gives back the charge of a resend whose in-flight record could not be written: that copy never left', async () => {
     const w = await world();
-    const reservation = await chargedAndLost(w, 10);
+    const reservation = await chargedAndTimedOut(w, 10);
     expect(await w.credits.balance(ORG)).toBe(8);
     w.clock.advance(10_001);
     w.failing.next = new OwnerDied('partition lost before the resend left');
@@ -350,7 +357,7 @@ describe('credits charge each copy that reached the network', () => {
 
   it('sends no further copy without the credits for it: 402, and the send stays in flight', async () => {
     const w = await world();
-    const reservation = await chargedAndLost(w, 2);
+    const reservation = await chargedAndTimedOut(w, 2);
     w.clock.advance(10_001);
     await expect(w.send(KEY, reservation)).rejects.toMatchObject({ status: 402, code: 'insufficient_credits' });
     expect(w.network.requests).toHaveLength(1);
@@ -358,5 +365,101 @@ describe('credits charge each copy that reached the network', () => {
     // A status for copy 1 still comes in: adopted, no further copy needed.
     await w.status('wamid.copy-1', 'delivered', w.network.requests[0]!.callbackData);
     expect((await w.send(KEY, reservation)).reply).toMatchObject({ outcome: 'sent', messageId: 'wamid.copy-1' });
+  });
+
+  /** A charged send whose owner stopped after its in-flight checkpoint and before its request was written (SIGKILL, or a pause): nothing reached the network. */
+  async function chargedAndStoppedBeforeItLeft(w: Awaited<ReturnType<typeof world>>, balance: number) {
+    const reservation = await charged(w, balance);
+    w.network.stopBeforeSending = true;
+    await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    w.network.stopBeforeSending = false;
+    expect(w.network.requests).toHaveLength(0);
+    expect(w.state().sendsInFlight).toEqual([{ key: KEY, attempt: 1, startedAt: expect.any(String) }]);
+    return reservation;
+  }
+
+  it('a resend after an owner that stopped mid-call takes over that attempt\'s charge: one copy at the network, paid once', async () => {
+    const w = await world();
+    const reservation = await chargedAndStoppedBeforeItLeft(w, 10);
+    expect(await w.credits.balance(ORG)).toBe(8);
+    // No status came in all the wait (there was nothing to report): the successor sends it, as attempt 2.
+    w.clock.advance(10_001);
+    const sent = await w.send(KEY, reservation);
+    expect(sent.reply).toMatchObject({ outcome: 'sent', messageId: 'wamid.copy-1' });
+    expect(w.network.requests.map((r) => r.callbackData)).toEqual([callbackData(ORG, AEID, KEY, 2)]);
+    expect(w.resends).toEqual([2]);
+    // Paid once, under the send's own reservation (before: a second charge, for a copy the network never had).
+    expect(await w.credits.balance(ORG)).toBe(8);
+    expect(await w.messages.get(ORG, keyedSendRecordId(ORG, AEID, KEY))).toMatchObject({ charge: { reservationId: reservation.id, amount: 2 } });
+    // A retry of the answered send changes nothing; the stored copy failing gives its one charge back.
+    await w.send(KEY, reservation);
+    expect(await w.credits.balance(ORG)).toBe(8);
+    await w.status('wamid.copy-1', 'failed');
+    expect(await w.credits.balance(ORG)).toBe(10);
+  });
+
+  it('the charge taken over stays with the send when the resend stops too, and a resend after a timeout pays its own', async () => {
+    const w = await world();
+    const reservation = await chargedAndStoppedBeforeItLeft(w, 10);
+    // The resend's owner stops before its request leaves too; the next run loses the partition at its checkpoint.
+    w.clock.advance(10_001);
+    w.network.stopBeforeSending = true;
+    await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    w.network.stopBeforeSending = false;
+    expect(w.state().sendsInFlight).toEqual([expect.objectContaining({ attempt: 2, paidBy: reservation.id })]);
+    w.clock.advance(10_001);
+    w.failing.next = new OwnerDied('partition lost before the resend left');
+    await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    expect(await w.credits.balance(ORG)).toBe(8);
+    // Attempt 3 times out: it may be at the network, so it keeps the charge, and attempt 4 pays its own.
+    w.network.answer = () => {
+      throw new NetworkUnavailableError('no answer within 15000 ms', true);
+    };
+    expect((await w.send(KEY, reservation)).reply).toMatchObject({ outcome: 'unavailable', maybeSent: true });
+    expect(await w.credits.balance(ORG)).toBe(8);
+    w.clock.advance(10_001);
+    w.network.answer = (wamid) => ({ ok: true, messageId: wamid });
+    expect((await w.send(KEY, reservation)).reply).toMatchObject({ outcome: 'sent', messageId: 'wamid.copy-2' });
+    expect(w.network.requests.map((r) => r.callbackData)).toEqual([callbackData(ORG, AEID, KEY, 3), callbackData(ORG, AEID, KEY, 4)]);
+    expect(await w.credits.balance(ORG)).toBe(6);
+  });
+
+  it('a copy taken as never having left that the network reports after all is charged then, once, and given back if it failed', async () => {
+    const w = await world();
+    const reservation = await charged(w, 10);
+    // The owner dies after the request left; every status of copy 1 is late, past the wait.
+    w.network.answer = () => {
+      throw new OwnerDied('killed after the request left');
+    };
+    await expect(w.send(KEY, reservation)).rejects.toBeInstanceOf(OwnerDied);
+    w.clock.advance(10_001);
+    w.network.answer = (wamid) => ({ ok: true, messageId: wamid });
+    expect((await w.send(KEY, reservation)).reply).toMatchObject({ outcome: 'sent', messageId: 'wamid.copy-2' });
+    // Two copies at the network, paid once so far: nothing said copy 1 arrived.
+    expect(w.network.requests).toHaveLength(2);
+    expect(await w.credits.balance(ORG)).toBe(8);
+    // Its statuses come now: it did arrive, and is charged, once however many come.
+    const copy1 = w.network.requests[0]!.callbackData;
+    await w.status('wamid.copy-1', 'sent', copy1);
+    await w.status('wamid.copy-1', 'delivered', copy1);
+    await w.status('wamid.copy-1', 'sent', copy1);
+    expect(await w.credits.balance(ORG)).toBe(6);
+    // Copy 2's statuses charge nothing more.
+    await w.status('wamid.copy-2', 'delivered', w.network.requests[1]!.callbackData);
+    expect(await w.credits.balance(ORG)).toBe(6);
+    // A late copy that failed at the network is not billed.
+    const v = await world();
+    const r2 = await charged(v, 10);
+    v.network.answer = () => {
+      throw new OwnerDied('killed after the request left');
+    };
+    await expect(v.send(KEY, r2)).rejects.toBeInstanceOf(OwnerDied);
+    v.clock.advance(10_001);
+    v.network.answer = (wamid) => ({ ok: true, messageId: wamid });
+    await v.send(KEY, r2);
+    await v.status('wamid.copy-1', 'sent', v.network.requests[0]!.callbackData);
+    expect(await v.credits.balance(ORG)).toBe(6);
+    await v.status('wamid.copy-1', 'failed', v.network.requests[0]!.callbackData);
+    expect(await v.credits.balance(ORG)).toBe(8);
   });
 });

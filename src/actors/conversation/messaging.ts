@@ -16,8 +16,8 @@ import type { MessageContent, SessionMessage } from '../../messaging/types.js';
 import type { InboundMessageEventData, MessageSentEventData, MessageStatusEventData } from '../../messaging/events.js';
 import type { HandlerContext, HandlerMap } from '../durable.js';
 import { currentSession, isWithHuman } from './rules.js';
-import { callbackData, echoOf, inFlightOf, withInFlight, withoutInFlight, withoutParked, withParked } from './send-recovery.js';
-import type { ConversationState, ParkedStatus, Session } from './state.js';
+import { callbackData, echoOf, inFlightOf, unpaidAttemptOf, withInFlight, withoutInFlight, withoutParked, withParked, withUnpaid } from './send-recovery.js';
+import type { ConversationState, ParkedStatus, SendInFlight, Session } from './state.js';
 import { derivedMessageId, randomMessageId } from '../../domain/message-id.js';
 
 /*
@@ -126,6 +126,16 @@ function stableId(prefix: string, ...parts: string[]): string {
 /** The reservation charging copy `attempt` (2, 3, …) of a resent keyed send; copy 1 is charged under the send's own reservation. */
 export function resendReservationId(reservationId: string, attempt: number): string {
   return `${reservationId}.copy${attempt}`;
+}
+
+/** The reservation charging copy `attempt` of a keyed send when a status of it comes after a resend took over its charge. */
+export function lateCopyReservationId(reservationId: string, attempt: number): string {
+  return `${reservationId}.late${attempt}`;
+}
+
+/** The reservation that pays for an attempt in flight: its own (the send's for attempt 1, `.copyN` for a resend), or the one it took over. */
+function chargeOfAttempt(reservationId: string, f: SendInFlight): string {
+  return f.paidBy ?? (f.attempt === 1 ? reservationId : resendReservationId(reservationId, f.attempt));
 }
 
 /** The stored message of a keyed send: named after the key, so every run and every copy of the send meets at one record. */
@@ -277,8 +287,13 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       };
 
       let attempt = 1;
-      /** What a resend costs: each copy that reaches the network is charged (the reservation of attempt n). */
-      let copyCharge: { id: string; amount: number } | undefined;
+      /**
+       * What pays for a resend: a charge of its own (`.copyN`) when the earlier attempt may have
+       * arrived, else the earlier attempt's charge, taken over (`inherited`).
+       */
+      let copyCharge: { id: string; amount: number; inherited: boolean } | undefined;
+      /** The earlier attempt whose charge this resend takes over: charged after all if a status of it comes. */
+      let unpaid: { attempt: number; key: string } | undefined;
       if (cmd.sendKey !== undefined) {
         const key = cmd.sendKey;
         // Also under the id such a send had before message ids had one scheme, so a retry across an upgrade still finds its first run.
@@ -299,7 +314,20 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
           // Nothing came: the network has no idempotency to ask with, so sending again is the only way
           // on, and it delivers a second copy if the first did arrive and all its statuses were lost.
           attempt = flying.attempt + 1;
-          if (cmd.reservation !== undefined) copyCharge = { id: resendReservationId(cmd.reservation.id, attempt), amount: cmd.reservation.amount };
+          // Who pays for this copy. An earlier attempt whose owner learned it was handed to the network
+          // (a timeout, a connection broken after the request was written) may well be there: it keeps
+          // its charge and this copy pays its own. One whose owner stopped mid-call, with no status for
+          // it in all the wait, is taken as never having left (its owner died or paused before the
+          // request was written, or wrote it on a connection the network had already closed): this copy
+          // takes over its charge, else the balance would pay for a copy the network never had.
+          if (cmd.reservation !== undefined) {
+            const { amount } = cmd.reservation;
+            copyCharge =
+              flying.maybeSent === true
+                ? { id: resendReservationId(cmd.reservation.id, attempt), amount, inherited: false }
+                : { id: chargeOfAttempt(cmd.reservation.id, flying), amount, inherited: true };
+            if (copyCharge.inherited) unpaid = { attempt: flying.attempt, key };
+          }
           deps.log.warn('keyed send sent again: no status came for its earlier attempt', { callbackData: callbackData(s.organizationId, s.audienceExternalId, key, attempt), attempt });
           deps.onResend?.({ attempt });
         }
@@ -345,6 +373,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       if (copyCharge !== undefined) {
         // Reserved under an id of its own per attempt (a re-run of this attempt is not charged twice),
         // before the checkpoint: without the credits no further copy leaves, and the send stays in flight.
+        // A charge taken over is held already, and this changes nothing (unless it was given back since).
         const r = await deps.credits.reserve(s.organizationId, copyCharge.id, copyCharge.amount);
         if (!r.ok) {
           throw new AppError(402, 'insufficient_credits', `sending this template again costs ${copyCharge.amount} credits; the organization has ${r.balance}`, {
@@ -353,18 +382,34 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
           });
         }
       }
-      /** A copy that did not leave gives its own charge back (the first attempt's stays with the key, as before). */
+      /** A copy that did not leave gives its charge back (the first attempt's own stays with the key, as before). */
       const releaseCopy = async () => {
         if (copyCharge !== undefined) await deps.credits.release(s.organizationId, copyCharge.id);
       };
       // In flight, durably and fenced, before the request leaves: a successor will not send blindly.
-      const flying = cmd.sendKey === undefined ? s : withInFlight(s, { key: cmd.sendKey, attempt, startedAt: ctx.now.toISOString() });
+      const inFlight: SendInFlight | undefined =
+        cmd.sendKey === undefined ? undefined : { key: cmd.sendKey, attempt, startedAt: ctx.now.toISOString(), ...(copyCharge?.inherited === true ? { paidBy: copyCharge.id } : {}) };
+      const withUnpaidAttempt =
+        unpaid === undefined || cmd.reservation === undefined
+          ? s
+          : withUnpaid(
+              s,
+              {
+                callbackData: callbackData(s.organizationId, s.audienceExternalId, unpaid.key, unpaid.attempt),
+                reservationId: lateCopyReservationId(cmd.reservation.id, unpaid.attempt),
+                amount: cmd.reservation.amount,
+                since: ctx.now.toISOString(),
+              },
+              ctx.now,
+            );
+      const flying = inFlight === undefined ? s : withInFlight(withUnpaidAttempt, inFlight);
       if (flying !== s) {
         try {
           await ctx.checkpoint(flying);
         } catch (e) {
-          // This run never sent the copy (lost ownership, or the write failed): its charge goes back.
-          await releaseCopy();
+          // This run never sent the copy (lost ownership, or the write failed): its own charge goes back.
+          // A charge it took over stays: it still pays for the earlier attempt, which stays in flight.
+          if (copyCharge?.inherited !== true) await releaseCopy();
           throw e;
         }
       }
@@ -378,9 +423,11 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         if (!e.maybeSent) await releaseCopy();
         const refunded = e.maybeSent ? false : await refund(s, cmd.reservation);
         deps.log.warn('chat network unavailable', { channelId: channel.id, maybeSent: e.maybeSent, err: e });
-        // It may have left: still in flight, so a retry waits for the network's report of it. Either way the
-        // reply is not the key's answer: a retry with the same key runs again (recovers, or sends anew).
-        return { state: e.maybeSent ? flying : landed, reply: { outcome: 'unavailable', maybeSent: e.maybeSent, message: e.message, refunded }, forget: true };
+        // It may have left: still in flight, now known to have been handed over (so it stays paid for if
+        // it must be sent again), and a retry waits for the network's report of it. Either way the reply
+        // is not the key's answer: a retry with the same key runs again (recovers, or sends anew).
+        const state = !e.maybeSent ? landed : inFlight === undefined ? flying : withInFlight(flying, { ...inFlight, maybeSent: true });
+        return { state, reply: { outcome: 'unavailable', maybeSent: e.maybeSent, message: e.message, refunded }, forget: true };
       }
       if (!outcome.ok) {
         await releaseCopy();
@@ -444,6 +491,15 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
 
     'network.status': async (s0, cmd, ctx) => {
       const e = cmd.event;
+      // A copy taken as never having left is reported after all: it is at the network, and is paid for
+      // (or, reported failed, given back: the network does not bill it). Both at most once per copy.
+      const late = unpaidAttemptOf(s0, e.callbackData, ctx.now);
+      if (late !== undefined) {
+        if (e.status === 'failed') await deps.credits.refund(s0.organizationId, late.reservationId);
+        else if (!(await deps.credits.reserve(s0.organizationId, late.reservationId, late.amount)).ok) {
+          deps.log.warn('a copy reported after its charge was taken over could not be charged: not enough credits', { callbackData: late.callbackData, amount: late.amount });
+        }
+      }
       const drained = await drainParked(s0, ctx);
       const s = drained.state;
       const hinted = cmd.messageRecordId === undefined ? null : await deps.messages.get(s.organizationId, cmd.messageRecordId);

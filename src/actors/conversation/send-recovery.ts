@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { StatusEvent } from '../../network/inbound.js';
-import type { ConversationState, ParkedStatus, SendInFlight } from './state.js';
+import type { ConversationState, ParkedStatus, SendInFlight, UnpaidAttempt } from './state.js';
 
 /*
  * What lets a keyed send reach the network once across an owner's crash or
@@ -17,6 +17,9 @@ export const PARKED_MAX = 100;
 export const PARKED_TTL_MS = 15 * 60_000;
 /** Sends in flight kept per contact at most (the oldest is forgotten first). */
 export const IN_FLIGHT_MAX = 50;
+/** Unpaid attempts kept per contact at most (the oldest forgotten first), and how long a late status of one is waited for (as long as a parked status is kept). */
+export const UNPAID_MAX = 50;
+export const UNPAID_TTL_MS = PARKED_TTL_MS;
 
 /**
  * The callback data of one attempt of a keyed send: the send named by a
@@ -79,4 +82,16 @@ export function withoutParked(s: ConversationState, networkMessageIds: ReadonlyS
 
 function fresh(list: ParkedStatus[], now: Date): ParkedStatus[] {
   return list.filter((p) => now.getTime() - Date.parse(p.parkedAt) < PARKED_TTL_MS);
+}
+
+/** Remembers an attempt whose charge a resend took over, until a late status of it comes or its time is up. */
+export function withUnpaid(s: ConversationState, u: UnpaidAttempt, now: Date): ConversationState {
+  const kept = (s.unpaidAttempts ?? []).filter((x) => now.getTime() - Date.parse(x.since) < UNPAID_TTL_MS && x.callbackData !== u.callbackData);
+  return { ...s, unpaidAttempts: [...kept, u].slice(-UNPAID_MAX) };
+}
+
+/** The unpaid attempt a status echoing `data` reports, while it is remembered. */
+export function unpaidAttemptOf(s: ConversationState, data: string | undefined, now: Date): UnpaidAttempt | undefined {
+  if (data === undefined) return undefined;
+  return s.unpaidAttempts?.find((x) => x.callbackData === data && now.getTime() - Date.parse(x.since) < UNPAID_TTL_MS);
 }

@@ -43,6 +43,23 @@ export interface ConversationState {
    * sender stopped or paused before storing it): applied, in order, once it is stored.
    */
   parkedStatuses?: ParkedStatus[];
+  /**
+   * Attempts of keyed sends taken as never having left (their owner stopped
+   * mid-call and no status of them came in all the wait) whose charge a
+   * resend took over: a status of one that comes after all says it did
+   * arrive, and it is charged then.
+   */
+  unpaidAttempts?: UnpaidAttempt[];
+}
+
+export interface UnpaidAttempt {
+  /** The attempt's callback data, as its status webhooks echo it. */
+  callbackData: string;
+  /** The reservation it is charged under if it is reported. */
+  reservationId: string;
+  amount: number;
+  /** When its charge was taken over; kept for `UNPAID_TTL_MS`. */
+  since: string;
 }
 
 export interface SendInFlight {
@@ -51,6 +68,15 @@ export interface SendInFlight {
   attempt: number;
   /** When this attempt's request was about to leave. */
   startedAt: string;
+  /**
+   * The owner lived to learn that the request was handed to the network (the
+   * call timed out, or the connection broke after the request was written):
+   * it may well have arrived. Absent, the owner stopped mid-call, so whether
+   * the request left at all is unknown.
+   */
+  maybeSent?: true;
+  /** The reservation paying for this attempt, when it is not the attempt's own (a resend that took over an earlier attempt's charge). */
+  paidBy?: string;
 }
 
 export interface ParkedStatus {
