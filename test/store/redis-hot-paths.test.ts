@@ -143,7 +143,7 @@ describe('remembered reads on clustered nodes', () => {
     await eventually(async () => (await a.authenticate(k3.key)).role === 'agent');
   });
 
-  it('a status webhook finds the message and its contact by network id in one read, also for entries written before the contact was kept beside the id', async () => {
+  it('a status webhook finds the message and its contact by network id in one read (none on the node that stored it), also for entries written before the contact was kept beside the id', async () => {
     const prefix = `t${randomUUID().slice(0, 8)}`;
     const c = await client();
     const repo = createRedisSessionMessageRepo(c, prefix);
@@ -161,11 +161,18 @@ describe('remembered reads on clustered nodes', () => {
     expect(await repo.append(m)).toBe(true);
     expect(await repo.locateByNetworkId('o1', 'wamid.one')).toEqual({ _id: 'msg_one', audienceExternalId: '4915100000001:123' });
     expect((await repo.getByNetworkId('o1', 'wamid.one'))?._id).toBe('msg_one');
+    // Another node, which has not seen the message: it reads the entry.
+    const other = createRedisSessionMessageRepo(await client(), prefix);
+    expect(await other.locateByNetworkId('o1', 'wamid.one')).toEqual({ _id: 'msg_one', audienceExternalId: '4915100000001:123' });
     // An entry as an older version wrote it: the id alone.
     await c.set(`${prefix}:{o:o1}:smsg-net:wamid.one`, 'msg_one');
-    expect(await repo.locateByNetworkId('o1', 'wamid.one')).toEqual({ _id: 'msg_one', audienceExternalId: '4915100000001:123' });
-    expect((await repo.getByNetworkId('o1', 'wamid.one'))?._id).toBe('msg_one');
-    expect(await repo.locateByNetworkId('o1', 'wamid.none')).toBeNull();
+    const third = createRedisSessionMessageRepo(await client(), prefix);
+    expect(await third.locateByNetworkId('o1', 'wamid.one')).toEqual({ _id: 'msg_one', audienceExternalId: '4915100000001:123' });
+    expect((await third.getByNetworkId('o1', 'wamid.one'))?._id).toBe('msg_one');
+    expect(await third.locateByNetworkId('o1', 'wamid.none')).toBeNull();
+    // A second append under the same _id stores nothing, and its network id is not taken for the first's.
+    expect(await repo.append({ ...m, messageId: 'wamid.two' } as SessionMessage)).toBe(false);
+    expect(await repo.locateByNetworkId('o1', 'wamid.two')).toBeNull();
   });
 
   it('the inbox projection stays right when another node moved the conversation to another agent since this node wrote it', async () => {

@@ -1,7 +1,7 @@
 import type { MessageStatus } from '../../messaging/rules.js';
 import type { SessionMessage } from '../../messaging/types.js';
 import { LuaScript, orgKeys, type RedisClient } from '../redis/client.js';
-import type { SessionMessageRepo, SessionRef } from './port.js';
+import type { MessageLocation, SessionMessageRepo, SessionRef } from './port.js';
 
 /*
  * Key layout (organization hash tag):
@@ -57,8 +57,19 @@ const idOf = (loc: string): string => {
   return nl < 0 ? loc : loc.slice(0, nl);
 };
 
+/** Network ids this node remembers where to find (see `located`). */
+const MAX_LOCATED = 50_000;
+
 export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string): SessionMessageRepo {
   const k = (org: string) => orgKeys(prefix, org);
+  // Where a network id's message lives never changes once written (its entry is written once,
+  // with the message, and neither is ever rewritten or deleted): the node remembers it for the
+  // messages it appended or located, so the three status webhooks of a send it made need no read.
+  const located = new Map<string, MessageLocation>();
+  const remember = (org: string, netId: string, loc: MessageLocation) => {
+    if (located.size >= MAX_LOCATED) located.clear();
+    located.set(`${org}\n${netId}`, loc);
+  };
   return {
     async registerSession(ref) {
       const ok = k(ref.organizationId);
@@ -72,7 +83,10 @@ export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string
         [ok('smsg', m._id), m.messageId === null ? ok('smsg', m._id) : ok('smsg-net', m.messageId), ok('session', m.sessionId), ok('session-msgs', m.sessionId), ok('contact-sessions', m.audienceExternalId)],
         [JSON.stringify(m), m._id, JSON.stringify(ref), m.sessionId, Date.parse(m.sentAt), `${m._id}\n${m.audienceExternalId}`],
       );
-      return Number(r) === 1;
+      // Only what this append stored (a message already stored under this _id keeps its own entry).
+      const stored = Number(r) === 1;
+      if (stored && m.messageId !== null) remember(m.organizationId, m.messageId, { _id: m._id, audienceExternalId: m.audienceExternalId });
+      return stored;
     },
     async advanceStatus(m) {
       const [applied, status] = (await advanceStatusScript.run(redis, [k(m.organizationId)('smsg', m._id)], [m.status, JSON.stringify(m)])) as [number, string];
@@ -89,15 +103,22 @@ export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string
       return raw === null ? null : (JSON.parse(raw) as SessionMessage);
     },
     async locateByNetworkId(org, netId) {
+      const known = located.get(`${org}\n${netId}`);
+      if (known !== undefined) return known;
       const loc = await redis.get(k(org)('smsg-net', netId));
       if (loc === null) return null;
       const nl = loc.indexOf('\n');
-      if (nl > 0) return { _id: loc.slice(0, nl), audienceExternalId: loc.slice(nl + 1) };
-      // Written before the contact was kept beside the id: read the message.
-      const raw = await redis.get(k(org)('smsg', loc));
-      if (raw === null) return null;
-      const m = JSON.parse(raw) as SessionMessage;
-      return { _id: m._id, audienceExternalId: m.audienceExternalId };
+      let found: MessageLocation;
+      if (nl > 0) found = { _id: loc.slice(0, nl), audienceExternalId: loc.slice(nl + 1) };
+      else {
+        // Written before the contact was kept beside the id: read the message.
+        const raw = await redis.get(k(org)('smsg', loc));
+        if (raw === null) return null;
+        const m = JSON.parse(raw) as SessionMessage;
+        found = { _id: m._id, audienceExternalId: m.audienceExternalId };
+      }
+      remember(org, netId, found);
+      return found;
     },
     async contactSessions(org, aeid) {
       const ids = await redis.zRange(k(org)('contact-sessions', aeid), 0, -1, { REV: true });
