@@ -24,10 +24,11 @@ const publicKey = ({ hash: _h, ...k }: ApiKeyRecord): PublicApiKey => k;
  * Organizations, dashboard users, API keys and contacts, and resolving a key to a Principal.
  *
  * Guarantees:
- * - A revoked key, or a key whose user was deactivated, demoted or removed,
- *   stops authenticating at once on the node that made the change, and
- *   within `KEY_FRESH_MS` (1 s) on every other node: a key found valid is
- *   remembered that long (by node-local monotonic time), never longer.
+ * - A revoked key, or a key whose user was deactivated or demoted, stops
+ *   authenticating (or acts with the new role) at once on the node that made
+ *   the change, and within `KEY_FRESH_MS` (1 s) on every other node: a key
+ *   found valid is remembered that long (node-local monotonic time), never
+ *   longer.
  * - Unknown, revoked and malformed keys are never remembered: every failed
  *   attempt reaches the store (and the failure throttle), and a new key works
  *   at once.
