@@ -266,7 +266,17 @@ export class JetStreamEventLog implements EventLog {
             break;
           }
         }
-        if (got === 0 && Date.now() >= deadline) throw timedOut();
+        if (got === 0 && !done) {
+          // `pending` said more was there and nothing came: retention (max age or size) dropped them
+          // meanwhile. Ask again rather than wait for them to the deadline; the reader learns it was cut.
+          pending = (await withDeadline(consumer.info(), deadline, timedOut)).num_pending;
+          if (pending === 0) {
+            const { oldestSeq: nowOldest } = await withDeadline(this.streamState(), deadline, timedOut);
+            result.oldestSeq = Math.max(result.oldestSeq, nowOldest);
+            result.truncated ||= isTruncated(lastSeq, nowOldest);
+            done = true;
+          } else if (Date.now() >= deadline) throw timedOut();
+        }
       }
     } finally {
       // Ephemeral anyway (inactive threshold); deleting it now spares the server.
