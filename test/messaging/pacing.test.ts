@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, type RedisClient } from '../../src/store/index.js';
 import { createMemorySendPacer } from '../../src/store/send-pacing/memory.js';
 import type { SendPacer } from '../../src/store/send-pacing/port.js';
 import { createRedisSendPacer } from '../../src/store/send-pacing/redis.js';
 import type { TestService } from '../harness/service.js';
-import { useRedisAndNats } from '../harness/use-servers.js';
-import { startRedis, type ServerProcess } from '../harness/servers.js';
+import { useRedisAndNats, useRedisClients } from '../harness/use-servers.js';
 import { messagingOrg, op, orderUpdate, startMessagingService, type MessagingOrg } from './messaging-helpers.js';
 
 /**
@@ -45,21 +43,11 @@ pacerContract('embedded', async () => {
   return { a: p, b: p };
 });
 
-let redis: ServerProcess;
-const clients: RedisClient[] = [];
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  for (const c of clients) await c.close();
-  await redis?.stop();
-});
+const redis = useRedisClients();
 
 pacerContract('redis', async () => {
   const prefix = `t${randomUUID().slice(0, 8)}`;
-  const c1 = await connectRedis(redis.url);
-  const c2 = await connectRedis(redis.url);
-  clients.push(c1, c2);
+  const [c1, c2] = [await redis.client(), await redis.client()];
   return { a: createRedisSendPacer(c1, prefix), b: createRedisSendPacer(c2, prefix) };
 });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { shapeFromDefinition } from '../../src/network/template-rules.js';
-import { connectRedis, createRedisStore, createRedisWebhookStore, type RedisClient } from '../../src/store/index.js';
+import { createRedisStore, createRedisWebhookStore } from '../../src/store/index.js';
 import { createRedisCreditRepo } from '../../src/store/credits/redis.js';
 import { CREDIT_LEDGER_SIZE } from '../../src/store/credits/port.js';
 import { createRedisConversationIndex } from '../../src/store/conversations/redis.js';
@@ -12,7 +12,7 @@ import type { TemplateRecord } from '../../src/store/templates/port.js';
 import type { SessionMessage } from '../../src/messaging/types.js';
 import { AccountService } from '../../src/app/accounts.js';
 import { systemClock } from '../../src/clock.js';
-import { startRedis, type ServerProcess } from '../harness/servers.js';
+import { useRedisClients } from '../harness/use-servers.js';
 import { makeRegistration } from '../webhooks/store-contract.js';
 
 /*
@@ -23,21 +23,7 @@ import { makeRegistration } from '../webhooks/store-contract.js';
  * second: waited for, not timed), and scripts that do fewer commands.
  */
 
-let redis: ServerProcess;
-const clients: RedisClient[] = [];
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  for (const c of clients) await c.close();
-  await redis?.stop();
-});
-
-async function client(): Promise<RedisClient> {
-  const c = await connectRedis(redis.url);
-  clients.push(c);
-  return c;
-}
+const { client } = useRedisClients();
 
 /** Polls until `check` holds (the other node's memory lapses); fails after 20 s. */
 async function eventually(check: () => Promise<boolean>): Promise<void> {

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, openNodeDbIn, type RedisClient } from '../../src/store/index.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openNodeDbIn } from '../../src/store/index.js';
 import { createSqliteWebhookStore } from '../../src/store/webhooks/sqlite.js';
 import { createRedisWebhookStore } from '../../src/store/webhooks/redis.js';
-import { startRedis, type ServerProcess } from '../harness/servers.js';
+import { useRedisClients } from '../harness/use-servers.js';
 import { makeDelivery, makeRegistration, runWebhookStoreContract } from './store-contract.js';
 
 const dirs: string[] = [];
@@ -17,19 +17,9 @@ runWebhookStoreContract('embedded (on disk)', async () => {
   return createSqliteWebhookStore(await openNodeDbIn(dir));
 });
 
-let redis: ServerProcess;
-const clients: RedisClient[] = [];
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  for (const c of clients) await c.close();
-  await redis?.stop();
-});
+const redis = useRedisClients();
 runWebhookStoreContract('redis', async () => {
-  const client = await connectRedis(redis.url);
-  clients.push(client);
-  return createRedisWebhookStore(client, `t${randomUUID().slice(0, 8)}`);
+  return createRedisWebhookStore(await redis.client(), `t${randomUUID().slice(0, 8)}`);
 });
 
 describe('embedded webhook store', () => {
