@@ -256,6 +256,22 @@ describe('SqliteDb units of work (together)', () => {
     await db.close();
   });
 
+  it('fails only the write whose onCommit callback threw; the rest of its batch settles', async () => {
+    const db = openNodeDbIn(null);
+    const before = db.put('c', 'before', 1);
+    const throwing = db.run(
+      () => 'x',
+      () => {
+        throw new Error('callback failed');
+      },
+    );
+    const after = db.put('c', 'after', 2);
+    await expect(throwing).rejects.toThrow('callback failed');
+    await Promise.all([before, after]);
+    expect([db.get('c', 'before'), db.get('c', 'after')]).toEqual([1, 2]);
+    await db.close();
+  });
+
   it('runs a write\'s onCommit callback at its commit, in write order, also inside a unit', async () => {
     const db = openNodeDbIn(null);
     const seen: string[] = [];

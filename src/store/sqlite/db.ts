@@ -218,8 +218,13 @@ export class SqliteDb {
     const done = new Promise<T>((resolve, reject) => {
       this.batch.push({
         resolve: () => {
-          onCommit?.(result);
-          resolve(result);
+          // A callback that throws fails its own write's promise, never the rest of the batch's settling.
+          try {
+            onCommit?.(result);
+            resolve(result);
+          } catch (e) {
+            reject(e);
+          }
         },
         reject,
       });
@@ -245,7 +250,24 @@ export class SqliteDb {
       this.holders.add(unit);
       unit.pending.push(new Promise<void>((resolve, reject) => this.batch.push({ resolve, reject })));
     }
-    if (onCommit !== undefined) this.batch.push({ resolve: () => onCommit(result), reject: () => {} });
+    if (onCommit !== undefined) {
+      unit.pending.push(
+        new Promise<void>((resolve, reject) =>
+          this.batch.push({
+            resolve: () => {
+              try {
+                onCommit(result);
+                resolve();
+              } catch (e) {
+                reject(e);
+              }
+            },
+            // A lost batch is reported to the unit once, by its first write's promise.
+            reject: () => resolve(),
+          }),
+        ),
+      );
+    }
     this.scheduleCommit();
     return Promise.resolve(result);
   }
