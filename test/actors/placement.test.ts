@@ -72,6 +72,32 @@ describe('clustered actors over NATS', () => {
     expect(await a!.store.holder(p)).toMatchObject({ nodeId: owner.nodeId });
   });
 
+  it('hands a command for a partition the node owns to its own host, and sends only the others over NATS', async () => {
+    const prefix = `pl${++prefixN}`;
+    const [a, b] = await Promise.all([node('a', prefix), node('b', prefix)]);
+    const owning = (n: ClusterNode) => n.system.coordinator.ownedPartitions().length > 0;
+    await waitFor(() => ownershipSettled([a!, b!], PARTITIONS) && owning(a!) && owning(b!), 10_000, 'partitions to settle on both');
+    // Every actor request that crosses NATS, seen by a bystander connection.
+    const watcher = await connect({ servers: nats.url });
+    const crossed: string[] = [];
+    watcher.subscribe(`${prefix}.actors.p.>`, { callback: (_e, m) => void crossed.push(m.subject) });
+    await watcher.flush();
+    const keys = Array.from({ length: 40 }, (_, i) => `local-${i}`);
+    const ownedByA = keys.filter((k) => a!.system.coordinator.ownedPartitions().includes(partitionOf({ type: 'log', key: k }, PARTITIONS)));
+    expect(ownedByA.length).toBeGreaterThan(0);
+    expect(ownedByA.length).toBeLessThan(keys.length);
+    const client = a!.system.client<LogCommand, LogReplies>('log');
+    for (const k of keys) expect((await client.ask(k, { kind: 'append', seq: 1 }, { idempotencyKey: `${k}-1` })).node).toBe(ownedByA.includes(k) ? 'a' : 'b');
+    await watcher.flush();
+    // Only the commands for b's partitions went through the server.
+    expect(crossed.length).toBe(keys.length - ownedByA.length);
+    // A repeat at the owner is answered from its idempotency record, as over NATS.
+    const k = ownedByA[0]!;
+    expect(await client.ask(k, { kind: 'append', seq: 1 }, { idempotencyKey: `${k}-1` })).toMatchObject({ length: 1, node: 'a' });
+    expect((await client.ask(k, { kind: 'get' })).log).toEqual([1]);
+    await watcher.close();
+  });
+
   it('moves partitions to a joining node and away from a leaving one without losing or reordering commands', async () => {
     const prefix = `pl${++prefixN}`;
     const a = await node('a', prefix);
