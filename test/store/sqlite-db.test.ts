@@ -272,6 +272,32 @@ describe('SqliteDb units of work (together)', () => {
     await db.close();
   });
 
+  it('reports a commit that failed while its unit was still running (cut short) when the unit ends, refuses the unit\'s later writes, and leaves nothing unhandled', async () => {
+    const db = SqliteDb.open(null, { migrations: NODE_MIGRATIONS, maxHoldMs: 30 });
+    db.raw.pragma('foreign_keys = ON');
+    db.raw.exec('CREATE TABLE parent (id TEXT PRIMARY KEY); CREATE TABLE child (parent TEXT REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)');
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => void unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const unit = db.together(async () => {
+        await db.run(() => db.raw.prepare('INSERT INTO child (parent) VALUES (?)').run('nobody'));
+        // Held past maxHoldMs: the batch commits early, and that commit fails, while this unit sleeps.
+        await sleep(150);
+        await db.put('c', 'later', 1);
+      });
+      await expect(unit).rejects.toMatchObject({ status: 503, code: 'storage_unavailable' });
+      await sleep(20);
+      expect(unhandled).toEqual([]);
+      expect(db.stats.failedCommits).toBe(1);
+      // The unit's start was lost, so its later write was refused, not committed alone.
+      expect(db.has('c', 'later')).toBe(false);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    await db.close();
+  });
+
   it('runs a write\'s onCommit callback at its commit, in write order, also inside a unit', async () => {
     const db = openNodeDbIn(null);
     const seen: string[] = [];

@@ -50,6 +50,12 @@ interface Unit {
   holding: boolean;
   /** Settle when the batches carrying its writes committed; reject when one failed. */
   pending: Promise<void>[];
+  /**
+   * Set when a batch holding some of its writes was lost while it still ran:
+   * its later writes are refused with this, so it never commits a part after
+   * the start was lost.
+   */
+  lost: unknown;
 }
 
 /** Raised at start when the database cannot be used; the message names the file and what to do. */
@@ -85,7 +91,9 @@ const SQLITE_HEADER = 'SQLite format 3\0';
  *   inside it commits the writes so far and waits for them (before an
  *   outside effect). A unit's first write waits for a commit that is already
  *   due, so overlapping units never put a commit off for long; one held past
- *   `maxHoldMs` is committed in pieces and counted.
+ *   `maxHoldMs` is committed in pieces and counted. A unit whose earlier
+ *   writes were lost (their batch failed while it still ran) has its later
+ *   writes refused with that error: it never commits a tail without its head.
  * - A failed commit (disk full, I/O error) rolls the batch back and rejects
  *   its writes with a 503 `storage_unavailable`; the next batch tries again,
  *   so the service recovers once the disk has room.
@@ -234,6 +242,7 @@ export class SqliteDb {
   }
 
   private runInUnit<T>(unit: Unit, fn: () => T, onCommit?: (result: T) => void): Promise<T> {
+    if (unit.lost !== undefined) return Promise.reject(unit.lost);
     if (!unit.holding && this.commitDue) {
       // The batch is waiting for the units in it to finish: a unit not in it yet joins the next one,
       // so a stream of overlapping units cannot put the commit off.
@@ -248,10 +257,11 @@ export class SqliteDb {
     if (!unit.holding) {
       unit.holding = true;
       this.holders.add(unit);
-      unit.pending.push(new Promise<void>((resolve, reject) => this.batch.push({ resolve, reject })));
+      pend(unit, new Promise<void>((resolve, reject) => this.batch.push({ resolve, reject })));
     }
     if (onCommit !== undefined) {
-      unit.pending.push(
+      pend(
+        unit,
         new Promise<void>((resolve, reject) =>
           this.batch.push({
             resolve: () => {
@@ -321,7 +331,7 @@ export class SqliteDb {
   async together<T>(fn: () => Promise<T>): Promise<T> {
     const outer = this.units.getStore();
     if (outer !== undefined && outer.open) return fn();
-    const unit: Unit = { open: true, holding: false, pending: [] };
+    const unit: Unit = { open: true, holding: false, pending: [], lost: undefined };
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     try {
       outcome = { ok: true, value: await this.units.run(unit, fn) };
@@ -376,15 +386,20 @@ export class SqliteDb {
       this.holdTimer = null;
     }
     // A unit cut short holds nothing now: its later writes wait for their own commit.
-    for (const u of this.holders) u.holding = false;
+    const cut = [...this.holders];
+    for (const u of cut) u.holding = false;
     this.holders.clear();
     const waiting = this.afterCommit;
     this.afterCommit = [];
-    if (this.inBatch) this.units.exit(() => this.commitBatch());
+    if (this.inBatch) {
+      const failure = this.units.exit(() => this.commitBatch());
+      if (failure !== undefined) for (const u of cut) u.lost = failure;
+    }
     for (const w of waiting) w();
   }
 
-  private commitBatch(): void {
+  /** Commits the open batch and settles its writers; returns the error when the commit failed. */
+  private commitBatch(): unknown {
     const waiters = this.batch;
     this.batch = [];
     this.inBatch = false;
@@ -402,9 +417,10 @@ export class SqliteDb {
       }
       const err = unavailable('storage_unavailable', `the database could not commit the write (${e instanceof Error ? e.message : String(e)}); nothing of it was kept`, 5);
       for (const w of waiters) w.reject(err);
-      return;
+      return err;
     }
     for (const w of waiters) w.resolve();
+    return undefined;
   }
 
   /** The open transaction is gone (SQLite rolled it back): its writers, units included, learn it. */
@@ -412,7 +428,10 @@ export class SqliteDb {
     this.inBatch = false;
     const lost = this.batch;
     this.batch = [];
-    for (const u of this.holders) u.holding = false;
+    for (const u of this.holders) {
+      u.holding = false;
+      u.lost = err;
+    }
     this.holders.clear();
     for (const w of lost) w.reject(err);
     // Units that waited for this batch's commit go on into the next one.
@@ -503,6 +522,16 @@ export class SqliteDb {
       this.raw.close();
     }
   }
+}
+
+/**
+ * Keeps a unit's commit outcome for `together` / `settle` to report. It may fail while the unit
+ * is still running (its batch lost, or committed early and failed), before anyone awaits it:
+ * handled now, so that is not an unhandled rejection.
+ */
+function pend(unit: Unit, committed: Promise<void>): void {
+  committed.catch(() => {});
+  unit.pending.push(committed);
 }
 
 /** Problems SQLite would only report on first use, found before it opens the file. */
