@@ -3,7 +3,8 @@ import { describe, expect, it, beforeAll, afterAll } from 'vitest';
 import type { ConversationIndexRepo } from '../../src/store/index.js';
 import type { ConversationRecord } from '../../src/domain/conversation.js';
 
-function record(org: string, aeid: string, over: Partial<ConversationRecord> = {}): ConversationRecord {
+/** A conversation with the bot, no session, version 1. */
+export function record(org: string, aeid: string, over: Partial<ConversationRecord> = {}): ConversationRecord {
   return {
     organizationId: org,
     audienceExternalId: aeid,

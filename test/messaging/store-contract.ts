@@ -44,7 +44,8 @@ export function waChannel(org: string, over: Partial<WhatsAppChannel> = {}): Wha
   };
 }
 
-function template(org: string, channelId: string, name: string, language: string, over: Partial<TemplateRecord> = {}): TemplateRecord {
+/** An approved template record with one body variable. */
+export function template(org: string, channelId: string, name: string, language: string, over: Partial<TemplateRecord> = {}): TemplateRecord {
   const components = [{ type: 'BODY', text: 'Hello {{1}}' }];
   return {
     organizationId: org,

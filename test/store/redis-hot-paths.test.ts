@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { shapeFromDefinition } from '../../src/network/template-rules.js';
 import { createRedisStore, createRedisWebhookStore } from '../../src/store/index.js';
 import { createRedisCreditRepo } from '../../src/store/credits/redis.js';
 import { CREDIT_LEDGER_SIZE } from '../../src/store/credits/port.js';
@@ -14,6 +13,8 @@ import { AccountService } from '../../src/app/accounts.js';
 import { systemClock } from '../../src/clock.js';
 import { useRedisClients } from '../harness/use-servers.js';
 import { makeRegistration } from '../webhooks/store-contract.js';
+import { template as storedTemplate } from '../messaging/store-contract.js';
+import { record as conversation } from '../inbox/conversation-index.contract.js';
 
 /*
  * The Redis paths every clustered send takes, made cheaper: lookups every
@@ -34,23 +35,7 @@ async function eventually(check: () => Promise<boolean>): Promise<void> {
   throw new Error('not seen within 20 s');
 }
 
-function template(org: string, channelId: string, over: Partial<TemplateRecord> = {}): TemplateRecord {
-  const components = [{ type: 'BODY', text: 'Hello {{1}}' }];
-  return {
-    organizationId: org,
-    channelId,
-    name: 'welcome',
-    language: 'en',
-    category: 'UTILITY',
-    status: 'APPROVED',
-    components,
-    shape: shapeFromDefinition(components),
-    networkTemplateId: null,
-    source: 'network',
-    updatedAt: new Date().toISOString(),
-    ...over,
-  };
-}
+const template = (org: string, channelId: string, over: Partial<TemplateRecord> = {}) => storedTemplate(org, channelId, 'welcome', 'en', over);
 
 describe('remembered reads on clustered nodes', () => {
   it('templates: a change is seen at once on its node, by another node within the bound; a new one at once everywhere', async () => {
@@ -165,21 +150,8 @@ describe('remembered reads on clustered nodes', () => {
     const prefix = `t${randomUUID().slice(0, 8)}`;
     const [a, b] = [createRedisConversationIndex(await client(), prefix), createRedisConversationIndex(await client(), prefix)];
     let version = 0;
-    const rec = (over: Partial<ConversationRecord>): ConversationRecord => ({
-      organizationId: 'o1',
-      audienceExternalId: '4915100000001:123',
-      contactId: null,
-      status: 'bot',
-      assigneeId: null,
-      queuedAt: null,
-      assignedAt: null,
-      sessionId: null,
-      sessionStatus: null,
-      lastInboundAt: null,
-      updatedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, ++version)).toISOString(),
-      version,
-      ...over,
-    });
+    const rec = (over: Partial<ConversationRecord>): ConversationRecord =>
+      conversation('o1', '4915100000001:123', { updatedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, ++version)).toISOString(), version, ...over });
     const where = async () => ({
       bot: (await a.list({ organizationId: 'o1', status: 'bot', offset: 0, limit: 10 })).total,
       queued: (await a.list({ organizationId: 'o1', status: 'queued', offset: 0, limit: 10 })).total,
