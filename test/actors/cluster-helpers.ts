@@ -1,8 +1,10 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createClient } from 'redis';
 import { createClusteredActorSystem, type ActorSystem, type ActorSystemSettings } from '../../src/actors/index.js';
 import type { Logger } from '../../src/log.js';
 import { RedisActorStore } from '../../src/store/actors/redis.js';
+import { freePort } from '../harness/servers.js';
 import { testSettings } from './helpers.js';
 
 export interface ClusterNode {
@@ -63,4 +65,35 @@ export function ownershipSettled(nodes: ClusterNode[], partitions: number): bool
     }
   }
   return owners.size === partitions;
+}
+
+/** A clustered node in a process of its own (`test/actors/cluster/node.ts`), with its test HTTP port. */
+export interface NodeProcess {
+  id: string;
+  port: number;
+  proc: ChildProcess;
+  /** The tail of its stderr (its log), kept up to date. */
+  output: string;
+}
+
+/** Starts a node process with `env` added to the test's own; resolves once it printed READY. */
+export async function startNodeProcess(id: string, env: Record<string, string>, opts: { keepOutput: number; startTimeoutMs: number }): Promise<NodeProcess> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'test/actors/cluster/node.ts'], {
+    env: { ...process.env, NODE_ENV: 'test', NODE_ID: id, TEST_HTTP_PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const node: NodeProcess = { id, port, proc, output: '' };
+  proc.stderr!.on('data', (d: Buffer) => (node.output = (node.output + d.toString()).slice(-opts.keepOutput)));
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${id} did not start:\n${node.output}`)), opts.startTimeoutMs);
+    proc.stdout!.on('data', (d: Buffer) => {
+      if (d.toString().includes('READY')) {
+        clearTimeout(t);
+        resolve();
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`${id} exited with ${code}:\n${node.output}`)));
+  });
+  return node;
 }

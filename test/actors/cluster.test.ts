@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'redis';
 import { partitionOf, type StoredActorState } from '../../src/actors/index.js';
 import { RedisActorStore } from '../../src/store/actors/redis.js';
-import { freePort, startNats, startRedis, type ServerProcess } from '../harness/servers.js';
+import { startNats, startRedis, type ServerProcess } from '../harness/servers.js';
+import { startNodeProcess, type NodeProcess } from './cluster-helpers.js';
 import type { LogState } from './log-actor.js';
 
 /**
@@ -20,13 +20,7 @@ const CONTACTS = 500;
 const PER_CONTACT = 40; // 500 x 40 = 20,000 commands
 const PREFIX = 'ct';
 
-interface Node {
-  id: string;
-  port: number;
-  proc: ChildProcess;
-  output: string;
-  dead: boolean;
-}
+type Node = NodeProcess & { dead: boolean };
 
 let redis: ServerProcess;
 let nats: ServerProcess;
@@ -35,37 +29,18 @@ let client: ReturnType<typeof createClient>;
 let store: RedisActorStore;
 
 async function startNode(id: string): Promise<Node> {
-  const port = await freePort();
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'test/actors/cluster/node.ts'], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'test',
-      NATS_URL: nats.url,
-      REDIS_URL: redis.url,
-      NODE_ID: id,
-      KEY_PREFIX: PREFIX,
-      ACTOR_PARTITIONS: String(PARTITIONS),
-      ACTOR_LEASE_MS: String(LEASE_MS),
-      ACTOR_ATTEMPT_TIMEOUT_MS: '2000',
-      ACTOR_ASK_TIMEOUT_MS: '20000',
-      LOG_LEVEL: 'warn',
-      TEST_HTTP_PORT: String(port),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const node: Node = { id, port, proc, output: '', dead: false };
-  proc.stderr!.on('data', (d: Buffer) => (node.output = (node.output + d.toString()).slice(-20_000)));
-  await new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`${id} did not start:\n${node.output}`)), 30_000);
-    proc.stdout!.on('data', (d: Buffer) => {
-      if (d.toString().includes('READY')) {
-        clearTimeout(t);
-        resolve();
-      }
-    });
-    proc.once('exit', (code) => reject(new Error(`${id} exited with ${code}:\n${node.output}`)));
-  });
-  return node;
+  const env = {
+    NATS_URL: nats.url,
+    REDIS_URL: redis.url,
+    KEY_PREFIX: PREFIX,
+    ACTOR_PARTITIONS: String(PARTITIONS),
+    ACTOR_LEASE_MS: String(LEASE_MS),
+    ACTOR_ATTEMPT_TIMEOUT_MS: '2000',
+    ACTOR_ASK_TIMEOUT_MS: '20000',
+    LOG_LEVEL: 'warn',
+  };
+  // Extended in place: the helper keeps `output` up to date on this object.
+  return Object.assign(await startNodeProcess(id, env, { keepOutput: 20_000, startTimeoutMs: 30_000 }), { dead: false });
 }
 
 type AskResult = { ok: true; reply: { length: number; seq: number; node: string } } | { ok: false; error: { status: number; code: string } };

@@ -1,7 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startNats, startRedis, type ServerProcess } from '../harness/servers.js';
-import { waitFor } from './cluster-helpers.js';
+import { startNats, startRedis, type ServerProcess } from '../harness/servers.js';
+import { startNodeProcess, waitFor, type NodeProcess } from './cluster-helpers.js';
 
 /**
  * Failure detection without waiting for the lease: three node processes with
@@ -15,48 +14,23 @@ import { waitFor } from './cluster-helpers.js';
 const PARTITIONS = 16;
 const PREFIX = 'fo';
 
-interface Node {
-  id: string;
-  port: number;
-  proc: ChildProcess;
-  output: string;
-}
+type Node = NodeProcess;
 
 let redis: ServerProcess;
 let nats: ServerProcess;
 const nodes: Node[] = [];
 
-async function startNode(id: string): Promise<Node> {
-  const port = await freePort();
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'test/actors/cluster/node.ts'], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'test',
-      NATS_URL: nats.url,
-      REDIS_URL: redis.url,
-      NODE_ID: id,
-      KEY_PREFIX: PREFIX,
-      ACTOR_PARTITIONS: String(PARTITIONS),
-      ACTOR_LEASE_MS: '60000',
-      ACTOR_PROBE_MS: '200',
-      LOG_LEVEL: 'info',
-      TEST_HTTP_PORT: String(port),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const node: Node = { id, port, proc, output: '' };
-  proc.stderr!.on('data', (d: Buffer) => (node.output = (node.output + d.toString()).slice(-50_000)));
-  await new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`${id} did not start:\n${node.output}`)), 60_000);
-    proc.stdout!.on('data', (d: Buffer) => {
-      if (d.toString().includes('READY')) {
-        clearTimeout(t);
-        resolve();
-      }
-    });
-    proc.once('exit', (code) => reject(new Error(`${id} exited with ${code}:\n${node.output}`)));
-  });
-  return node;
+function startNode(id: string): Promise<Node> {
+  const env = {
+    NATS_URL: nats.url,
+    REDIS_URL: redis.url,
+    KEY_PREFIX: PREFIX,
+    ACTOR_PARTITIONS: String(PARTITIONS),
+    ACTOR_LEASE_MS: '60000',
+    ACTOR_PROBE_MS: '200',
+    LOG_LEVEL: 'info',
+  };
+  return startNodeProcess(id, env, { keepOutput: 50_000, startTimeoutMs: 60_000 });
 }
 
 async function owned(n: Node): Promise<number[]> {
