@@ -20,6 +20,7 @@ import { Worker } from 'node:worker_threads';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
 import { startServer } from '../src/server.js';
+import { operatorApi, orgWithKey } from '../test/harness/operator-api.js';
 import { startNats, startRedis, type ServerProcess } from '../test/harness/servers.js';
 
 const mode = process.argv[2] ?? 'embedded';
@@ -38,13 +39,10 @@ if (mode === 'clustered') {
 const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', OPERATOR_TOKEN: OPERATOR, LOG_LEVEL: 'silent', SEED_DEMO: 'false', TEMPLATE_RATE_LIMIT_PER_MINUTE: '1000000', SANDBOX_MAX_MPS: '100000', ...env });
 const running = await startServer(config, { log: silentLogger });
 const base = `http://127.0.0.1:${running.port}`;
-const op = async (path: string, body: unknown) =>
-  (await fetch(base + path, { method: 'POST', headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<Record<string, any>>;
-const org = await op('/admin/v1/organizations', { name: 'Profile' });
-const user = await op(`/admin/v1/organizations/${org.id}/users`, { email: 'p@x.io', name: 'P', role: 'admin', password: 'profile password' });
-const key = (await op(`/admin/v1/organizations/${org.id}/api-keys`, { userId: user.id, scopes: ['message:send'] })).key as string;
-const channel = await op(`/admin/v1/organizations/${org.id}/channels`, { kind: 'whatsapp_cloud', name: 'Profile', network: 'sandbox', messagesPerSecond: 10_000 });
-await op(`/admin/v1/organizations/${org.id}/credits/top-up`, { amount: 1_000_000_000 });
+const op = operatorApi(base, OPERATOR);
+const { orgId, key } = await orgWithKey(op, 'Profile', ['message:send']);
+const channel = await op(`/admin/v1/organizations/${orgId}/channels`, { kind: 'whatsapp_cloud', name: 'Profile', network: 'sandbox', messagesPerSecond: 10_000 });
+await op(`/admin/v1/organizations/${orgId}/credits/top-up`, { amount: 1_000_000_000 });
 
 // The load generator, in a worker thread: 16 connections, sends to 2000 contacts.
 const loadSource = `

@@ -43,6 +43,7 @@ import { silentLogger } from '../src/log.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { templateSendSchema } from '../src/messaging/index.js';
 import { connectRedis } from '../src/store/index.js';
+import { operatorApi, orgWithKey } from '../test/harness/operator-api.js';
 import { freePort, startNats, startRedis, type ServerProcess } from '../test/harness/servers.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -61,6 +62,16 @@ interface Child {
   stop(): Promise<void>;
 }
 
+/** SIGTERM, then SIGKILL if it has not exited within 10 s; resolves once it exited. */
+function stopProcess(proc: ChildProcess): Promise<void> {
+  return new Promise<void>((r) => {
+    if (proc.exitCode !== null) return r();
+    proc.once('exit', () => r());
+    proc.kill('SIGTERM');
+    setTimeout(() => proc.kill('SIGKILL'), 10_000).unref();
+  });
+}
+
 function spawnChild(args: string[], env: Record<string, string>, ready: RegExp): Promise<Child & { match: RegExpMatchArray }> {
   const proc = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -74,17 +85,7 @@ function spawnChild(args: string[], env: Record<string, string>, ready: RegExp):
       const m = out.match(ready);
       if (m) {
         clearTimeout(t);
-        resolve({
-          proc,
-          match: m,
-          stop: () =>
-            new Promise<void>((r) => {
-              if (proc.exitCode !== null) return r();
-              proc.once('exit', () => r());
-              proc.kill('SIGTERM');
-              setTimeout(() => proc.kill('SIGKILL'), 10_000).unref();
-            }),
-        });
+        resolve({ proc, match: m, stop: () => stopProcess(proc) });
       }
     });
   });
@@ -250,16 +251,7 @@ async function startTarget(sandbox: Sandbox, envs: Record<string, string>[], tie
   for (const env of rest) {
     const port = await freePort();
     const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: { ...process.env, ...baseEnv(sandbox.graphBase), PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-    children.push({
-      proc,
-      stop: () =>
-        new Promise<void>((r) => {
-          if (proc.exitCode !== null) return r();
-          proc.once('exit', () => r());
-          proc.kill('SIGTERM');
-          setTimeout(() => proc.kill('SIGKILL'), 10_000).unref();
-        }),
-    });
+    children.push({ proc, stop: () => stopProcess(proc) });
     urls.push(`http://127.0.0.1:${port}`);
   }
   for (const u of urls.slice(1)) {
@@ -270,17 +262,10 @@ async function startTarget(sandbox: Sandbox, envs: Record<string, string>[], tie
       await new Promise((res) => setTimeout(res, 100));
     }
   }
-  const op = async (path: string, body: unknown) => {
-    const r = await fetch(urls[0] + path, { method: 'POST', headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const j = (await r.json()) as any;
-    if (r.status >= 300) throw new Error(`${path}: ${r.status} ${JSON.stringify(j)}`);
-    return j;
-  };
+  const op = operatorApi(urls[0]!, OPERATOR);
   const account = await sandbox.control('POST', '/accounts');
-  const org = await op('/admin/v1/organizations', { name: 'Bench' });
-  const user = await op(`/admin/v1/organizations/${org.id}/users`, { email: 'b@x.io', name: 'B', role: 'admin', password: 'bench password' });
-  const key = (await op(`/admin/v1/organizations/${org.id}/api-keys`, { userId: user.id, scopes: ['message:send'] })).key as string;
-  const ch = await op(`/admin/v1/organizations/${org.id}/channels`, {
+  const { orgId, key } = await orgWithKey(op, 'Bench', ['message:send']);
+  const ch = await op(`/admin/v1/organizations/${orgId}/channels`, {
     kind: 'whatsapp_cloud',
     name: 'Bench',
     network: 'graph',
@@ -292,7 +277,7 @@ async function startTarget(sandbox: Sandbox, envs: Record<string, string>[], tie
     messagesPerSecond: tier,
   });
   if (!ch.templateSync?.ok) throw new Error(`template sync failed: ${JSON.stringify(ch.templateSync)}`);
-  await op(`/admin/v1/organizations/${org.id}/credits/top-up`, { amount: 1_000_000_000 });
+  await op(`/admin/v1/organizations/${orgId}/credits/top-up`, { amount: 1_000_000_000 });
   await sandbox.control('POST', `/accounts/${account.phoneNumberId}`, { callbackUrl: `/webhooks/whatsapp/${ch.id}` });
   await sandbox.control('POST', '/targets', { bases: urls });
   return {

@@ -30,6 +30,7 @@ import { createSqliteSessionMessageRepo } from '../src/store/session-messages/sq
 import { AccountService } from '../src/app/accounts.js';
 import { SCOPES } from '../src/domain/scopes.js';
 import { systemClock } from '../src/clock.js';
+import { operatorApi, orgWithKey } from '../test/harness/operator-api.js';
 import { freePort, startRedis } from '../test/harness/servers.js';
 import { load, loadVaried, report, startBareRedisEndpoint, type LoadResult } from './lib.js';
 
@@ -239,13 +240,10 @@ async function speed(label: string, cwd: string, extra: Record<string, string> =
   try {
     const { child } = await startService(cwd, dir, extra);
     const eldFile = join(dir, '..', `eld-${new URL(child.base).port}.json`);
-    const op = async (path: string, body: unknown) =>
-      (await (await fetch(child.base + path, { method: 'POST', headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as any;
-    const org = await op('/admin/v1/organizations', { name: 'Bench' });
-    const user = await op(`/admin/v1/organizations/${org.id}/users`, { email: 'b@x.io', name: 'B', role: 'admin', password: 'bench password' });
-    const key = (await op(`/admin/v1/organizations/${org.id}/api-keys`, { userId: user.id, scopes: ['tickets:create', 'tickets:read', 'message:send'] })).key as string;
-    const ch = await op(`/admin/v1/organizations/${org.id}/channels`, { kind: 'whatsapp_cloud', name: 'Bench', network: 'sandbox', messagesPerSecond: 10_000 });
-    await op(`/admin/v1/organizations/${org.id}/credits/top-up`, { amount: 1_000_000_000 });
+    const op = operatorApi(child.base, OPERATOR);
+    const { orgId, key } = await orgWithKey(op, 'Bench', ['tickets:create', 'tickets:read', 'message:send']);
+    const ch = await op(`/admin/v1/organizations/${orgId}/channels`, { kind: 'whatsapp_cloud', name: 'Bench', network: 'sandbox', messagesPerSecond: 10_000 });
+    await op(`/admin/v1/organizations/${orgId}/credits/top-up`, { amount: 1_000_000_000 });
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const create = await load(`ticket create (${label})`, { url: `${child.base}/v1/tickets`, method: 'POST', headers, body: JSON.stringify({ subject: 'Printer on fire', description: 'Third floor', priority: 'high' }) });
     await eventLoopDelay(child, eldFile);

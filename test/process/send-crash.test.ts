@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openNodeDbIn } from '../../src/store/index.js';
+import { operatorApi, orgWithKey } from '../harness/operator-api.js';
 import { freePort } from '../harness/servers.js';
 import { launch, waitHealthy } from './launch.js';
 
@@ -43,16 +44,10 @@ describe('embedded node killed with SIGKILL mid-send-burst', () => {
       SANDBOX_STATUS_DELAY_MS: '0',
     });
     await waitHealthy(base);
-    const op = async (path: string, body: unknown) => {
-      const r = await fetch(base + path, { method: 'POST', headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      expect(r.status, `${path}: ${await r.clone().text()}`).toBeLessThan(300);
-      return (await r.json()) as { id: string; key: string };
-    };
-    const org = await op('/admin/v1/organizations', { name: 'Crash' });
-    const user = await op(`/admin/v1/organizations/${org.id}/users`, { email: 'c@x.io', name: 'C', role: 'admin', password: 'crash password 1' });
-    const { key } = await op(`/admin/v1/organizations/${org.id}/api-keys`, { userId: user.id, scopes: ['message:send'] });
-    const ch = await op(`/admin/v1/organizations/${org.id}/channels`, { kind: 'whatsapp_cloud', name: 'Crash', network: 'sandbox', messagesPerSecond: 10_000 });
-    await op(`/admin/v1/organizations/${org.id}/credits/top-up`, { amount: 1_000_000 });
+    const op = operatorApi(base, OPERATOR);
+    const { orgId, key } = await orgWithKey(op, 'Crash', ['message:send']);
+    const ch = await op(`/admin/v1/organizations/${orgId}/channels`, { kind: 'whatsapp_cloud', name: 'Crash', network: 'sandbox', messagesPerSecond: 10_000 });
+    await op(`/admin/v1/organizations/${orgId}/credits/top-up`, { amount: 1_000_000 });
 
     const acked: string[] = [];
     let n = 0;
@@ -84,7 +79,7 @@ describe('embedded node killed with SIGKILL mid-send-burst', () => {
     const db = openNodeDbIn(dir);
     try {
       expect(db.raw.pragma('integrity_check', { simple: true })).toBe('ok');
-      const messages = db.raw.prepare("SELECT network_id AS id, status, json_extract(body, '$.audienceExternalId') AS contact FROM session_messages WHERE org = ? AND json_extract(body, '$.direction') = 'outbound'").all(org.id) as {
+      const messages = db.raw.prepare("SELECT network_id AS id, status, json_extract(body, '$.audienceExternalId') AS contact FROM session_messages WHERE org = ? AND json_extract(body, '$.direction') = 'outbound'").all(orgId) as {
         id: string;
         status: string;
         contact: string;
@@ -92,7 +87,7 @@ describe('embedded node killed with SIGKILL mid-send-burst', () => {
       const stored = new Map(messages.map((m) => [m.id, m]));
       for (const id of acked) expect(stored.has(id), `acknowledged ${id} is stored`).toBe(true);
 
-      const events = (db.raw.prepare('SELECT body FROM events WHERE org = ?').all(org.id) as { body: string }[]).map((r) => JSON.parse(r.body) as EventRow);
+      const events = (db.raw.prepare('SELECT body FROM events WHERE org = ?').all(orgId) as { body: string }[]).map((r) => JSON.parse(r.body) as EventRow);
       const sent = new Set(events.filter((e) => e.type === 'message.sent').map((e) => e.data.messageId));
       const statusEvents = new Set(events.filter((e) => e.type === 'message_status').map((e) => `${e.data.messageId}/${e.data.status}`));
       // A message and its event commit together: neither is there without the other.
@@ -104,10 +99,10 @@ describe('embedded node killed with SIGKILL mid-send-burst', () => {
       // The contact's state, contact record and inbox entry came with its messages.
       const contacts = new Set(messages.map((m) => m.contact));
       for (const c of contacts) {
-        const state = db.get<{ state: { contactId: string | null; session: { id: string } | null } }>('actor_state', `conversation/${org.id}/${c}`);
+        const state = db.get<{ state: { contactId: string | null; session: { id: string } | null } }>('actor_state', `conversation/${orgId}/${c}`);
         expect(state?.state.contactId, `actor state of ${c}`).toBeTruthy();
-        expect(db.raw.prepare('SELECT 1 FROM contacts WHERE org = ? AND audience_external_id = ?').get(org.id, c), `contact ${c}`).toBeDefined();
-        expect(db.raw.prepare('SELECT 1 FROM conversations WHERE org = ? AND audience_external_id = ?').get(org.id, c), `inbox entry of ${c}`).toBeDefined();
+        expect(db.raw.prepare('SELECT 1 FROM contacts WHERE org = ? AND audience_external_id = ?').get(orgId, c), `contact ${c}`).toBeDefined();
+        expect(db.raw.prepare('SELECT 1 FROM conversations WHERE org = ? AND audience_external_id = ?').get(orgId, c), `inbox entry of ${c}`).toBeDefined();
       }
       expect(messages.length).toBeGreaterThanOrEqual(acked.length);
     } finally {
