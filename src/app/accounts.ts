@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import { isActiveUser, type ApiKeyRecord, type Contact, type Organization, type Principal, type User, type UserRole } from '../domain/types.js';
 import type { Scope } from '../domain/scopes.js';
 import { API_KEY_PATTERN, generateApiKey, hashApiKey, hashPassword } from '../domain/secrets.js';
-import type { Store } from '../store/index.js';
+import { FreshCache, type Store } from '../store/index.js';
 
 /** How often `lastUsedAt` is written per key: a write per request would double the load. */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -35,10 +35,8 @@ const publicKey = ({ hash: _h, ...k }: ApiKeyRecord): PublicApiKey => k;
  */
 export class AccountService {
   private readonly touched = new Map<string, number>();
-  /** Keys found valid, by hash: the record, its user and when they were read (`performance.now()`). */
-  private readonly fresh = new Map<string, { rec: ApiKeyRecord; user: User; at: number }>();
-  /** Counts changes to keys and users made through this node (see `forgetKeysOf`). */
-  private generation = 0;
+  /** Keys found valid, by hash: the record and its user, for `KEY_FRESH_MS`. */
+  private readonly fresh = new FreshCache<{ rec: ApiKeyRecord; user: User }>(KEY_FRESH_MS, 10_000);
 
   constructor(
     private readonly store: Store,
@@ -190,37 +188,21 @@ export class AccountService {
     // Lookup is by SHA-256 of the key: the database comparison is on a hash an
     // attacker cannot steer byte by byte, so it leaks nothing useful in timing.
     const hash = hashApiKey(rawKey);
-    const now = performance.now();
-    const generation = this.generation;
-    const hit = this.fresh.get(hash);
-    let rec: ApiKeyRecord | null;
-    let user: User | null;
-    if (hit !== undefined && now - hit.at < KEY_FRESH_MS) ({ rec, user } = hit);
-    else {
-      rec = await this.store.apiKeys.getByHash(hash);
-      if (!rec || rec.revokedAt !== null) {
-        this.fresh.delete(hash);
-        throw denied();
-      }
-      user = await this.store.users.get(rec.organizationId, rec.userId);
-      if (!user || !isActiveUser(user)) {
-        this.fresh.delete(hash);
-        throw denied();
-      }
-      // Not remembered when a change through this node ended while it was read: it may predate it.
-      if (generation === this.generation) {
-        if (this.fresh.size >= 10_000) this.fresh.clear();
-        this.fresh.set(hash, { rec, user, at: now });
-      }
-    }
+    // Refusals throw inside the read, so only a key found valid (with its active user) is remembered.
+    const { rec, user } = await this.fresh.get(hash, async () => {
+      const rec = await this.store.apiKeys.getByHash(hash);
+      if (!rec || rec.revokedAt !== null) throw denied();
+      const user = await this.store.users.get(rec.organizationId, rec.userId);
+      if (!user || !isActiveUser(user)) throw denied();
+      return { rec, user };
+    });
     this.touch(hash);
     return { organizationId: rec.organizationId, userId: user.id, role: user.role, keyId: rec.id, keyName: rec.name, scopes: new Set(rec.scopes) };
   }
 
-  /** After a change to keys or users through this node: drops what it may have made stale. */
+  /** After a change to keys or users through this node: drops what it may have made stale (and reads under way). */
   private forgetKeysOf(stale: (rec: ApiKeyRecord) => boolean): void {
-    this.generation++;
-    for (const [hash, e] of this.fresh) if (stale(e.rec)) this.fresh.delete(hash);
+    this.fresh.forget((_hash, e) => stale(e.rec));
   }
 
   private touch(hash: string): void {

@@ -9,6 +9,7 @@
  */
 export type * from './core/port.js';
 export { SqliteDb, StorageOpenError, type WriteOp, type Migration } from './sqlite/db.js';
+export { FreshCache } from './fresh-cache.js';
 export { NODE_MIGRATIONS, SANDBOX_MIGRATIONS } from './sqlite/schema.js';
 export { openNodeBacking, closeNodeBacking, openNodeDb, openNodeDbIn, openSandboxDb, nodeDbPath, type NodeBacking } from './backing.js';
 export { createSqliteStore } from './core/sqlite.js';

@@ -1,5 +1,6 @@
 import { conflict } from '../../errors.js';
 import { getEach, LuaScript, orgKeys, type RedisClient } from '../redis/client.js';
+import { FreshCache } from '../fresh-cache.js';
 import type { SecretBox } from '../secret-box.js';
 import { openChannel, sealChannel, type Channel, type ChannelRepo, type StoredChannel, type WhatsAppChannel } from './port.js';
 
@@ -66,25 +67,20 @@ export function createRedisChannelRepo(redis: RedisClient, prefix: string, box: 
   // webhook once: a channel read in the last FRESH_MS is taken from memory. A change made on this
   // node is seen at once (dropped below); one made on another node within FRESH_MS. A missing
   // channel is never remembered, so a new one is found at once.
-  const fresh = new Map<string, { channel: Channel; at: number }>();
-  const freshPhones = new Map<string, { id: string; at: number }>();
-  const read = async (id: string): Promise<Channel | null> => {
-    const hit = fresh.get(id);
-    const now = performance.now();
-    if (hit !== undefined && now - hit.at < FRESH_MS) return hit.channel;
-    const raw = await redis.get(channelKey(id));
-    if (raw === null) {
-      fresh.delete(id);
-      return null;
-    }
-    const channel = open(raw);
-    if (fresh.size >= 1000) fresh.clear();
-    fresh.set(id, { channel, at: now });
-    return channel;
-  };
+  const fresh = new FreshCache<Channel | null>(FRESH_MS);
+  const freshPhones = new FreshCache<string | null>(FRESH_MS);
+  const read = (id: string): Promise<Channel | null> =>
+    fresh.get(
+      id,
+      async () => {
+        const raw = await redis.get(channelKey(id));
+        return raw === null ? null : open(raw);
+      },
+      (c) => c !== null,
+    );
   const forget = (id: string) => {
-    fresh.delete(id);
-    freshPhones.clear();
+    fresh.forget((k) => k === id);
+    freshPhones.forget();
   };
   return {
     async create(channel) {
@@ -102,16 +98,7 @@ export function createRedisChannelRepo(redis: RedisClient, prefix: string, box: 
     },
     getGlobal: read,
     async getByPhoneNumberId(phoneNumberId) {
-      const hit = freshPhones.get(phoneNumberId);
-      let id: string | null;
-      if (hit !== undefined && performance.now() - hit.at < FRESH_MS) id = hit.id;
-      else {
-        id = await redis.get(phoneKey(phoneNumberId));
-        if (id !== null) {
-          if (freshPhones.size >= 1000) freshPhones.clear();
-          freshPhones.set(phoneNumberId, { id, at: performance.now() });
-        }
-      }
+      const id = await freshPhones.get(phoneNumberId, () => redis.get(phoneKey(phoneNumberId)), (v) => v !== null);
       const c = id === null ? null : await read(id);
       return c?.kind === 'whatsapp_cloud' ? (c as WhatsAppChannel) : null;
     },

@@ -1,5 +1,5 @@
 import { LuaScript, orgKeys, type RedisClient } from '../redis/client.js';
-import { FreshCache } from '../redis/fresh.js';
+import { FreshCache } from '../fresh-cache.js';
 import { templateKey, type TemplateRecord, type TemplateRepo } from './port.js';
 
 /*

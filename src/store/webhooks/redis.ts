@@ -1,5 +1,5 @@
 import { conflict } from '../../errors.js';
-import { FreshCache } from '../redis/fresh.js';
+import { FreshCache } from '../fresh-cache.js';
 import { LuaScript, orgKeys, type RedisClient } from '../redis/client.js';
 import type { DeliveryQuery, DeliveryStatus, LaneRef, WebhookDelivery, WebhookRegistration, WebhookStore } from './port.js';
 

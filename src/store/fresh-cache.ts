@@ -1,8 +1,8 @@
 /**
- * A node-local memory of values read from Redis, each good for `freshMs`
- * (node-local monotonic time) after it was read: for lookups every request
- * makes (a template, the webhook registrations of an organization) and that
- * change rarely.
+ * A node-local memory of values read from a shared store, each good for
+ * `freshMs` (node-local monotonic time) after it was read: for lookups every
+ * request makes and that change rarely (an API key and its user, a channel,
+ * a template, the webhook registrations of an organization).
  *
  * Guarantees:
  * - A change made through this node is seen at once: the adapter calls
@@ -35,9 +35,9 @@ export class FreshCache<V> {
   }
 
   /** Drops the entries `stale` picks (all without it); reads under way are not remembered. */
-  forget(stale?: (key: string) => boolean): void {
+  forget(stale?: (key: string, value: V) => boolean): void {
     this.generation++;
     if (stale === undefined) this.entries.clear();
-    else for (const key of this.entries.keys()) if (stale(key)) this.entries.delete(key);
+    else for (const [key, e] of this.entries) if (stale(key, e.value)) this.entries.delete(key);
   }
 }
