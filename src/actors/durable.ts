@@ -131,9 +131,10 @@ export interface DurableActorDeps {
  *   writes after its catch-up and its last checkpoint (each committed at
  *   once, so no outside call waits inside a transaction) — the handler's
  *   own writes, the state with its idempotency key, the events, the
- *   `afterCommit` write and the projection — is one transaction: a crash or a failed commit keeps all
- *   of it or none, and the reply waits for that commit. Without it
- *   (clustered) the writes are ordered as above, each one re-runnable.
+ *   `afterCommit` write and the projection — is one transaction: a crash or
+ *   a failed commit keeps all of it or none, and the reply waits for that
+ *   commit. Without it (clustered) the writes are ordered as above, each one
+ *   re-runnable.
  */
 export function durableActor<S, C extends Command, Replies extends { [K in C['kind']]: unknown }>(
   spec: DurableActorSpec<S, C, Replies>,
@@ -206,14 +207,14 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     }
   };
 
-  /** Makes the command's writes so far durable (a checkpoint before an outside effect). */
+  /** Makes the command's writes so far durable (before an outside effect: after the catch-up, in a checkpoint). */
   const settle = async () => {
     if (deps.commits === undefined) return;
     try {
       await deps.commits.settle();
     } catch (e) {
       reloadBeforeNext = true;
-      ctx.log.warn('actor checkpoint did not commit', { err: e });
+      ctx.log.warn('actor writes did not commit', { err: e });
       throw actorUnavailable('conversation state could not be stored; retry with the same idempotency key');
     }
   };

@@ -94,6 +94,9 @@ class ReplyInbox {
  */
 const PROBE_QUIET_AFTER_RECONNECT_MS = 5_000;
 
+/** A command that got no answer within its deadline, here or over NATS. */
+const noAnswerInTime = () => actorUnavailable('no node answered for this conversation in time; retry with the same idempotency key');
+
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
@@ -194,9 +197,6 @@ export class NatsActorTransport implements ActorTransport {
     return a.kind === 'no_responders' && performance.now() >= this.probesQuietUntil ? 'gone' : 'unknown';
   }
 
-  /** Commands this node handed to its own host, and those it sent over NATS. */
-  readonly stats = { deliveredHere: 0, sentOverNats: 0 };
-
   async send(envelope: Envelope, timeoutMs: number): Promise<unknown> {
     const { host, attemptTimeoutMs } = this.opts;
     const partition = host.partitionOf(envelope);
@@ -205,7 +205,6 @@ export class NatsActorTransport implements ActorTransport {
       const here = await this.deliverHere(envelope, timeoutMs);
       if (here.delivered) return here.reply;
     }
-    this.stats.sentOverNats++;
     const subject = this.subject(partition);
     const payload = enc.encode(JSON.stringify(envelope));
     let backoff = 10;
@@ -232,15 +231,14 @@ export class NatsActorTransport implements ActorTransport {
       backoff = Math.min(backoff * 2, 250);
     }
     this.log.warn('actor command timed out', { actor: envelope.type, key: envelope.key, last });
-    throw actorUnavailable('no node answered for this conversation in time; retry with the same idempotency key');
+    throw noAnswerInTime();
   }
 
   /** The host's answer, or `delivered: false` when it does not own the partition after all. */
   private async deliverHere(envelope: Envelope, timeoutMs: number): Promise<{ delivered: true; reply: unknown } | { delivered: false }> {
-    this.stats.deliveredHere++;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(actorUnavailable('no node answered for this conversation in time; retry with the same idempotency key')), timeoutMs);
+      timer = setTimeout(() => reject(noAnswerInTime()), timeoutMs);
     });
     try {
       return { delivered: true, reply: await Promise.race([this.opts.host.deliver(envelope), late]) };
