@@ -51,10 +51,10 @@ redis.call('SET', KEYS[1], ARGV[2])
 return {1, to}
 `);
 
-/** The `_id` in a network id's entry (see the key layout). */
-const idOf = (loc: string): string => {
+/** A network id's entry (see the key layout): the message's `_id`, and its contact unless an older version wrote it. */
+const parseLocation = (loc: string): { _id: string; audienceExternalId: string | null } => {
   const nl = loc.indexOf('\n');
-  return nl < 0 ? loc : loc.slice(0, nl);
+  return nl < 0 ? { _id: loc, audienceExternalId: null } : { _id: loc.slice(0, nl), audienceExternalId: loc.slice(nl + 1) };
 };
 
 /** Network ids this node remembers where to find (see `located`). */
@@ -99,7 +99,7 @@ export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string
     async getByNetworkId(org, netId) {
       // Two reads: a script may only touch the keys it is given, and the message's key comes from the first.
       const loc = await redis.get(k(org)('smsg-net', netId));
-      const raw = loc === null ? null : await redis.get(k(org)('smsg', idOf(loc)));
+      const raw = loc === null ? null : await redis.get(k(org)('smsg', parseLocation(loc)._id));
       return raw === null ? null : (JSON.parse(raw) as SessionMessage);
     },
     async locateByNetworkId(org, netId) {
@@ -107,12 +107,12 @@ export function createRedisSessionMessageRepo(redis: RedisClient, prefix: string
       if (known !== undefined) return known;
       const loc = await redis.get(k(org)('smsg-net', netId));
       if (loc === null) return null;
-      const nl = loc.indexOf('\n');
+      const parsed = parseLocation(loc);
       let found: MessageLocation;
-      if (nl > 0) found = { _id: loc.slice(0, nl), audienceExternalId: loc.slice(nl + 1) };
+      if (parsed.audienceExternalId !== null) found = { _id: parsed._id, audienceExternalId: parsed.audienceExternalId };
       else {
         // Written before the contact was kept beside the id: read the message.
-        const raw = await redis.get(k(org)('smsg', loc));
+        const raw = await redis.get(k(org)('smsg', parsed._id));
         if (raw === null) return null;
         const m = JSON.parse(raw) as SessionMessage;
         found = { _id: m._id, audienceExternalId: m.audienceExternalId };
