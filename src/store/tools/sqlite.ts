@@ -107,6 +107,7 @@ export function createSqliteToolRepo(db: SqliteDb, box: SecretBox): ToolRepo {
     async returnOrigins() {
       return [...db.entries<boolean>('toolReturnOrigins')].map(([k]) => k).sort();
     },
-    close: () => db.close(),
+    // The node's database: closed by whoever opened it, after every module stopped.
+    close: () => db.sync(),
   };
 }
