@@ -27,7 +27,13 @@
  * offered rate (BENCH_MSG_RATE, default 1,000 sends/s) to one number on a
  * sandbox with SANDBOX_MAX_MPS = that rate and the channel's tier set to it.
  *
- * BENCH_MSG_ROWS: comma-separated subset of bare,embedded,clustered1,clustered3,rate.
+ * Then (row `sustained`) the highest rate the node sustains on that number:
+ * offered rates from BENCH_MSG_SUSTAIN_RATES (default 100,150,…,500 sends/s)
+ * in turn, on one node kept running, until a step misses: p99 at or above
+ * 100 ms, fewer 2xx than offered, or a send throttled by the network
+ * (BENCH_MSG_SUSTAIN_NODES: embedded,clustered1).
+ *
+ * BENCH_MSG_ROWS: comma-separated subset of bare,embedded,clustered1,clustered3,rate,sustained.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -53,7 +59,11 @@ const SECRETS = '3'.repeat(64);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_MSG_CONNECTIONS ?? 16);
 const RATE = Number(process.env.BENCH_MSG_RATE ?? 1000);
-const ROWS = new Set((process.env.BENCH_MSG_ROWS ?? 'bare,embedded,clustered1,clustered3,rate').split(','));
+const ROWS = new Set((process.env.BENCH_MSG_ROWS ?? 'bare,embedded,clustered1,clustered3,rate,sustained').split(','));
+const SUSTAIN_NODES = new Set((process.env.BENCH_MSG_SUSTAIN_NODES ?? 'embedded,clustered1').split(','));
+const SUSTAIN_RATES = (process.env.BENCH_MSG_SUSTAIN_RATES ?? '100,150,200,250,300,350,400,450,500').split(',').map(Number);
+/** A step is sustained when every offered send answered 2xx, none was throttled, and p99 stayed under this. */
+const SUSTAIN_P99_MS = 100;
 
 // ------------------------------------------------------------------ processes
 
@@ -293,6 +303,12 @@ async function startTarget(sandbox: Sandbox, envs: Record<string, string>[], tie
   };
 }
 
+/** The embedded node's SQLite counters: commits (one fsync each) and writes, for the per-send columns. */
+function sqliteCounters(t: Target): { commits: () => number; writes: () => number } {
+  const db = (t.running!.services.messaging.stores.backing as { db: { stats: { commits: number; writes: number } } }).db;
+  return { commits: () => db.stats.commits, writes: () => db.stats.writes };
+}
+
 // ------------------------------------------------------------------ one row
 
 interface Row {
@@ -410,8 +426,7 @@ export async function run(): Promise<void> {
     }
     if (ROWS.has('embedded')) {
       const t = await startTarget(sandbox, [{ DATA_DIR: tmp() }], 10_000);
-      const db = (t.running!.services.messaging.stores.backing as { db: { stats: { commits: number; writes: number } } }).db;
-      rows.push(await measure('embedded (SQLite on disk, FULL)', sandbox, r, { ...t, commits: () => db.stats.commits, writes: () => db.stats.writes, pids: {}, inProcess: 'node' }, closed));
+      rows.push(await measure('embedded (SQLite on disk, FULL)', sandbox, r, { ...t, ...sqliteCounters(t), pids: {}, inProcess: 'node' }, closed));
       await t.close();
     }
     if (ROWS.has('clustered1')) {
@@ -435,13 +450,41 @@ export async function run(): Promise<void> {
       rateRows.push(await measure('bare forwarder', sandbox, r, { urls: [bare.url], key: 'x', channelId: bare.channelId, pids: {}, inProcess: 'forwarder' }, offered));
       await bare.close();
       const e = await startTarget(sandbox, [{ DATA_DIR: tmp() }], RATE);
-      const db = (e.running!.services.messaging.stores.backing as { db: { stats: { commits: number; writes: number } } }).db;
-      rateRows.push(await measure('embedded', sandbox, r, { ...e, commits: () => db.stats.commits, writes: () => db.stats.writes, pids: {}, inProcess: 'node' }, offered));
+      rateRows.push(await measure('embedded', sandbox, r, { ...e, ...sqliteCounters(e), pids: {}, inProcess: 'node' }, offered));
       await e.close();
       const c = await startTarget(sandbox, [clusterEnv('r1', 'rate1')], RATE);
       rateRows.push(await measure('clustered, 1 node', sandbox, r, { ...c, pids: {}, inProcess: 'node' }, offered, natsCpu));
       await c.close();
       print(`Offered ${RATE} sends/s (open loop) to one number; SANDBOX_MAX_MPS=${RATE}, channel tier ${RATE}/s`, rateRows, undefined);
+    }
+    if (ROWS.has('sustained')) {
+      await sandbox.stop();
+      sandbox = await startSandbox(RATE);
+      const steps: Row[] = [];
+      const held: string[] = [];
+      const search = async (name: string, target: Target, extra: { commits?: () => number; writes?: () => number }, extraCpu?: () => Promise<Record<string, number>>) => {
+        let best = 0;
+        for (const rate of SUSTAIN_RATES) {
+          const row = await measure(`${name}, offered ${rate}/s`, sandbox, r, { ...target, pids: {}, inProcess: 'node', ...extra }, { rate, maxOutstanding: 5000 }, extraCpu);
+          steps.push(row);
+          const offered = row.load.sent + row.load.skipped;
+          if (row.load.ok < offered || row.network.throttled > 0 || row.load.p99 >= SUSTAIN_P99_MS) break;
+          best = rate;
+        }
+        held.push(`${name}: ${best > 0 ? `${best} sends/s` : `less than ${SUSTAIN_RATES[0]} sends/s`}`);
+      };
+      if (SUSTAIN_NODES.has('embedded')) {
+        const e = await startTarget(sandbox, [{ DATA_DIR: tmp() }], RATE);
+        await search('embedded', e, sqliteCounters(e));
+        await e.close();
+      }
+      if (SUSTAIN_NODES.has('clustered1')) {
+        const c = await startTarget(sandbox, [clusterEnv('s1', 'sus1')], RATE);
+        await search('clustered, 1 node', c, {}, natsCpu);
+        await c.close();
+      }
+      print(`Highest sustained rate to one number (open loop, p99 < ${SUSTAIN_P99_MS} ms, every send 2xx, none throttled); SANDBOX_MAX_MPS=${RATE}, channel tier ${RATE}/s`, steps, undefined);
+      console.log(`\nSustained: ${held.join('; ')}.`);
     }
   } finally {
     await sandbox.stop();
