@@ -19,7 +19,8 @@ export interface Outcome<S, R> {
   /**
    * A write to another store that must happen only once the state and the
    * events are durable: run after the fenced write, before the events are
-   * published and the reply is sent. If it fails the caller gets a retryable
+   * published and the reply is sent (a report that needs no state write
+   * publishes first: see `reportKinds`). If it fails the caller gets a retryable
    * 503, with the state and events already recorded. A command with such an
    * effect is never answered from its idempotency key (the key is not
    * remembered): a retry runs the handler again, so the handler must tell
@@ -74,6 +75,18 @@ export interface DurableActorSpec<S, C extends Command, Replies extends { [K in 
   /** Kinds that only read: never written, and their idempotency keys are not remembered. */
   readOnly?: readonly C['kind'][];
   /**
+   * Kinds that mostly report what happened elsewhere (a status from the chat
+   * network): when such a command leaves the state as it was, has no
+   * idempotency key to remember and nothing of an earlier command is left
+   * unpublished, its events go straight to the event log instead of through
+   * a state write. Its fence is read alongside the handler and must be
+   * current before anything is published, as the state write would have
+   * required. A failed publish fails the command with nothing recorded, so
+   * the caller must run it again (the chat network redelivers a webhook
+   * until it gets a 200).
+   */
+  reportKinds?: readonly C['kind'][];
+  /**
    * Writes a read model of the state elsewhere (the inbox's conversation
    * list) after each committed change, with the state's version. Must be
    * idempotent and keep only the highest version, since it runs again after
@@ -124,6 +137,12 @@ export interface DurableActorDeps {
  * - A handler may return an `afterCommit` write to another store: it runs
  *   only after the fenced write succeeded, so that "the other store shows it"
  *   implies "its events are recorded" (a re-run can tell what is left to do).
+ * - A report (`reportKinds`) that changes no state publishes its events
+ *   without a state write: only once its fence was found current, only when
+ *   no earlier event is left unpublished (so events keep their order), and
+ *   before its `afterCommit` write (so that write still implies its events
+ *   are recorded). Nothing records such events but the log, so a report
+ *   whose publish failed is run again by its caller.
  * - A handler may `checkpoint` a state before an outside effect: the same
  *   fenced write, made before the effect, so a successor finds the record
  *   of an effect that may have happened.
@@ -150,6 +169,7 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
 ): Actor {
   const ref = { type: ctx.address.type, key: ctx.address.key, partition: ctx.fence.partition };
   const readOnly = new Set<string>(spec.readOnly ?? []);
+  const reportKinds = new Set<string>(spec.reportKinds ?? []);
   const newId = deps.newId ?? randomUUID;
   let current: StoredActorState<S> = { state: spec.initial(ctx.address.key), replies: [], outbox: [] };
   /** The stored outbox still lists events that have been published since. */
@@ -207,6 +227,31 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     }
   };
 
+  /** Reads the fence without waiting for it: settles to the error that would refuse the command, or null. */
+  const readFence = (): Promise<Error | null> =>
+    deps.store.checkFence(ref, ctx.fence).then(
+      () => null,
+      (e: unknown) => {
+        if (e instanceof FencedWriteError) return ownershipLost(ctx.fence.partition, e);
+        ctx.log.warn('actor fence read failed', { err: e });
+        return actorUnavailable('conversation state could not be read; retry shortly');
+      },
+    );
+
+  /** A report's events, published without a state write once its fence was found current. */
+  const publishReport = async (fence: Promise<Error | null>, events: DomainEvent[]) => {
+    const refused = await fence;
+    if (refused !== null) throw refused;
+    for (const ev of events) {
+      try {
+        await deps.events.publish(ev);
+      } catch (e) {
+        ctx.log.warn('event publish failed; the report must be made again', { eventId: ev.id, type: ev.type, err: e });
+        throw actorUnavailable('the event log is unavailable; retry');
+      }
+    }
+  };
+
   /** Makes the command's writes so far durable (before an outside effect: after the catch-up, in a checkpoint). */
   const settle = async () => {
     if (deps.commits === undefined) return;
@@ -258,10 +303,24 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
       outboxStale = false;
       projectionStale = true;
     };
+    // Read alongside the handler: the check a report's state write would have made.
+    const fence = reportKinds.has(command.kind) ? readFence() : null;
     const outcome = await handler(current.state, command, { key: ctx.address.key, now: new Date(ctx.clock.now()), newId, checkpoint });
     const events = outcome.events ?? [];
     const effect = outcome.afterCommit;
     const remember = key !== undefined && !readOnly.has(command.kind) && effect === undefined && outcome.forget !== true;
+    if (fence !== null && outcome.state === current.state && events.length > 0 && !remember && current.outbox.length === 0) {
+      await publishReport(fence, events);
+      if (effect !== undefined) {
+        try {
+          await effect();
+        } catch (e) {
+          ctx.log.warn('write after a report failed; the report must be made again', { kind: command.kind, err: e });
+          throw actorUnavailable('the change is recorded but not finished; retry');
+        }
+      }
+      return outcome.reply;
+    }
     if (outcome.state !== current.state || events.length > 0 || remember || outboxStale) {
       let replies = current.replies;
       if (remember) {

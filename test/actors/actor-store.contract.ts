@@ -53,6 +53,20 @@ export function runActorStoreContract(name: string, create: () => Promise<ActorS
       await expect(s.save(ref('a', p), { v: 1 }, { partition: p, epoch: 1 })).rejects.toBeInstanceOf(FencedWriteError);
     });
 
+    it('checks a fence without writing: current passes, an old epoch, another partition or no lease at all is refused', async () => {
+      const s = await create();
+      const p = fresh();
+      await expect(s.checkFence(ref('a', p), { partition: p, epoch: 1 })).rejects.toBeInstanceOf(FencedWriteError);
+      const old = (await s.acquire(p, 'n1', 10_000))!;
+      await s.checkFence(ref('a', p), { partition: p, epoch: old });
+      await expect(s.checkFence(ref('a', p + 1), { partition: p, epoch: old })).rejects.toBeInstanceOf(FencedWriteError);
+      expect(await s.release(p, 'n1', old)).toBe(true);
+      const next = (await s.acquire(p, 'n2', 10_000))!;
+      await expect(s.checkFence(ref('a', p), { partition: p, epoch: old })).rejects.toBeInstanceOf(FencedWriteError);
+      await s.checkFence(ref('a', p), { partition: p, epoch: next });
+      expect(await s.load(ref('a', p))).toBeUndefined();
+    });
+
     it('grants a lease to one node at a time', async () => {
       const s = await create();
       const p = fresh();

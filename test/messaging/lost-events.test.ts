@@ -45,6 +45,16 @@ class FlakyActorStore extends SqliteActorStore {
     }
     return super.save(ref, value, fence);
   }
+
+  /** Fence reads that fail next (a status reads its fence instead of writing the state). */
+  failFenceReads = 0;
+  override checkFence(ref: ActorStateRef, fence: Fence): Promise<void> {
+    if (this.failFenceReads > 0) {
+      this.failFenceReads--;
+      return Promise.reject(new Error('actor store unavailable'));
+    }
+    return super.checkFence(ref, fence);
+  }
 }
 
 /** The session message log, made to fail its next status writes or appends. */
@@ -223,11 +233,11 @@ const notRecorded = { status: 503, code: 'not_recorded' };
 const envelope = (w: { envelope: (v: Record<string, unknown>) => Buffer }, value: Record<string, unknown>) => w.envelope(value);
 
 describe('message_status: no status event lost when a run stops part-way', () => {
-  it('the state write fails: nothing is stored, and the redelivery stores the status and records its event', async () => {
+  it('the fence read fails: nothing is stored, and the redelivery stores the status and records its event', async () => {
     const w = await world();
     const sent = await w.send();
     if (sent.outcome !== 'sent') throw new Error('send failed');
-    w.actorStore().failSaves = 1;
+    w.actorStore().failFenceReads = 1;
     await expect(w.deliver(w.statusWebhook(sent.messageId, 'delivered'))).rejects.toMatchObject(notRecorded);
     // The status waits for its event: not stored while the event is not recorded.
     expect(await w.messages.repo.getByNetworkId(ORG, sent.messageId)).toMatchObject({ status: 'accepted' });
@@ -241,19 +251,30 @@ describe('message_status: no status event lost when a run stops part-way', () =>
     expect(w.ofType('message_status', sent.messageId, 'delivered')).toHaveLength(1);
   });
 
-  it('the status is stored but the event log is down, then the process stops: the event is in the log after the redelivery', async () => {
+  it('the event log is down, then the process stops: nothing is stored, and the redelivery stores the status and records its event', async () => {
     const w = await world();
     const sent = await w.send();
     if (sent.outcome !== 'sent') throw new Error('send failed');
     w.events.failNext = 1;
     await expect(w.deliver(w.statusWebhook(sent.messageId, 'read'))).rejects.toMatchObject(notRecorded);
-    expect(await w.messages.repo.getByNetworkId(ORG, sent.messageId)).toMatchObject({ status: 'read' });
+    // The status is stored only after its event is in the log.
+    expect(await w.messages.repo.getByNetworkId(ORG, sent.messageId)).toMatchObject({ status: 'accepted' });
     expect(w.ofType('message_status', sent.messageId)).toHaveLength(0);
-    // Nothing kept in memory; the outbox written with the state is all that is left.
     await w.restart();
-    // The redelivery's report equals the stored status: the recorded event goes out, once.
-    expect(await w.deliver(w.statusWebhook(sent.messageId, 'read'))).toMatchObject({ applied: 0 });
+    expect(await w.deliver(w.statusWebhook(sent.messageId, 'read'))).toMatchObject({ applied: 1 });
+    expect(await w.messages.repo.getByNetworkId(ORG, sent.messageId)).toMatchObject({ status: 'read' });
     expect(w.ofType('message_status', sent.messageId, 'read')).toHaveLength(1);
+  });
+
+  it('a status whose earlier event is still unpublished goes through the state write, after that event', async () => {
+    const w = await world();
+    w.events.failNext = 1;
+    // The send is stored, its message.sent event kept in the actor's outbox.
+    await expect(w.send()).rejects.toMatchObject({ status: 503 });
+    const networkId = 'wamid.test-1';
+    expect(await w.messages.repo.getByNetworkId(ORG, networkId)).toMatchObject({ status: 'accepted' });
+    expect(await w.deliver(w.statusWebhook(networkId, 'delivered'))).toMatchObject({ applied: 1 });
+    expect(w.events.events.filter((e) => e.type === 'message.sent' || e.type === 'message_status').map((e) => e.type)).toEqual(['message.sent', 'message_status']);
   });
 
   it('the status write after the commit fails: 503, and the redelivery stores it (the event, same id, at least once)', async () => {

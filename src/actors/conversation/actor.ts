@@ -222,5 +222,7 @@ export function conversationActorSpec(
     handlers: { ...conversationHandlers, ...(messaging ? messagingHandlers(messaging) : messagingUnavailableHandlers()) },
     maxIdempotencyKeys,
     readOnly: ['state.get'],
+    // A status changes no state unless it was parked or charges a late copy; its event needs no state write.
+    reportKinds: ['network.status'],
   };
 }

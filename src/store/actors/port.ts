@@ -27,6 +27,12 @@ export class FencedWriteError extends Error {
 export interface ActorStateStore {
   load(ref: ActorStateRef): Promise<unknown>;
   save(ref: ActorStateRef, value: unknown, fence: Fence): Promise<void>;
+  /**
+   * Rejects with `FencedWriteError` when `fence` is no longer the current
+   * epoch of the actor's partition: the check `save` makes, without a write
+   * (for a command that publishes events and changes no state).
+   */
+  checkFence(ref: ActorStateRef, fence: Fence): Promise<void>;
 }
 
 /**

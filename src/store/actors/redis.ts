@@ -115,6 +115,10 @@ export class RedisActorStore implements ActorStateStore, PartitionLeaseStore {
     if (Number(ok) !== 1) throw new FencedWriteError(fence);
   }
 
+  async checkFence(ref: ActorStateRef, fence: Fence): Promise<void> {
+    if (fence.partition !== ref.partition || (await this.client.get(this.epochKey(ref.partition))) !== String(fence.epoch)) throw new FencedWriteError(fence);
+  }
+
   async acquire(partition: number, nodeId: string, ttlMs: number): Promise<number | null> {
     const e = Number(await ACQUIRE.run(this.client, [this.leaseKey(partition), this.epochKey(partition)], [nodeId, String(ttlMs)]));
     return e > 0 ? e : null;

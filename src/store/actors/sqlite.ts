@@ -33,9 +33,22 @@ export class SqliteActorStore implements ActorStateStore, PartitionLeaseStore {
   save(ref: ActorStateRef, value: unknown, fence: Fence): Promise<void> {
     // Check and apply in the same synchronous step (also when the write waits for its turn in a unit of work).
     return this.db.run(() => {
-      if (fence.partition !== ref.partition || this.epochOf(fence.partition) !== fence.epoch) throw new FencedWriteError(fence);
+      this.assertFence(ref, fence);
       this.db.apply([{ coll: STATE, key: `${ref.type}/${ref.key}`, value }]);
     });
+  }
+
+  checkFence(ref: ActorStateRef, fence: Fence): Promise<void> {
+    try {
+      this.assertFence(ref, fence);
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+  }
+
+  private assertFence(ref: ActorStateRef, fence: Fence): void {
+    if (fence.partition !== ref.partition || this.epochOf(fence.partition) !== fence.epoch) throw new FencedWriteError(fence);
   }
 
   private live(partition: number) {
