@@ -310,18 +310,9 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     const effect = outcome.afterCommit;
     const remember = key !== undefined && !readOnly.has(command.kind) && effect === undefined && outcome.forget !== true;
     if (fence !== null && outcome.state === current.state && events.length > 0 && !remember && current.outbox.length === 0) {
+      // A report: its events go to the log in place of a state write (the outbox stays empty, so the flush below has nothing to do).
       await publishReport(fence, events);
-      if (effect !== undefined) {
-        try {
-          await effect();
-        } catch (e) {
-          ctx.log.warn('write after a report failed; the report must be made again', { kind: command.kind, err: e });
-          throw actorUnavailable('the change is recorded but not finished; retry');
-        }
-      }
-      return outcome.reply;
-    }
-    if (outcome.state !== current.state || events.length > 0 || remember || outboxStale) {
+    } else if (outcome.state !== current.state || events.length > 0 || remember || outboxStale) {
       let replies = current.replies;
       if (remember) {
         replies = [...replies, [key, outcome.reply]];
