@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -170,4 +170,111 @@ function run(cmd: string, args: string[]): Promise<string> {
       else resolve(stdout);
     });
   });
+}
+
+/**
+ * The directory of PostgreSQL's server programs: `initdb` on the PATH, else
+ * Debian's `/usr/lib/postgresql/<major>/bin` (the package puts only its
+ * client wrappers on the PATH).
+ */
+export function postgresBinDir(): string {
+  const onPath = (process.env.PATH ?? '').split(':').find((d) => d !== '' && existsSync(join(d, 'initdb')) && existsSync(join(d, 'postgres')));
+  if (onPath !== undefined) return onPath;
+  const root = '/usr/lib/postgresql';
+  const majors = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
+  if (majors.length === 0) throw new Error('PostgreSQL server programs not found (install the Debian package postgresql)');
+  return join(root, majors[0]!, 'bin');
+}
+
+/** As root, the server runs as the `postgres` user (it refuses root): through runuser, as Debian's own scripts do. */
+function asPostgres(cmd: string, args: string[]): [string, string[]] {
+  return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
+}
+
+export interface PostgresProcess extends ServerProcess {
+  /** `postgres://postgres@127.0.0.1:<port>/postgres`. */
+  url: string;
+  /** A new empty database on this server; its URL. */
+  createDatabase(name: string): Promise<string>;
+}
+
+/**
+ * A real PostgreSQL server on a free loopback port, its cluster made by
+ * `initdb` in a temporary directory (trust authentication on loopback, the
+ * socket in that directory too). `fsync=off`: a test's server never outlives
+ * a power loss, and a killed server process still keeps every committed
+ * transaction (the WAL is written before the commit answers).
+ */
+export async function startPostgres(): Promise<PostgresProcess> {
+  const bin = postgresBinDir();
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'sb-postgres-'));
+  const data = join(dir, 'data');
+  if (process.getuid?.() === 0) chownSync(dir, ...postgresIds());
+  const [initCmd, initArgs] = asPostgres(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync']);
+  await run(initCmd, initArgs);
+  let stderr = '';
+  const launch = () => {
+    const [cmd, args] = asPostgres(join(bin, 'postgres'), [
+      '-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir,
+      '-c', 'fsync=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200', '-c', 'shared_buffers=32MB', '-c', 'log_min_messages=warning',
+    ]);
+    const p = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    p.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
+    return p;
+  };
+  // runuser stays as the server's parent: signals go to the postmaster itself (its pid file), and runuser ends with it.
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      if (pid > 0) process.kill(pid, sig);
+    } catch {
+      handle.proc.kill(sig);
+    }
+  };
+  const stopWith = (sig: NodeJS.Signals) => {
+    const p = handle.proc;
+    if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const t = setTimeout(() => { signal('SIGKILL'); p.kill('SIGKILL'); }, 5000);
+      p.once('exit', () => { clearTimeout(t); resolve(); });
+      signal(sig);
+    });
+  };
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const handle: PostgresProcess = {
+    url,
+    port,
+    dir,
+    proc: launch(),
+    async restart() {
+      await stopWith('SIGKILL');
+      handle.proc = launch();
+      await waitForPort(port, 20_000, handle.proc, 'postgres');
+    },
+    async stop() {
+      // SIGINT: fast shutdown (clients are disconnected; SIGTERM would wait for them).
+      await stopWith('SIGINT');
+      rmSync(dir, { recursive: true, force: true });
+    },
+    async createDatabase(name) {
+      const [cmd, args] = [join(bin, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', `CREATE DATABASE "${name}"`]];
+      await run(existsSync(cmd) ? cmd : 'psql', args);
+      return `postgres://postgres@127.0.0.1:${port}/${name}`;
+    },
+  };
+  try {
+    await waitForPort(port, 20_000, handle.proc, 'postgres');
+  } catch (e) {
+    signal('SIGKILL');
+    throw new Error(`${(e as Error).message}\n${stderr}`);
+  }
+  return handle;
+}
+
+function postgresIds(): [number, number] {
+  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'));
+  if (line === undefined) throw new Error('no postgres user (install the Debian package postgresql)');
+  const [, , uid, gid] = line.split(':');
+  return [Number(uid), Number(gid)];
 }

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, createSqliteStore, createRedisStore, openNodeDbIn } from '../../src/store/index.js';
+import { connectRedis, createSqliteStore, createRedisStore, createPostgresStore, openNodeDbIn } from '../../src/store/index.js';
+import { usePostgres } from '../harness/use-postgres.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 import { runStoreContract } from './contract.js';
 
@@ -28,6 +29,14 @@ runStoreContract('redis', async () => {
   // A fresh key prefix per test keeps cases independent on one server.
   const client = await connectRedis(redis.url);
   return createRedisStore(client, `t${randomUUID().slice(0, 8)}`);
+});
+
+const postgres = usePostgres();
+runStoreContract('postgres', async () => {
+  const db = await postgres.open();
+  const client = await connectRedis(redis.url);
+  const store = createPostgresStore(db, client, { prefix: `t${randomUUID().slice(0, 8)}` });
+  return { ...store, close: async () => { await db.close(); await client.close(); } };
 });
 
 describe('redis ticket priority index', () => {

@@ -1,5 +1,5 @@
 import type { ApiKeyRecord, Contact, Organization, Ticket, TicketPriority, TicketStatus, User } from '../../domain/types.js';
-import type { DomainEvent } from '../../events/types.js';
+import type { DomainEvent } from '../../domain/events.js';
 import type { AuthSessionRepo, FailureCounter } from '../auth/port.js';
 
 /**
@@ -162,7 +162,7 @@ export interface MetaRepo {
 }
 
 export interface Store {
-  readonly kind: 'embedded' | 'redis';
+  readonly kind: 'embedded' | 'postgres' | 'redis';
   organizations: OrganizationRepo;
   users: UserRepo;
   apiKeys: ApiKeyRepo;

@@ -3,7 +3,7 @@ import { conflict } from '../../errors.js';
 import { TICKET_PRIORITIES, type ApiKeyRecord, type Contact, type Organization, type Ticket, type User } from '../../domain/types.js';
 import { canonicalTicket, formatTicketId } from '../../domain/ticket-rules.js';
 import { getEach, LuaScript, orgKeys, type RedisClient } from '../redis/client.js';
-import type { DomainEvent } from '../../events/types.js';
+import type { DomainEvent } from '../../domain/events.js';
 import type { NewTicket, Store, TicketEventStamp, TicketPage, TicketQuery } from './port.js';
 import { createRedisAuthSessionRepo, createRedisFailureCounter } from '../auth/index.js';
 

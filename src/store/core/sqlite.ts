@@ -1,8 +1,9 @@
 import { conflict } from '../../errors.js';
 import type { ApiKeyRecord, Contact, Organization, Ticket, User } from '../../domain/types.js';
 import { canonicalTicket, formatTicketId } from '../../domain/ticket-rules.js';
-import type { DomainEvent } from '../../events/types.js';
+import type { DomainEvent } from '../../domain/events.js';
 import type { NewTicket, Store, TicketEventStamp, TicketPage, TicketQuery } from './port.js';
+import { countedFilter, ticketFilter } from './ticket-query.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { createMemoryFailureCounter, createSqliteAuthSessionRepo } from '../auth/index.js';
 import type { SqliteDb } from '../sqlite/db.js';
@@ -212,40 +213,14 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
         });
       },
       async list(q: TicketQuery): Promise<TicketPage> {
-        // An assignee filter decides visibility by itself: unassigned and the agent's own are visible, others' are not.
-        let visibleToAgent = q.visibleToAgent;
-        if (q.assigneeId !== undefined && visibleToAgent !== undefined) {
-          if (q.assigneeId !== null && q.assigneeId !== visibleToAgent) return { tickets: [], total: 0 };
-          visibleToAgent = undefined;
-        }
-        const where = ['org = ?'];
-        const args: unknown[] = [q.organizationId];
-        if (q.status !== undefined) {
-          where.push('status = ?');
-          args.push(q.status);
-        }
-        if (q.priority !== undefined) {
-          where.push('priority = ?');
-          args.push(q.priority);
-        }
-        if (q.audienceId !== undefined) {
-          where.push('audience_id = ?');
-          args.push(q.audienceId);
-        }
-        if (q.assigneeId === null) where.push('assignee_id IS NULL');
-        else if (q.assigneeId !== undefined) {
-          where.push('assignee_id = ?');
-          args.push(q.assigneeId);
-        }
-        if (visibleToAgent !== undefined) {
-          where.push('(assignee_id IS NULL OR assignee_id = ?)');
-          args.push(visibleToAgent);
-        }
+        const filter = ticketFilter(q);
+        if (filter === null) return { tickets: [], total: 0 };
+        const { where, args } = filter;
         const cond = where.join(' AND ');
         const rows = s(`SELECT body FROM tickets WHERE ${cond} ORDER BY seq DESC LIMIT ? OFFSET ?`).all(...args, q.limit, q.offset) as { body: string }[];
-        let total: number;
-        if (where.length === 1 || (where.length === 2 && q.status !== undefined)) total = count(q.organizationId, q.status === undefined ? 'all' : `s:${q.status}`);
-        else total = (s(`SELECT COUNT(*) AS n FROM tickets WHERE ${cond}`).get(...args) as { n: number }).n;
+        const total = countedFilter(q, where)
+          ? count(q.organizationId, q.status === undefined ? 'all' : `s:${q.status}`)
+          : (s(`SELECT COUNT(*) AS n FROM tickets WHERE ${cond}`).get(...args) as { n: number }).n;
         return { tickets: rows.map((r) => canonicalTicket(JSON.parse(r.body) as Ticket)), total };
       },
     },

@@ -1,0 +1,274 @@
+import { conflict } from '../../errors.js';
+import type { ApiKeyRecord, Contact, Organization, Ticket, User } from '../../domain/types.js';
+import { canonicalTicket, formatTicketId } from '../../domain/ticket-rules.js';
+import type { DomainEvent } from '../../domain/events.js';
+import type { NewTicket, Store, TicketEventStamp, TicketPage } from './port.js';
+import { countedFilter, ticketFilter } from './ticket-query.js';
+import { createRedisAuthSessionRepo, createRedisFailureCounter } from '../auth/index.js';
+import { orgKeys, type RedisClient } from '../redis/client.js';
+import { redisLease } from '../redis/lease.js';
+import { numbered, type PgDb, type PgQueryable } from '../postgres/db.js';
+
+export interface PostgresStoreOptions {
+  /** Key prefix of what stays in Redis (sign-in sessions, failed-auth counters, the outbox relay's leases). */
+  prefix: string;
+}
+
+/**
+ * The clustered store: the organization's records in PostgreSQL, each
+ * change in one transaction (a ticket, its counts and its outbox event
+ * commit together); what is bounded or expires in Redis (sign-in sessions,
+ * failed-authentication counters, the relay's lease per organization).
+ */
+export function createPostgresStore(db: PgDb, redis: RedisClient, opts: PostgresStoreOptions): Store {
+  const { prefix } = opts;
+  const q = (c: PgQueryable, sql: string, args: unknown[] = []) => c.query(numbered(sql), args);
+  const bump = (c: PgQueryable, org: string, name: string, by: number) =>
+    q(c, 'INSERT INTO ticket_counts (org, name, n) VALUES (?, ?, ?) ON CONFLICT (org, name) DO UPDATE SET n = ticket_counts.n + excluded.n', [org, name, by]);
+  const outbox = (c: PgQueryable, stamp: TicketEventStamp, ticket: Ticket) => {
+    const event: DomainEvent = { ...stamp, organizationId: ticket.organizationId, data: ticket };
+    return q(c, 'INSERT INTO outbox (org, event_id, event) VALUES (?, ?, ?) ON CONFLICT (org, event_id) DO UPDATE SET event = excluded.event', [ticket.organizationId, stamp.id, JSON.stringify(event)]);
+  };
+  const writeTicket = (c: PgQueryable, seq: number, t: Ticket) =>
+    q(
+      c,
+      `INSERT INTO tickets (org, seq, ticket_id, status, priority, assignee_id, audience_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (org, seq) DO UPDATE SET status = excluded.status, priority = excluded.priority, assignee_id = excluded.assignee_id, audience_id = excluded.audience_id, body = excluded.body`,
+      [t.organizationId, seq, t.ticketId, t.status, t.priority, t.assigneeId, t.audienceId, JSON.stringify(t)],
+    );
+  /** Inserts a new ticket with the next sequence of its organization (the row lock on its counter orders concurrent creates), and its event. */
+  const insertTicket = async (c: PgQueryable, ticket: NewTicket, event: TicketEventStamp): Promise<Ticket> => {
+    const r = await q(c, 'INSERT INTO ticket_seqs (org, seq) VALUES (?, 1) ON CONFLICT (org) DO UPDATE SET seq = ticket_seqs.seq + 1 RETURNING seq', [ticket.organizationId]);
+    const seq = Number(r.rows[0]!.seq);
+    const full = canonicalTicket({ ...ticket, ticketId: formatTicketId(new Date(ticket.createdAt), seq) });
+    await writeTicket(c, seq, full);
+    await bump(c, full.organizationId, 'all', 1);
+    await bump(c, full.organizationId, `s:${full.status}`, 1);
+    await outbox(c, event, full);
+    return full;
+  };
+  const ticketOf = async (c: PgQueryable, org: string, ticketId: string, lock = false) => {
+    const r = await q(c, `SELECT seq, body FROM tickets WHERE org = ? AND ticket_id = ?${lock ? ' FOR UPDATE' : ''}`, [org, ticketId]);
+    const row = r.rows[0] as { seq: string; body: Ticket } | undefined;
+    return row === undefined ? undefined : { seq: Number(row.seq), ticket: canonicalTicket(row.body) };
+  };
+  const contactOf = async (org: string, aeid: string) => {
+    const rows = await db.rows<{ body: Contact }>('SELECT body FROM contacts WHERE org = $1 AND audience_external_id = $2', [org, aeid]);
+    return rows[0]?.body ?? null;
+  };
+  const leaseKey = (org: string) => orgKeys(prefix, org)('outbox-lease');
+
+  return {
+    kind: 'postgres',
+    organizations: {
+      async create(org: Organization) {
+        await db.query('INSERT INTO organizations (id, created_at, body) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET body = excluded.body', [org.id, org.createdAt, JSON.stringify(org)]);
+      },
+      async get(id) {
+        return (await db.rows<{ body: Organization }>('SELECT body FROM organizations WHERE id = $1', [id]))[0]?.body ?? null;
+      },
+      async list() {
+        return (await db.rows<{ body: Organization }>('SELECT body FROM organizations ORDER BY created_at, id')).map((r) => r.body);
+      },
+    },
+    users: {
+      async create(user: User) {
+        const r = await db.query('INSERT INTO users (org, id, email, created_at, body) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING', [
+          user.organizationId,
+          user.id,
+          user.email.toLowerCase(),
+          user.createdAt,
+          JSON.stringify(user),
+        ]);
+        if (r.rowCount !== 1) throw conflict('email_taken', 'a user with this email exists in the organization');
+      },
+      async get(organizationId, id) {
+        return (await db.rows<{ body: User }>('SELECT body FROM users WHERE org = $1 AND id = $2', [organizationId, id]))[0]?.body ?? null;
+      },
+      async list(organizationId) {
+        return (await db.rows<{ body: User }>('SELECT body FROM users WHERE org = $1 ORDER BY created_at, id', [organizationId])).map((r) => r.body);
+      },
+      async update(organizationId, id, change) {
+        return db.tx(async (c) => {
+          const r = await c.query<{ body: User }>('SELECT body FROM users WHERE org = $1 AND id = $2 FOR UPDATE', [organizationId, id]);
+          const current = r.rows[0]?.body;
+          if (current === undefined) return null;
+          const next = { ...change(current), id: current.id, organizationId: current.organizationId, email: current.email };
+          await c.query('UPDATE users SET body = $3 WHERE org = $1 AND id = $2', [organizationId, id, JSON.stringify(next)]);
+          return next;
+        });
+      },
+      async findByEmail(email) {
+        return (await db.rows<{ body: User }>('SELECT body FROM users WHERE email = $1 ORDER BY created_at, org', [email.toLowerCase()])).map((r) => r.body);
+      },
+    },
+    apiKeys: {
+      async create(key: ApiKeyRecord) {
+        await db.query('INSERT INTO api_keys (hash, org, id, created_at, body) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (hash) DO UPDATE SET body = excluded.body', [
+          key.hash,
+          key.organizationId,
+          key.id,
+          key.createdAt,
+          JSON.stringify(key),
+        ]);
+      },
+      async getByHash(hash) {
+        return (await db.rows<{ body: ApiKeyRecord }>('SELECT body FROM api_keys WHERE hash = $1', [hash]))[0]?.body ?? null;
+      },
+      async list(organizationId) {
+        return (await db.rows<{ body: ApiKeyRecord }>('SELECT body FROM api_keys WHERE org = $1 ORDER BY created_at, id', [organizationId])).map((r) => r.body);
+      },
+      async revoke(organizationId, id, at) {
+        // The first revocation's time stays.
+        const rows = await db.rows<{ body: ApiKeyRecord }>(
+          `UPDATE api_keys SET body = CASE WHEN body->'revokedAt' IS NULL OR body->'revokedAt' = 'null'::jsonb THEN jsonb_set(body, '{revokedAt}', to_jsonb($3::text)) ELSE body END
+           WHERE org = $1 AND id = $2 RETURNING body`,
+          [organizationId, id, at],
+        );
+        return rows[0]?.body ?? null;
+      },
+      async touch(hash, at) {
+        await db.query("UPDATE api_keys SET body = jsonb_set(body, '{lastUsedAt}', to_jsonb($2::text)) WHERE hash = $1", [hash, at]);
+      },
+    },
+    contacts: {
+      async upsert(contact: Contact) {
+        const rows = await db.rows<{ body: Contact }>(
+          `WITH ins AS (
+             INSERT INTO contacts (org, audience_external_id, id, body) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING body
+           )
+           SELECT body FROM ins UNION ALL SELECT body FROM contacts WHERE org = $1 AND audience_external_id = $2 LIMIT 1`,
+          [contact.organizationId, contact.audienceExternalId, contact.id, JSON.stringify(contact)],
+        );
+        // A concurrent insert of the same contact that this statement's snapshot did not see: read it now.
+        return rows[0]?.body ?? (await contactOf(contact.organizationId, contact.audienceExternalId)) ?? contact;
+      },
+      async get(organizationId, audienceExternalId) {
+        return contactOf(organizationId, audienceExternalId);
+      },
+      async setNameIfMissing(organizationId, audienceExternalId, name) {
+        const rows = await db.rows<{ body: Contact }>(
+          `UPDATE contacts SET body = jsonb_set(body, '{name}', to_jsonb($3::text))
+           WHERE org = $1 AND audience_external_id = $2 AND (body->'name' IS NULL OR body->'name' = 'null'::jsonb) RETURNING body`,
+          [organizationId, audienceExternalId, name],
+        );
+        return rows[0]?.body ?? contactOf(organizationId, audienceExternalId);
+      },
+      async getById(organizationId, id) {
+        return (await db.rows<{ body: Contact }>('SELECT body FROM contacts WHERE org = $1 AND id = $2', [organizationId, id]))[0]?.body ?? null;
+      },
+      async list(organizationId) {
+        return (await db.rows<{ body: Contact }>('SELECT body FROM contacts WHERE org = $1', [organizationId])).map((r) => r.body);
+      },
+    },
+    tickets: {
+      async create(ticket: NewTicket, event) {
+        return db.tx((c) => insertTicket(c, ticket, event));
+      },
+      async createOnce(ticket: NewTicket, event, idem) {
+        return db.tx(async (c) => {
+          const now = Date.now();
+          const org = ticket.organizationId;
+          // The key's row is the lock: a racing create with the same key waits here, then sees this one's record.
+          await q(c, 'DELETE FROM ticket_idempotency WHERE org = ? AND key = ? AND expires_at <= ?', [org, idem.key, now]);
+          const claimed = await q(c, 'INSERT INTO ticket_idempotency (org, key, fingerprint, ticket_id, expires_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [
+            org,
+            idem.key,
+            idem.fingerprint,
+            '',
+            now + idem.ttlMs,
+          ]);
+          if (claimed.rowCount !== 1) {
+            const prev = (await q(c, 'SELECT fingerprint, ticket_id FROM ticket_idempotency WHERE org = ? AND key = ?', [org, idem.key])).rows[0] as
+              | { fingerprint: string; ticket_id: string }
+              | undefined;
+            if (prev === undefined || prev.fingerprint !== idem.fingerprint) return { outcome: 'reused' as const };
+            const found = await ticketOf(c, org, prev.ticket_id);
+            return { outcome: 'replayed' as const, ticket: found!.ticket };
+          }
+          const full = await insertTicket(c, ticket, event);
+          await q(c, 'UPDATE ticket_idempotency SET ticket_id = ? WHERE org = ? AND key = ?', [full.ticketId, org, idem.key]);
+          // Expired records leave as new ones arrive, so the table stays bounded by the TTL.
+          await q(c, 'DELETE FROM ticket_idempotency WHERE ctid IN (SELECT ctid FROM ticket_idempotency WHERE expires_at <= ? LIMIT 100)', [now]);
+          return { outcome: 'created' as const, ticket: full };
+        });
+      },
+      async get(organizationId, ticketId) {
+        return (await ticketOf(db, organizationId, ticketId))?.ticket ?? null;
+      },
+      async update(organizationId, ticketId, change, event) {
+        return db.tx(async (c) => {
+          const found = await ticketOf(c, organizationId, ticketId, true);
+          if (found === undefined) return null;
+          const next = change(found.ticket);
+          if (next === null) return null;
+          const stored = canonicalTicket(next);
+          await writeTicket(c, found.seq, stored);
+          if (stored.status !== found.ticket.status) {
+            await bump(c, organizationId, `s:${found.ticket.status}`, -1);
+            await bump(c, organizationId, `s:${stored.status}`, 1);
+          }
+          await outbox(c, event, stored);
+          return next;
+        });
+      },
+      async list(query): Promise<TicketPage> {
+        const filter = ticketFilter(query);
+        if (filter === null) return { tickets: [], total: 0 };
+        const { where, args } = filter;
+        const cond = where.join(' AND ');
+        const [rows, total] = await Promise.all([
+          q(db, `SELECT body FROM tickets WHERE ${cond} ORDER BY seq DESC LIMIT ? OFFSET ?`, [...args, query.limit, query.offset]),
+          countedFilter(query, where)
+            ? q(db, 'SELECT n FROM ticket_counts WHERE org = ? AND name = ?', [query.organizationId, query.status === undefined ? 'all' : `s:${query.status}`])
+            : q(db, `SELECT COUNT(*) AS n FROM tickets WHERE ${cond}`, args),
+        ]);
+        return { tickets: rows.rows.map((r) => canonicalTicket(r.body as Ticket)), total: Number((total.rows[0] as { n?: string } | undefined)?.n ?? 0) };
+      },
+    },
+    // Entries keep the order of the changes (the serial id).
+    outbox: {
+      async pendingOrganizations() {
+        return (await db.rows<{ org: string }>('SELECT DISTINCT org FROM outbox')).map((r) => r.org);
+      },
+      async peek(organizationId, limit) {
+        const rows = await db.rows<{ event: DomainEvent }>('SELECT event FROM outbox WHERE org = $1 ORDER BY id LIMIT $2', [organizationId, limit]);
+        return rows.map((r) => ({ event: r.event, handle: r.event.id }));
+      },
+      async remove(organizationId, handles) {
+        if (handles.length === 0) return;
+        await db.query('DELETE FROM outbox WHERE org = $1 AND event_id = ANY($2::text[])', [organizationId, handles]);
+      },
+      async claim(organizationId, owner, ttlMs) {
+        return redisLease.claim(redis, leaseKey(organizationId), owner, ttlMs);
+      },
+      async release(organizationId, owner) {
+        await redisLease.release(redis, leaseKey(organizationId), owner);
+      },
+    },
+    sessions: createRedisAuthSessionRepo(redis, prefix),
+    authFailures: createRedisFailureCounter(redis, prefix),
+    meta: {
+      async get(key) {
+        return (await db.get<string>('meta', key)) ?? null;
+      },
+      async setIfAbsent(key, value) {
+        return db.putIfAbsent('meta', key, value);
+      },
+      async set(key, value) {
+        await db.put('meta', key, value);
+      },
+    },
+    async isEmpty() {
+      const rows = await db.rows(
+        "SELECT 1 FROM organizations UNION ALL SELECT 1 FROM records WHERE coll = 'meta' UNION ALL SELECT 1 FROM tickets LIMIT 1",
+      );
+      return rows.length === 0;
+    },
+    async ping() {
+      await Promise.all([db.ping(), redis.ping()]);
+    },
+    // The pool and the Redis client are the node's: closed by whoever opened them.
+    async close() {},
+  };
+}

@@ -1,0 +1,44 @@
+import type { TicketQuery } from './port.js';
+
+/**
+ * The WHERE clause of a ticket list, with `?` placeholders, shared by the
+ * SQLite and PostgreSQL adapters (the dialects agree on it). Null when the
+ * query can match nothing: an agent filtering by someone else's tickets.
+ */
+export function ticketFilter(q: TicketQuery): { where: string[]; args: unknown[] } | null {
+  // An assignee filter decides visibility by itself: unassigned and the agent's own are visible, others' are not.
+  let visibleToAgent = q.visibleToAgent;
+  if (q.assigneeId !== undefined && visibleToAgent !== undefined) {
+    if (q.assigneeId !== null && q.assigneeId !== visibleToAgent) return null;
+    visibleToAgent = undefined;
+  }
+  const where = ['org = ?'];
+  const args: unknown[] = [q.organizationId];
+  if (q.status !== undefined) {
+    where.push('status = ?');
+    args.push(q.status);
+  }
+  if (q.priority !== undefined) {
+    where.push('priority = ?');
+    args.push(q.priority);
+  }
+  if (q.audienceId !== undefined) {
+    where.push('audience_id = ?');
+    args.push(q.audienceId);
+  }
+  if (q.assigneeId === null) where.push('assignee_id IS NULL');
+  else if (q.assigneeId !== undefined) {
+    where.push('assignee_id = ?');
+    args.push(q.assigneeId);
+  }
+  if (visibleToAgent !== undefined) {
+    where.push('(assignee_id IS NULL OR assignee_id = ?)');
+    args.push(visibleToAgent);
+  }
+  return { where, args };
+}
+
+/** True when the filter is the organization alone, or the organization and a status: a kept count answers its total. */
+export function countedFilter(q: TicketQuery, where: string[]): boolean {
+  return where.length === 1 || (where.length === 2 && q.status !== undefined);
+}
