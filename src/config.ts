@@ -31,6 +31,20 @@ export const configSchema = z.object({
   SQLITE_SYNCHRONOUS: z.enum(['FULL', 'NORMAL']).default('FULL'),
   /** The built dashboard (`vite build` output). Unset: `dist/web` in the package. */
   WEB_DIR: z.string().min(1).optional(),
+  /**
+   * Clustered mode: the PostgreSQL database that holds every record (`postgres://user:pass@host:5432/db`).
+   * Set together with REDIS_URL (or REDIS_CLUSTER_NODES) and NATS_URL.
+   */
+  DATABASE_URL: z
+    .string()
+    .trim()
+    .transform((v) => (v === '' ? undefined : v))
+    .pipe(z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' }).optional())
+    .optional(),
+  /** Clustered mode: the PostgreSQL schema the tables live in (created when missing), so deployments can share a database. */
+  DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lower-case letters, digits and _, not starting with a digit').default('public'),
+  /** Clustered mode: PostgreSQL connections one node holds at most. */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(20),
   REDIS_URL: optionalUrl,
   /**
    * Redis Cluster instead of one Redis: some of its nodes, comma-separated
@@ -229,8 +243,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     : cfg.REDIS_URL
       ? { kind: 'single', url: cfg.REDIS_URL }
       : null;
-  if (cfg.NATS_URL && redis === null) {
-    throw new ConfigError([{ variable: 'REDIS_URL', message: 'required when NATS_URL is set (clustered mode keeps state in Redis; or REDIS_CLUSTER_NODES)' }]);
+  // Clustered mode is all three servers; any one of them set asks for it, and each missing one is named.
+  const clustered = redis !== null || cfg.NATS_URL !== undefined || cfg.DATABASE_URL !== undefined;
+  if (clustered) {
+    const missing: { variable: string; message: string }[] = [];
+    if (cfg.DATABASE_URL === undefined) missing.push({ variable: 'DATABASE_URL', message: 'required in clustered mode (PostgreSQL holds the records)' });
+    if (redis === null) missing.push({ variable: 'REDIS_URL', message: 'required in clustered mode (Redis holds actor state, leases, rate limits and sessions; or REDIS_CLUSTER_NODES)' });
+    if (cfg.NATS_URL === undefined) missing.push({ variable: 'NATS_URL', message: 'required in clustered mode (NATS routes commands and carries the event log)' });
+    if (missing.length > 0) throw new ConfigError(missing);
   }
-  return { ...cfg, mode: redis ? 'clustered' : 'embedded', redis };
+  return { ...cfg, mode: clustered ? 'clustered' : 'embedded', redis };
 }

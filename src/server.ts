@@ -5,7 +5,7 @@ import type { Express } from 'express';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './clock.js';
 import { createLogger, type Logger } from './log.js';
-import { closeNodeBacking, createRedisStore, createSqliteStore, openNodeBacking, type NodeBacking, type Store } from './store/index.js';
+import { closeNodeBacking, createPostgresStore, createSqliteStore, openNodeBacking, type NodeBacking, type Store } from './store/index.js';
 import { AccountService } from './app/accounts.js';
 import { TicketService } from './app/tickets.js';
 import { OperatorAuth } from './app/operator.js';
@@ -100,7 +100,7 @@ export interface ServiceOptions {
 
 /** The main store of the configured mode (Redis clustered, else the embedded db under DATA_DIR). */
 export async function openStore(config: Config, clock: Clock, backing: NodeBacking): Promise<Store> {
-  if (backing.kind === 'redis') return createRedisStore(backing.redis.client, config.KEY_PREFIX, { closeClient: false });
+  if (backing.kind === 'clustered') return createPostgresStore(backing.pg, backing.redis.client, { prefix: config.KEY_PREFIX });
   return createSqliteStore(backing.db, clock);
 }
 
@@ -139,7 +139,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     metrics.gauge('switchboard_sqlite_failed_commits', 'Commits that failed since start (full disk, I/O error): their writes were answered 503 and kept nothing.', () => stats.failedCommits);
     metrics.gauge('switchboard_sqlite_units_cut_short', 'Units of work (one conversation command) that held the database\'s commits past 2 s since start and were committed in pieces; anything above 0 is a bug to report.', () => stats.unitsCutShort);
   }
-  const readiness: ReadinessCheck[] = [{ name: store.kind === 'redis' ? 'redis' : 'store', check: () => store.ping() }];
+  const readiness: ReadinessCheck[] = [{ name: store.kind === 'postgres' ? 'postgres' : 'store', check: () => store.ping() }];
   // Events and webhooks. Closers run in reverse: dispatcher, then its stores, then the log.
   const events = await openEventLog(config, log, backing);
   closers.push(() => events.close());

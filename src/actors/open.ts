@@ -41,7 +41,7 @@ export async function openActors(
   const readiness: OpenedActors['readiness'] = [];
   let system: ActorSystem;
   let store: SqliteActorStore | RedisActorStore;
-  if (backing.kind === 'redis') {
+  if (backing.kind === 'clustered') {
     // The node's client: closed by whoever opened it, after the actors handed their partitions over.
     const redis = backing.redis.client;
     store = new RedisActorStore(redis, config.KEY_PREFIX);

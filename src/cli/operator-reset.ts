@@ -3,7 +3,7 @@
  * (the first start's banner scrolled away, a start that failed after seeding).
  * It writes a new token's hash where the service reads it: the embedded store
  * under DATA_DIR (which must not be in use: the running service would never
- * see the change and would overwrite it), or Redis, where nodes started
+ * see the change and would overwrite it), or PostgreSQL, where nodes started
  * without OPERATOR_TOKEN read the hash on every check and switch at once.
  */
 import { ConfigError, loadConfig } from '../config.js';
@@ -51,7 +51,7 @@ export async function resetOperatorTokenCommand(ctx: LocalContext): Promise<numb
     const store = await openStore(config, systemClock, backing);
     try {
       const token = await (await OperatorAuth.load(store, undefined)).reset();
-      const where = config.mode === 'embedded' ? `the data in ${config.DATA_DIR}` : 'Redis (nodes without OPERATOR_TOKEN use it at once)';
+      const where = config.mode === 'embedded' ? `the data in ${config.DATA_DIR}` : 'PostgreSQL (nodes without OPERATOR_TOKEN use it at once)';
       if (ctx.json) ctx.out(JSON.stringify({ operatorToken: token }));
       else ctx.out([`New operator token, stored in ${where}. The old one no longer works. Shown only this once:`, '', `  export SB_OPERATOR_TOKEN=${token}`].join('\n'));
       return 0;

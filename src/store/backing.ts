@@ -4,15 +4,19 @@ import { openNodeRedis, type NodeRedis } from './redis/client.js';
 import { SqliteDb } from './sqlite/db.js';
 import { KEY_VALUE_MIGRATIONS, NODE_MIGRATIONS, SANDBOX_MIGRATIONS } from './sqlite/schema.js';
 import { importJsonStore, importKeyValueJsonStore, importSandboxJsonStore } from './sqlite/import.js';
+import { PgDb } from './postgres/db.js';
+import { NODE_PG_MIGRATIONS } from './postgres/schema.js';
 
 /**
  * What a node keeps its state in, opened once at start and handed to every
  * module, closed by whoever opened it after every module stopped. Embedded:
  * the node's one SQLite database (`DATA_DIR/switchboard.db`, or an in-memory
- * one with `DATA_DIR=:memory:`). Clustered: the node's one Redis client (a
- * single server or a Redis Cluster), shared by every store.
+ * one with `DATA_DIR=:memory:`). Clustered: the node's PostgreSQL pool (every
+ * record: what accumulates with use) and its one Redis client (a single
+ * server or a Redis Cluster: what is bounded or expires), shared by every
+ * store. docs/storage.md says which store lives where, and why.
  */
-export type NodeBacking = { kind: 'sqlite'; db: SqliteDb } | { kind: 'redis'; redis: NodeRedis };
+export type NodeBacking = { kind: 'sqlite'; db: SqliteDb } | { kind: 'clustered'; pg: PgDb; redis: NodeRedis };
 
 /** The path of the node's database under `dataDir`; null for `:memory:`. */
 export function nodeDbPath(dataDir: string): string | null {
@@ -30,8 +34,15 @@ export function openNodeDb(config: Pick<Config, 'DATA_DIR' | 'SQLITE_SYNCHRONOUS
 }
 
 export async function openNodeBacking(config: Config): Promise<NodeBacking> {
-  if (config.redis !== null) return { kind: 'redis', redis: await openNodeRedis(config.redis, `switchboard-${config.NODE_ID ?? process.pid}`) };
-  return { kind: 'sqlite', db: openNodeDb(config) };
+  if (config.mode === 'embedded' || config.redis === null || config.DATABASE_URL === undefined) return { kind: 'sqlite', db: openNodeDb(config) };
+  const name = `switchboard-${config.NODE_ID ?? process.pid}`;
+  const pg = await PgDb.open(config.DATABASE_URL, { migrations: NODE_PG_MIGRATIONS, schema: config.DATABASE_SCHEMA, poolSize: config.DATABASE_POOL_SIZE, applicationName: name });
+  try {
+    return { kind: 'clustered', pg, redis: await openNodeRedis(config.redis, name) };
+  } catch (e) {
+    await pg.close();
+    throw e;
+  }
 }
 
 /** The node's database in `dir` (`dir/switchboard.db`), or in memory for null: what tests and benchmarks open. */
@@ -42,7 +53,7 @@ export function openNodeDbIn(dir: string | null, synchronous?: 'FULL' | 'NORMAL'
 /** Closes what `openNodeBacking` opened, after every module using it stopped. */
 export async function closeNodeBacking(backing: NodeBacking): Promise<void> {
   if (backing.kind === 'sqlite') await backing.db.close();
-  else await backing.redis.close();
+  else await Promise.all([backing.redis.close(), backing.pg.close()]);
 }
 
 /**

@@ -54,7 +54,7 @@ export interface MessagingStores {
 export async function openMessagingStores(config: Config, clock: Clock, backing: NodeBacking): Promise<MessagingStores> {
   const memory = config.DATA_DIR === ':memory:';
   const dir = memory ? null : join(config.DATA_DIR, 'messaging');
-  if (backing.kind === 'redis') {
+  if (backing.kind === 'clustered') {
     // Without a key the service runs, but chat-network channels cannot be stored or read (a clear 503 says why).
     const box = config.SECRETS_KEY === undefined ? null : SecretBox.fromString(config.SECRETS_KEY);
     const redis = backing.redis.client;

@@ -15,7 +15,7 @@ import type { ToolRepo } from './port.js';
  */
 export async function openToolStore(config: Config, backing: NodeBacking): Promise<ToolRepo | null> {
   const memory = config.DATA_DIR === ':memory:';
-  if (backing.kind === 'redis') {
+  if (backing.kind === 'clustered') {
     if (config.SECRETS_KEY === undefined) return null;
     const box = SecretBox.fromString(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS);
     // The node's client: closed by whoever opened it.

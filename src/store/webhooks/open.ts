@@ -24,7 +24,7 @@ export interface WebhookStores {
  */
 export async function openWebhookStores(config: Config, backing: NodeBacking): Promise<WebhookStores> {
   const retentionMs = config.WEBHOOK_DELIVERY_RETENTION_DAYS * 86_400_000;
-  if (backing.kind === 'redis') {
+  if (backing.kind === 'clustered') {
     const client = backing.redis.client;
     const box = config.SECRETS_KEY === undefined ? null : SecretBox.fromString(config.SECRETS_KEY);
     return {
