@@ -12,7 +12,8 @@ import { RedisActorStore } from '../src/store/actors/redis.js';
 import { connectRedis } from '../src/store/redis/client.js';
 import { benchActor } from './actors.js';
 
-const cfg = loadConfig(process.env);
+// The actor runtime alone keeps its state in Redis and opens no database; the variable only completes a clustered configuration.
+const cfg = loadConfig({ DATABASE_URL: 'postgres://127.0.0.1/unused', ...process.env });
 const nc = await connect({ servers: cfg.NATS_URL!, noAsyncTraces: true });
 const redis = await connectRedis(cfg.REDIS_URL!);
 const store = new RedisActorStore(redis, cfg.KEY_PREFIX);

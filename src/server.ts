@@ -139,7 +139,13 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     metrics.gauge('switchboard_sqlite_failed_commits', 'Commits that failed since start (full disk, I/O error): their writes were answered 503 and kept nothing.', () => stats.failedCommits);
     metrics.gauge('switchboard_sqlite_units_cut_short', 'Units of work (one conversation command) that held the database\'s commits past 2 s since start and were committed in pieces; anything above 0 is a bug to report.', () => stats.unitsCutShort);
   }
-  const readiness: ReadinessCheck[] = [{ name: store.kind === 'postgres' ? 'postgres' : 'store', check: () => store.ping() }];
+  const readiness: ReadinessCheck[] =
+    backing.kind === 'clustered'
+      ? [
+          { name: 'postgres', check: () => backing.pg.ping() },
+          { name: 'redis', check: async () => void (await backing.redis.client.ping()) },
+        ]
+      : [{ name: 'store', check: () => store.ping() }];
   // Events and webhooks. Closers run in reverse: dispatcher, then its stores, then the log.
   const events = await openEventLog(config, log, backing);
   closers.push(() => events.close());

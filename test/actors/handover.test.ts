@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../src/events/types.js';
 import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
-import { useRedisAndNats } from '../harness/use-servers.js';
+import { useClusterServers } from '../harness/use-servers.js';
 
 /**
  * The handover API (spec: Conversation handover), run against one embedded
@@ -117,13 +117,11 @@ function handoverSuite(name: string, start: () => Promise<TestService[]>) {
 
 handoverSuite('embedded', async () => [await startTestService()]);
 
-const servers = useRedisAndNats();
+const servers = useClusterServers();
 
 handoverSuite('clustered, three nodes', async () => {
   const env = (id: string) => ({
-    REDIS_URL: servers.redis.url,
-    NATS_URL: servers.nats.url,
-    KEY_PREFIX: 'ho',
+    ...servers.env('ho'),
     NODE_ID: id,
     ACTOR_PARTITIONS: '16',
     ACTOR_LEASE_MS: '2000',

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetricsRegistry } from '../../src/metrics.js';
 import { startTestService, type TestService } from '../harness/service.js';
-import { startNats, startRedis, type ServerProcess } from '../harness/servers.js';
+import { startNats, startPostgres, startRedis, type PostgresProcess, type ServerProcess } from '../harness/servers.js';
+import { clusterEnv } from '../harness/use-servers.js';
 
 describe('metrics registry', () => {
   it('renders counters, gauges read at scrape time and histograms in the Prometheus text format (prom-client)', async () => {
@@ -48,20 +49,21 @@ describe('/metrics and /readyz of a node', () => {
 describe('/readyz in clustered mode', () => {
   let redis: ServerProcess;
   let nats: ServerProcess;
+  let postgres: PostgresProcess;
   let svc: TestService;
   beforeAll(async () => {
-    [redis, nats] = await Promise.all([startRedis(), startNats()]);
+    [redis, nats, postgres] = await Promise.all([startRedis(), startNats(), startPostgres()]);
   });
   afterAll(async () => {
     await svc?.close();
-    await Promise.all([redis?.stop(), nats?.stop()]);
+    await Promise.all([redis?.stop(), nats?.stop(), postgres?.stop()]);
   });
 
   it('reports NATS, the actor store and placement, and turns not ready when NATS is gone', async () => {
-    svc = await startTestService({ env: { REDIS_URL: redis.url, NATS_URL: nats.url, KEY_PREFIX: 'rz', NODE_ID: 'rz1', SECRETS_KEY: '0'.repeat(64) } });
+    svc = await startTestService({ env: { ...clusterEnv({ redis, nats, postgres }, 'rz'), NODE_ID: 'rz1', SECRETS_KEY: '0'.repeat(64) } });
     const ok = await svc.call('GET', '/readyz');
     expect(ok.status).toBe(200);
-    expect(ok.body.checks).toMatchObject({ nats: 'ok', actor_store: 'ok', actors: 'ok', redis: 'ok' });
+    expect(ok.body.checks).toMatchObject({ nats: 'ok', actor_store: 'ok', actors: 'ok', redis: 'ok', postgres: 'ok' });
     await nats.stop();
     const down = await svc.call('GET', '/readyz');
     expect(down.status).toBe(503);

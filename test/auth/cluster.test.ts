@@ -1,18 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
-import { useRedisAndNats } from '../harness/use-servers.js';
+import { useClusterServers } from '../harness/use-servers.js';
 import { Browser, PASSWORD } from './helpers.js';
 
 /** Two clustered nodes on real Redis and NATS: sessions and failure counts are shared. */
 describe('sign-in on a cluster', () => {
-  const servers = useRedisAndNats();
+  const servers = useClusterServers();
   const nodes: TestService[] = [];
   let org: TestOrg;
   beforeAll(async () => {
     const env = (id: string) => ({
-      REDIS_URL: servers.redis.url,
-      NATS_URL: servers.nats.url,
-      KEY_PREFIX: 'auth',
+      ...servers.env('auth'),
       NODE_ID: id,
       ACTOR_PARTITIONS: '4',
       SECRETS_KEY: '3'.repeat(64),

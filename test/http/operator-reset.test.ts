@@ -3,13 +3,13 @@ import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { silentLogger } from '../../src/log.js';
 import { main as adminCli } from '../../src/cli/admin.js';
-import { useRedisAndNats } from '../harness/use-servers.js';
+import { useClusterServers } from '../harness/use-servers.js';
 
 /** `operator reset-token` against Redis: nodes started without OPERATOR_TOKEN switch to the new token at once. */
 describe('operator reset-token, clustered', () => {
-  const servers = useRedisAndNats();
+  const servers = useClusterServers();
   const nodes: RunningServer[] = [];
-  const env = () => ({ REDIS_URL: servers.redis.url, KEY_PREFIX: 'opreset', DATA_DIR: ':memory:' });
+  const env = () => ({ ...servers.env('opreset'), DATA_DIR: ':memory:' });
   beforeAll(async () => {
     for (const id of ['r1', 'r2']) {
       const config = loadConfig({ ...env(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', NODE_ID: id, SECRETS_KEY: '4'.repeat(64) });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
-import { startRedis, startRedisCluster, type RedisClusterProcess, type ServerProcess } from '../harness/servers.js';
+import { startRedisCluster, type RedisClusterProcess } from '../harness/servers.js';
+import { useClusterServers } from '../harness/use-servers.js';
 
 /** The tickets API, run against the embedded store and against a real redis-server. */
 function ticketSuite(name: string, env: () => Record<string, string>) {
@@ -232,12 +233,8 @@ function ticketSuite(name: string, env: () => Record<string, string>) {
 
 ticketSuite('embedded', () => ({}));
 
-let redis: ServerProcess;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(() => redis?.stop());
-ticketSuite('redis', () => ({ REDIS_URL: redis.url, KEY_PREFIX: 'http', SECRETS_KEY: 'a'.repeat(64) }));
+const servers = useClusterServers();
+ticketSuite('clustered', () => ({ ...servers.env('http'), SECRETS_KEY: 'a'.repeat(64) }));
 
 // The same API on a 3-master Redis Cluster, through the node's one cluster client.
 let cluster: RedisClusterProcess;
@@ -245,4 +242,4 @@ beforeAll(async () => {
   cluster = await startRedisCluster(3);
 }, 90_000);
 afterAll(() => cluster?.stop());
-ticketSuite('redis cluster', () => ({ REDIS_CLUSTER_NODES: cluster.nodes.join(','), KEY_PREFIX: 'http', SECRETS_KEY: 'a'.repeat(64) }));
+ticketSuite('clustered on Redis Cluster', () => ({ ...servers.env('httpc', { redisClusterNodes: cluster.nodes }), SECRETS_KEY: 'a'.repeat(64) }));

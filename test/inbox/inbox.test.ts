@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../harness/service.js';
-import { useRedisAndNats } from '../harness/use-servers.js';
+import { useClusterServers } from '../harness/use-servers.js';
 import { eventually, messagingOrg, orderUpdate, startMessagingService, type MessagingOrg } from '../messaging/messaging-helpers.js';
 import { extraAgent, InboxClient } from './client.js';
 
@@ -299,17 +299,17 @@ function inboxSuite(name: string, start: () => Promise<TestService[]>) {
 inboxSuite('embedded', async () => [await startMessagingService({ env: { INBOX_FRAMES_PER_SECOND: '1000' } })]);
 
 describe('clustered', () => {
-  const servers = useRedisAndNats();
+  const servers = useClusterServers();
   inboxSuite('clustered, 2 nodes', async () => {
-    const env = { REDIS_URL: servers.redis.url, NATS_URL: servers.nats.url, SECRETS_KEY: '0'.repeat(64), KEY_PREFIX: `in${Date.now() % 100000}`, SANDBOX_NETWORK: 'true', SANDBOX_STATUS_DELAY_MS: '0', INBOX_FRAMES_PER_SECOND: '1000' };
+    const env = { ...servers.env(`in${Date.now() % 100000}`), SECRETS_KEY: '0'.repeat(64), SANDBOX_NETWORK: 'true', SANDBOX_STATUS_DELAY_MS: '0', INBOX_FRAMES_PER_SECOND: '1000' };
     return [await startMessagingService({ env: { ...env, NODE_ID: 'n1' } }), await startMessagingService({ env: { ...env, NODE_ID: 'n2' } })];
   });
 });
 
 describe('clustered failover', () => {
-  const servers = useRedisAndNats();
+  const servers = useClusterServers();
   it('a node that stops closes its sockets with 1012; the client resumes on another node from its seq, missing nothing', async () => {
-    const env = { REDIS_URL: servers.redis.url, NATS_URL: servers.nats.url, SECRETS_KEY: '0'.repeat(64), KEY_PREFIX: `fo${Date.now() % 100000}`, SANDBOX_NETWORK: 'true' };
+    const env = { ...servers.env(`fo${Date.now() % 100000}`), SECRETS_KEY: '0'.repeat(64), SANDBOX_NETWORK: 'true' };
     const n1 = await startMessagingService({ env: { ...env, NODE_ID: 'f1' } });
     const n2 = await startMessagingService({ env: { ...env, NODE_ID: 'f2' } });
     try {

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTestService, type TestService } from '../harness/service.js';
-import { startNats, startRedis, type ServerProcess } from '../harness/servers.js';
+import { startNats, startPostgres, startRedis, type PostgresProcess, type ServerProcess } from '../harness/servers.js';
+import { clusterEnv } from '../harness/use-servers.js';
 import { call, errorText, structured } from './helpers.js';
 
 /**
@@ -14,11 +15,10 @@ import { call, errorText, structured } from './helpers.js';
 describe('MCP gateway on a cluster: any node answers any request', () => {
   let redis: ServerProcess;
   let nats: ServerProcess;
+  let postgres: PostgresProcess;
   const nodes: TestService[] = [];
   const env = (id: string) => ({
-    REDIS_URL: redis.url,
-    NATS_URL: nats.url,
-    KEY_PREFIX: 'mcp',
+    ...clusterEnv({ redis, nats, postgres }, 'mcp'),
     NODE_ID: id,
     ACTOR_PARTITIONS: '8',
     ACTOR_LEASE_MS: '2000',
@@ -26,12 +26,12 @@ describe('MCP gateway on a cluster: any node answers any request', () => {
   });
 
   beforeAll(async () => {
-    [redis, nats] = await Promise.all([startRedis(), startNats()]);
+    [redis, nats, postgres] = await Promise.all([startRedis(), startNats(), startPostgres()]);
     nodes.push(...(await Promise.all(['n1', 'n2'].map((id) => startTestService({ env: env(id) })))));
   }, 60_000);
   afterAll(async () => {
     await Promise.all(nodes.map((n) => n.close()));
-    await Promise.all([redis?.stop(), nats?.stop()]);
+    await Promise.all([redis?.stop(), nats?.stop(), postgres?.stop()]);
   });
 
   it('keeps one client working while its requests alternate between nodes and a node is replaced', async () => {

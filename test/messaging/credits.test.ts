@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../harness/service.js';
-import { useRedisAndNats } from '../harness/use-servers.js';
+import { useClusterServers } from '../harness/use-servers.js';
 import { messagingOrg, op, orderUpdate, startMessagingService } from './messaging-helpers.js';
 
 /**
@@ -96,13 +96,11 @@ function creditsSuite(name: string, start: () => Promise<TestService[]>) {
 
 creditsSuite('embedded', async () => [await startMessagingService()]);
 
-const servers = useRedisAndNats();
+const servers = useClusterServers();
 
 creditsSuite('clustered, two nodes', async () => {
   const env = (id: string) => ({
-    REDIS_URL: servers.redis.url,
-    NATS_URL: servers.nats.url,
-    KEY_PREFIX: 'cr',
+    ...servers.env('cr'),
     NODE_ID: id,
     ACTOR_PARTITIONS: '8',
     ACTOR_LEASE_MS: '2000',

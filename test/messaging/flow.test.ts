@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../src/events/types.js';
 import { ManualClock } from '../../src/clock.js';
 import type { TestService } from '../harness/service.js';
-import { useRedisAndNats } from '../harness/use-servers.js';
+import { useClusterServers } from '../harness/use-servers.js';
 import { eventually, messagingOrg, op, orderUpdate, startMessagingService, type MessagingOrg } from './messaging-helpers.js';
 
 const HOUR = 3600_000;
@@ -157,13 +157,11 @@ function messagingSuite(name: string, start: (clock: ManualClock) => Promise<Tes
 
 messagingSuite('embedded', async (clock) => [await startMessagingService({ clock })]);
 
-const servers = useRedisAndNats();
+const servers = useClusterServers();
 
 messagingSuite('clustered, two nodes', async (clock) => {
   const env = (id: string) => ({
-    REDIS_URL: servers.redis.url,
-    NATS_URL: servers.nats.url,
-    KEY_PREFIX: 'msg',
+    ...servers.env('msg'),
     NODE_ID: id,
     ACTOR_PARTITIONS: '8',
     ACTOR_LEASE_MS: '2000',

@@ -4,7 +4,7 @@ import { createMemorySendPacer } from '../../src/store/send-pacing/memory.js';
 import type { SendPacer } from '../../src/store/send-pacing/port.js';
 import { createRedisSendPacer } from '../../src/store/send-pacing/redis.js';
 import type { TestService } from '../harness/service.js';
-import { useRedisAndNats, useRedisClients } from '../harness/use-servers.js';
+import { useClusterServers, useRedisClients } from '../harness/use-servers.js';
 import { messagingOrg, op, orderUpdate, startMessagingService, type MessagingOrg } from './messaging-helpers.js';
 
 /**
@@ -63,13 +63,11 @@ const PACING_ENV = { TEMPLATE_RATE_LIMIT_PER_MINUTE: '100000', SEND_PACING_MAX_W
 
 pacedNumberSuite('embedded', () => Promise.all([startMessagingService({ env: PACING_ENV })]));
 
-const servers = useRedisAndNats();
+const servers = useClusterServers();
 pacedNumberSuite('clustered, two nodes sharing the number', () => {
   const env = (id: string) => ({
     ...PACING_ENV,
-    REDIS_URL: servers.redis.url,
-    NATS_URL: servers.nats.url,
-    KEY_PREFIX: 'pace',
+    ...servers.env('pace'),
     NODE_ID: id,
     ACTOR_PARTITIONS: '8',
     ACTOR_LEASE_MS: '2000',

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startNats, startRedis, type ServerProcess } from '../harness/servers.js';
+import { freePort, startNats, startPostgres, startRedis, type PostgresProcess, type ServerProcess } from '../harness/servers.js';
+import { clusterEnv } from '../harness/use-servers.js';
 
 /**
  * The docker-compose topology, with processes: real redis-server and
@@ -43,12 +44,13 @@ async function callRetrying(url: string, method: string, path: string, opts: { k
 describe('three service processes on shared Redis and NATS', () => {
   let redis: ServerProcess;
   let nats: ServerProcess;
+  let postgres: PostgresProcess;
   const nodes: Node[] = [];
   let receiver: Server;
   const received: any[] = [];
 
   beforeAll(async () => {
-    [redis, nats] = await Promise.all([startRedis(), startNats()]);
+    [redis, nats, postgres] = await Promise.all([startRedis(), startNats(), startPostgres()]);
     for (let i = 1; i <= 3; i++) {
       const port = await freePort();
       const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -57,8 +59,7 @@ describe('three service processes on shared Redis and NATS', () => {
           PORT: String(port),
           HOST: '127.0.0.1',
           NODE_ID: `node${i}`,
-          REDIS_URL: redis.url,
-          NATS_URL: nats.url,
+          ...clusterEnv({ redis, nats, postgres }, 'sb'),
           OPERATOR_TOKEN: OPERATOR,
           SECRETS_KEY: 'b'.repeat(64),
           SANDBOX_NETWORK: 'true',
@@ -95,7 +96,7 @@ describe('three service processes on shared Redis and NATS', () => {
   afterAll(async () => {
     for (const n of nodes) n.proc.kill('SIGKILL');
     receiver?.close();
-    await Promise.all([redis?.stop(), nats?.stop()]);
+    await Promise.all([redis?.stop(), nats?.stop(), postgres?.stop()]);
   });
 
   it('serves every flow from any node, and keeps serving after a node is killed', async () => {

@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOf } from '../../src/actors/partitions.js';
 import { callbackData } from '../../src/actors/conversation/send-recovery.js';
-import { freePort, startNats, startRedis, type ServerProcess } from '../harness/servers.js';
+import { freePort, startNats, startPostgres, startRedis, type PostgresProcess, type ServerProcess } from '../harness/servers.js';
+import { clusterEnv } from '../harness/use-servers.js';
 import { launch } from './launch.js';
 
 /**
@@ -117,6 +118,7 @@ function redisCli(port: number, ...args: string[]): Promise<string> {
 describe('keyed sends reach the network once across a crashed and a paused owner', () => {
   let redis: ServerProcess;
   let nats: ServerProcess;
+  let postgres: PostgresProcess;
   const nodes: Node[] = [];
   let graphProxy: Server;
   let hookProxy: Server;
@@ -146,7 +148,7 @@ describe('keyed sends reach the network once across a crashed and a paused owner
   };
 
   beforeAll(async () => {
-    [redis, nats] = await Promise.all([startRedis(), startNats()]);
+    [redis, nats, postgres] = await Promise.all([startRedis(), startNats(), startPostgres()]);
     const ports = [await freePort(), await freePort(), await freePort()];
     const host = `http://127.0.0.1:${ports[2]}`;
     graphProxy = await delayProxy(() => host, 75, (path, body, status, answer) => {
@@ -184,8 +186,7 @@ describe('keyed sends reach the network once across a crashed and a paused owner
       PORT: String(port),
       HOST: '127.0.0.1',
       NODE_ID: `node${i}`,
-      REDIS_URL: redis.url,
-      NATS_URL: nats.url,
+      ...clusterEnv({ redis, nats, postgres }, 'sb'),
       OPERATOR_TOKEN: OPERATOR,
       SECRETS_KEY: 'c'.repeat(64),
       SANDBOX_NETWORK: 'true',
@@ -224,7 +225,7 @@ describe('keyed sends reach the network once across a crashed and a paused owner
       s?.closeAllConnections();
       s?.close();
     }
-    await Promise.all([redis?.stop(), nats?.stop()]);
+    await Promise.all([redis?.stop(), nats?.stop(), postgres?.stop()]);
   });
 
   async function setUp(name: string) {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from 'redis';
 import { startTestService, type TestService } from '../harness/service.js';
-import { startRedis, startRedisCluster, type RedisClusterProcess, type ServerProcess } from '../harness/servers.js';
+import { startRedisCluster, type RedisClusterProcess } from '../harness/servers.js';
+import { useClusterServers } from '../harness/use-servers.js';
 
 /** Every connection a server holds but the one asking (each server here serves one node only). */
 async function connections(url: string): Promise<string[]> {
@@ -16,30 +17,30 @@ async function connections(url: string): Promise<string[]> {
 }
 
 describe('a clustered node opens one Redis connection, shared by every store', () => {
-  let redis: ServerProcess;
+  const servers = useClusterServers();
   let cluster: RedisClusterProcess;
   let services: TestService[] = [];
   beforeAll(async () => {
-    [redis, cluster] = await Promise.all([startRedis(), startRedisCluster(3)]);
+    cluster = await startRedisCluster(3);
   }, 90_000);
   afterAll(async () => {
     for (const s of services) await s.close();
     services = [];
-    await Promise.all([redis?.stop(), cluster?.stop()]);
+    await cluster?.stop();
   });
 
   it('on one Redis: one connection, whatever the node does', async () => {
-    const svc = await startTestService({ env: { REDIS_URL: redis.url, NODE_ID: 'conn-single', SECRETS_KEY: 'a'.repeat(64), SANDBOX_NETWORK: 'true' } });
+    const svc = await startTestService({ env: { ...servers.env('conns'), NODE_ID: 'conn-single', SECRETS_KEY: 'a'.repeat(64), SANDBOX_NETWORK: 'true' } });
     services.push(svc);
     // Touch every module's store: tickets and auth, webhooks, messaging, actors (readiness).
     const org = await svc.createOrg('Connections');
     expect((await svc.call('POST', '/v1/tickets', { key: org.adminKey, body: { subject: 's', description: 'd' } })).status).toBe(201);
     expect((await svc.call('GET', '/readyz')).status).toBe(200);
-    expect(await connections(redis.url)).toEqual(['switchboard-conn-single']);
+    expect(await connections(servers.redis.url)).toEqual(['switchboard-conn-single']);
   });
 
   it('on Redis Cluster: one connection per master', async () => {
-    const svc = await startTestService({ env: { REDIS_CLUSTER_NODES: cluster.nodes.join(','), NODE_ID: 'conn-cluster', SECRETS_KEY: 'a'.repeat(64), SANDBOX_NETWORK: 'true' } });
+    const svc = await startTestService({ env: { ...servers.env('connc', { redisClusterNodes: cluster.nodes }), NODE_ID: 'conn-cluster', SECRETS_KEY: 'a'.repeat(64), SANDBOX_NETWORK: 'true' } });
     services.push(svc);
     const org = await svc.createOrg('Connections');
     expect((await svc.call('POST', '/v1/tickets', { key: org.adminKey, body: { subject: 's', description: 'd' } })).status).toBe(201);

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { EmbeddedEventLog, JetStreamEventLog, type DomainEvent, type EventLog } from '../../src/events/index.js';
 import { closeNodeBacking, connectRedis, openNodeBacking, createRedisWebhookStore, openWebhookStores, type RedisClient } from '../../src/store/index.js';
 import { generateSecret } from '../../src/webhooks/index.js';
-import { useRedisAndNats } from '../harness/use-servers.js';
+import { useClusterServers } from '../harness/use-servers.js';
 import { eventually } from '../events/contract.js';
 import { startReceiver, type TestReceiver } from './receiver.js';
 import { makeRegistration } from './store-contract.js';
@@ -121,11 +121,11 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
   }, 90_000);
 
   describe('clustered (Redis + JetStream)', () => {
-    const servers = useRedisAndNats();
+    const servers = useClusterServers();
 
     it('another node takes over the dead one\'s lanes and events: everything arrives', async () => {
       const prefix = `k${randomUUID().slice(0, 6)}`;
-      const env = { ...baseEnv, REDIS_URL: servers.redis.url, NATS_URL: servers.nats.url, KEY_PREFIX: prefix, EVENTS_ACK_WAIT_MS: '2000', SECRETS_KEY: '5'.repeat(64) };
+      const env = { ...baseEnv, ...servers.env(prefix), EVENTS_ACK_WAIT_MS: '2000', SECRETS_KEY: '5'.repeat(64) };
       const receivers = await slowReceivers(3);
       const client: RedisClient = await connectRedis(servers.redis.url);
       let log: EventLog | undefined;

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis } from '../../src/store/index.js';
-import { startRedis, type ServerProcess } from '../harness/servers.js';
+import pg from 'pg';
+import { useClusterServers } from '../harness/use-servers.js';
 import { startTestService, type TestService } from '../harness/service.js';
 import { eventually } from '../events/contract.js';
 import { startReceiver, type TestReceiver } from './receiver.js';
@@ -30,14 +31,12 @@ async function registerRotateDeliver(svc: TestService, receiver: TestReceiver): 
 
 describe('webhook signing secrets at rest', () => {
   let receiver: TestReceiver;
-  let redis: ServerProcess;
+  const servers = useClusterServers();
   beforeAll(async () => {
     receiver = await startReceiver();
-    redis = await startRedis();
   });
   afterAll(async () => {
     await receiver?.close();
-    await redis?.stop();
   });
 
   it('embedded: no data file holds a current or previous secret in clear, and data files are 0600 in 0700 directories', async () => {
@@ -68,19 +67,33 @@ describe('webhook signing secrets at rest', () => {
     }
   });
 
-  it('clustered: no Redis value holds a secret in clear', async () => {
+  it('clustered: no PostgreSQL row and no Redis value holds a secret in clear', async () => {
     receiver.requests.length = 0;
-    const svc = await startTestService({ env: { ...env, REDIS_URL: redis.url, KEY_PREFIX: 'sealed', SECRETS_KEY: '7'.repeat(64) } });
+    const svc = await startTestService({ env: { ...env, ...servers.env('sealed'), SECRETS_KEY: '7'.repeat(64) } });
     let secrets: string[];
     try {
       secrets = await registerRotateDeliver(svc, receiver);
     } finally {
       await svc.close();
     }
-    const client = await connectRedis(redis.url);
+    const db = new pg.Client({ connectionString: servers.postgres.url });
+    await db.connect();
+    try {
+      const tables = (await db.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'sealed' AND table_type = 'BASE TABLE'")).rows as { table_name: string }[];
+      let rows = 0;
+      for (const { table_name } of tables) {
+        for (const r of (await db.query(`SELECT t::text AS row FROM sealed.${table_name} t`)).rows as { row: string }[]) {
+          rows++;
+          for (const s of secrets) expect(r.row.includes(s), `a row of ${table_name} holds a secret`).toBe(false);
+        }
+      }
+      expect(rows).toBeGreaterThan(3);
+    } finally {
+      await db.end();
+    }
+    const client = await connectRedis(servers.redis.url);
     try {
       const keys = await client.keys('sealed:*');
-      expect(keys.length).toBeGreaterThan(3);
       for (const k of keys) {
         const type = await client.type(k);
         const values =

@@ -21,7 +21,8 @@ import type { Fence } from '../../../src/actors/index.js';
 import { logActorSpec } from '../log-actor.js';
 import { RecordingPublisher } from '../helpers.js';
 
-const cfg = loadConfig(process.env);
+// The actor runtime alone keeps its state in Redis and opens no database; the variable only completes a clustered configuration.
+const cfg = loadConfig({ DATABASE_URL: 'postgres://127.0.0.1/unused', ...process.env });
 const settings = actorSettingsFromConfig(cfg);
 const log = createLogger(cfg.LOG_LEVEL, { node: settings.nodeId }, (line) => process.stderr.write(line + '\n'));
 
