@@ -202,6 +202,12 @@ export const configSchema = z.object({
   ACTOR_ATTEMPT_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(5_000),
   /** Actors: idempotency keys (with their first reply) remembered per contact. */
   ACTOR_IDEMPOTENCY_KEYS: z.coerce.number().int().min(1).max(10_000).default(100),
+  /**
+   * Actors (clustered): how long the reply of a command applied under an idempotency key is kept
+   * (in PostgreSQL; the contact's state in Redis keeps only a digest of the key). A repeat after
+   * this answers 409 `idempotency_reply_expired` and is not applied again.
+   */
+  ACTOR_REPLY_TTL_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(24),
   /** Live inbox: ping interval; a socket that missed one pong is dropped at the next, so dead ones go within two intervals. */
   INBOX_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   /** Live inbox: unsent bytes per socket past which a slow client is closed (1013). */

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { isAppError } from '../errors.js';
+import { createHash, randomUUID } from 'node:crypto';
+import { AppError, isAppError } from '../errors.js';
 import type { DomainEvent, EventPublisher } from '../events/types.js';
-import { FencedWriteError, type ActorStateStore, type CommitScope } from '../store/actors/port.js';
+import { FencedWriteError, type ActorReplyStore, type ActorStateStore, type CommitScope } from '../store/actors/port.js';
 import { actorUnavailable, ownershipLost } from './errors.js';
 import type { Actor, ActorContext, ActorFactory, MessageMeta } from './types.js';
 
@@ -102,8 +102,16 @@ export interface StoredActorState<S> {
   state: S;
   /** Grows by one with every write; absent in states written before versions existed. */
   version?: number;
+  /** Recent keys with their replies, when the replies live in the state (no `replies` store). */
   replies: [key: string, reply: unknown][];
+  /** Digests of recent keys (oldest first), when their replies live in a `replies` store. */
+  applied?: string[];
   outbox: DomainEvent[];
+}
+
+/** A key's digest as the state remembers it: 72 bits of its SHA-256, 12 characters. */
+export function idempotencyKeyDigest(key: string): string {
+  return createHash('sha256').update(key).digest().subarray(0, 9).toString('base64url');
 }
 
 export interface DurableActorDeps {
@@ -116,6 +124,12 @@ export interface DurableActorDeps {
    * transaction, a checkpoint's before the handler goes on.
    */
   commits?: CommitScope;
+  /**
+   * Where the replies of applied commands are kept (clustered: PostgreSQL,
+   * with a time to live), so that the state carries only a digest per key.
+   * Unset: the replies live in the state itself.
+   */
+  replies?: ActorReplyStore;
 }
 
 /**
@@ -129,6 +143,12 @@ export interface DurableActorDeps {
  *   without running again. Keys are stored in the same write as the state,
  *   so "applied" and "remembered" can't come apart. A reply the handler marks
  *   `forget` ("not done yet, retry") is not remembered: the retry runs again.
+ *   With a `replies` store (clustered) the state keeps only a 72-bit digest
+ *   of each key, in that same write, and the reply goes to the store beside
+ *   it (with a time to live), so the state stays small whatever the
+ *   traffic: a repeat of a key whose digest is in the state gets the stored
+ *   reply, or a 409 `idempotency_reply_expired` once it is gone, never a
+ *   second effect; a reply whose state write failed is never read.
  * - Events are written to an outbox with the state, then published; the
  *   reply waits for publishing. If publishing fails the caller gets a
  *   retryable error, and the outbox is published again on the retry, on the
@@ -227,6 +247,34 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     }
   };
 
+  /** The first reply of a command applied under `key`, or null when the key was not applied (or is forgotten). */
+  const rememberedReply = async (key: string): Promise<{ reply: unknown } | null> => {
+    const inState = current.replies.find(([k]) => k === key);
+    if (inState !== undefined) return { reply: inState[1] };
+    if (deps.replies === undefined || current.applied === undefined) return null;
+    const digest = idempotencyKeyDigest(key);
+    if (!current.applied.includes(digest)) return null;
+    let kept: { reply: unknown } | null;
+    try {
+      kept = await deps.replies.get(ref, digest);
+    } catch (e) {
+      ctx.log.warn('remembered reply read failed', { err: e });
+      throw actorUnavailable('the reply of this command could not be read; retry with the same idempotency key');
+    }
+    if (kept !== null) return kept;
+    // Applied, so running it again would apply it twice; its reply is gone (expired, or its write failed).
+    throw new AppError(409, 'idempotency_reply_expired', 'a request with this idempotency key was already applied, and its reply is no longer kept; use a new key for a new request');
+  };
+
+  /** Keeps a reply in the reply store; a failure is logged, not the command's: only a retry of this key would miss it. */
+  const keepReply = async (digest: string, reply: unknown): Promise<void> => {
+    try {
+      await deps.replies!.put(ref, digest, reply);
+    } catch (e) {
+      ctx.log.warn('remembered reply write failed; a retry of this key will be refused with 409', { err: e });
+    }
+  };
+
   /** Reads the fence without waiting for it: settles to the error that would refuse the command, or null. */
   const readFence = (): Promise<Error | null> =>
     deps.store.checkFence(ref, ctx.fence).then(
@@ -285,10 +333,10 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     await settle();
     const key = meta.idempotencyKey;
     if (key !== undefined) {
-      const seen = current.replies.find(([k]) => k === key);
-      if (seen !== undefined) {
+      const seen = await rememberedReply(key);
+      if (seen !== null) {
         await flushOutbox();
-        return seen[1];
+        return seen.reply;
       }
     }
     const command = spec.parse(raw);
@@ -314,13 +362,20 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
       await publishReport(fence, events);
     } else if (outcome.state !== current.state || events.length > 0 || remember || outboxStale) {
       let replies = current.replies;
-      if (remember) {
+      let applied = current.applied;
+      let keep: Promise<void> | undefined;
+      if (remember && deps.replies !== undefined) {
+        const digest = idempotencyKeyDigest(key);
+        applied = [...(applied ?? []), digest].slice(-spec.maxIdempotencyKeys);
+        keep = keepReply(digest, outcome.reply);
+      } else if (remember) {
         replies = [...replies, [key, outcome.reply]];
         if (replies.length > spec.maxIdempotencyKeys) replies = replies.slice(replies.length - spec.maxIdempotencyKeys);
       }
-      const next: StoredActorState<S> = { state: outcome.state, version: (current.version ?? 0) + 1, replies, outbox: [...current.outbox, ...events] };
+      const next: StoredActorState<S> = { state: outcome.state, version: (current.version ?? 0) + 1, replies, ...(applied === undefined ? {} : { applied }), outbox: [...current.outbox, ...events] };
       const changed = outcome.state !== current.state;
-      await save(next);
+      // The reply is kept beside the state write, not before it: a reply whose state write failed is never found (its digest is not in the state).
+      await Promise.all([save(next), keep]);
       current = next;
       outboxStale = false;
       if (changed) projectionStale = true;

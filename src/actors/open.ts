@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import type { MetricsRegistry } from '../metrics.js';
 import { SqliteActorStore } from '../store/actors/sqlite.js';
 import { RedisActorStore } from '../store/actors/redis.js';
+import { PostgresActorReplyStore } from '../store/actors/postgres.js';
 import type { NodeBacking } from '../store/backing.js';
 import type { ConversationIndexRepo } from '../store/conversations/port.js';
 import { CONVERSATION_ACTOR, conversationActorSpec } from './conversation/actor.js';
@@ -24,10 +25,9 @@ export interface OpenedActors {
 /**
  * The actor runtime of the configured mode, with the conversation actor
  * registered and started:
- * - `NATS_URL` (and `REDIS_URL`): clustered — state and leases in Redis,
- *   commands over NATS to the owner of each partition;
- * - `REDIS_URL` alone: one node with its actor state in Redis (a second
- *   node needs NATS to reach the partitions it does not own);
+ * - clustered — state and leases in Redis, the replies of applied commands
+ *   in PostgreSQL (the state keeps their keys' digests), commands over NATS
+ *   to the owner of each partition;
  * - neither: embedded — state in the node's SQLite database, in-process delivery.
  */
 export async function openActors(
@@ -41,7 +41,13 @@ export async function openActors(
   const readiness: OpenedActors['readiness'] = [];
   let system: ActorSystem;
   let store: SqliteActorStore | RedisActorStore;
+  let replies: PostgresActorReplyStore | undefined;
   if (backing.kind === 'clustered') {
+    replies = new PostgresActorReplyStore(backing.pg, config.ACTOR_REPLY_TTL_HOURS * 3_600_000);
+    // Expired replies leave a batch a minute; every node does it, which is harmless.
+    const prune = setInterval(() => void replies!.prune().catch((e: unknown) => log.warn('pruning expired actor replies failed', { err: e })), 60_000);
+    prune.unref();
+    closers.push(async () => clearInterval(prune));
     // The node's client: closed by whoever opened it, after the actors handed their partitions over.
     const redis = backing.redis.client;
     store = new RedisActorStore(redis, config.KEY_PREFIX);
@@ -67,6 +73,7 @@ export async function openActors(
       events: deps.events,
       // Embedded, the state, its events, the messages and the inbox list are one database: one transaction per command.
       commits: backing.kind === 'sqlite' ? backing.db : undefined,
+      replies,
     }),);
   await system.start();
   readiness.push({

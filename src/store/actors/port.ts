@@ -36,6 +36,20 @@ export interface ActorStateStore {
 }
 
 /**
+ * The replies of commands an actor applied under an idempotency key, kept
+ * apart from the actor's state so that the state stays small whatever the
+ * contact's traffic (the state remembers only a digest of each key). Rows
+ * expire after the store's time to live.
+ *
+ * `put` is idempotent (a second put of one key replaces the first); `get`
+ * answers null for a key never put or expired.
+ */
+export interface ActorReplyStore {
+  put(ref: ActorStateRef, keyDigest: string, reply: unknown): Promise<void>;
+  get(ref: ActorStateRef, keyDigest: string): Promise<{ reply: unknown } | null>;
+}
+
+/**
  * Writes to several stores committed as one, where the backing can (the
  * embedded node's one SQLite database; `SqliteDb` is one). Clustered, Redis
  * has no such transaction across stores and the writes stay ordered instead.

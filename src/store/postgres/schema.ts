@@ -110,4 +110,16 @@ const CORE = `
 `;
 
 
-export const NODE_PG_MIGRATIONS: PgMigration[] = [{ version: 1, name: 'records', sql: CORE }];
+// The replies of commands the conversation actors applied under an idempotency key (`actors/postgres.ts`); the actor's state in Redis keeps only their digests.
+const ACTOR_REPLIES = `
+  CREATE TABLE actor_replies (
+    actor text NOT NULL,
+    key_digest text NOT NULL,
+    reply jsonb NOT NULL,
+    expires_at bigint NOT NULL,
+    PRIMARY KEY (actor, key_digest)
+  );
+  CREATE INDEX actor_replies_by_expiry ON actor_replies (expires_at);
+`;
+
+export const NODE_PG_MIGRATIONS: PgMigration[] = [{ version: 1, name: 'records', sql: CORE + ACTOR_REPLIES }];

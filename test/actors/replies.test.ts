@@ -1,0 +1,94 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createEmbeddedActorSystem, durableActor, type ActorSystem, type DurableActorSpec } from '../../src/actors/index.js';
+import type { AppError } from '../../src/errors.js';
+import { RedisActorStore } from '../../src/store/actors/redis.js';
+import { PostgresActorReplyStore } from '../../src/store/actors/postgres.js';
+import { silentLogger } from '../../src/log.js';
+import { useRedisClients } from '../harness/use-servers.js';
+import { usePostgres } from '../harness/use-postgres.js';
+import { RecordingPublisher, testSettings } from './helpers.js';
+
+/*
+ * Clustered, the replies of applied commands live in PostgreSQL and the
+ * actor's state in Redis keeps only a digest per key: the state stays small
+ * whatever the contact's traffic, and a repeated key is still never applied
+ * twice.
+ */
+
+type Cmd = { kind: 'send'; n: number };
+interface Sent {
+  count: number;
+}
+// A reply the size of a real send's (ids, a network message id, a time).
+const reply = (n: number) => ({ outcome: 'sent', messageId: `wamid.HBgNNDkxNTEyMzQ1Njc4OBUCABEYEjQ${String(n).padStart(8, '0')}AA==`, sessionId: '6f1c8f0e-6a43-4b43-9d55-3b0e1f6a9a11', contactId: 'c0c2f4f6-2b1e-4d8a-9a51-8f0f3b6c2d11', sentAt: new Date().toISOString(), _id: `m_${n}_6f1c8f0e6a434b439d553b0e1f6a9a11` });
+
+const runs: number[] = [];
+const spec = (): DurableActorSpec<Sent, Cmd, { send: ReturnType<typeof reply> }> => ({
+  type: 'sender',
+  initial: () => ({ count: 0 }),
+  parse: (raw) => raw as Cmd,
+  handlers: {
+    send: (s, cmd) => {
+      runs.push(cmd.n);
+      return { state: { count: s.count + 1 }, reply: reply(cmd.n) };
+    },
+  },
+  maxIdempotencyKeys: 100,
+});
+
+const redis = useRedisClients();
+const postgres = usePostgres();
+const systems: ActorSystem[] = [];
+afterEach(async () => {
+  await Promise.all(systems.splice(0).map((s) => s.stop()));
+  runs.length = 0;
+});
+
+async function start(opts: { replies: boolean; now?: () => number; prefix: string }) {
+  const store = new RedisActorStore(await redis.client(), opts.prefix);
+  const db = await postgres.open();
+  const replies = new PostgresActorReplyStore(db, 60_000, opts.now);
+  const system = createEmbeddedActorSystem(testSettings(), { store, log: silentLogger });
+  system.register('sender', durableActor(spec(), { store, events: new RecordingPublisher(), replies: opts.replies ? replies : undefined }));
+  await system.start();
+  systems.push(system);
+  const ask = (n: number, key: string) => system.ask({ type: 'sender', key: 'c1' }, { kind: 'send', n }, { idempotencyKey: key });
+  return { ask, replies };
+}
+
+describe('remembered replies in PostgreSQL', () => {
+  it('keeps a contact\'s state under 4 KB after 300 keyed commands (the replies in the state take 30 KB)', async () => {
+    const apart = await start({ replies: true, prefix: 'ra' });
+    for (let i = 0; i < 300; i++) await apart.ask(i, `key-${i}`);
+    const inline = await start({ replies: false, prefix: 'rb' });
+    for (let i = 0; i < 300; i++) await inline.ask(i, `key-${i}`);
+    // The largest value under the prefix: the contact's state (the rest are the partition's epoch and lease).
+    const raw = async (prefix: string) => {
+      const c = (await redis.client()) as unknown as { keys(p: string): Promise<string[]>; memoryUsage(k: string): Promise<number | null> };
+      const sizes = await Promise.all((await c.keys(`${prefix}:*`)).map((k) => c.memoryUsage(k)));
+      return Math.max(...sizes.map((s) => s ?? 0));
+    };
+    expect(await raw('ra')).toBeLessThan(4096);
+    expect(await raw('rb')).toBeGreaterThan(20_000);
+  });
+
+  it('answers a repeated key with the first reply, without running the command again', async () => {
+    const a = await start({ replies: true, prefix: 'rc' });
+    const first = await a.ask(1, 'k1');
+    await a.ask(2, 'k2');
+    expect(await a.ask(99, 'k1')).toEqual(first);
+    expect(runs).toEqual([1, 2]);
+  });
+
+  it('refuses a repeat whose reply expired with 409, and applies nothing twice', async () => {
+    let now = Date.now();
+    const a = await start({ replies: true, prefix: 'rd', now: () => now });
+    await a.ask(1, 'k1');
+    now += 61_000;
+    const err = (await a.ask(1, 'k1').catch((e: unknown) => e)) as AppError;
+    expect(err.status).toBe(409);
+    expect(err.code).toBe('idempotency_reply_expired');
+    expect(runs).toEqual([1]);
+    expect(await a.replies.prune()).toBe(1);
+  });
+});
