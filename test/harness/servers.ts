@@ -194,8 +194,6 @@ function asPostgres(cmd: string, args: string[]): [string, string[]] {
 export interface PostgresProcess extends ServerProcess {
   /** `postgres://postgres@127.0.0.1:<port>/postgres`. */
   url: string;
-  /** A new empty database on this server; its URL. */
-  createDatabase(name: string): Promise<string>;
 }
 
 /**
@@ -256,11 +254,6 @@ export async function startPostgres(): Promise<PostgresProcess> {
       // SIGINT: fast shutdown (clients are disconnected; SIGTERM would wait for them).
       await stopWith('SIGINT');
       rmSync(dir, { recursive: true, force: true });
-    },
-    async createDatabase(name) {
-      const [cmd, args] = [join(bin, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', `CREATE DATABASE "${name}"`]];
-      await run(existsSync(cmd) ? cmd : 'psql', args);
-      return `postgres://postgres@127.0.0.1:${port}/${name}`;
     },
   };
   try {
