@@ -242,6 +242,21 @@ export class ChannelService {
     return this.view(next);
   }
 
+  /**
+   * A new webhook verify token for a channel on the real network, shown this
+   * once: Meta's app dashboard asks for it with the webhook URL, and the
+   * token given at creation is never shown again. Sandbox channels are
+   * subscribed by the sandbox network itself and keep theirs.
+   */
+  async newVerifyToken(orgId: string, channelId: string): Promise<ChannelView> {
+    const c = await this.whatsapp(orgId, channelId);
+    if (c.network === 'sandbox') throw new AppError(422, 'sandbox_channel', 'the sandbox network subscribes its channels itself: a sandbox channel has no verify token to configure');
+    const verifyToken = randomBytes(18).toString('base64url');
+    const next: WhatsAppChannel = { ...c, credentials: { ...c.credentials, verifyToken }, updatedAt: this.now() };
+    await this.d.channels.update(next);
+    return this.view(next, { verifyToken });
+  }
+
   async delete(orgId: string, channelId: string): Promise<void> {
     if (!(await this.d.channels.delete(orgId, channelId))) throw notFound('channel');
     await this.d.templates.deleteChannel(orgId, channelId);

@@ -2,6 +2,7 @@ import { AppError } from '../errors.js';
 import type { Principal } from '../domain/types.js';
 import type { ChannelRepo, WhatsAppChannel } from '../store/channels/port.js';
 import type { CustomerActionResult, CustomerMediaKind, SandboxMessage, SandboxNetwork } from '../network/sandbox/index.js';
+import type { RenderedTemplate } from '../network/template-rules.js';
 
 /** What the simulated customer's phone shows of one message. */
 export interface PhoneMessage {
@@ -15,6 +16,8 @@ export interface PhoneMessage {
   quickReplies?: { index: number; text: string }[];
   /** A file the customer sent: its media id on the network and type. */
   media?: { id: string; mimeType: string; filename?: string };
+  /** A template message as the customer sees it: its texts filled, its buttons (quick replies are tapped through `quickReplies`). */
+  template?: RenderedTemplate & { name: string; language: string };
   message: unknown;
 }
 
@@ -74,7 +77,11 @@ function phoneView(m: SandboxMessage): PhoneMessage {
   const s = m.sent;
   if (s?.type === 'text') v.text = s.text.body;
   if (s?.type === 'interactive') v.text = s.interactive.body.text;
-  if (s?.type === 'template') v.text = `[template ${s.template.name}]`;
+  if (s?.type === 'template') {
+    // Messages the sandbox stored before it kept the rendering show the template's name only.
+    if (m.template) v.template = { name: s.template.name, language: s.template.language.code, ...m.template };
+    v.text = m.template?.body ?? `[template ${s.template.name}]`;
+  }
   const r = m.received;
   if (r?.type === 'text') v.text = r.text?.body;
   if (r?.type === 'interactive') v.text = r.interactive?.button_reply?.title;

@@ -244,3 +244,57 @@ export function renderTemplateBody(shape: TemplateShape, components: GraphTempla
   const body = components?.find((c) => c.type === 'body');
   return renderText(shape.bodyText, body?.parameters);
 }
+
+/** A template send as the customer's phone shows it: the template's texts with the send's parameters filled in, and its buttons. */
+export interface RenderedTemplate {
+  header?: { text: string } | { media: 'image' | 'video' | 'document' | 'location'; link?: string };
+  body?: string;
+  footer?: string;
+  buttons: { type: 'quick_reply' | 'url' | 'phone_number' | 'copy_code' | 'flow' | 'otp' | 'other'; text: string; url?: string; phoneNumber?: string; code?: string }[];
+}
+
+const BUTTON_TYPES = new Set(['quick_reply', 'url', 'phone_number', 'copy_code', 'flow', 'otp']);
+
+function mediaLink(p: GraphTemplateParameter | undefined): string | undefined {
+  if (p === undefined) return undefined;
+  const m = p.type === 'image' ? p.image : p.type === 'video' ? p.video : p.type === 'document' ? p.document : undefined;
+  return m?.link;
+}
+
+/**
+ * Renders a template send from the template's definition, as the network
+ * delivers it: header, body and footer with their variables filled, media
+ * headers by kind and link, URL buttons with their suffix, copy-code buttons
+ * with their code. A variable the send left out stays `{{n}}`.
+ */
+export function renderTemplateMessage(definition: GraphTemplateDefinitionComponent[], components: GraphTemplateComponent[] | undefined): RenderedTemplate {
+  const out: RenderedTemplate = { buttons: [] };
+  const params = (type: 'header' | 'body') => components?.find((c) => c.type === type)?.parameters;
+  for (const c of definition) {
+    const type = c.type.toUpperCase();
+    if (type === 'HEADER') {
+      const format = (c.format ?? 'TEXT').toUpperCase();
+      if (format === 'TEXT') out.header = { text: renderText(c.text, params('header')) ?? '' };
+      else if (format === 'IMAGE' || format === 'VIDEO' || format === 'DOCUMENT' || format === 'LOCATION') {
+        const link = mediaLink(params('header')?.[0]);
+        out.header = { media: format.toLowerCase() as 'image' | 'video' | 'document' | 'location', ...(link !== undefined ? { link } : {}) };
+      }
+    } else if (type === 'BODY') {
+      out.body = renderText(c.text, params('body'));
+    } else if (type === 'FOOTER') {
+      out.footer = c.text;
+    } else if (type === 'BUTTONS') {
+      (c.buttons ?? []).forEach((b, index) => {
+        const given = components?.find((x) => x.type === 'button' && Number(x.index) === index)?.parameters[0];
+        const btype = b.type.toLowerCase();
+        const button: RenderedTemplate['buttons'][number] = { type: BUTTON_TYPES.has(btype) ? (btype as RenderedTemplate['buttons'][number]['type']) : 'other', text: b.text ?? '' };
+        if (btype === 'url' && b.url !== undefined) button.url = renderText(b.url, given ? [given] : undefined);
+        if (btype === 'phone_number' && b.phone_number !== undefined) button.phoneNumber = b.phone_number;
+        if (btype === 'copy_code' && given?.type === 'coupon_code') button.code = given.coupon_code;
+        if (btype === 'otp' && given?.type === 'text') button.code = given.text;
+        out.buttons.push(button);
+      });
+    }
+  }
+  return out;
+}

@@ -10,7 +10,8 @@ describe('settings for admins: users, API keys, templates, credits', () => {
   let admin: Browser;
   let agent: Browser;
   beforeAll(async () => {
-    svc = await startMessagingService();
+    // A channel on the real network gets nowhere here: its first template sync fails at once.
+    svc = await startMessagingService({ env: { GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v21.0' } });
     a = await messagingOrg(svc, 'A', 50);
     b = await messagingOrg(svc, 'B', 10);
     admin = new Browser(svc);
@@ -115,6 +116,44 @@ describe('settings for admins: users, API keys, templates, credits', () => {
     expect(credits.body.history.at(-1)).toMatchObject({ kind: 'top_up', amount: 50, balance: 50, reference: null });
   });
 
+  it('creates sandbox, WhatsApp and web-chat channels; a WhatsApp channel shows its webhook URL, and its verify token once (a new one on demand)', async () => {
+    const sandbox = await admin.call('POST', '/v1/channels', { body: { kind: 'whatsapp_cloud', name: 'Sandbox line', network: 'sandbox' } });
+    expect(sandbox.status).toBe(201);
+    expect(sandbox.body).toMatchObject({ organizationId: a.id, kind: 'whatsapp_cloud', network: 'sandbox', phoneNumberId: expect.any(String), templateSync: { ok: true, synced: expect.any(Number) } });
+    expect(sandbox.body.webhook).toEqual({ url: expect.stringMatching(new RegExp(`/webhooks/whatsapp/${sandbox.body.id}$`)) });
+    expect((await admin.call('GET', `/v1/channels/${sandbox.body.id}/templates`)).body.templates.map((t: { name: string }) => t.name)).toContain('order_update');
+
+    const real = { kind: 'whatsapp_cloud', name: 'Real line', network: 'graph', phoneNumberId: '106540352200001', businessAccountId: '102290129300001', accessToken: 'EAAJBrealtoken-settings', appSecret: 'app-secret-settings' };
+    const graph = await admin.call('POST', '/v1/channels', { body: real });
+    expect(graph.status).toBe(201);
+    expect(graph.body.webhook).toEqual({ url: expect.stringMatching(new RegExp(`/webhooks/whatsapp/${graph.body.id}$`)), verifyToken: expect.stringMatching(/^[\w-]{20,}$/) });
+    expect(graph.body.templateSync.ok).toBe(false);
+    expect(JSON.stringify(graph.body)).not.toContain('app-secret-settings');
+    const listed = (await admin.call('GET', '/v1/channels')).body.channels.find((c: { id: string }) => c.id === graph.body.id);
+    expect(listed.webhook).toEqual({ url: graph.body.webhook.url });
+    // The network's subscription check passes with the token shown, and with the new one only after a rotation.
+    const verify = (token: string) => svc.call('GET', `/webhooks/whatsapp/${graph.body.id}?hub.mode=subscribe&hub.verify_token=${encodeURIComponent(token)}&hub.challenge=1158201444`);
+    expect((await verify(graph.body.webhook.verifyToken)).status).toBe(200);
+    const rotated = await admin.call('POST', `/v1/channels/${graph.body.id}/verify-token`);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.webhook.verifyToken).not.toBe(graph.body.webhook.verifyToken);
+    expect((await verify(rotated.body.webhook.verifyToken)).status).toBe(200);
+    expect((await verify(graph.body.webhook.verifyToken)).status).toBe(403);
+    expect((await admin.call('POST', `/v1/channels/${sandbox.body.id}/verify-token`)).body.error.code).toBe('sandbox_channel');
+    expect((await admin.call('POST', '/v1/channels', { body: { ...real, name: 'Same number' } })).body.error.code).toBe('phone_number_in_use');
+
+    const web = await admin.call('POST', '/v1/channels', { body: { kind: 'web_chat', name: 'Site chat', allowedOrigins: ['https://shop.example'] } });
+    expect(web.status).toBe(201);
+    expect(web.body).toMatchObject({ kind: 'web_chat', allowedOrigins: ['https://shop.example'] });
+    expect((await admin.call('POST', `/v1/channels/${web.body.id}/verify-token`)).status).toBe(422);
+
+    const bad = await admin.call('POST', '/v1/channels', { body: { kind: 'whatsapp_cloud', name: 'No ids', network: 'graph' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('validation_failed');
+    // Keys need settings:manage too, not only sessions.
+    expect((await svc.call('POST', '/v1/channels', { key: a.adminKey, body: { kind: 'web_chat', name: 'By key' } })).status).toBe(201);
+  });
+
   it('refuses every settings route to an agent (403 insufficient_scope)', async () => {
     const routes: [string, string, unknown?][] = [
       ['GET', '/v1/users'],
@@ -124,6 +163,8 @@ describe('settings for admins: users, API keys, templates, credits', () => {
       ['POST', '/v1/api-keys', { name: 'k', scopes: ['tickets:read'] }],
       ['DELETE', '/v1/api-keys/whatever'],
       ['POST', `/v1/channels/${a.channelId}/templates/sync`],
+      ['POST', '/v1/channels', { kind: 'web_chat', name: 'Agent chat' }],
+      ['POST', `/v1/channels/${a.channelId}/verify-token`],
       ['GET', '/v1/credits'],
     ];
     for (const [m, p, body] of routes) {
@@ -142,6 +183,7 @@ describe('settings for admins: users, API keys, templates, credits', () => {
       ['PATCH', `/v1/users/${a.agentId}`, { active: false }],
       ['DELETE', `/v1/api-keys/${aKeys[0].id}`],
       ['POST', `/v1/channels/${a.channelId}/templates/sync`],
+      ['POST', `/v1/channels/${a.channelId}/verify-token`],
       ['POST', '/v1/api-keys', { name: 'x', scopes: ['tickets:read'], userId: a.agentId }],
     ];
     for (const who of [bAdmin, null]) {
@@ -155,6 +197,16 @@ describe('settings for admins: users, API keys, templates, credits', () => {
     const bKeyIds = new Set((await bAdmin.call('GET', '/v1/api-keys')).body.apiKeys.map((k: { id: string }) => k.id));
     for (const k of aKeys) expect(bKeyIds.has(k.id)).toBe(false);
     expect((await bAdmin.call('GET', '/v1/credits')).body.balance).toBe(10);
+    // A channel B creates is B's: A's admin neither lists it nor reaches it, and B's list has none of A's.
+    const bChannel = await bAdmin.call('POST', '/v1/channels', { body: { kind: 'whatsapp_cloud', name: 'B line', network: 'sandbox' } });
+    expect(bChannel.status).toBe(201);
+    expect(bChannel.body.organizationId).toBe(b.id);
+    expect((await admin.call('GET', '/v1/channels')).body.channels.map((c: { id: string }) => c.id)).not.toContain(bChannel.body.id);
+    expect((await admin.call('GET', `/v1/channels/${bChannel.body.id}/templates`)).status).toBe(404);
+    expect((await admin.call('POST', `/v1/channels/${bChannel.body.id}/verify-token`)).status).toBe(404);
+    const bIds = (await bAdmin.call('GET', '/v1/channels')).body.channels.map((c: { id: string }) => c.id);
+    expect(bIds).not.toContain(a.channelId);
+    expect(bIds).toContain(bChannel.body.id);
     // Nothing of A changed.
     expect((await admin.call('GET', '/v1/users')).body.users.find((u: { id: string }) => u.id === a.agentId).active).toBe(true);
     expect((await admin.call('GET', '/v1/api-keys')).body.apiKeys.find((k: { id: string }) => k.id === aKeys[0].id).revokedAt).toBe(aKeys[0].revokedAt);

@@ -229,6 +229,11 @@ describe('messaging API', () => {
       expect(r.body).toEqual({ message_id: expect.stringMatching(/^wamid\./), status: 'accepted' });
       const phone = await svc.call('GET', `/v1/sandbox/channels/${a.channelId}/customers/4915166666666/messages`, { key: a.adminKey });
       expect(phone.body.messages[0]).toMatchObject({ id: r.body.message_id, type: 'template' });
+      // The phone shows the template as the customer reads it, not its name.
+      expect(phone.body.messages[0]).toMatchObject({
+        text: 'Hi Ann, your order A-1 has shipped and arrives on Monday.',
+        template: { name: 'order_update', language: 'en_US', body: 'Hi Ann, your order A-1 has shipped and arrives on Monday.', buttons: [{ type: 'quick_reply', text: 'Track my order' }, { type: 'quick_reply', text: 'Talk to an agent' }] },
+      });
     });
 
     it('400 invalid payload, 401 bad or missing key, 403 without chat:send, 404 unknown or unapproved template', async () => {

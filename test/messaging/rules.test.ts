@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { customerServiceWindow, laterInbound, nextStatus, type MessageStatus } from '../../src/messaging/rules.js';
-import { checkTemplateComponents, renderTemplateBody, shapeFromDefinition, templateStatusIssue } from '../../src/network/template-rules.js';
+import { checkTemplateComponents, renderTemplateBody, renderTemplateMessage, shapeFromDefinition, templateStatusIssue } from '../../src/network/template-rules.js';
 import { SANDBOX_TEMPLATES } from '../../src/network/sandbox/index.js';
 import type { GraphTemplateComponent } from '../../src/network/graph-api.js';
 
@@ -112,5 +112,31 @@ describe('template rules', () => {
     expect(templateStatusIssue('DISABLED')?.code).toBe(132016);
     expect(templateStatusIssue('PENDING')?.code).toBe(132001);
     expect(templateStatusIssue('REJECTED')?.code).toBe(132001);
+  });
+
+  it('renders a send as the customer sees it: header, body and footer filled, media headers, URL suffixes, codes, every button', () => {
+    const def = (name: string) => SANDBOX_TEMPLATES.find((t) => t.name === name && t.language === 'en_US')!.components;
+    const text = (t: string) => ({ type: 'text' as const, text: t });
+    expect(renderTemplateMessage(def('order_update'), [{ type: 'body', parameters: [text('Ann'), text('A-1001'), text('Monday')] }])).toEqual({
+      body: 'Hi Ann, your order A-1001 has shipped and arrives on Monday.',
+      buttons: [{ type: 'quick_reply', text: 'Track my order' }, { type: 'quick_reply', text: 'Talk to an agent' }],
+    });
+    expect(renderTemplateMessage(def('hello_world'), undefined)).toMatchObject({ header: { text: 'Hello World' }, footer: 'WhatsApp Business Platform sample message', buttons: [] });
+    const reminder = renderTemplateMessage(def('appointment_reminder'), [
+      { type: 'header', parameters: [{ type: 'image', image: { link: 'https://example.com/clinic.jpg' } }] },
+      { type: 'body', parameters: [text('Ann'), { type: 'date_time', date_time: { fallback_value: 'May 1, 10:00' } }] },
+      { type: 'button', sub_type: 'url', index: 2, parameters: [text('B-77')] },
+    ]);
+    expect(reminder.header).toEqual({ media: 'image', link: 'https://example.com/clinic.jpg' });
+    expect(reminder.body).toBe('Hello Ann, this is a reminder of your appointment on May 1, 10:00.');
+    expect(reminder.buttons[2]).toEqual({ type: 'url', text: 'Manage booking', url: 'https://example.com/booking/B-77' });
+    expect(renderTemplateMessage(def('spring_sale'), [{ type: 'button', sub_type: 'copy_code', index: 0, parameters: [{ type: 'coupon_code', coupon_code: 'SPRING10' }] }]).buttons).toEqual([{ type: 'copy_code', text: 'Copy offer code', code: 'SPRING10' }]);
+    expect(renderTemplateMessage(def('verification_code'), [{ type: 'body', parameters: [text('493021')] }, { type: 'button', sub_type: 'url', index: 0, parameters: [text('493021')] }])).toEqual({
+      body: '*493021* is your verification code. For your security, do not share this code.',
+      footer: 'This code expires in 10 minutes.',
+      buttons: [{ type: 'otp', text: 'Copy code', code: '493021' }],
+    });
+    // A variable the send did not fill stays visible as a placeholder.
+    expect(renderTemplateMessage(def('order_update'), undefined).body).toBe('Hi {{1}}, your order {{2}} has shipped and arrives on {{3}}.');
   });
 });

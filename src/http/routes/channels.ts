@@ -5,7 +5,7 @@ import { defineRoute, type RouteDef } from '../route.js';
 
 const channelParams = z.object({ orgId: z.string().min(1).max(64), channelId: z.string().min(1).max(128) });
 const templateParams = channelParams.extend({ name: z.string().min(1).max(512), language: z.string().min(1).max(16) });
-const channelView = z.object({
+export const channelView = z.object({
   id: z.string().describe('the channelId used in sends'),
   organizationId: z.string(),
   name: z.string(),
@@ -19,6 +19,13 @@ const channelView = z.object({
   webhook: z.object({ url: z.string(), verifyToken: z.string().optional().describe('shown once, when generated') }).optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
+});
+/** A channel just created: its view, with the outcome of the first template sync. */
+export const createdChannelView = channelView.extend({
+  templateSync: z
+    .object({ ok: z.boolean(), synced: z.number().int().optional(), error: z.string().optional().describe('why the sync failed; run the sync again') })
+    .optional()
+    .describe('present for WhatsApp channels: the first sync of the template registry from the network'),
 });
 export const templateView = z.object({
   name: z.string(),
@@ -46,12 +53,7 @@ export function channelAdminRoutes(channels: ChannelService): RouteDef[] {
       responses: {
         201: {
           description: 'the channel (secrets never shown; a generated verify token once), with the outcome of the first template sync',
-          schema: channelView.extend({
-            templateSync: z
-              .object({ ok: z.boolean(), synced: z.number().int().optional(), error: z.string().optional().describe('why the sync failed; run the sync again') })
-              .optional()
-              .describe('present for WhatsApp channels: the first sync of the template registry from the network'),
-          }),
+          schema: createdChannelView,
         },
         404: { description: 'no such organization', schema: errorSchema },
         409: { description: 'the phone number id is used by another channel, or the sandbox is off', schema: errorSchema },

@@ -4,9 +4,9 @@ import { USER_ROLES } from '../../domain/types.js';
 import { SCOPES, scopesForRole, type Scope } from '../../domain/scopes.js';
 import { errorSchema } from '../../app/schemas.js';
 import type { AccountService, PublicApiKey, PublicUser } from '../../app/accounts.js';
-import type { ChannelService } from '../../messaging/index.js';
+import { createChannelBody, type ChannelService } from '../../messaging/index.js';
 import { defineRoute, type RouteDef } from '../route.js';
-import { templateView } from './channels.js';
+import { channelView, createdChannelView, templateView } from './channels.js';
 
 const settingsUser = z.object({
   id: z.string(),
@@ -58,8 +58,8 @@ const userView = ({ id, email, name, role, active, createdAt }: PublicUser) => (
 const keyView = ({ id, name, prefix, scopes, userId, createdAt, lastUsedAt, revokedAt }: PublicApiKey) => ({ id, name, prefix, scopes, userId, createdAt, lastUsedAt, revokedAt });
 
 /**
- * Settings for admins: users, API keys, template sync and credits of the
- * caller's organization. Scope `settings:manage` (an admin's session has it,
+ * Settings for admins: users, API keys, channels, template sync and credits
+ * of the caller's organization. Scope `settings:manage` (an admin's session has it,
  * an agent's does not).
  */
 export function settingsRoutes(accounts: AccountService, channels: ChannelService): RouteDef[] {
@@ -145,6 +145,32 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
         404: { description: 'no such key in the organization', schema: errorSchema },
       },
       handler: async ({ principal, params }) => ({ body: { success: true, apiKey: keyView(await accounts.revokeApiKey(principal.organizationId, params.id)) } }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'post',
+      path: '/v1/channels',
+      summary: 'Create a channel: a WhatsApp number on the real network (its ids and secrets), one on the sandbox network (provisioned now), or a web chat',
+      body: createChannelBody.meta({ examples: [{ kind: 'whatsapp_cloud', name: 'Support line', network: 'sandbox' }] }),
+      responses: {
+        201: { description: 'the channel (never its secrets; a generated verify token this once, with the webhook URL to give Meta), with the outcome of the first template sync', schema: createdChannelView },
+        409: { description: '`phone_number_in_use` by another channel, or `sandbox_disabled`', schema: errorSchema },
+        503: { description: 'clustered without SECRETS_KEY: chat-network credentials cannot be stored', schema: errorSchema },
+      },
+      handler: async ({ principal, body }) => ({ status: 201, body: await channels.create(principal.organizationId, body) }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'post',
+      path: '/v1/channels/:channelId/verify-token',
+      summary: "Generate a new webhook verify token for a WhatsApp channel on the real network, shown this once (the old one stops verifying)",
+      params: z.object({ channelId: z.string().min(1).max(128) }),
+      responses: {
+        200: { description: 'the channel, with `webhook.url` and the new `webhook.verifyToken`', schema: channelView },
+        404: { description: 'no such channel in the organization', schema: errorSchema },
+        422: { description: '`not_a_chat_channel` (web chat), or `sandbox_channel`: the sandbox network subscribes its channels itself', schema: errorSchema },
+      },
+      handler: async ({ principal, params }) => ({ body: await channels.newVerifyToken(principal.organizationId, params.channelId) }),
     }),
     defineRoute({
       ...base,

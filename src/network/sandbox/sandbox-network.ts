@@ -15,7 +15,7 @@ import {
 } from '../graph-api.js';
 import { signHubSignature } from '../signature.js';
 import { createHttpClient, type HttpClient } from '../http-client.js';
-import { checkTemplateComponents, shapeFromDefinition, templateStatusIssue } from '../template-rules.js';
+import { checkTemplateComponents, renderTemplateMessage, shapeFromDefinition, templateStatusIssue } from '../template-rules.js';
 import { parseSendRequest } from './validate.js';
 import { SANDBOX_TEMPLATES } from './seed-templates.js';
 import { SANDBOX_MEDIA_MAX_BYTES, type SandboxAccount, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
@@ -183,6 +183,7 @@ export class SandboxNetwork {
           const p = given?.parameters[0];
           return { index: b.index, text: b.text, payload: p?.type === 'payload' ? p.payload : b.text };
         });
+      record.template = renderTemplateMessage(t.components, msg.template.components);
     } else if (msg.type === 'interactive') {
       record.buttons = msg.interactive.action.buttons.map((b) => ({ id: b.reply.id, title: b.reply.title }));
     }

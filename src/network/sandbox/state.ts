@@ -1,4 +1,5 @@
 import type { GraphMessage, GraphTemplateDefinition, GraphWebhookMessage } from '../graph-api.js';
+import type { RenderedTemplate } from '../template-rules.js';
 
 /** A business phone number registered on the sandbox network (Meta's side of a channel). */
 export interface SandboxAccount {
@@ -35,6 +36,8 @@ export interface SandboxMessage {
   buttons?: { id: string; title: string }[];
   /** Quick-reply buttons of a template message, with the payload a tap returns. */
   quickReplies?: { index: number; text: string; payload: string }[];
+  /** A template message as it reached the phone: rendered from the template the network held when it was sent. */
+  template?: RenderedTemplate;
 }
 
 /** A file the customer sent: described by `GET /{media-id}`, downloaded from the URL that gives. */

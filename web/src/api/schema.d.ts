@@ -8090,7 +8090,285 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        /** Create a channel: a WhatsApp number on the real network (its ids and secrets), one on the sandbox network (provisioned now), or a web chat */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "kind": "whatsapp_cloud",
+                     *       "name": "Support line",
+                     *       "network": "sandbox"
+                     *     }
+                     */
+                    "application/json": {
+                        accessToken?: string;
+                        appSecret?: string;
+                        businessAccountId?: string;
+                        displayPhoneNumber?: string;
+                        /** @constant */
+                        kind: "whatsapp_cloud";
+                        /** @description the number's throughput tier: sends per second the network accepts from it; sends above it wait their turn (default 80) */
+                        messagesPerSecond?: number;
+                        name: string;
+                        /**
+                         * @default graph
+                         * @enum {string}
+                         */
+                        network?: "graph" | "sandbox";
+                        phoneNumberId?: string;
+                        verifyToken?: string;
+                    } | {
+                        /** @default [] */
+                        allowedOrigins?: string[];
+                        /** @constant */
+                        kind: "web_chat";
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description the channel (never its secrets; a generated verify token this once, with the webhook URL to give Meta), with the outcome of the first template sync */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *       "organizationId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *       "name": "Ann",
+                         *       "kind": "whatsapp_cloud",
+                         *       "network": "graph",
+                         *       "phoneNumberId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *       "businessAccountId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *       "displayPhoneNumber": "string",
+                         *       "messagesPerSecond": -9007199254740991,
+                         *       "allowedOrigins": [
+                         *         "string"
+                         *       ],
+                         *       "webhook": {
+                         *         "url": "https://example.com/hooks/switchboard",
+                         *         "verifyToken": "string"
+                         *       },
+                         *       "createdAt": "2026-01-05T09:30:00.000Z",
+                         *       "updatedAt": "2026-01-05T09:30:00.000Z",
+                         *       "templateSync": {
+                         *         "ok": true,
+                         *         "synced": -9007199254740991,
+                         *         "error": "string"
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            allowedOrigins?: string[];
+                            businessAccountId?: string;
+                            createdAt: string;
+                            displayPhoneNumber?: string | null;
+                            /** @description the channelId used in sends */
+                            id: string;
+                            /** @enum {string} */
+                            kind: "whatsapp_cloud" | "web_chat";
+                            /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                            messagesPerSecond?: number;
+                            name: string;
+                            /** @enum {string} */
+                            network?: "graph" | "sandbox";
+                            organizationId: string;
+                            phoneNumberId?: string;
+                            /** @description present for WhatsApp channels: the first sync of the template registry from the network */
+                            templateSync?: {
+                                /** @description why the sync failed; run the sync again */
+                                error?: string;
+                                ok: boolean;
+                                synced?: number;
+                            };
+                            updatedAt: string;
+                            webhook?: {
+                                url: string;
+                                /** @description shown once, when generated */
+                                verifyToken?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description invalid request: a field, the query or the JSON itself */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `phone_number_in_use` by another channel, or `sandbox_disabled` */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description the request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description clustered without SECRETS_KEY: chat-network credentials cannot be stored */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -8717,6 +8995,218 @@ export interface paths {
                             /** @constant */
                             success: false;
                         };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/channels/{channelId}/verify-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Generate a new webhook verify token for a WhatsApp channel on the real network, shown this once (the old one stops verifying) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    channelId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the channel, with `webhook.url` and the new `webhook.verifyToken` */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *       "organizationId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *       "name": "Ann",
+                         *       "kind": "whatsapp_cloud",
+                         *       "network": "graph",
+                         *       "phoneNumberId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *       "businessAccountId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                         *       "displayPhoneNumber": "string",
+                         *       "messagesPerSecond": -9007199254740991,
+                         *       "allowedOrigins": [
+                         *         "string"
+                         *       ],
+                         *       "webhook": {
+                         *         "url": "https://example.com/hooks/switchboard",
+                         *         "verifyToken": "string"
+                         *       },
+                         *       "createdAt": "2026-01-05T09:30:00.000Z",
+                         *       "updatedAt": "2026-01-05T09:30:00.000Z"
+                         *     }
+                         */
+                        "application/json": {
+                            allowedOrigins?: string[];
+                            businessAccountId?: string;
+                            createdAt: string;
+                            displayPhoneNumber?: string | null;
+                            /** @description the channelId used in sends */
+                            id: string;
+                            /** @enum {string} */
+                            kind: "whatsapp_cloud" | "web_chat";
+                            /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                            messagesPerSecond?: number;
+                            name: string;
+                            /** @enum {string} */
+                            network?: "graph" | "sandbox";
+                            organizationId: string;
+                            phoneNumberId?: string;
+                            updatedAt: string;
+                            webhook?: {
+                                url: string;
+                                /** @description shown once, when generated */
+                                verifyToken?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description no such channel in the organization */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `not_a_chat_channel` (web chat), or `sandbox_channel`: the sandbox network subscribes its channels itself */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            error: {
+                                code: string;
+                                details?: unknown;
+                                message: string;
+                            };
+                            /** @constant */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "string",
+                         *         "message": "string",
+                         *         "details": null
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };

@@ -11,6 +11,7 @@ export type Role = SessionUser['role'];
 
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
 type Ok<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: { 200: infer R } } ? Json<R> : never;
+type Created<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: { 201: infer R } } ? Json<R> : never;
 type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: infer R } ? Json<NonNullable<R>> : never;
 
 /** The signed-in user, as `GET /v1/auth/session` answers. */
@@ -21,6 +22,14 @@ export type DashboardUser = Ok<'/v1/users', 'get'>['users'][number];
 export type ApiKeyInfo = Ok<'/v1/api-keys', 'get'>['apiKeys'][number];
 /** One line of the credits history, `GET /v1/credits`. */
 export type CreditEntry = Ok<'/v1/credits', 'get'>['history'][number];
+/** A channel as an admin manages it, `GET /v1/channels` (never its secrets). */
+export type ChannelDetail = Ok<'/v1/channels', 'get'>['channels'][number];
+/** What `POST /v1/channels` takes: a sandbox number, a real WhatsApp number, or a web chat. */
+export type NewChannel = Body<'/v1/channels', 'post'>;
+/** A channel just created: a real number's verify token this once, and the first template sync. */
+export type CreatedChannel = Created<'/v1/channels', 'post'>;
+/** A connected tool (mailbox, calendar, payment account), `GET /v1/tools`. */
+export type ConnectedTool = Ok<'/v1/tools', 'get'>['tools'][number];
 /** One member of the team directory, `GET /v1/team`. */
 export type TeamMember = Ok<'/v1/team', 'get'>['members'][number];
 /** A conversation with its last 50 messages, as `GET /v1/conversations/{id}` answers. */

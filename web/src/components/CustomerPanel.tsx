@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import { describeError } from '../api/errors';
@@ -12,6 +13,43 @@ interface PhoneMessage {
   buttons?: { id: string; title: string }[];
   quickReplies?: { index: number; text: string }[];
   media?: { id: string; mimeType: string; filename?: string };
+  template?: PhoneTemplate;
+}
+
+/** A template message as the customer's phone shows it (filled in by the sandbox network). */
+interface PhoneTemplate {
+  name: string;
+  header?: { text: string } | { media: string; link?: string };
+  body?: string;
+  footer?: string;
+  buttons: { type: string; text: string; url?: string; phoneNumber?: string; code?: string }[];
+}
+
+/** A template's header, footer and its buttons that are not quick replies (those are tapped below it). */
+function TemplateParts({ t, children }: { t: PhoneTemplate; children: ComponentChildren }) {
+  const h = t.header;
+  const others = t.buttons.filter((b) => b.type !== 'quick_reply');
+  return (
+    <div class="template" data-template={t.name}>
+      {h && 'text' in h && <p class="template-header">{h.text}</p>}
+      {h && 'media' in h && <p class="tag">{h.link ? <a href={h.link} target="_blank" rel="noopener noreferrer">{h.media}</a> : h.media}</p>}
+      {children}
+      {t.footer && <p class="template-footer">{t.footer}</p>}
+      {others.length > 0 && (
+        <div class="template-buttons">
+          {others.map((b, i) =>
+            b.url ? (
+              <a key={i} href={b.url} target="_blank" rel="noopener noreferrer">{b.text}</a>
+            ) : b.code ? (
+              <button key={i} type="button" title={b.code} onClick={() => void navigator.clipboard?.writeText(b.code!)}>{b.text}: {b.code}</button>
+            ) : (
+              <span key={i} class="tag">{b.text}{b.phoneNumber ? ` (${b.phoneNumber})` : ''}</span>
+            ),
+          )}
+        </div>
+      )}
+    </div>
+  );
 }
 
 const POLL_MS = 1500;
@@ -141,7 +179,11 @@ export function CustomerPanel({ channelId, phone, profileName }: { channelId: st
         {messages.map((m) => (
           <li key={m.id} class={m.direction === 'from_customer' ? 'mine' : 'theirs'} data-direction={m.direction}>
             {m.media && <p class="tag">{m.media.filename ?? m.type}</p>}
-            {(m.text !== undefined || !m.media) && <p>{m.text ?? `(${m.type})`}</p>}
+            {m.template ? (
+              <TemplateParts t={m.template}>{m.template.body !== undefined && <p>{m.template.body}</p>}</TemplateParts>
+            ) : (
+              (m.text !== undefined || !m.media) && <p>{m.text ?? `(${m.type})`}</p>
+            )}
             {m.buttons?.map((b) => (
               <button key={b.id} type="button" disabled={busy} onClick={() => void act(() => ok(api.POST('/v1/sandbox/channels/{channelId}/customers/{phone}/button-replies', { params: { path }, body: { messageId: m.id, buttonId: b.id, ...name } })))}>
                 {b.title}

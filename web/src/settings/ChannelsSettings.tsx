@@ -1,34 +1,110 @@
 import { useState } from 'preact/hooks';
-import { api, ok, request } from '../api/client';
-import type { ChannelInfo, TemplateInfo } from '../api/types';
+import { api, ok } from '../api/client';
+import type { ChannelDetail, CreatedChannel, NewChannel, TemplateInfo } from '../api/types';
+import { CopyField } from '../components/CopyButton';
+import { NewChannelForm } from './NewChannelForm';
 import { useAction, useLoad } from './useLoad';
 
-/** Channels and their templates: each template's status and variables; sync from the network. */
+/** What to show once after a change: a channel's webhook address, with a verify token that is never shown again. */
+interface Reveal {
+  channel: ChannelDetail;
+  note: string;
+}
+
+function kindLabel(c: ChannelDetail): string {
+  if (c.kind === 'web_chat') return 'web chat';
+  return c.network === 'sandbox' ? 'WhatsApp on the sandbox network' : 'WhatsApp';
+}
+
+/**
+ * Channels and their templates: create a channel (sandbox number, real
+ * WhatsApp number, web chat), each WhatsApp channel's webhook URL to copy (a
+ * real number's verify token once, or a new one), each template's status and
+ * variables, sync from the network.
+ */
 export function ChannelsSettings() {
-  const channels = useLoad(() => ok(api.GET('/v1/channels')).then((r) => r.channels as ChannelInfo[]));
+  const channels = useLoad(() => ok(api.GET('/v1/channels')).then((r) => r.channels));
+  const action = useAction();
   const [open, setOpen] = useState<string | null>(null);
+  const [adding, setAdding] = useState(false);
+  const [reveal, setReveal] = useState<Reveal | null>(null);
+
+  const created = (c: CreatedChannel) => {
+    const sync = c.templateSync;
+    const templates = sync === undefined ? '' : sync.ok ? ` ${sync.synced ?? 0} templates synced from the network.` : ` The first template sync failed (${sync.error ?? 'unknown error'}): sync again once the number is set up.`;
+    setReveal({ channel: c, note: `The channel ${c.name} was created.${templates}` });
+    setAdding(false);
+    if (c.kind === 'whatsapp_cloud') setOpen(c.id);
+    channels.reload();
+  };
+  const newToken = async (c: ChannelDetail) => {
+    if (!confirm(`Generate a new verify token for ${c.name}? The current one stops verifying the webhook at once.`)) return;
+    let next: ChannelDetail | undefined;
+    if (await action.run(async () => {
+      next = await ok(api.POST('/v1/channels/{channelId}/verify-token', { params: { path: { channelId: c.id } } }));
+    })) setReveal({ channel: next!, note: `A new verify token for ${c.name}.` });
+  };
+
   return (
     <section class="panel" aria-labelledby="ch-title">
-      <h1 id="ch-title">Channels & templates</h1>
+      <header class="row spread">
+        <h1 id="ch-title">Channels & templates</h1>
+        {!adding && <button type="button" class="primary" onClick={() => setAdding(true)}>New channel</button>}
+      </header>
+      {reveal && <Revealed reveal={reveal} onDone={() => setReveal(null)} />}
+      {adding && <NewChannelForm onCreated={created} onCancel={() => setAdding(false)} create={(body: NewChannel) => ok(api.POST('/v1/channels', { body }))} />}
+      {action.error && <p class="error" role="alert">{action.error}</p>}
       {channels.error && <p class="error" role="alert">{channels.error}</p>}
-      {channels.data?.length === 0 && <p class="empty">This organization has no channel yet (the operator CLI creates them).</p>}
-      {channels.data?.map((c) => (
-        <article class="card" key={c.id}>
-          <header class="row wrap spread">
-            <div>
-              <strong>{c.name}</strong>
-              <div class="muted small">
-                {c.kind === 'whatsapp_cloud' ? `WhatsApp ${c.network === 'sandbox' ? '(sandbox network)' : ''}` : 'web chat'} · {c.displayPhoneNumber ?? c.phoneNumberId ?? ''} · <code>{c.id}</code>
-              </div>
-            </div>
-            {c.kind === 'whatsapp_cloud' && (
-              <button type="button" onClick={() => setOpen(open === c.id ? null : c.id)} aria-expanded={open === c.id}>Templates</button>
-            )}
-          </header>
-          {open === c.id && <Templates channelId={c.id} />}
-        </article>
-      ))}
+      {channels.data?.length === 0 && !adding && <p class="empty">This organization has no channel yet.</p>}
+      <ul class="plain" data-testid="channels">
+        {channels.data?.map((c) => (
+          <li key={c.id}>
+            <article class="card" data-channel={c.id}>
+              <header class="row wrap spread">
+                <div>
+                  <strong>{c.name}</strong>
+                  <div class="muted small">
+                    {kindLabel(c)}
+                    {c.displayPhoneNumber || c.phoneNumberId ? ` · +${c.displayPhoneNumber ?? c.phoneNumberId}` : ''} · <code>{c.id}</code>
+                  </div>
+                  {c.kind === 'web_chat' && <div class="muted small">Allowed origins: {c.allowedOrigins?.length ? c.allowedOrigins.join(', ') : 'none yet'}</div>}
+                </div>
+                <div class="row wrap">
+                  {c.kind === 'whatsapp_cloud' && c.network === 'graph' && (
+                    <button type="button" disabled={action.busy} onClick={() => void newToken(c)}>New verify token</button>
+                  )}
+                  {c.kind === 'whatsapp_cloud' && (
+                    <button type="button" onClick={() => setOpen(open === c.id ? null : c.id)} aria-expanded={open === c.id}>Templates</button>
+                  )}
+                </div>
+              </header>
+              {c.webhook && c.network === 'graph' && <CopyField label="Webhook URL" value={c.webhook.url} />}
+              {open === c.id && <Templates channelId={c.id} />}
+            </article>
+          </li>
+        ))}
+      </ul>
     </section>
+  );
+}
+
+/** A channel's webhook address and, for a real number, its verify token: what Meta's app dashboard asks for. */
+function Revealed({ reveal, onDone }: { reveal: Reveal; onDone: () => void }) {
+  const c = reveal.channel;
+  const token = c.webhook?.verifyToken;
+  return (
+    <div class="secret card" role="status" data-testid="channel-created">
+      <p>{reveal.note}</p>
+      {c.webhook && c.network === 'graph' && (
+        <>
+          <p>In your Meta app's WhatsApp webhook settings, enter this callback URL and verify token, and subscribe to the <code>messages</code> field.{token ? ' Copy the token now: it is shown only this once.' : ''}</p>
+          <CopyField label="Webhook URL" value={c.webhook.url} testId="webhook-url" />
+          {token && <CopyField label="Verify token" value={token} testId="verify-token" />}
+        </>
+      )}
+      {c.network === 'sandbox' && <p class="small">The sandbox network already sends this number's webhooks here. Play its customer in the simulator.</p>}
+      <button type="button" onClick={onDone}>{token ? 'I have saved it' : 'Done'}</button>
+    </div>
   );
 }
 
@@ -42,9 +118,9 @@ function Templates({ channelId }: { channelId: string }) {
   const action = useAction();
   const [result, setResult] = useState<string | null>(null);
   const sync = async () => {
-    let r: { synced?: number; removed?: number } | undefined;
+    let r: { synced: number; removed: number } | undefined;
     if (await action.run(async () => {
-      r = await request<{ synced?: number; removed?: number }>('POST', `/v1/channels/${encodeURIComponent(channelId)}/templates/sync`);
+      r = await ok(api.POST('/v1/channels/{channelId}/templates/sync', { params: { path: { channelId } } }));
     })) {
       setResult(`Synced ${r?.synced ?? 0} templates${r?.removed ? `, removed ${r.removed}` : ''}.`);
       list.reload();
@@ -58,7 +134,8 @@ function Templates({ channelId }: { channelId: string }) {
       </div>
       {action.error && <p class="error" role="alert">{action.error}</p>}
       {list.error && <p class="error" role="alert">{list.error}</p>}
-      {list.data && (
+      {list.data?.length === 0 && <p class="empty">No template yet: sync from the network.</p>}
+      {list.data && list.data.length > 0 && (
         <div class="table-wrap">
           <table data-testid="templates">
             <thead>
