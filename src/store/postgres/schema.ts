@@ -10,6 +10,16 @@ import type { PgMigration } from './db.js';
  * index.
  */
 
+// Folds case and the accents of Latin letters, as FTS5's unicode61 tokenizer does in the embedded
+// database: immutable, so generated search columns can use it, and queries fold their words the same way.
+const SEARCH = `
+  CREATE FUNCTION sb_fold(t text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT translate(lower(t),
+      'áàâäãåāăąçćčďéèêëēėęěíìîïīįñńňóòôöõøōőŕřśšşťúùûüūůűųýÿźżžł',
+      'aaaaaaaaacccdeeeeeeeeiiiiiinnnoooooooorrssstuuuuuuuuyyzzzl')
+  $$;
+`;
+
 // The organization's own records (`core/postgres.ts`); `records` holds small key-value collections.
 const CORE = `
   CREATE TABLE records (
@@ -52,7 +62,7 @@ const CORE = `
     body jsonb NOT NULL,
     -- The contact's name and phone digits, for the workspace's search.
     search tsvector GENERATED ALWAYS AS (
-      to_tsvector('simple', coalesce(body->>'name', '') || ' ' || split_part(audience_external_id, ':', 1))
+      to_tsvector('simple', sb_fold(coalesce(body->>'name', '')) || ' ' || split_part(audience_external_id, ':', 1))
     ) STORED,
     PRIMARY KEY (org, audience_external_id),
     UNIQUE (org, id)
@@ -73,7 +83,7 @@ const CORE = `
     audience_id text,
     body jsonb NOT NULL,
     search tsvector GENERATED ALWAYS AS (
-      to_tsvector('simple', coalesce(body->>'title', '') || ' ' || coalesce(body->>'description', ''))
+      to_tsvector('simple', sb_fold(coalesce(body->>'title', '') || ' ' || coalesce(body->>'description', '')))
     ) STORED,
     PRIMARY KEY (org, seq)
   );
@@ -122,4 +132,4 @@ const ACTOR_REPLIES = `
   CREATE INDEX actor_replies_by_expiry ON actor_replies (expires_at);
 `;
 
-export const NODE_PG_MIGRATIONS: PgMigration[] = [{ version: 1, name: 'records', sql: CORE + ACTOR_REPLIES }];
+export const NODE_PG_MIGRATIONS: PgMigration[] = [{ version: 1, name: 'records', sql: SEARCH + CORE + ACTOR_REPLIES }];

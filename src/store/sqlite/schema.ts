@@ -146,6 +146,69 @@ export const NODE_MIGRATIONS: Migration[] = [
       `);
     },
   },
+  {
+    // Full-text search (FTS5) over message text, contact names and phone digits, ticket subjects and
+    // descriptions, kept by triggers; the same text PostgreSQL indexes with tsvector. Accents and case
+    // are folded (unicode61, remove_diacritics 2). Contacts and tickets have no integer rowid, so a
+    // table of their own gives each one the rowid its index entry goes by.
+    version: 3,
+    up(db) {
+      db.exec(`
+        CREATE VIRTUAL TABLE session_messages_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+        CREATE TRIGGER session_messages_fts_insert AFTER INSERT ON session_messages BEGIN
+          INSERT INTO session_messages_fts (rowid, text)
+            VALUES (new.seq, coalesce(json_extract(new.body, '$.content.text'), json_extract(new.body, '$.content.caption'), ''));
+        END;
+        CREATE TRIGGER session_messages_fts_delete AFTER DELETE ON session_messages BEGIN
+          DELETE FROM session_messages_fts WHERE rowid = old.seq;
+        END;
+        INSERT INTO session_messages_fts (rowid, text)
+          SELECT seq, coalesce(json_extract(body, '$.content.text'), json_extract(body, '$.content.caption'), '') FROM session_messages;
+
+        CREATE TABLE contacts_search_ids (
+          id INTEGER PRIMARY KEY,
+          org TEXT NOT NULL,
+          audience_external_id TEXT NOT NULL,
+          UNIQUE (org, audience_external_id)
+        );
+        CREATE VIRTUAL TABLE contacts_fts USING fts5(name, phone, tokenize = 'unicode61 remove_diacritics 2');
+        CREATE TRIGGER contacts_fts_insert AFTER INSERT ON contacts BEGIN
+          INSERT OR IGNORE INTO contacts_search_ids (org, audience_external_id) VALUES (new.org, new.audience_external_id);
+          INSERT INTO contacts_fts (rowid, name, phone)
+            SELECT id, coalesce(json_extract(new.body, '$.name'), ''), substr(new.audience_external_id, 1, instr(new.audience_external_id || ':', ':') - 1)
+            FROM contacts_search_ids WHERE org = new.org AND audience_external_id = new.audience_external_id;
+        END;
+        CREATE TRIGGER contacts_fts_update AFTER UPDATE OF body ON contacts
+          WHEN json_extract(old.body, '$.name') IS NOT json_extract(new.body, '$.name') BEGIN
+          UPDATE contacts_fts SET name = coalesce(json_extract(new.body, '$.name'), '')
+            WHERE rowid = (SELECT id FROM contacts_search_ids WHERE org = new.org AND audience_external_id = new.audience_external_id);
+        END;
+        INSERT INTO contacts_search_ids (org, audience_external_id) SELECT org, audience_external_id FROM contacts;
+        INSERT INTO contacts_fts (rowid, name, phone)
+          SELECT i.id, coalesce(json_extract(c.body, '$.name'), ''), substr(c.audience_external_id, 1, instr(c.audience_external_id || ':', ':') - 1)
+          FROM contacts c JOIN contacts_search_ids i ON i.org = c.org AND i.audience_external_id = c.audience_external_id;
+
+        CREATE TABLE tickets_search_ids (
+          id INTEGER PRIMARY KEY,
+          org TEXT NOT NULL,
+          seq INTEGER NOT NULL,
+          UNIQUE (org, seq)
+        );
+        CREATE VIRTUAL TABLE tickets_fts USING fts5(subject, description, tokenize = 'unicode61 remove_diacritics 2');
+        CREATE TRIGGER tickets_fts_insert AFTER INSERT ON tickets BEGIN
+          INSERT OR IGNORE INTO tickets_search_ids (org, seq) VALUES (new.org, new.seq);
+          DELETE FROM tickets_fts WHERE rowid = (SELECT id FROM tickets_search_ids WHERE org = new.org AND seq = new.seq);
+          INSERT INTO tickets_fts (rowid, subject, description)
+            SELECT id, coalesce(json_extract(new.body, '$.title'), ''), coalesce(json_extract(new.body, '$.description'), '')
+            FROM tickets_search_ids WHERE org = new.org AND seq = new.seq;
+        END;
+        INSERT INTO tickets_search_ids (org, seq) SELECT org, seq FROM tickets;
+        INSERT INTO tickets_fts (rowid, subject, description)
+          SELECT i.id, coalesce(json_extract(t.body, '$.title'), ''), coalesce(json_extract(t.body, '$.description'), '')
+          FROM tickets t JOIN tickets_search_ids i ON i.org = t.org AND i.seq = t.seq;
+      `);
+    },
+  },
 ];
 
 /** A database of key-value collections only (the sandbox providers', standing for Google and Stripe). */
