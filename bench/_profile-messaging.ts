@@ -21,7 +21,8 @@ import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
 import { startServer } from '../src/server.js';
 import { operatorApi, orgWithKey } from '../test/harness/operator-api.js';
-import { startNats, startRedis, type ServerProcess } from '../test/harness/servers.js';
+import { startNats, startPostgres, startRedis, type ServerProcess } from '../test/harness/servers.js';
+import { clusterEnv } from '../test/harness/use-servers.js';
 
 const mode = process.argv[2] ?? 'embedded';
 const seconds = Number(process.argv[3] ?? 6);
@@ -32,9 +33,9 @@ const dir = mkdtempSync(join(tmpdir(), 'sb-prof-'));
 let env: Record<string, string> = { DATA_DIR: dir };
 if (mode === 'held') env.SANDBOX_STATUS_DELAY_MS = '60000';
 if (mode === 'clustered') {
-  const [redis, nats] = await Promise.all([startRedis(), startNats()]);
-  infra.push(redis, nats);
-  env = { REDIS_URL: redis.url, NATS_URL: nats.url, NODE_ID: 'p1', SECRETS_KEY: '3'.repeat(64), SANDBOX_NETWORK: 'true', KEY_PREFIX: 'prof' };
+  const [redis, nats, postgres] = await Promise.all([startRedis(), startNats(), startPostgres()]);
+  infra.push(redis, nats, postgres);
+  env = { ...clusterEnv({ redis, nats, postgres }, 'prof'), NODE_ID: 'p1', SECRETS_KEY: '3'.repeat(64), SANDBOX_NETWORK: 'true' };
 }
 const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', OPERATOR_TOKEN: OPERATOR, LOG_LEVEL: 'silent', SEED_DEMO: 'false', TEMPLATE_RATE_LIMIT_PER_MINUTE: '1000000', SANDBOX_MAX_MPS: '100000', ...env });
 const running = await startServer(config, { log: silentLogger });

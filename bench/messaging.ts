@@ -37,12 +37,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
+import pg from 'pg';
 import { createClient } from 'redis';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
@@ -50,7 +51,8 @@ import { startServer, type RunningServer } from '../src/server.js';
 import { templateSendSchema } from '../src/messaging/index.js';
 import { connectRedis } from '../src/store/index.js';
 import { operatorApi, orgWithKey } from '../test/harness/operator-api.js';
-import { freePort, startNats, startRedis, type ServerProcess } from '../test/harness/servers.js';
+import { freePort, startNats, startPostgres, startRedis, type ServerProcess } from '../test/harness/servers.js';
+import { clusterEnv as clusterServersEnv } from '../test/harness/use-servers.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -106,6 +108,24 @@ function cpuOf(pid: number): number {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+/** CPU of PostgreSQL: the postmaster and every backend it forked (one process per connection). */
+function postgresCpu(postmaster: number): number {
+  let total = cpuOf(postmaster);
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const f = readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(f.slice(f.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) total += cpuOf(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+/** PostgreSQL transactions committed in the database so far (its statistics, flushed within about a second). */
+async function pgCommits(db: pg.Client): Promise<number> {
+  return Number((await db.query('SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()')).rows[0].xact_commit);
 }
 const selfCpu = () => {
   const u = process.cpuUsage();
@@ -318,6 +338,8 @@ interface Row {
   /** Of those, what the node sends with no load at all (lease and membership renewals, relays polling), at the same rate over the row. */
   redisUpkeepPerSend: number;
   commitsPerSend: number | null;
+  /** PostgreSQL transactions per send clustered, its statuses included (each statement outside a transaction counts as one). */
+  pgTxPerSend: number | null;
   /** SQLite writes (`SqliteDb.run` calls) per send embedded, its statuses included. */
   writesPerSend: number | null;
   network: { accepted: number; throttled: number; rejected: number };
@@ -328,7 +350,7 @@ async function measure(
   name: string,
   sandbox: Sandbox,
   redis: StatsClient,
-  target: { urls: string[]; key: string; channelId: string; commits?: () => number; writes?: () => number; pids: Record<string, number>; inProcess: string },
+  target: { urls: string[]; key: string; channelId: string; commits?: () => number; writes?: () => number; pgCommits?: () => Promise<number>; pids: Record<string, number>; inProcess: string },
   load: Record<string, unknown>,
   extraCpu: () => Promise<Record<string, number>> = async () => ({}),
 ): Promise<Row> {
@@ -341,6 +363,7 @@ async function measure(
   const t0 = performance.now();
   const before = (await sandbox.control('GET', '/stats')) as Row['network'];
   const commits0 = target.commits?.() ?? 0;
+  const pg0 = (await target.pgCommits?.()) ?? 0;
   const writes0 = target.writes?.() ?? 0;
   const cpu0: Record<string, number> = { [target.inProcess]: selfCpu(), sandbox: cpuOf(sandbox.proc.pid!), redis: await redisCpu(redis), ...(await extraCpu()) };
   for (const [k, pid] of Object.entries(target.pids)) cpu0[k] = cpuOf(pid);
@@ -362,6 +385,9 @@ async function measure(
     await monitor.close();
     writeFileSync(process.env.BENCH_MSG_MONITOR!, monitored.join('\n'));
   }
+  // PostgreSQL's statistics reach pg_stat_database within a second of a transaction.
+  if (target.pgCommits) await new Promise((res) => setTimeout(res, 1500));
+  const pg1 = (await target.pgCommits?.()) ?? 0;
   const byCommand = await redisCommands(redis);
   const cmds = [...byCommand.values()].reduce((a, b) => a + b, 0);
   const upkeep = idleRate * ((performance.now() - t0) / 1000);
@@ -377,6 +403,7 @@ async function measure(
     redisPerSend: cmds / sends,
     redisUpkeepPerSend: upkeep / sends,
     commitsPerSend: target.commits ? (target.commits() - commits0) / sends : null,
+    pgTxPerSend: target.pgCommits ? (pg1 - pg0) / sends : null,
     writesPerSend: target.writes ? (target.writes() - writes0) / sends : null,
     network: { accepted: after.accepted - before.accepted, throttled: after.throttled - before.throttled, rejected: after.rejected - before.rejected },
     cpuPer1000,
@@ -385,8 +412,8 @@ async function measure(
 
 function print(title: string, rows: Row[], baseline: Row | undefined): void {
   console.log(`\n## ${title}\n`);
-  console.log('| run | sends/s | p50 ms | p99 ms | ratio | Redis cmds/send (of it upkeep) | fsyncs/send (SQLite writes) | sent / 2xx / network accepted / throttled | non-2xx | CPU s per 1,000 sends |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---|---|---|');
+  console.log('| run | sends/s | p50 ms | p99 ms | ratio | Redis cmds/send (of it upkeep) | fsyncs/send (SQLite writes) | PostgreSQL tx/send | sent / 2xx / network accepted / throttled | non-2xx | CPU s per 1,000 sends |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|');
   for (const r of rows) {
     const rate = r.load.ok / r.load.seconds;
     const ratio = baseline ? (rate / (baseline.load.ok / baseline.load.seconds)).toFixed(2) : '';
@@ -394,14 +421,17 @@ function print(title: string, rows: Row[], baseline: Row | undefined): void {
     const non2xx = Object.entries(r.load.statuses).map(([k, v]) => `${k}×${v}`).concat(r.load.errors ? [`errors×${r.load.errors}`] : [], r.load.skipped ? [`not sent×${r.load.skipped}`] : []).join(' ') || '0';
     const cpu = Object.entries(r.cpuPer1000).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
     console.log(
-      `| ${r.name} | ${rate.toFixed(0)} | ${r.load.p50.toFixed(1)} | ${r.load.p99.toFixed(1)} | ${ratio} | ${r.redisPerSend === null || r.redisPerSend === 0 ? '—' : `${r.redisPerSend.toFixed(1)} (${r.redisUpkeepPerSend.toFixed(1)})`} | ${r.commitsPerSend === null ? '—' : `${r.commitsPerSend.toFixed(2)} (${r.writesPerSend!.toFixed(1)} writes)`} | ${offered} / ${r.load.ok} / ${r.network.accepted} / ${r.network.throttled} | ${non2xx} | ${cpu} |`,
+      `| ${r.name} | ${rate.toFixed(0)} | ${r.load.p50.toFixed(1)} | ${r.load.p99.toFixed(1)} | ${ratio} | ${r.redisPerSend === null || r.redisPerSend === 0 ? '—' : `${r.redisPerSend.toFixed(1)} (${r.redisUpkeepPerSend.toFixed(1)})`} | ${r.commitsPerSend === null ? '—' : `${r.commitsPerSend.toFixed(2)} (${r.writesPerSend!.toFixed(1)} writes)`} | ${r.pgTxPerSend === null ? '—' : r.pgTxPerSend.toFixed(1)} | ${offered} / ${r.load.ok} / ${r.network.accepted} / ${r.network.throttled} | ${non2xx} | ${cpu} |`,
     );
   }
 }
 
 export async function run(): Promise<void> {
-  const [redis, nats] = await Promise.all([startRedis(), startNats()]);
+  const [redis, nats, postgres] = await Promise.all([startRedis(), startNats(), startPostgres()]);
   const natsPid = nats.proc.pid!;
+  const postmaster = Number(readFileSync(join(postgres.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const pgStats = new pg.Client({ connectionString: postgres.url });
+  await pgStats.connect();
   const r: StatsClient = createClient({ url: redis.url });
   await r.connect();
   const dirs: string[] = [];
@@ -410,10 +440,11 @@ export async function run(): Promise<void> {
     dirs.push(d);
     return d;
   };
-  const clusterEnv = (id: string, prefix: string) => ({ REDIS_URL: redis.url, NATS_URL: nats.url, NODE_ID: id, SECRETS_KEY: SECRETS, KEY_PREFIX: prefix });
-  const natsCpu = async () => ({ nats: cpuOf(natsPid) });
+  const clusterEnv = (id: string, prefix: string) => ({ ...clusterServersEnv({ redis, nats, postgres }, prefix), NODE_ID: id, SECRETS_KEY: SECRETS });
+  const natsCpu = async () => ({ nats: cpuOf(natsPid), postgres: postgresCpu(postmaster) });
+  const pgCounter = { pgCommits: () => pgCommits(pgStats) };
   const closed = { connections: CONNECTIONS };
-  const procs: ServerProcess[] = [redis, nats];
+  const procs: ServerProcess[] = [redis, nats, postgres];
   let sandbox = await startSandbox(100_000);
   try {
     const rows: Row[] = [];
@@ -431,12 +462,12 @@ export async function run(): Promise<void> {
     }
     if (ROWS.has('clustered1')) {
       const t = await startTarget(sandbox, [clusterEnv('c1', 'c1')], 10_000);
-      rows.push(await measure('clustered, 1 node (Redis + NATS)', sandbox, r, { ...t, pids: {}, inProcess: 'node' }, closed, natsCpu));
+      rows.push(await measure('clustered, 1 node (PostgreSQL + Redis + NATS)', sandbox, r, { ...t, ...pgCounter, pids: {}, inProcess: 'node' }, closed, natsCpu));
       await t.close();
     }
     if (ROWS.has('clustered3')) {
       const t = await startTarget(sandbox, [clusterEnv('d1', 'c3'), clusterEnv('d2', 'c3'), clusterEnv('d3', 'c3')], 10_000);
-      rows.push(await measure('clustered, 3 nodes (Redis + NATS)', sandbox, r, { ...t, pids: { node2: t.childPids[0]!, node3: t.childPids[1]! }, inProcess: 'node1' }, closed, natsCpu));
+      rows.push(await measure('clustered, 3 nodes (PostgreSQL + Redis + NATS)', sandbox, r, { ...t, ...pgCounter, pids: { node2: t.childPids[0]!, node3: t.childPids[1]! }, inProcess: 'node1' }, closed, natsCpu));
       await t.close();
     }
     print(`Template sends with their 3 status webhooks (${CONNECTIONS} connections, closed loop, ${SECONDS} s, 2000 contacts, sandbox in its own process)`, rows, baseline);
@@ -489,6 +520,7 @@ export async function run(): Promise<void> {
   } finally {
     await sandbox.stop();
     await r.close();
+    await pgStats.end();
     for (const p of procs) await p.stop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   }

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
 import { startServer } from '../src/server.js';
-import { startNats, startRedis } from '../test/harness/servers.js';
+import { startNats, startPostgres, startRedis } from '../test/harness/servers.js';
+import { clusterEnv } from '../test/harness/use-servers.js';
 import { load, report, startBareRedisEndpoint, type LoadResult } from './lib.js';
 
 const OPERATOR = 'bench-operator-token-0123456789';
@@ -38,18 +39,18 @@ async function ticketRun(label: string, env: Record<string, string>): Promise<Lo
 }
 
 export async function run(): Promise<void> {
-  const [redis, nats] = await Promise.all([startRedis(), startNats()]);
+  const [redis, nats, postgres] = await Promise.all([startRedis(), startNats(), startPostgres()]);
   const dir = mkdtempSync(join(tmpdir(), 'sb-bench-'));
   try {
     const baseline = await bareBaseline(redis.url);
     const rows = [
       ...(await ticketRun('embedded, on disk', { DATA_DIR: join(dir, 'embedded') })),
-      // Clustered as deployed: state in Redis, the ticket.* events in JetStream before the answer.
-      ...(await ticketRun('clustered: Redis + NATS', { DATA_DIR: join(dir, 'clustered'), REDIS_URL: redis.url, NATS_URL: nats.url, SECRETS_KEY: 'c'.repeat(64) })),
+      // Clustered as deployed: the ticket and its outbox entry in one PostgreSQL transaction, the ticket.* events in JetStream.
+      ...(await ticketRun('clustered: PostgreSQL + Redis + NATS', { DATA_DIR: join(dir, 'clustered'), ...clusterEnv({ redis, nats, postgres }, 'tickets'), SECRETS_KEY: 'c'.repeat(64) })),
     ];
     report('Tickets (16 connections, autocannon)', baseline, rows);
   } finally {
-    await Promise.all([redis.stop(), nats.stop()]);
+    await Promise.all([redis.stop(), nats.stop(), postgres.stop()]);
     rmSync(dir, { recursive: true, force: true });
   }
 }
