@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openNodeDbIn } from '../../src/store/index.js';
 import { createSqliteWebhookStore } from '../../src/store/webhooks/sqlite.js';
-import { createRedisWebhookStore } from '../../src/store/webhooks/redis.js';
+import { createPostgresWebhookStore } from '../../src/store/webhooks/postgres.js';
 import { useRedisClients } from '../harness/use-servers.js';
+import { usePostgres } from '../harness/use-postgres.js';
 import { makeDelivery, makeRegistration, runWebhookStoreContract } from './store-contract.js';
 
 const dirs: string[] = [];
@@ -18,8 +19,9 @@ runWebhookStoreContract('embedded (on disk)', async () => {
 });
 
 const redis = useRedisClients();
-runWebhookStoreContract('redis', async () => {
-  return createRedisWebhookStore(await redis.client(), `t${randomUUID().slice(0, 8)}`);
+const postgres = usePostgres();
+runWebhookStoreContract('postgres', async () => {
+  return createPostgresWebhookStore(await postgres.open(), await redis.client(), { prefix: `t${randomUUID().slice(0, 8)}` });
 });
 
 describe('embedded webhook store', () => {
@@ -36,5 +38,52 @@ describe('embedded webhook store', () => {
     const lane = { organizationId: 'orgA', registrationId: r.id };
     expect(await s2.claimLanes(Date.now(), 10, 'n', 1000)).toEqual([lane]);
     expect(await s2.dueDeliveries(lane, Date.now(), 10)).toEqual([d.id]);
+  });
+});
+
+describe('clustered webhook store', () => {
+  it('puts pending deliveries back on the schedule when Redis lost it', async () => {
+    const db = await postgres.open();
+    const client = await redis.client();
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const s1 = createPostgresWebhookStore(db, client, { prefix });
+    const r = makeRegistration('orgA');
+    await s1.createRegistration(r);
+    const d = makeDelivery(r);
+    await s1.enqueueDeliveries([d, makeDelivery(r, { status: 'succeeded', nextAttemptAt: null })]);
+    // What a Redis restarted without persistence holds.
+    await client.del(`${prefix}:wh:lanes`);
+    const s2 = createPostgresWebhookStore(db, client, { prefix });
+    const lane = { organizationId: 'orgA', registrationId: r.id };
+    expect(await s2.claimLanes(Date.now(), 10, 'n', 1000)).toEqual([lane]);
+    expect(await s2.dueDeliveries(lane, Date.now(), 10)).toEqual([d.id]);
+  });
+
+  it('a registration deleted while its deliveries are enqueued on another node leaves none behind', async () => {
+    const db = await postgres.open();
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const [a, b] = [createPostgresWebhookStore(db, await redis.client(), { prefix }), createPostgresWebhookStore(db, await redis.client(), { prefix })];
+    for (let i = 0; i < 20; i++) {
+      const r = makeRegistration('orgA');
+      await a.createRegistration(r);
+      await Promise.all([a.enqueueDeliveries([makeDelivery(r), makeDelivery(r)]), b.deleteRegistration('orgA', r.id)]);
+      expect((await a.listDeliveries('orgA', r.id, { offset: 0, limit: 10 })).total).toBe(0);
+    }
+  });
+
+  it('drops finished deliveries past the retention, keeps pending ones', async () => {
+    const db = await postgres.open();
+    let now = Date.now();
+    const s = createPostgresWebhookStore(db, await redis.client(), { prefix: `t${randomUUID().slice(0, 8)}`, retentionMs: 86_400_000, now: () => now });
+    const r = makeRegistration('orgA');
+    await s.createRegistration(r);
+    const old = new Date(now - 2 * 86_400_000).toISOString();
+    const done = makeDelivery(r, { status: 'succeeded', nextAttemptAt: null, updatedAt: old });
+    const pending = makeDelivery(r, { updatedAt: old });
+    await s.enqueueDeliveries([done, pending]);
+    now += 61_000;
+    await s.enqueueDeliveries([makeDelivery(r)]);
+    expect(await s.getDelivery('orgA', done.id)).toBeNull();
+    expect(await s.getDelivery('orgA', pending.id)).not.toBeNull();
   });
 });
