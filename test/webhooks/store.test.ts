@@ -86,4 +86,34 @@ describe('clustered webhook store', () => {
     expect(await s.getDelivery('orgA', done.id)).toBeNull();
     expect(await s.getDelivery('orgA', pending.id)).not.toBeNull();
   });
+  it('registrations for fan-out: created, disabled and deleted are seen at once on their node, by another within a second', async () => {
+    const db = await postgres.open();
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const [a, b] = [createPostgresWebhookStore(db, await redis.client(), { prefix }), createPostgresWebhookStore(db, await redis.client(), { prefix })];
+    const ids = async (s: typeof a) => (await s.fanOutRegistrations('o1')).map((r) => `${r.id}:${r.status}`);
+    expect(await ids(a)).toEqual([]);
+    expect(await ids(b)).toEqual([]);
+    const reg = makeRegistration('o1');
+    await a.createRegistration(reg);
+    expect(await ids(a)).toEqual([`${reg.id}:active`]);
+    await eventually(async () => (await ids(b)).length === 1);
+    await a.updateRegistration({ ...reg, status: 'disabled', disabledReason: 'test' });
+    expect(await ids(a)).toEqual([`${reg.id}:disabled`]);
+    await eventually(async () => (await ids(b))[0] === `${reg.id}:disabled`);
+    await b.deleteRegistration('o1', reg.id);
+    expect(await ids(b)).toEqual([]);
+    await eventually(async () => (await ids(a)).length === 0);
+    // The management list is never remembered.
+    await a.createRegistration(makeRegistration('o1'));
+    expect(await b.listRegistrations('o1')).toHaveLength(1);
+  });
 });
+
+/** Polls until `check` holds (another node's memory lapses); fails after 20 s. */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('not seen within 20 s');
+}
