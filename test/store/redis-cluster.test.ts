@@ -21,7 +21,7 @@ import { runConversationIndexContract } from '../inbox/conversation-index.contra
 import { runActorStoreContract } from '../actors/actor-store.contract.js';
 import { runSandboxStateContract } from '../messaging/sandbox-state.contract.js';
 import { runToolStoreContract } from '../tools/store-contract.js';
-import { createRedisToolRepo } from '../../src/store/tools/redis.js';
+import { createPostgresToolRepo } from '../../src/store/tools/postgres.js';
 
 /*
  * Every Redis store contract suite against a real 3-master Redis Cluster,
@@ -116,14 +116,22 @@ runMessagingStoreContract('redis cluster', async () => {
   };
 });
 
-runToolStoreContract('redis cluster', async (box) => {
+// The tool store keeps OAuth states and refresh locks in Redis, beside its records in PostgreSQL.
+runToolStoreContract('postgres + redis cluster', async (box) => {
   const p = prefix();
+  const db = await postgres.open();
   const other = await otherNode();
   return {
-    repo: createRedisToolRepo(node.client, p, box),
-    otherNode: createRedisToolRepo(other, p, box),
-    rawDump: () => dumpPrefix(p),
-    reopen: (b) => createRedisToolRepo(node.client, p, b),
+    repo: createPostgresToolRepo(db, node.client, p, box),
+    otherNode: createPostgresToolRepo(db, other, p, box),
+    rawDump: async () => {
+      const rows: string[] = [];
+      for (const table of ['tools', 'tool_credentials', 'tool_payment_events', 'records']) {
+        for (const r of await db.rows<{ row: string }>(`SELECT t::text AS row FROM ${table} t`)) rows.push(r.row);
+      }
+      return `${rows.join('\n')}\n${await dumpPrefix(p)}`;
+    },
+    reopen: (b) => createPostgresToolRepo(db, node.client, p, b),
     close: async () => {},
   };
 });
