@@ -98,8 +98,9 @@ export class ConnectedTools {
       : backing.kind === 'clustered'
         ? createPostgresSandboxProviderRecords(backing.pg)
         : createSqliteSandboxProviderRecords(openKeyValueDb(memory ? null : join(config.DATA_DIR, 'sandbox-providers.db'), memory ? null : join(config.DATA_DIR, 'sandbox-providers')));
-    let tools: ConnectedTools | undefined;
-    const publicUrl = () => (config.PUBLIC_URL ?? tools!.self()).replace(/\/+$/, '');
+    // The sandbox's pages link to this node's own URL, known once it listens.
+    const opened: { tools?: ConnectedTools } = {};
+    const publicUrl = () => (config.PUBLIC_URL ?? opened.tools!.self()).replace(/\/+$/, '');
     let sandbox: SandboxProviders | null = null;
     try {
       if (records !== null) sandbox = await SandboxProviders.open({ records, log: deps.log.child({ component: 'sandbox-providers' }), publicUrl, tokenTtlSeconds: config.SANDBOX_TOOLS_TOKEN_TTL_S });
@@ -107,8 +108,8 @@ export class ConnectedTools {
       await records?.close();
       throw e;
     }
-    tools = new ConnectedTools(repo, sandbox, records, deps);
-    return tools;
+    opened.tools = new ConnectedTools(repo, sandbox, records, deps);
+    return opened.tools;
   }
 
   private self(): string {
