@@ -1,7 +1,7 @@
 /**
  * Webhooks: deliveries per second to a loopback receiver with 1 and 50
  * registrations, and event → delivery latency (p50/p99) at a steady rate,
- * embedded and clustered (Redis + JetStream), beside a bare loop of signed
+ * embedded and clustered (PostgreSQL + Redis + JetStream), beside a bare loop of signed
  * POSTs to the same receiver in the same run.
  *
  * `npm run bench -- webhooks` (BENCH_SECONDS sets the paced runs' length).
@@ -13,9 +13,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddedEventLog, JetStreamEventLog, type DomainEvent, type EventLog } from '../src/events/index.js';
-import { connectRedis, createSqliteWebhookStore, createRedisWebhookStore, openNodeDbIn, type WebhookStore } from '../src/store/index.js';
+import { connectRedis, createSqliteWebhookStore, createPostgresWebhookStore, openNodeDbIn, PgDb, NODE_PG_MIGRATIONS, type WebhookStore } from '../src/store/index.js';
 import { generateSecret, signRequest, WebhookDispatcher, WebhookHttpClient } from '../src/webhooks/index.js';
-import { startNats, startRedis } from '../test/harness/servers.js';
+import { startNats, startPostgres, startRedis } from '../test/harness/servers.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 
@@ -160,7 +160,7 @@ async function runCase(label: string, stack: Stack, sink: Sink, registrations: n
 
 export async function run(): Promise<void> {
   const sink = await startSink();
-  const [redis, nats] = await Promise.all([startRedis(), startNats()]);
+  const [redis, nats, postgres] = await Promise.all([startRedis(), startNats(), startPostgres()]);
   const dirs: string[] = [];
   const rows: string[] = [];
   const line = (name: string, rate: number, extra = '') => rows.push(`${name.padEnd(46)} ${rate.toFixed(0).padStart(7)} deliveries/s${extra}`);
@@ -178,8 +178,9 @@ export async function run(): Promise<void> {
     const clustered = async (): Promise<Stack> => {
       const prefix = `bw${randomUUID().slice(0, 6)}`;
       const client = await connectRedis(redis.url);
+      const db = await PgDb.open(postgres.url, { migrations: NODE_PG_MIGRATIONS, schema: prefix });
       const events = await JetStreamEventLog.connect(nats.url, { prefix });
-      return { store: createRedisWebhookStore(client, prefix), events, close: async () => { await events.close(); await client.quit(); } };
+      return { store: createPostgresWebhookStore(db, client, { prefix }), events, close: async () => { await events.close(); await client.quit(); await db.close(); } };
     };
 
     for (const [mode, make] of [['embedded', embedded], ['clustered', clustered]] as const) {
@@ -194,7 +195,7 @@ export async function run(): Promise<void> {
     console.log('\n## Webhooks\n');
     for (const r of rows) console.log(r);
     await sink.close();
-    await Promise.all([redis.stop(), nats.stop()]);
+    await Promise.all([redis.stop(), nats.stop(), postgres.stop()]);
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   }
 }

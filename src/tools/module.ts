@@ -7,8 +7,10 @@ import type { ConnectedIntegrationId, ToolRecord } from '../domain/tools.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { integrationTools, ToolRegistry, type IntegrationInfo, type McpServerDef } from '../mcp/index.js';
-import type { SqliteDb } from '../store/sqlite/db.js';
 import { openKeyValueDb, type NodeBacking } from '../store/backing.js';
+import type { SandboxProviderRecords } from '../store/sandbox-providers/port.js';
+import { createSqliteSandboxProviderRecords } from '../store/sandbox-providers/sqlite.js';
+import { createPostgresSandboxProviderRecords } from '../store/sandbox-providers/postgres.js';
 import { openToolStore } from '../store/tools/open.js';
 import type { ToolRepo } from '../store/tools/port.js';
 import { calendarTools } from './calendar-tools.js';
@@ -47,7 +49,7 @@ export interface ToolsOpenDeps {
   log: Logger;
   clock: Clock;
   version: string;
-  /** The node's backing: its SQLite database embedded, its one Redis client clustered. */
+  /** The node's backing: its SQLite database embedded, its PostgreSQL pool and Redis client clustered. */
   backing: NodeBacking;
 }
 
@@ -59,31 +61,23 @@ export interface ToolsOpenDeps {
  */
 export class ConnectedTools {
   readonly service: ToolService;
-  readonly sandbox: SandboxProviders | null;
   private readonly registries: Record<ConnectedIntegrationId, ToolRegistry>;
   private selfUrl: string | null = null;
 
   private constructor(
     readonly repo: ToolRepo,
-    private readonly sandboxDb: SqliteDb | null,
+    readonly sandbox: SandboxProviders | null,
+    private readonly sandboxRecords: SandboxProviderRecords | null,
     private readonly deps: ToolsOpenDeps,
   ) {
     const { config, log } = deps;
-    const self = () => {
-      if (this.selfUrl === null) throw new AppError(503, 'not_ready', 'the service is still starting', undefined, { retryAfterSeconds: 1 });
-      return this.selfUrl;
-    };
-    this.sandbox =
-      sandboxDb === null
-        ? null
-        : new SandboxProviders({ db: sandboxDb, log: log.child({ component: 'sandbox-providers' }), publicUrl: () => (config.PUBLIC_URL ?? self()).replace(/\/+$/, ''), tokenTtlSeconds: config.SANDBOX_TOOLS_TOKEN_TTL_S });
     this.service = new ToolService({
       repo,
       log: log.child({ component: 'tools' }),
       clock: deps.clock,
       config,
-      sandbox: this.sandbox,
-      sandboxUrl: () => config.SANDBOX_TOOLS_URL ?? `${self()}${SANDBOX_PROVIDERS_PATH}`,
+      sandbox,
+      sandboxUrl: () => config.SANDBOX_TOOLS_URL ?? `${this.self()}${SANDBOX_PROVIDERS_PATH}`,
     });
     this.registries = { email: new ToolRegistry(emailTools()), calendar: new ToolRegistry(calendarTools()), payment: new ToolRegistry(paymentTools()) };
   }
@@ -95,9 +89,32 @@ export class ConnectedTools {
       deps.log.warn('SECRETS_KEY is not set: connected tools (email, calendar, payment) are off until every node has the same key');
       return null;
     }
-    const sandboxOn = deps.config.SANDBOX_TOOLS ?? deps.config.mode === 'embedded';
-    const db = sandboxOn ? openKeyValueDb(deps.config.DATA_DIR === ':memory:' ? null : join(deps.config.DATA_DIR, 'sandbox-providers.db'), deps.config.DATA_DIR === ':memory:' ? null : join(deps.config.DATA_DIR, 'sandbox-providers')) : null;
-    return new ConnectedTools(repo, db, deps);
+    const { config, backing } = deps;
+    const sandboxOn = config.SANDBOX_TOOLS ?? config.mode === 'embedded';
+    const memory = config.DATA_DIR === ':memory:';
+    // Clustered, every node serves the same sandbox accounts: their records are in PostgreSQL.
+    const records = !sandboxOn
+      ? null
+      : backing.kind === 'clustered'
+        ? createPostgresSandboxProviderRecords(backing.pg)
+        : createSqliteSandboxProviderRecords(openKeyValueDb(memory ? null : join(config.DATA_DIR, 'sandbox-providers.db'), memory ? null : join(config.DATA_DIR, 'sandbox-providers')));
+    // The sandbox's pages link to this node's own URL, known once it listens.
+    const opened: { tools?: ConnectedTools } = {};
+    const publicUrl = () => (config.PUBLIC_URL ?? opened.tools!.self()).replace(/\/+$/, '');
+    let sandbox: SandboxProviders | null = null;
+    try {
+      if (records !== null) sandbox = await SandboxProviders.open({ records, log: deps.log.child({ component: 'sandbox-providers' }), publicUrl, tokenTtlSeconds: config.SANDBOX_TOOLS_TOKEN_TTL_S });
+    } catch (e) {
+      await records?.close();
+      throw e;
+    }
+    opened.tools = new ConnectedTools(repo, sandbox, records, deps);
+    return opened.tools;
+  }
+
+  private self(): string {
+    if (this.selfUrl === null) throw new AppError(503, 'not_ready', 'the service is still starting', undefined, { retryAfterSeconds: 1 });
+    return this.selfUrl;
   }
 
   /** The base URL this node answers on: the adapters reach the sandbox providers there. */
@@ -148,7 +165,7 @@ export class ConnectedTools {
 
   async close(): Promise<void> {
     await this.repo.close();
-    await this.sandboxDb?.close();
+    await this.sandboxRecords?.close();
   }
 }
 

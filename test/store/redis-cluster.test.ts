@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCluster } from 'redis';
-import { createRedisStore, createRedisConversationIndex, createRedisWebhookStore, openNodeRedis, type NodeRedis, type RedisClient } from '../../src/store/index.js';
+import { createRedisStore, createRedisConversationIndex, createPostgresWebhookStore, openNodeRedis, type NodeRedis, type RedisClient } from '../../src/store/index.js';
 import { RedisActorStore } from '../../src/store/actors/redis.js';
 import { SecretBox } from '../../src/store/secret-box.js';
 import { createRedisChannelRepo } from '../../src/store/channels/redis.js';
@@ -9,10 +9,10 @@ import { createRedisTemplateRepo } from '../../src/store/templates/redis.js';
 import { createRedisCreditRepo } from '../../src/store/credits/redis.js';
 import { createRedisRateLimiter } from '../../src/store/ratelimit/redis.js';
 import { createRedisSessionMessageRepo } from '../../src/store/session-messages/redis.js';
-import { createRedisResourceStore } from '../../src/store/resources/redis.js';
 import { createRedisRequestKeyRepo } from '../../src/store/request-keys/redis.js';
 import { createRedisSandboxState } from '../../src/network/sandbox/index.js';
 import { startRedisCluster, type RedisClusterProcess } from '../harness/servers.js';
+import { usePostgres } from '../harness/use-postgres.js';
 import { runStoreContract } from './contract.js';
 import { runAuthStoreContract } from '../auth/store-contract.js';
 import { runWebhookStoreContract } from '../webhooks/store-contract.js';
@@ -21,7 +21,7 @@ import { runConversationIndexContract } from '../inbox/conversation-index.contra
 import { runActorStoreContract } from '../actors/actor-store.contract.js';
 import { runSandboxStateContract } from '../messaging/sandbox-state.contract.js';
 import { runToolStoreContract } from '../tools/store-contract.js';
-import { createRedisToolRepo } from '../../src/store/tools/redis.js';
+import { createPostgresToolRepo } from '../../src/store/tools/postgres.js';
 
 /*
  * Every Redis store contract suite against a real 3-master Redis Cluster,
@@ -92,7 +92,9 @@ describe('the test harness Redis Cluster', () => {
 
 runStoreContract('redis cluster', async () => createRedisStore(node.client, prefix(), { closeClient: false }));
 runAuthStoreContract('redis cluster', async () => createRedisStore(node.client, prefix(), { closeClient: false }));
-runWebhookStoreContract('redis cluster', async () => createRedisWebhookStore(node.client, prefix()));
+// The webhook store keeps its lane schedule and leases in Redis, beside its records in PostgreSQL.
+const postgres = usePostgres();
+runWebhookStoreContract('postgres + redis cluster', async () => createPostgresWebhookStore(await postgres.open(), node.client, { prefix: prefix() }));
 runConversationIndexContract('redis cluster', async () => ({ repo: createRedisConversationIndex(node.client, prefix()), close: async () => {} }));
 runActorStoreContract('redis cluster', async () => new RedisActorStore(node.client, prefix()));
 runSandboxStateContract('redis cluster', async () => ({ state: createRedisSandboxState(node.client, prefix()), close: async () => {} }));
@@ -114,32 +116,27 @@ runMessagingStoreContract('redis cluster', async () => {
   };
 });
 
-runToolStoreContract('redis cluster', async (box) => {
+// The tool store keeps OAuth states and refresh locks in Redis, beside its records in PostgreSQL.
+runToolStoreContract('postgres + redis cluster', async (box) => {
   const p = prefix();
+  const db = await postgres.open();
   const other = await otherNode();
   return {
-    repo: createRedisToolRepo(node.client, p, box),
-    otherNode: createRedisToolRepo(other, p, box),
-    rawDump: () => dumpPrefix(p),
-    reopen: (b) => createRedisToolRepo(node.client, p, b),
+    repo: createPostgresToolRepo(db, node.client, p, box),
+    otherNode: createPostgresToolRepo(db, other, p, box),
+    rawDump: async () => {
+      const rows: string[] = [];
+      for (const table of ['tools', 'tool_credentials', 'tool_payment_events', 'records']) {
+        for (const r of await db.rows<{ row: string }>(`SELECT t::text AS row FROM ${table} t`)) rows.push(r.row);
+      }
+      return `${rows.join('\n')}\n${await dumpPrefix(p)}`;
+    },
+    reopen: (b) => createPostgresToolRepo(db, node.client, p, b),
     close: async () => {},
   };
 });
 
 describe('the remaining Redis adapters on Redis Cluster', () => {
-  it('resources: create, list newest pages, rename, delete, all in the organization slot', async () => {
-    const store = createRedisResourceStore(node.client, prefix());
-    const at = new Date().toISOString();
-    const r = { id: randomUUID(), organizationId: 'o1', name: 'CRM', type: 'crm', config: {}, createdAt: at, updatedAt: at, version: 1 };
-    await store.create(r);
-    await expect(store.create({ ...r, id: randomUUID(), name: 'crm' })).rejects.toMatchObject({ code: 'resource_name_taken' });
-    expect((await store.list('o1', { offset: 0, limit: 10 })).resources.map((x) => x.id)).toEqual([r.id]);
-    expect(await store.replace(r, { ...r, name: 'CRM 2', version: 2 })).toBe(true);
-    expect((await store.get('o1', r.id))?.name).toBe('CRM 2');
-    expect(await store.delete('o1', r.id)).toBe(true);
-    expect((await store.list('o1', { offset: 0, limit: 10 })).total).toBe(0);
-  });
-
   it('request keys: the same key with the same body is a repeat, with another body a conflict', async () => {
     const keys = createRedisRequestKeyRepo(node.client, prefix());
     expect(await keys.remember('o1', 'k1', 'f1', 60_000)).toBe('new');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createRedisStore, createRedisWebhookStore } from '../../src/store/index.js';
+import { createRedisStore } from '../../src/store/index.js';
 import { createRedisCreditRepo } from '../../src/store/credits/redis.js';
 import { CREDIT_LEDGER_SIZE } from '../../src/store/credits/port.js';
 import { createRedisConversationIndex } from '../../src/store/conversations/redis.js';
@@ -12,7 +12,6 @@ import type { SessionMessage } from '../../src/messaging/types.js';
 import { AccountService } from '../../src/app/accounts.js';
 import { systemClock } from '../../src/clock.js';
 import { useRedisClients } from '../harness/use-servers.js';
-import { makeRegistration } from '../webhooks/store-contract.js';
 import { template as storedTemplate } from '../messaging/store-contract.js';
 import { record as conversation } from '../inbox/conversation-index.contract.js';
 
@@ -55,27 +54,6 @@ describe('remembered reads on clustered nodes', () => {
     await b.put(template('o1', 'ch1'));
     await b.delete('o1', 'ch1', 'welcome', 'en');
     expect(await b.get('o1', 'ch1', 'welcome', 'en')).toBeNull();
-  });
-
-  it('webhook registrations for fan-out: created, disabled and deleted are seen at once on their node, by another within the bound', async () => {
-    const prefix = `t${randomUUID().slice(0, 8)}`;
-    const [a, b] = [createRedisWebhookStore(await client(), prefix), createRedisWebhookStore(await client(), prefix)];
-    const ids = async (s: typeof a) => (await s.fanOutRegistrations('o1')).map((r) => `${r.id}:${r.status}`);
-    expect(await ids(a)).toEqual([]);
-    expect(await ids(b)).toEqual([]);
-    const reg = makeRegistration('o1');
-    await a.createRegistration(reg);
-    expect(await ids(a)).toEqual([`${reg.id}:active`]);
-    await eventually(async () => (await ids(b)).length === 1);
-    await a.updateRegistration({ ...reg, status: 'disabled', disabledReason: 'test' });
-    expect(await ids(a)).toEqual([`${reg.id}:disabled`]);
-    await eventually(async () => (await ids(b))[0] === `${reg.id}:disabled`);
-    await b.deleteRegistration('o1', reg.id);
-    expect(await ids(b)).toEqual([]);
-    await eventually(async () => (await ids(a)).length === 0);
-    // The management list is never remembered.
-    await a.createRegistration(makeRegistration('o1'));
-    expect(await b.listRegistrations('o1')).toHaveLength(1);
   });
 
   it('API keys: a revoked key and a deactivated user stop working at once on their node, on another within the bound', async () => {

@@ -89,7 +89,7 @@ describe('calendar tool against the sandbox calendar over HTTP', () => {
   it('delete: credentials gone, grant revoked, endpoint refuses', async () => {
     expect((await svc.call('DELETE', `/v1/tools/${toolId}`, { key: a.adminKey })).body.revoked_at_provider).toBe(true);
     expect(await svc.running.services.tools!.repo.getCredentials(toolId)).toBeNull();
-    expect(svc.running.services.tools!.sandbox!.identity.liveGrants('cal@shop.example')).toBe(0);
+    expect(await svc.running.services.tools!.sandbox!.identity.liveGrants('cal@shop.example')).toBe(0);
     await expect(client.listTools()).rejects.toThrow(/404|No MCP server/);
   });
 });

@@ -134,7 +134,7 @@ describe('email tool against the sandbox mailbox over HTTP', () => {
     const del = await svc.call('DELETE', `/v1/tools/${toolId}`, { key: a.adminKey });
     expect(del.body).toEqual({ id: toolId, deleted: true, revoked_at_provider: true });
     expect(await store.getCredentials(toolId)).toBeNull();
-    expect(svc.running.services.tools!.sandbox!.identity.liveGrants('support@shop.example')).toBe(0);
+    expect(await svc.running.services.tools!.sandbox!.identity.liveGrants('support@shop.example')).toBe(0);
     expect((await svc.call('GET', `/v1/tools/${toolId}`, { key: a.adminKey })).status).toBe(404);
     await expect(client.listTools()).rejects.toThrow(/404|No MCP server/);
   });

@@ -3,30 +3,34 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/log.js';
 import { systemClock } from '../../src/clock.js';
-import { connectRedis, type RedisClient } from '../../src/store/index.js';
+import { connectRedis, NODE_PG_MIGRATIONS, PgDb, type RedisClient } from '../../src/store/index.js';
 import { SecretBox } from '../../src/store/secret-box.js';
-import { createRedisToolRepo } from '../../src/store/tools/redis.js';
+import { createPostgresToolRepo } from '../../src/store/tools/postgres.js';
 import { ToolService } from '../../src/tools/index.js';
 import type { Principal } from '../../src/domain/types.js';
-import { startRedis, type ServerProcess } from '../harness/servers.js';
+import { startPostgres, startRedis, type PostgresProcess, type ServerProcess } from '../harness/servers.js';
 import { startTestService, type TestService } from '../harness/service.js';
 
 /**
- * Two nodes (two ToolServices, each with its own Redis connection, one store)
+ * Two nodes (two ToolServices, each with its own PostgreSQL pool and Redis
+ * connection, one store)
  * using one tool whose access token expired: the sandbox identity provider
  * must see exactly one refresh.
  */
 describe('token refresh across nodes', () => {
   let redis: ServerProcess;
+  let postgres: PostgresProcess;
   let svc: TestService;
   const clients: RedisClient[] = [];
+  const pools: PgDb[] = [];
   beforeAll(async () => {
-    [redis, svc] = await Promise.all([startRedis(), startTestService()]);
-  });
+    [redis, postgres, svc] = await Promise.all([startRedis(), startPostgres(), startTestService()]);
+  }, 60_000);
   afterAll(async () => {
     for (const c of clients) await c.close();
+    for (const p of pools) await p.close();
     await svc?.close();
-    await redis?.stop();
+    await Promise.all([redis?.stop(), postgres?.stop()]);
   });
 
   it('concurrent calls on two nodes refresh once; the old refresh token is kept; invalid_grant marks the tool', async () => {
@@ -37,7 +41,9 @@ describe('token refresh across nodes', () => {
     const node = async () => {
       const c = await connectRedis(redis.url);
       clients.push(c);
-      return new ToolService({ repo: createRedisToolRepo(c, prefix, new SecretBox(key)), log: silentLogger, clock: systemClock, config, sandbox, sandboxUrl: () => `${svc.url}/sandbox/providers` });
+      const db = await PgDb.open(postgres.url, { migrations: NODE_PG_MIGRATIONS, schema: prefix, poolSize: 4 });
+      pools.push(db);
+      return new ToolService({ repo: createPostgresToolRepo(db, c, prefix, new SecretBox(key)), log: silentLogger, clock: systemClock, config, sandbox, sandboxUrl: () => `${svc.url}/sandbox/providers` });
     };
     const [a, b] = [await node(), await node()];
     const principal: Principal = { organizationId: 'org_1', userId: 'u', role: 'admin', keyId: 'k', scopes: new Set(['mcp:access']) };
@@ -53,7 +59,7 @@ describe('token refresh across nodes', () => {
     expect(active.status).toBe('active');
 
     // Refreshed before use when less than a minute is left, without waiting for a 401.
-    const repo = createRedisToolRepo(clients[0]!, prefix, new SecretBox(key));
+    const repo = createPostgresToolRepo(pools[0]!, clients[0]!, prefix, new SecretBox(key));
     const stored = await repo.getCredentials(tool.id);
     if (stored?.kind !== 'oauth') throw new Error('no oauth credentials');
     await repo.putCredentials(tool.id, { ...stored, expiresAt: Date.now() + 30_000 });

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { EmbeddedEventLog, JetStreamEventLog, type DomainEvent, type EventLog } from '../../src/events/index.js';
-import { closeNodeBacking, connectRedis, openNodeBacking, createRedisWebhookStore, openWebhookStores, type RedisClient } from '../../src/store/index.js';
+import { closeNodeBacking, connectRedis, openNodeBacking, createPostgresWebhookStore, openWebhookStores, PgDb, NODE_PG_MIGRATIONS, type RedisClient } from '../../src/store/index.js';
 import { generateSecret } from '../../src/webhooks/index.js';
 import { useClusterServers } from '../harness/use-servers.js';
 import { eventually } from '../events/contract.js';
@@ -120,17 +120,20 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
     }
   }, 90_000);
 
-  describe('clustered (Redis + JetStream)', () => {
+  describe('clustered (PostgreSQL + Redis + JetStream)', () => {
     const servers = useClusterServers();
+    /** The webhook store the nodes of `env` share (the schema they migrate, on their Redis). */
+    const clusteredDb = (env: Record<string, string>) => PgDb.open(servers.postgres.url, { migrations: NODE_PG_MIGRATIONS, schema: env.DATABASE_SCHEMA, poolSize: 2 });
 
     it('another node takes over the dead one\'s lanes and events: everything arrives', async () => {
       const prefix = `k${randomUUID().slice(0, 6)}`;
       const env = { ...baseEnv, ...servers.env(prefix), EVENTS_ACK_WAIT_MS: '2000', SECRETS_KEY: '5'.repeat(64) };
       const receivers = await slowReceivers(3);
       const client: RedisClient = await connectRedis(servers.redis.url);
+      const db = await clusteredDb(env);
       let log: EventLog | undefined;
       try {
-        const store = createRedisWebhookStore(client, prefix);
+        const store = createPostgresWebhookStore(db, client, { prefix });
         for (const r of receivers) {
           const reg = makeRegistration('orgC', { url: r.url, secret: generateSecret(), createdAt: new Date(Date.now() - 1000).toISOString() });
           r.setSecret(reg.secret);
@@ -154,6 +157,7 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
       } finally {
         await log?.close();
         await client.close();
+        await db.close();
         for (const r of receivers) await r.close();
       }
     }, 90_000);
@@ -161,8 +165,9 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
     it('NATS restarted mid-run: nothing published is lost', async () => {
       const prefix = `n${randomUUID().slice(0, 6)}`;
       const client = await connectRedis(servers.redis.url);
+      const db = await clusteredDb(servers.env(prefix));
       const events = await JetStreamEventLog.connect(servers.nats.url, { prefix, ackWaitMs: 2000, publishTimeoutMs: 20_000 });
-      const harness = await startHarness({ store: createRedisWebhookStore(client, prefix), events });
+      const harness = await startHarness({ store: createPostgresWebhookStore(db, client, { prefix }), events });
       const r = await startReceiver();
       try {
         await harness.register('orgN', r);
@@ -180,6 +185,7 @@ describe('a dispatching node killed with SIGKILL mid-batch', () => {
       } finally {
         await harness.close();
         await client.close();
+        await db.close();
         await r.close();
       }
     }, 90_000);

@@ -119,6 +119,74 @@ const CORE = `
   );
 `;
 
+// Webhook registrations with their delivery history (`webhooks/postgres.ts`; the lane schedule and its leases stay in Redis), and `/api/v1/resource` records (`resources/postgres.ts`).
+const WEBHOOKS = `
+  CREATE TABLE webhook_registrations (
+    org text NOT NULL,
+    id text NOT NULL,
+    url text NOT NULL,
+    created_at text NOT NULL,
+    body jsonb NOT NULL,
+    PRIMARY KEY (org, id),
+    UNIQUE (org, url)
+  );
+
+  -- A registration's deletion takes its deliveries with it; an enqueue holds the registration's row (FOR KEY SHARE) so none outlives it.
+  CREATE TABLE webhook_deliveries (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    org text NOT NULL,
+    id text NOT NULL,
+    registration_id text NOT NULL,
+    status text NOT NULL,
+    due_at bigint,
+    updated_at text NOT NULL,
+    body jsonb NOT NULL,
+    UNIQUE (org, id),
+    FOREIGN KEY (org, registration_id) REFERENCES webhook_registrations (org, id) ON DELETE CASCADE
+  );
+  CREATE INDEX webhook_deliveries_by_registration ON webhook_deliveries (org, registration_id, seq);
+  CREATE INDEX webhook_deliveries_by_state ON webhook_deliveries (org, registration_id, status, seq);
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (org, registration_id, due_at, id) WHERE status = 'pending';
+  CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (updated_at) WHERE status <> 'pending';
+
+  CREATE TABLE resources (
+    org text NOT NULL,
+    id text NOT NULL,
+    -- The name trimmed and lower-cased: unique per organization.
+    name_key text NOT NULL,
+    version integer NOT NULL,
+    created_at text NOT NULL,
+    body jsonb NOT NULL,
+    PRIMARY KEY (org, id),
+    UNIQUE (org, name_key)
+  );
+  CREATE INDEX resources_by_creation ON resources (org, created_at, id);
+`;
+
+// Connected tools (`tools/postgres.ts`): a tool's credentials (sealed) and payment events go with it. OAuth states in flight and refresh locks expire: Redis.
+const TOOLS = `
+  CREATE TABLE tools (
+    id text PRIMARY KEY,
+    org text NOT NULL,
+    created_at text NOT NULL,
+    body jsonb NOT NULL
+  );
+  CREATE INDEX tools_by_org ON tools (org, created_at, id);
+
+  CREATE TABLE tool_credentials (
+    tool_id text PRIMARY KEY REFERENCES tools (id) ON DELETE CASCADE,
+    sealed jsonb NOT NULL
+  );
+
+  CREATE TABLE tool_payment_events (
+    tool_id text NOT NULL REFERENCES tools (id) ON DELETE CASCADE,
+    event_id text NOT NULL,
+    payment_id text NOT NULL,
+    body jsonb NOT NULL,
+    PRIMARY KEY (tool_id, event_id)
+  );
+  CREATE INDEX tool_payment_events_by_payment ON tool_payment_events (tool_id, payment_id);
+`;
 
 // The replies of commands the conversation actors applied under an idempotency key (`actors/postgres.ts`); the actor's state in Redis keeps only their digests.
 const ACTOR_REPLIES = `
@@ -132,4 +200,4 @@ const ACTOR_REPLIES = `
   CREATE INDEX actor_replies_by_expiry ON actor_replies (expires_at);
 `;
 
-export const NODE_PG_MIGRATIONS: PgMigration[] = [{ version: 1, name: 'records', sql: SEARCH + CORE + ACTOR_REPLIES }];
+export const NODE_PG_MIGRATIONS: PgMigration[] = [{ version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES }];

@@ -1,7 +1,7 @@
 /**
  * Storage port for the generic `/api/v1/resource` records. Adapters:
- * `resource-embedded.ts`, `resource-redis.ts`; one contract suite in
- * `test/webhooks/resource-store.test.ts`. Names are unique per organization,
+ * `sqlite.ts`, `postgres.ts`; one contract suite,
+ * `test/webhooks/resource-store-contract.ts`. Names are unique per organization,
  * compared case-insensitively.
  */
 export interface Resource {

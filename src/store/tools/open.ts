@@ -3,11 +3,12 @@ import type { Config } from '../../config.js';
 import type { NodeBacking } from '../backing.js';
 import { SecretBox } from '../secret-box.js';
 import { createSqliteToolRepo } from './sqlite.js';
-import { createRedisToolRepo } from './redis.js';
+import { createPostgresToolRepo } from './postgres.js';
 import type { ToolRepo } from './port.js';
 
 /**
- * The tool store: on the node's Redis client in clustered mode, the node's
+ * The tool store: clustered, the records in the node's PostgreSQL and what
+ * expires (OAuth states, refresh locks) on its Redis client; the node's
  * SQLite database otherwise. Credentials are sealed with the same key
  * as channel secrets (SECRETS_KEY, or DATA_DIR/messaging/secrets.key in
  * embedded mode), with SECRETS_KEY_PREVIOUS for rotation. Null in clustered
@@ -18,10 +19,9 @@ export async function openToolStore(config: Config, backing: NodeBacking): Promi
   if (backing.kind === 'clustered') {
     if (config.SECRETS_KEY === undefined) return null;
     const box = SecretBox.fromString(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS);
-    // The node's client: closed by whoever opened it.
-    return createRedisToolRepo(backing.redis.client, config.KEY_PREFIX, box);
+    // The node's pool and client: closed by whoever opened them.
+    return createPostgresToolRepo(backing.pg, backing.redis.client, config.KEY_PREFIX, box);
   }
   const box = SecretBox.load(config.SECRETS_KEY, memory ? null : join(config.DATA_DIR, 'messaging'), config.SECRETS_KEY_PREVIOUS)!;
-  if (backing.kind !== 'sqlite') throw new Error('REDIS_URL is needed for the Redis backing');
   return createSqliteToolRepo(backing.db, box);
 }

@@ -4,10 +4,10 @@ import type { NodeBacking } from '../backing.js';
 import { SecretBox } from '../secret-box.js';
 import { sealedWebhookStore } from './sealed.js';
 import { createSqliteResourceStore } from '../resources/sqlite.js';
-import { createRedisResourceStore } from '../resources/redis.js';
+import { createPostgresResourceStore } from '../resources/postgres.js';
 import type { ResourceStore } from '../resources/port.js';
 import { createSqliteWebhookStore } from './sqlite.js';
-import { createRedisWebhookStore } from './redis.js';
+import { createPostgresWebhookStore } from './postgres.js';
 import type { WebhookStore } from './port.js';
 
 export interface WebhookStores {
@@ -17,25 +17,23 @@ export interface WebhookStores {
 }
 
 /**
- * The stores behind webhooks and `/api/v1/resource`: on the node's Redis
- * client in clustered mode, the node's SQLite database otherwise.
- * Signing secrets are sealed
- * with the channel-secrets key (`webhook-sealed.ts`).
+ * The stores behind webhooks and `/api/v1/resource`: clustered, the records
+ * in the node's PostgreSQL and the delivery lanes' schedule and leases on its
+ * Redis client; the node's SQLite database otherwise. Signing secrets are
+ * sealed with the channel-secrets key (`sealed.ts`).
  */
 export async function openWebhookStores(config: Config, backing: NodeBacking): Promise<WebhookStores> {
   const retentionMs = config.WEBHOOK_DELIVERY_RETENTION_DAYS * 86_400_000;
   if (backing.kind === 'clustered') {
-    const client = backing.redis.client;
     const box = config.SECRETS_KEY === undefined ? null : SecretBox.fromString(config.SECRETS_KEY);
     return {
-      webhooks: sealedWebhookStore(createRedisWebhookStore(client, config.KEY_PREFIX, { retentionMs }), box),
-      resources: createRedisResourceStore(client, config.KEY_PREFIX),
-      // The client is the node's: closed by whoever opened it.
+      webhooks: sealedWebhookStore(createPostgresWebhookStore(backing.pg, backing.redis.client, { prefix: config.KEY_PREFIX, retentionMs }), box),
+      resources: createPostgresResourceStore(backing.pg),
+      // The pool and the client are the node's: closed by whoever opened them.
       close: async () => {},
     };
   }
   const memory = config.DATA_DIR === ':memory:';
-  if (backing.kind !== 'sqlite') throw new Error('REDIS_URL is needed for the Redis backing');
   const db = backing.db;
   // The key that seals channel credentials (DATA_DIR/messaging/secrets.key unless SECRETS_KEY is set).
   const box = SecretBox.load(config.SECRETS_KEY, memory ? null : join(config.DATA_DIR, 'messaging'));

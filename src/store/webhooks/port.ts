@@ -1,8 +1,8 @@
 /**
  * Storage port for webhook registrations, their deliveries and the delivery
- * schedule. Two adapters: `webhook-sqlite.ts` (the node's SQLite database) and
- * `webhook-redis.ts`; `test/webhooks/store-contract.ts` runs one suite
- * against both. Every method taking an organization id only touches that
+ * schedule. Two adapters: `sqlite.ts` (the node's SQLite database) and
+ * `postgres.ts` (PostgreSQL, with the schedule in Redis);
+ * `test/webhooks/store-contract.ts` runs one suite against both. Every method taking an organization id only touches that
  * organization's data.
  */
 

@@ -1,6 +1,7 @@
 import { conflict } from '../../errors.js';
 import type { SqliteDb } from '../sqlite/db.js';
 import type { DeliveryQuery, LaneRef, WebhookDelivery, WebhookRegistration, WebhookStore } from './port.js';
+import { DELIVERY_SQL, deliveryPage, dueAt } from './delivery-sql.js';
 
 const REGS = 'webhooks';
 const URLS = 'webhookUrls';
@@ -33,12 +34,10 @@ export function createSqliteWebhookStore(db: SqliteDb, opts: SqliteWebhookStoreO
     const cur = lanes.get(lk);
     if (cur === undefined || at < cur) lanes.set(lk, at);
   };
-  const firstDue = (org: string, reg: string) =>
-    (s("SELECT MIN(due_at) AS at FROM webhook_deliveries WHERE org = ? AND registration_id = ? AND status = 'pending'").get(org, reg) as { at: number | null }).at ?? undefined;
-  const dueAt = (d: WebhookDelivery, fallback: string) => (d.status === 'pending' ? Date.parse(d.nextAttemptAt ?? fallback) : null);
+  const firstDue = (org: string, reg: string) => (s(DELIVERY_SQL.firstDue).get(org, reg) as { at: number | null }).at ?? undefined;
   const parse = (row: { body: string } | undefined) => (row === undefined ? null : (JSON.parse(row.body) as WebhookDelivery));
 
-  for (const r of s("SELECT org, registration_id AS reg, MIN(due_at) AS at FROM webhook_deliveries WHERE status = 'pending' GROUP BY org, registration_id").all() as {
+  for (const r of s(DELIVERY_SQL.pendingLanes).all() as {
     org: string;
     reg: string;
     at: number;
@@ -50,7 +49,7 @@ export function createSqliteWebhookStore(db: SqliteDb, opts: SqliteWebhookStoreO
     if (now() - lastPrune < 60_000) return;
     lastPrune = now();
     const cutoff = new Date(now() - retentionMs).toISOString();
-    await db.run(() => s("DELETE FROM webhook_deliveries WHERE status != 'pending' AND updated_at < ?").run(cutoff));
+    await db.run(() => s(DELIVERY_SQL.prune).run(cutoff));
   };
 
   return {
@@ -115,27 +114,26 @@ export function createSqliteWebhookStore(db: SqliteDb, opts: SqliteWebhookStoreO
       await prune();
     },
     async getDelivery(org, id) {
-      return parse(s('SELECT body FROM webhook_deliveries WHERE org = ? AND id = ?').get(org, id) as { body: string } | undefined);
+      return parse(s(DELIVERY_SQL.get).get(org, id) as { body: string } | undefined);
     },
     async listDeliveries(org, registrationId, q: DeliveryQuery) {
-      const cond = q.status === undefined ? 'org = ? AND registration_id = ?' : 'org = ? AND registration_id = ? AND status = ?';
-      const args = q.status === undefined ? [org, registrationId] : [org, registrationId, q.status];
-      const rows = s(`SELECT body FROM webhook_deliveries WHERE ${cond} ORDER BY seq DESC LIMIT ? OFFSET ?`).all(...args, q.limit, q.offset) as { body: string }[];
-      const total = (s(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE ${cond}`).get(...args) as { n: number }).n;
+      const page = deliveryPage(org, registrationId, q);
+      const rows = s(page.list).all(...page.listArgs) as { body: string }[];
+      const total = (s(page.count).get(...page.countArgs) as { n: number }).n;
       return { deliveries: rows.map((r) => JSON.parse(r.body) as WebhookDelivery), total };
     },
     async saveDelivery(d) {
       const at = dueAt(d, d.updatedAt);
       const saved = await db.run(
         () =>
-          s('UPDATE webhook_deliveries SET status = ?, due_at = ?, updated_at = ?, body = ? WHERE org = ? AND id = ?').run(d.status, at, d.updatedAt, JSON.stringify(d), d.organizationId, d.id).changes > 0,
+          s(DELIVERY_SQL.save).run(d.status, at, d.updatedAt, JSON.stringify(d), d.organizationId, d.id).changes > 0,
       );
       if (saved && at !== null) wake(key(d.organizationId, d.registrationId), at);
       return saved;
     },
 
     async dueDeliveries(lane, at, limit) {
-      const rows = s("SELECT id FROM webhook_deliveries WHERE org = ? AND registration_id = ? AND status = 'pending' AND due_at <= ? ORDER BY due_at, id LIMIT ?").all(
+      const rows = s(DELIVERY_SQL.due).all(
         lane.organizationId,
         lane.registrationId,
         at,

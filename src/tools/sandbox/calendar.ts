@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { SqliteDb } from '../../store/sqlite/db.js';
+import type { SandboxProviderRecords } from '../../store/sandbox-providers/port.js';
 import { formatInZone, hasOffset, isTimeZone, toEpoch } from '../providers/timezone.js';
 import { googleError, type SandboxReply } from './google-errors.js';
 
@@ -47,7 +47,7 @@ const eventId = () => BigInt('0x' + randomBytes(10).toString('hex')).toString(32
  */
 export class SandboxCalendar {
   constructor(
-    private readonly db: SqliteDb,
+    private readonly db: SandboxProviderRecords,
     private readonly publicUrl: () => string,
   ) {}
 
@@ -63,24 +63,24 @@ export class SandboxCalendar {
     await this.insert(email, email, { summary: 'Team stand-up', start: { dateTime: `${d}T09:30:00`, timeZone: 'Europe/Berlin' }, end: { dateTime: `${d}T10:00:00`, timeZone: 'Europe/Berlin' } }, {});
   }
 
-  private cals(email: string): Cal[] {
-    return this.db.get<Cal[]>('sbCalendars', email) ?? [];
+  private async cals(email: string): Promise<Cal[]> {
+    return (await this.db.get<Cal[]>('sbCalendars', email)) ?? [];
   }
 
-  private cal(email: string, id: string): Cal | undefined {
+  private async cal(email: string, id: string): Promise<Cal | undefined> {
     const want = id === 'primary' ? email : id;
-    return this.cals(email).find((c) => c.id === want);
+    return (await this.cals(email)).find((c) => c.id === want);
   }
 
-  calendarList(email: string): SandboxReply {
+  async calendarList(email: string): Promise<SandboxReply> {
     return {
       status: 200,
-      body: { kind: 'calendar#calendarList', items: this.cals(email).map((c) => ({ kind: 'calendar#calendarListEntry', id: c.id, summary: c.summary, timeZone: c.timeZone, accessRole: 'owner', ...(c.primary ? { primary: true } : {}) })) },
+      body: { kind: 'calendar#calendarList', items: (await this.cals(email)).map((c) => ({ kind: 'calendar#calendarListEntry', id: c.id, summary: c.summary, timeZone: c.timeZone, accessRole: 'owner', ...(c.primary ? { primary: true } : {}) })) },
     };
   }
 
-  private events(calId: string): StoredEvent[] {
-    return [...this.db.values<StoredEvent>('sbEvents')].filter((e) => e.calendarId === calId);
+  private async events(calId: string): Promise<StoredEvent[]> {
+    return (await this.db.values<StoredEvent>('sbEvents')).filter((e) => e.calendarId === calId);
   }
 
   private render(e: StoredEvent, tz: string): Record<string, unknown> {
@@ -105,7 +105,7 @@ export class SandboxCalendar {
   }
 
   async insert(email: string, calendarId: string, body: Record<string, unknown>, _q: Record<string, unknown>): Promise<SandboxReply> {
-    const cal = this.cal(email, calendarId);
+    const cal = await this.cal(email, calendarId);
     if (cal === undefined) return googleError(404, 'Not Found');
     const s = this.readTime(body?.start, 'start');
     if ('status' in s) return s;
@@ -136,8 +136,8 @@ export class SandboxCalendar {
     return { status: 200, body: this.render(ev, cal.timeZone) };
   }
 
-  list(email: string, calendarId: string, q: Record<string, unknown>): SandboxReply {
-    const cal = this.cal(email, calendarId);
+  async list(email: string, calendarId: string, q: Record<string, unknown>): Promise<SandboxReply> {
+    const cal = await this.cal(email, calendarId);
     if (cal === undefined) return googleError(404, 'Not Found');
     const tz = typeof q.timeZone === 'string' ? q.timeZone : cal.timeZone;
     if (!isTimeZone(tz)) return googleError(400, 'Invalid time zone.');
@@ -148,7 +148,7 @@ export class SandboxCalendar {
     const maxResults = q.maxResults === undefined ? 250 : Number(q.maxResults);
     if (!Number.isInteger(maxResults) || maxResults < 1 || maxResults > 2500) return googleError(400, 'Invalid value for maxResults');
     const text = typeof q.q === 'string' ? q.q.toLowerCase() : '';
-    const all = this.events(cal.id)
+    const all = (await this.events(cal.id))
       .filter((e) => e.status !== 'cancelled' || q.showDeleted === 'true')
       .filter((e) => e.endMs > min && e.startMs < max)
       .filter((e) => text === '' || `${e.summary ?? ''} ${e.description ?? ''} ${e.location ?? ''} ${(e.attendees ?? []).map((a) => a.email).join(' ')}`.toLowerCase().includes(text))
@@ -160,16 +160,16 @@ export class SandboxCalendar {
     };
   }
 
-  get(email: string, calendarId: string, id: string, q: Record<string, unknown>): SandboxReply {
-    const cal = this.cal(email, calendarId);
-    const e = this.db.get<StoredEvent>('sbEvents', id);
+  async get(email: string, calendarId: string, id: string, q: Record<string, unknown>): Promise<SandboxReply> {
+    const cal = await this.cal(email, calendarId);
+    const e = await this.db.get<StoredEvent>('sbEvents', id);
     if (cal === undefined || e === undefined || e.calendarId !== cal.id) return googleError(404, 'Not Found');
     return { status: 200, body: this.render(e, typeof q.timeZone === 'string' && isTimeZone(q.timeZone) ? q.timeZone : cal.timeZone) };
   }
 
   async patch(email: string, calendarId: string, id: string, body: Record<string, unknown>): Promise<SandboxReply> {
-    const cal = this.cal(email, calendarId);
-    const e = this.db.get<StoredEvent>('sbEvents', id);
+    const cal = await this.cal(email, calendarId);
+    const e = await this.db.get<StoredEvent>('sbEvents', id);
     if (cal === undefined || e === undefined || e.calendarId !== cal.id) return googleError(404, 'Not Found');
     if (e.status === 'cancelled') return googleError(410, 'Resource has been deleted');
     let next: StoredEvent = { ...e, updated: new Date().toISOString() };
@@ -195,15 +195,15 @@ export class SandboxCalendar {
   }
 
   async remove(email: string, calendarId: string, id: string): Promise<SandboxReply> {
-    const cal = this.cal(email, calendarId);
-    const e = this.db.get<StoredEvent>('sbEvents', id);
+    const cal = await this.cal(email, calendarId);
+    const e = await this.db.get<StoredEvent>('sbEvents', id);
     if (cal === undefined || e === undefined || e.calendarId !== cal.id) return googleError(404, 'Not Found');
     if (e.status === 'cancelled') return googleError(410, 'Resource has been deleted');
     await this.db.put('sbEvents', id, { ...e, status: 'cancelled', updated: new Date().toISOString() });
     return { status: 204 };
   }
 
-  freeBusy(email: string, body: Record<string, unknown>): SandboxReply {
+  async freeBusy(email: string, body: Record<string, unknown>): Promise<SandboxReply> {
     const min = typeof body?.timeMin === 'string' ? Date.parse(body.timeMin) : NaN;
     const max = typeof body?.timeMax === 'string' ? Date.parse(body.timeMax) : NaN;
     if (Number.isNaN(min) || Number.isNaN(max)) return googleError(400, 'Bad Request');
@@ -215,12 +215,12 @@ export class SandboxCalendar {
     const calendars: Record<string, unknown> = {};
     for (const it of items) {
       const id = String(it?.id ?? '');
-      const cal = this.cal(email, id);
+      const cal = await this.cal(email, id);
       if (cal === undefined) {
         calendars[id] = { errors: [{ domain: 'global', reason: 'notFound' }], busy: [] };
         continue;
       }
-      const spans = this.events(cal.id)
+      const spans = (await this.events(cal.id))
         .filter((e) => e.status !== 'cancelled' && e.transparency !== 'transparent' && e.endMs > min && e.startMs < max)
         .map((e) => [Math.max(min, e.startMs), Math.min(max, e.endMs)] as [number, number])
         .sort((a, b) => a[0] - b[0]);

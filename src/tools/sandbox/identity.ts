@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { SqliteDb } from '../../store/sqlite/db.js';
+import type { SandboxProviderRecords } from '../../store/sandbox-providers/port.js';
 import { escapeHtml, sandboxPage, type SandboxReply } from './google-errors.js';
 
 /** The OAuth client this service is registered as at the sandbox identity provider. */
@@ -62,7 +62,7 @@ export class SandboxIdentity {
   refreshGrants = 0;
 
   constructor(
-    private readonly db: SqliteDb,
+    private readonly db: SandboxProviderRecords,
     readonly clientSecret: string,
     private readonly tokenTtlSeconds: number,
     private readonly onFirstSignIn: (email: string) => Promise<void>,
@@ -123,10 +123,8 @@ export class SandboxIdentity {
     }
     const email = String(form.email ?? '').trim().toLowerCase();
     if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) return { status: 400, html: sandboxPage('Sign in', '<h1>Enter a valid email address</h1>') };
-    if (this.db.get('sbUsers', email) === undefined) {
-      await this.db.put('sbUsers', email, { email, createdAt: new Date().toISOString() });
-      await this.onFirstSignIn(email);
-    }
+    // Once per user, also when two sign-ins race on two nodes.
+    if (await this.db.putIfAbsent('sbUsers', email, { email, createdAt: new Date().toISOString() })) await this.onFirstSignIn(email);
     const code = `4/0${randomBytes(24).toString('base64url')}`;
     this.codes.set(code, { code, email, clientId: p.clientId, redirectUri: p.redirectUri, scope: p.scope, codeChallenge: p.codeChallenge, expiresAt: Date.now() + 5 * 60_000 });
     u.searchParams.set('code', code);
@@ -152,7 +150,7 @@ export class SandboxIdentity {
     }
     if (s('grant_type') === 'refresh_token') {
       this.refreshGrants++;
-      const g = this.db.get<Grant>('sbGrants', s('refresh_token'));
+      const g = await this.db.get<Grant>('sbGrants', s('refresh_token'));
       if (g === undefined || g.revoked) return oauthError(400, 'invalid_grant', 'Token has been expired or revoked.');
       return { status: 200, body: this.issue(g) };
     }
@@ -168,11 +166,11 @@ export class SandboxIdentity {
   /** POST …/revoke: an access token or a refresh token; a refresh token takes its access tokens with it. */
   async revoke(form: Record<string, unknown>): Promise<SandboxReply> {
     const token = typeof form.token === 'string' ? form.token : '';
-    const g = this.db.get<Grant>('sbGrants', token);
+    const g = await this.db.get<Grant>('sbGrants', token);
     const a = this.tokens.get(token);
     if (g === undefined && a === undefined) return oauthError(400, 'invalid_token', 'Token expired or revoked');
     const refresh = g?.refreshToken ?? a!.refreshToken;
-    const grant = this.db.get<Grant>('sbGrants', refresh);
+    const grant = await this.db.get<Grant>('sbGrants', refresh);
     if (grant !== undefined) await this.db.put('sbGrants', refresh, { ...grant, revoked: true });
     for (const [k, t] of this.tokens) if (t.refreshToken === refresh) this.tokens.delete(k);
     return { status: 200, body: {} };
@@ -201,7 +199,7 @@ export class SandboxIdentity {
   /** Sandbox control: the user revokes the app's access (refresh then fails with invalid_grant). */
   async revokeUser(email: string): Promise<number> {
     let n = 0;
-    for (const [k, g] of this.db.entries<Grant>('sbGrants')) {
+    for (const [k, g] of await this.db.entries<Grant>('sbGrants')) {
       if (g.email === email && !g.revoked) {
         await this.db.put('sbGrants', k, { ...g, revoked: true });
         n++;
@@ -212,7 +210,7 @@ export class SandboxIdentity {
   }
 
   /** Live grants of a user (sandbox statistics: a deleted tool leaves none). */
-  liveGrants(email: string): number {
-    return [...this.db.values<Grant>('sbGrants')].filter((g) => g.email === email && !g.revoked).length;
+  async liveGrants(email: string): Promise<number> {
+    return (await this.db.values<Grant>('sbGrants')).filter((g) => g.email === email && !g.revoked).length;
   }
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { SqliteDb } from '../../store/sqlite/db.js';
+import type { SandboxProviderRecords } from '../../store/sandbox-providers/port.js';
 import { buildMime, parseMime, readPayload, type GmailPart } from '../providers/mime.js';
 import { googleError, type SandboxReply } from './google-errors.js';
 
@@ -27,18 +27,18 @@ const hexId = () => randomBytes(8).toString('hex');
  * profile. A new user's inbox starts with a few messages.
  */
 export class SandboxMailbox {
-  constructor(private readonly db: SqliteDb) {}
+  constructor(private readonly db: SandboxProviderRecords) {}
 
   private key(email: string, id: string): string {
     return `${email}/${id}`;
   }
 
-  private messages(email: string): StoredMessage[] {
-    return [...this.db.entries<StoredMessage>('sbMail')].filter(([k]) => k.startsWith(`${email}/`)).map(([, m]) => m);
+  private async messages(email: string): Promise<StoredMessage[]> {
+    return (await this.db.entries<StoredMessage>('sbMail', `${email}/`)).map(([, m]) => m);
   }
 
-  private userLabels(email: string): { id: string; name: string }[] {
-    return this.db.get<{ id: string; name: string }[]>('sbLabels', email) ?? [];
+  private async userLabels(email: string): Promise<{ id: string; name: string }[]> {
+    return (await this.db.get<{ id: string; name: string }[]>('sbLabels', email)) ?? [];
   }
 
   /** Stores a message from raw RFC 5322 text, with its labels; returns it. */
@@ -130,13 +130,13 @@ export class SandboxMailbox {
     });
   }
 
-  list(email: string, q: Record<string, unknown>): SandboxReply {
+  async list(email: string, q: Record<string, unknown>): Promise<SandboxReply> {
     const max = q.maxResults === undefined ? 100 : Number(q.maxResults);
     if (!Number.isInteger(max) || max < 1 || max > 500) return googleError(400, 'Invalid value for maxResults');
     const labelIds = q.labelIds === undefined ? [] : Array.isArray(q.labelIds) ? q.labelIds.map(String) : [String(q.labelIds)];
     const query = typeof q.q === 'string' ? q.q : '';
     const withSpam = q.includeSpamTrash === 'true' || /\bin:(spam|trash|anywhere)\b/i.test(query);
-    const all = this.messages(email)
+    const all = (await this.messages(email))
       .filter((m) => withSpam || !m.labelIds.some((l) => l === 'SPAM' || l === 'TRASH'))
       .filter((m) => labelIds.every((l) => m.labelIds.includes(l)))
       .filter((m) => !m.labelIds.includes('DRAFT') || labelIds.includes('DRAFT') || /in:drafts?/i.test(query))
@@ -150,8 +150,8 @@ export class SandboxMailbox {
     };
   }
 
-  get(email: string, id: string, q: Record<string, unknown>): SandboxReply {
-    const m = this.db.get<StoredMessage>('sbMail', this.key(email, id));
+  async get(email: string, id: string, q: Record<string, unknown>): Promise<SandboxReply> {
+    const m = await this.db.get<StoredMessage>('sbMail', this.key(email, id));
     if (m === undefined) return googleError(404, 'Requested entity was not found.');
     const format = typeof q.format === 'string' ? q.format : 'full';
     if (!['full', 'metadata', 'minimal', 'raw'].includes(format)) return googleError(400, `Invalid value at 'format' (${format})`);
@@ -183,19 +183,19 @@ export class SandboxMailbox {
     const parsed = parseMime(text);
     const to = this.recipients(parsed);
     if (to.length === 0) return googleError(400, 'Invalid To header');
-    const threadId = typeof body.threadId === 'string' && this.messages(email).some((m) => m.threadId === body.threadId) ? body.threadId : undefined;
+    const threadId = typeof body.threadId === 'string' && (await this.messages(email)).some((m) => m.threadId === body.threadId) ? body.threadId : undefined;
     // Bcc is not delivered in the headers the recipients see.
     const visible = text.replace(/^Bcc:.*\r?\n/im, '');
     const sent = await this.deliver(email, text, ['SENT'], threadId);
     for (const r of new Set(to)) {
-      if (this.db.get('sbUsers', r) === undefined) continue;
+      if ((await this.db.get('sbUsers', r)) === undefined) continue;
       if (r === email) {
         await this.db.put('sbMail', this.key(email, sent.id), { ...sent, labelIds: ['SENT', 'INBOX', 'UNREAD'] });
         continue;
       }
       await this.deliver(r, visible, ['INBOX', 'UNREAD']);
     }
-    const cur = this.db.get<StoredMessage>('sbMail', this.key(email, sent.id))!;
+    const cur = (await this.db.get<StoredMessage>('sbMail', this.key(email, sent.id)))!;
     return { status: 200, body: { id: cur.id, threadId: cur.threadId, labelIds: cur.labelIds } };
   }
 
@@ -203,34 +203,35 @@ export class SandboxMailbox {
     const msg = (body?.message ?? {}) as Record<string, unknown>;
     const raw = this.decodeRaw(msg.raw);
     if (raw === null) return googleError(400, 'Missing draft message');
-    const threadId = typeof msg.threadId === 'string' && this.messages(email).some((m) => m.threadId === msg.threadId) ? msg.threadId : undefined;
+    const threadId = typeof msg.threadId === 'string' && (await this.messages(email)).some((m) => m.threadId === msg.threadId) ? msg.threadId : undefined;
     const m = await this.deliver(email, /^from:/im.test(raw) ? raw : `From: ${email}\r\n${raw}`, ['DRAFT'], threadId);
     const id = `r${BigInt('0x' + randomBytes(7).toString('hex')).toString()}`;
     await this.db.put('sbDrafts', `${email}/${id}`, { id, messageId: m.id });
     return { status: 200, body: { id, message: { id: m.id, threadId: m.threadId, labelIds: m.labelIds } } };
   }
 
-  labels(email: string): SandboxReply {
-    const msgs = this.messages(email);
+  async labels(email: string): Promise<SandboxReply> {
+    const msgs = await this.messages(email);
+    const userLabels = await this.userLabels(email);
     const count = (id: string) => ({ messagesTotal: msgs.filter((m) => m.labelIds.includes(id)).length, messagesUnread: msgs.filter((m) => m.labelIds.includes(id) && m.labelIds.includes('UNREAD')).length });
     return {
       status: 200,
       body: {
         labels: [
           ...SYSTEM_LABELS.map((id) => ({ id, name: id, type: 'system', ...count(id) })),
-          ...this.userLabels(email).map((l) => ({ id: l.id, name: l.name, type: 'user', messageListVisibility: 'show', labelListVisibility: 'labelShow', ...count(l.id) })),
+          ...userLabels.map((l) => ({ id: l.id, name: l.name, type: 'user', messageListVisibility: 'show', labelListVisibility: 'labelShow', ...count(l.id) })),
         ],
       },
     };
   }
 
   async modify(email: string, id: string, body: Record<string, unknown>): Promise<SandboxReply> {
-    const m = this.db.get<StoredMessage>('sbMail', this.key(email, id));
+    const m = await this.db.get<StoredMessage>('sbMail', this.key(email, id));
     if (m === undefined) return googleError(404, 'Requested entity was not found.');
     const add = Array.isArray(body?.addLabelIds) ? body.addLabelIds.map(String) : [];
     const remove = Array.isArray(body?.removeLabelIds) ? body.removeLabelIds.map(String) : [];
     if (add.length === 0 && remove.length === 0) return googleError(400, 'No label add or removes specified');
-    const known = new Set([...SYSTEM_LABELS, ...this.userLabels(email).map((l) => l.id)]);
+    const known = new Set([...SYSTEM_LABELS, ...(await this.userLabels(email)).map((l) => l.id)]);
     for (const l of [...add, ...remove]) if (!known.has(l)) return googleError(400, `Invalid label: ${l}`);
     if (add.includes('DRAFT') || add.includes('SENT')) return googleError(400, 'Invalid label: ' + (add.includes('DRAFT') ? 'DRAFT' : 'SENT'));
     const labelIds = [...new Set([...m.labelIds.filter((l) => !remove.includes(l)), ...add])];
@@ -238,8 +239,8 @@ export class SandboxMailbox {
     return { status: 200, body: { id: m.id, threadId: m.threadId, labelIds } };
   }
 
-  profile(email: string): SandboxReply {
-    const msgs = this.messages(email);
+  async profile(email: string): Promise<SandboxReply> {
+    const msgs = await this.messages(email);
     return { status: 200, body: { emailAddress: email, messagesTotal: msgs.length, threadsTotal: new Set(msgs.map((m) => m.threadId)).size, historyId: String(Date.now()) } };
   }
 }

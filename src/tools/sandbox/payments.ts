@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { SqliteDb } from '../../store/sqlite/db.js';
+import type { SandboxProviderRecords } from '../../store/sandbox-providers/port.js';
 import type { Logger } from '../../log.js';
 import { stripeSignature } from '../providers/stripe.js';
 import { escapeHtml, sandboxPage, type SandboxReply } from './google-errors.js';
@@ -73,7 +73,7 @@ export function formatAmount(amount: number, currency: string): string {
  */
 export class SandboxPayments {
   constructor(
-    private readonly db: SqliteDb,
+    private readonly db: SandboxProviderRecords,
     private readonly publicUrl: () => string,
     private readonly log: Logger,
   ) {}
@@ -84,10 +84,10 @@ export class SandboxPayments {
     return { id: a.id, api_key: a.apiKey, name: a.name };
   }
 
-  authenticate(authorization: string | undefined): Account | SandboxReply {
+  async authenticate(authorization: string | undefined): Promise<Account | SandboxReply> {
     const m = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
     if (!m) return stripeError(401, "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY').");
-    const a = this.db.get<Account>('sbStripeAccounts', m[1]!);
+    const a = await this.db.get<Account>('sbStripeAccounts', m[1]!);
     if (a === undefined) return stripeError(401, `Invalid API Key provided: ${m[1]!.slice(0, 8)}${'*'.repeat(8)}${m[1]!.slice(-4)}`);
     return a;
   }
@@ -112,8 +112,8 @@ export class SandboxPayments {
 
   async createSession(a: Account, f: Record<string, unknown>, idempotencyKey: string | undefined): Promise<SandboxReply> {
     if (idempotencyKey) {
-      const prev = this.db.get<string>('sbStripeIdem', `${a.id}/${idempotencyKey}`);
-      const s = prev === undefined ? undefined : this.db.get<Session>('sbStripeSessions', prev);
+      const prev = await this.db.get<string>('sbStripeIdem', `${a.id}/${idempotencyKey}`);
+      const s = prev === undefined ? undefined : await this.db.get<Session>('sbStripeSessions', prev);
       if (s !== undefined) return { status: 200, body: this.view(this.fresh(s)), headers: { 'idempotent-replayed': 'true' } };
     }
     if (f.mode !== 'payment') return stripeError(400, f.mode === undefined ? 'Missing required param: mode.' : `Invalid mode: ${String(f.mode)}`, { code: 'parameter_missing', param: 'mode' });
@@ -171,19 +171,19 @@ export class SandboxPayments {
     return { status: 200, body: this.view(s) };
   }
 
-  private session(a: Account, id: string): Session | SandboxReply {
-    const s = this.db.get<Session>('sbStripeSessions', id);
+  private async session(a: Account, id: string): Promise<Session | SandboxReply> {
+    const s = await this.db.get<Session>('sbStripeSessions', id);
     if (s === undefined || s.account !== a.id) return stripeError(404, `No such checkout.session: '${id}'`, { code: 'resource_missing', param: 'session' });
     return this.fresh(s);
   }
 
-  retrieve(a: Account, id: string): SandboxReply {
-    const s = this.session(a, id);
+  async retrieve(a: Account, id: string): Promise<SandboxReply> {
+    const s = await this.session(a, id);
     return 'status' in s && typeof s.status === 'number' ? (s as SandboxReply) : { status: 200, body: this.view(s as Session) };
   }
 
   async expire(a: Account, id: string): Promise<SandboxReply> {
-    const found = this.session(a, id);
+    const found = await this.session(a, id);
     if (typeof found.status === 'number') return found as SandboxReply;
     const s = found as Session;
     if (s.status !== 'open') return stripeError(400, `Only Checkout Sessions with a status in ["open"] can be expired. This Checkout Session has a status of "${s.status}".`, { code: 'checkout_session_not_open' } as never);
@@ -205,22 +205,22 @@ export class SandboxPayments {
   }
 
   async deleteEndpoint(a: Account, id: string): Promise<SandboxReply> {
-    const e = this.db.get<Endpoint>('sbStripeEndpoints', id);
+    const e = await this.db.get<Endpoint>('sbStripeEndpoints', id);
     if (e === undefined || e.account !== a.id) return stripeError(404, `No such webhook endpoint: '${id}'`, { code: 'resource_missing', param: 'id' });
     await this.db.delete('sbStripeEndpoints', id);
     return { status: 200, body: { id, object: 'webhook_endpoint', deleted: true } };
   }
 
   /** Endpoints of an account (sandbox statistics: a deleted tool leaves none). */
-  endpoints(accountId: string): number {
-    return [...this.db.values<Endpoint>('sbStripeEndpoints')].filter((e) => e.account === accountId).length;
+  async endpoints(accountId: string): Promise<number> {
+    return (await this.db.values<Endpoint>('sbStripeEndpoints')).filter((e) => e.account === accountId).length;
   }
 
-  checkoutPage(id: string, actionUrl: string): SandboxReply {
-    const raw = this.db.get<Session>('sbStripeSessions', id);
+  async checkoutPage(id: string, actionUrl: string): Promise<SandboxReply> {
+    const raw = await this.db.get<Session>('sbStripeSessions', id);
     if (raw === undefined) return { status: 404, html: sandboxPage('Not found', '<h1>This payment link does not exist</h1>') };
     const s = this.fresh(raw);
-    const merchant = [...this.db.values<Account>('sbStripeAccounts')].find((a) => a.id === s.account)?.name ?? 'Merchant';
+    const merchant = (await this.db.values<Account>('sbStripeAccounts')).find((a) => a.id === s.account)?.name ?? 'Merchant';
     if (s.status === 'complete') return { status: 200, html: sandboxPage('Paid', `<h1>Paid</h1><p>${escapeHtml(formatAmount(s.amount_total, s.currency))} to ${escapeHtml(merchant)} was paid. Thank you.</p>`) };
     if (s.status === 'expired') return { status: 200, html: sandboxPage('Expired', '<h1>This payment request has expired</h1><p>Ask the merchant for a new link.</p>') };
     return {
@@ -239,7 +239,7 @@ export class SandboxPayments {
 
   /** A person paid on the checkout page. Card 4000 0000 0000 0002 is declined, as in Stripe's test mode. */
   async pay(id: string, form: Record<string, unknown>): Promise<SandboxReply> {
-    const raw = this.db.get<Session>('sbStripeSessions', id);
+    const raw = await this.db.get<Session>('sbStripeSessions', id);
     if (raw === undefined) return { status: 404, html: sandboxPage('Not found', '<h1>This payment link does not exist</h1>') };
     const s = this.fresh(raw);
     if (s.status !== 'open') return this.checkoutPage(id, '');
@@ -257,7 +257,7 @@ export class SandboxPayments {
   private async emit(s: Session, type: string): Promise<void> {
     const event = { id: rid('evt_', 24), object: 'event', api_version: '2025-10-29.clover', created: Math.floor(Date.now() / 1000), livemode: false, pending_webhooks: 1, type, data: { object: this.view(s) } };
     const body = JSON.stringify(event);
-    const targets = [...this.db.values<Endpoint>('sbStripeEndpoints')].filter((e) => e.account === s.account && (e.enabled_events.includes(type) || e.enabled_events.includes('*')));
+    const targets = (await this.db.values<Endpoint>('sbStripeEndpoints')).filter((e) => e.account === s.account && (e.enabled_events.includes(type) || e.enabled_events.includes('*')));
     await Promise.all(
       targets.map(async (e) => {
         for (let attempt = 0; attempt < 4; attempt++) {

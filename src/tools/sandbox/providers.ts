@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import type { SqliteDb } from '../../store/sqlite/db.js';
+import type { SandboxProviderRecords } from '../../store/sandbox-providers/port.js';
 import type { Logger } from '../../log.js';
 import { googleError, type SandboxReply } from './google-errors.js';
 import { SandboxIdentity } from './identity.js';
@@ -27,7 +27,8 @@ export interface Fault {
 }
 
 export interface SandboxProvidersOptions {
-  db: SqliteDb;
+  /** Their own records: a database of their own embedded, the node's PostgreSQL clustered. */
+  records: SandboxProviderRecords;
   log: Logger;
   /** The base URL people's browsers reach this service under (consent and checkout pages). */
   publicUrl: () => string;
@@ -48,14 +49,27 @@ export class SandboxProviders {
   readonly payments: SandboxPayments;
   private faults: Fault[] = [];
 
-  constructor(private readonly opts: SandboxProvidersOptions) {
-    this.mailbox = new SandboxMailbox(opts.db);
-    this.calendar = new SandboxCalendar(opts.db, opts.publicUrl);
-    this.payments = new SandboxPayments(opts.db, opts.publicUrl, opts.log);
-    // The client secret is this process's; the service reads it from here (same process) or SANDBOX_TOOLS_URL's operator config.
-    const secret = opts.db.get<string>('sbClient', 'secret') ?? randomBytes(24).toString('base64url');
-    if (opts.db.get('sbClient', 'secret') === undefined) void opts.db.put('sbClient', 'secret', secret);
-    this.identity = new SandboxIdentity(opts.db, secret, opts.tokenTtlSeconds, async (email) => {
+  /**
+   * The providers on their records. The OAuth client secret is made once and
+   * kept with them (the first node to start makes it, the others read it);
+   * the service reads it from here (same process) or SANDBOX_TOOLS_URL's
+   * operator config.
+   */
+  static async open(opts: SandboxProvidersOptions): Promise<SandboxProviders> {
+    await opts.records.putIfAbsent('sbClient', 'secret', randomBytes(24).toString('base64url'));
+    const secret = await opts.records.get<string>('sbClient', 'secret');
+    if (secret === undefined) throw new Error('the sandbox providers\' client secret could not be stored');
+    return new SandboxProviders(opts, secret);
+  }
+
+  private constructor(
+    private readonly opts: SandboxProvidersOptions,
+    clientSecret: string,
+  ) {
+    this.mailbox = new SandboxMailbox(opts.records);
+    this.calendar = new SandboxCalendar(opts.records, opts.publicUrl);
+    this.payments = new SandboxPayments(opts.records, opts.publicUrl, opts.log);
+    this.identity = new SandboxIdentity(opts.records, clientSecret, opts.tokenTtlSeconds, async (email) => {
       await this.mailbox.seed(email);
       await this.calendar.seed(email);
     });
@@ -151,8 +165,8 @@ export class SandboxProviders {
 
     // Stripe API.
     const stripe = (fn: (a: Parameters<SandboxPayments['account']>[0], req: Request) => Promise<SandboxReply> | SandboxReply) =>
-      wrap((req) => {
-        const a = this.payments.authenticate(req.headers.authorization);
+      wrap(async (req) => {
+        const a = await this.payments.authenticate(req.headers.authorization);
         if ('status' in a) return a;
         return fn(a, req);
       });
