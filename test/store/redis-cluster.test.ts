@@ -1,25 +1,16 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCluster } from 'redis';
-import { createRedisStore, createRedisConversationIndex, createRedisWebhookStore, openNodeRedis, type NodeRedis, type RedisClient } from '../../src/store/index.js';
+import { createRedisStore, createRedisWebhookStore, openNodeRedis, type NodeRedis, type RedisClient } from '../../src/store/index.js';
 import { RedisActorStore } from '../../src/store/actors/redis.js';
-import { SecretBox } from '../../src/store/secret-box.js';
-import { createRedisChannelRepo } from '../../src/store/channels/redis.js';
-import { createRedisTemplateRepo } from '../../src/store/templates/redis.js';
-import { createRedisCreditRepo } from '../../src/store/credits/redis.js';
 import { createRedisRateLimiter } from '../../src/store/ratelimit/redis.js';
-import { createRedisSessionMessageRepo } from '../../src/store/session-messages/redis.js';
 import { createRedisResourceStore } from '../../src/store/resources/redis.js';
 import { createRedisRequestKeyRepo } from '../../src/store/request-keys/redis.js';
-import { createRedisSandboxState } from '../../src/network/sandbox/index.js';
 import { startRedisCluster, type RedisClusterProcess } from '../harness/servers.js';
 import { runStoreContract } from './contract.js';
 import { runAuthStoreContract } from '../auth/store-contract.js';
 import { runWebhookStoreContract } from '../webhooks/store-contract.js';
-import { runMessagingStoreContract } from '../messaging/store-contract.js';
-import { runConversationIndexContract } from '../inbox/conversation-index.contract.js';
 import { runActorStoreContract } from '../actors/actor-store.contract.js';
-import { runSandboxStateContract } from '../messaging/sandbox-state.contract.js';
 import { runToolStoreContract } from '../tools/store-contract.js';
 import { createRedisToolRepo } from '../../src/store/tools/redis.js';
 
@@ -93,27 +84,7 @@ describe('the test harness Redis Cluster', () => {
 runStoreContract('redis cluster', async () => createRedisStore(node.client, prefix(), { closeClient: false }));
 runAuthStoreContract('redis cluster', async () => createRedisStore(node.client, prefix(), { closeClient: false }));
 runWebhookStoreContract('redis cluster', async () => createRedisWebhookStore(node.client, prefix()));
-runConversationIndexContract('redis cluster', async () => ({ repo: createRedisConversationIndex(node.client, prefix()), close: async () => {} }));
 runActorStoreContract('redis cluster', async () => new RedisActorStore(node.client, prefix()));
-runSandboxStateContract('redis cluster', async () => ({ state: createRedisSandboxState(node.client, prefix()), close: async () => {} }));
-runMessagingStoreContract('redis cluster', async () => {
-  const p = prefix();
-  const box = new SecretBox(randomBytes(32));
-  const other = await otherNode();
-  return {
-    channels: createRedisChannelRepo(node.client, p, box),
-    templates: createRedisTemplateRepo(node.client, p),
-    credits: createRedisCreditRepo(node.client, p),
-    rateLimiter: createRedisRateLimiter(node.client, p),
-    messages: createRedisSessionMessageRepo(node.client, p),
-    // Another node: a cluster client of its own.
-    otherNodeRateLimiter: () => createRedisRateLimiter(other, p),
-    otherNodeMessages: () => createRedisSessionMessageRepo(other, p),
-    rawDump: () => dumpPrefix(p),
-    close: async () => {},
-  };
-});
-
 runToolStoreContract('redis cluster', async (box) => {
   const p = prefix();
   const other = await otherNode();
@@ -138,6 +109,15 @@ describe('the remaining Redis adapters on Redis Cluster', () => {
     expect((await store.get('o1', r.id))?.name).toBe('CRM 2');
     expect(await store.delete('o1', r.id)).toBe(true);
     expect((await store.list('o1', { offset: 0, limit: 10 })).total).toBe(0);
+  });
+
+  it('rate limits: the limit per window per key, shared by every node', async () => {
+    const p = prefix();
+    const [a, b] = [createRedisRateLimiter(node.client, p), createRedisRateLimiter(await otherNode(), p)];
+    const hits = [...(await Promise.all([1, 2, 3].map(() => a.hit('k1', 4, 60_000)))), ...(await Promise.all([1, 2, 3].map(() => b.hit('k1', 4, 60_000))))];
+    expect(hits.filter((h) => h.allowed)).toHaveLength(4);
+    expect(hits.find((h) => !h.allowed)!.retryAfterMs).toBeGreaterThan(0);
+    expect((await b.hit('k2', 4, 60_000)).allowed).toBe(true);
   });
 
   it('request keys: the same key with the same body is a repeat, with another body a conflict', async () => {
