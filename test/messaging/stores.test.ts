@@ -136,6 +136,24 @@ describe('remembered reads on clustered nodes', () => {
   });
 });
 
+describe('message search, PostgreSQL (tsvector)', () => {
+  it('finds messages by their text, accents and case folded, and media by its caption', async () => {
+    const [db, other] = await pgNodes();
+    await other.close();
+    const repo = createPostgresSessionMessageRepo(db);
+    const base = { sessionId: 's', organizationId: 'o', channelId: 'c', audienceExternalId: 'a', direction: 'inbound' as const, sender: 'contact' as const, sentAt: new Date().toISOString(), messageId: null };
+    await repo.append({ ...base, _id: 'm1', content: { type: 'text', text: 'Mi pedido no llegó, ¿dónde está?' } });
+    await repo.append({ ...base, _id: 'm2', content: { type: 'image', mediaId: 'x', caption: 'Broken Printer' } });
+    await repo.append({ ...base, _id: 'm3', content: { type: 'text', text: 'thanks' } });
+    const search = async (q: string) =>
+      (await db.rows<{ id: string }>("SELECT id FROM session_messages WHERE org = $1 AND search @@ plainto_tsquery('simple', sb_fold($2)) ORDER BY seq", ['o', q])).map((r) => r.id);
+    expect(await search('llego DONDE')).toEqual(['m1']);
+    expect(await search('printer')).toEqual(['m2']);
+    expect(await search('pedido printer')).toEqual([]);
+    await db.close();
+  });
+});
+
 describe('secret box', () => {
   it('opens what it sealed, only with the same key and owner', () => {
     const box = new SecretBox(randomBytes(32));
