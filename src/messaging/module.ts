@@ -15,7 +15,7 @@ import { createMemorySendPacer } from '../store/send-pacing/memory.js';
 import { createRedisSendPacer } from '../store/send-pacing/redis.js';
 import { GraphApiNetwork } from '../network/graph-adapter.js';
 import type { ChatNetwork } from '../network/port.js';
-import { createSqliteSandboxState, createRedisSandboxState, sandboxGraphRouter, SandboxNetwork } from '../network/sandbox/index.js';
+import { createSqliteSandboxState, createPostgresSandboxState, sandboxGraphRouter, SandboxNetwork } from '../network/sandbox/index.js';
 import type { MessagingHandlerDeps } from '../actors/conversation/messaging.js';
 import { ChannelService } from './channels.js';
 import { MessagingService, type ConversationGateway, type TemplateSendObserver } from './service.js';
@@ -28,7 +28,7 @@ export interface MessagingOpenDeps {
   log: Logger;
   organizations: OrganizationRepo;
   contacts: ContactRepo;
-  /** The node's backing: its SQLite database embedded, its one Redis client clustered. */
+  /** The node's backing: its SQLite database embedded, its PostgreSQL pool and Redis client clustered. */
   backing: NodeBacking;
   /** Told how each template send ended (for metrics). */
   observer?: TemplateSendObserver;
@@ -86,8 +86,8 @@ export class Messaging {
           state:
             sandboxDb !== null
               ? createSqliteSandboxState(sandboxDb)
-              : 'redis' in stores.backing
-                ? createRedisSandboxState(stores.backing.redis, stores.backing.prefix)
+              : 'pg' in stores.backing
+                ? createPostgresSandboxState(stores.backing.pg)
                 : createSqliteSandboxState(stores.backing.db),
           // Throughput is a real-time limit, whatever clock the service runs on.
           limiter: 'db' in stores.backing ? createMemoryRateLimiter(systemClock) : createRedisRateLimiter(stores.backing.redis, stores.backing.prefix),

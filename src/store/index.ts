@@ -27,5 +27,5 @@ export { createPostgresResourceStore } from './resources/postgres.js';
 export { openWebhookStores, type WebhookStores } from './webhooks/open.js';
 export type * from './conversations/port.js';
 export { createSqliteConversationIndex } from './conversations/sqlite.js';
-export { createRedisConversationIndex } from './conversations/redis.js';
+export { createPostgresConversationIndex } from './conversations/postgres.js';
 export type * from './auth/index.js';

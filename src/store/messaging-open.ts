@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SqliteDb } from './sqlite/db.js';
 import type { RedisClient } from './redis/client.js';
+import type { PgDb } from './postgres/db.js';
 import type { NodeBacking } from './backing.js';
 import { SecretBox } from './secret-box.js';
 import type { ChannelRepo } from './channels/port.js';
@@ -12,24 +13,24 @@ import type { RateLimiter } from './ratelimit/port.js';
 import type { SessionMessageRepo } from './session-messages/port.js';
 import type { ConversationIndexRepo } from './conversations/port.js';
 import { createSqliteConversationIndex } from './conversations/sqlite.js';
-import { createRedisConversationIndex } from './conversations/redis.js';
+import { createPostgresConversationIndex } from './conversations/postgres.js';
 import type { RequestKeyRepo } from './request-keys/port.js';
 import { createSqliteRequestKeyRepo } from './request-keys/sqlite.js';
 import { createRedisRequestKeyRepo } from './request-keys/redis.js';
 import { createSqliteChannelRepo } from './channels/sqlite.js';
-import { createRedisChannelRepo } from './channels/redis.js';
+import { createPostgresChannelRepo } from './channels/postgres.js';
 import { createSqliteTemplateRepo } from './templates/sqlite.js';
-import { createRedisTemplateRepo } from './templates/redis.js';
+import { createPostgresTemplateRepo } from './templates/postgres.js';
 import { createSqliteCreditRepo } from './credits/sqlite.js';
-import { createRedisCreditRepo } from './credits/redis.js';
+import { createPostgresCreditRepo } from './credits/postgres.js';
 import { createMemoryRateLimiter } from './ratelimit/memory.js';
 import { createRedisRateLimiter } from './ratelimit/redis.js';
 import { createSqliteSessionMessageRepo } from './session-messages/sqlite.js';
-import { createRedisSessionMessageRepo } from './session-messages/redis.js';
+import { createPostgresSessionMessageRepo } from './session-messages/postgres.js';
 
 /** The stores behind chat messaging. */
 export interface MessagingStores {
-  kind: 'embedded' | 'redis';
+  kind: 'embedded' | 'clustered';
   channels: ChannelRepo;
   templates: TemplateRepo;
   credits: CreditRepo;
@@ -39,17 +40,23 @@ export interface MessagingStores {
   conversations: ConversationIndexRepo;
   /** Which body each send's idempotency key came with. */
   requestKeys: RequestKeyRepo;
-  /** The node's SQLite database (embedded mode) or the node's Redis client (clustered), for the sandbox network's own state. */
-  backing: { db: SqliteDb } | { redis: RedisClient; prefix: string };
+  /**
+   * Embedded: the node's SQLite database. Clustered: the node's PostgreSQL
+   * pool (the sandbox network's own state) and its Redis client (the rate
+   * limits and send pacing every node shares).
+   */
+  backing: { db: SqliteDb } | { pg: PgDb; redis: RedisClient; prefix: string };
   /** False when no key is available (clustered without SECRETS_KEY): WhatsApp channels are refused. */
   secretsKey: boolean;
   close(): Promise<void>;
 }
 
 /**
- * Opens them: on the node's Redis client in clustered mode (where
- * WhatsApp channels need `SECRETS_KEY`), the node's SQLite database otherwise, with the
- * secrets key from `SECRETS_KEY` or DATA_DIR/messaging/secrets.key.
+ * Opens them. Clustered: the records (channels, templates, credits, messages,
+ * the conversation index) on the node's PostgreSQL pool, what expires (rate
+ * limits, request keys) on its Redis client, and WhatsApp channels need
+ * `SECRETS_KEY`. Embedded: the node's SQLite database, with the secrets key
+ * from `SECRETS_KEY` or DATA_DIR/messaging/secrets.key.
  */
 export async function openMessagingStores(config: Config, clock: Clock, backing: NodeBacking): Promise<MessagingStores> {
   const memory = config.DATA_DIR === ':memory:';
@@ -58,24 +65,24 @@ export async function openMessagingStores(config: Config, clock: Clock, backing:
     // Without a key the service runs, but chat-network channels cannot be stored or read (a clear 503 says why).
     const box = config.SECRETS_KEY === undefined ? null : SecretBox.fromString(config.SECRETS_KEY);
     const redis = backing.redis.client;
+    const pg = backing.pg;
     const p = config.KEY_PREFIX;
     return {
-      kind: 'redis',
-      channels: createRedisChannelRepo(redis, p, box),
-      templates: createRedisTemplateRepo(redis, p),
-      credits: createRedisCreditRepo(redis, p),
+      kind: 'clustered',
+      channels: createPostgresChannelRepo(pg, box),
+      templates: createPostgresTemplateRepo(pg),
+      credits: createPostgresCreditRepo(pg, clock),
       rateLimiter: createRedisRateLimiter(redis, p),
-      messages: createRedisSessionMessageRepo(redis, p),
-      conversations: createRedisConversationIndex(redis, p),
+      messages: createPostgresSessionMessageRepo(pg),
+      conversations: createPostgresConversationIndex(pg),
       requestKeys: createRedisRequestKeyRepo(redis, p),
-      backing: { redis, prefix: p },
+      backing: { pg, redis, prefix: p },
       secretsKey: box !== null,
-      // The client is the node's: closed by whoever opened it.
+      // The pool and the client are the node's: closed by whoever opened them.
       close: async () => {},
     };
   }
   const box = SecretBox.load(config.SECRETS_KEY, dir)!;
-  if (backing.kind !== 'sqlite') throw new Error('REDIS_URL is needed for the Redis backing');
   const db = backing.db;
   return {
     kind: 'embedded',

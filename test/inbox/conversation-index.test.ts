@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll } from 'vitest';
-import { openNodeDbIn, connectRedis, createSqliteConversationIndex, createRedisConversationIndex, type RedisClient } from '../../src/store/index.js';
-import { startRedis, type ServerProcess } from '../harness/servers.js';
+import { openNodeDbIn, createSqliteConversationIndex, createPostgresConversationIndex } from '../../src/store/index.js';
+import { usePostgres } from '../harness/use-postgres.js';
 
 import { runConversationIndexContract } from './conversation-index.contract.js';
 
@@ -10,19 +8,8 @@ runConversationIndexContract('embedded', async () => {
   return { repo: createSqliteConversationIndex(db), close: () => db.close() };
 });
 
-let redis: ServerProcess;
-let clients: RedisClient[] = [];
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  for (const c of clients) await c.close();
-  clients = [];
-  await redis?.stop();
-});
-
-runConversationIndexContract('redis', async () => {
-  const client = await connectRedis(redis.url);
-  clients.push(client);
-  return { repo: createRedisConversationIndex(client, `t${randomUUID().slice(0, 8)}`), close: async () => {} };
+const postgres = usePostgres();
+runConversationIndexContract('postgres', async () => {
+  const db = await postgres.open();
+  return { repo: createPostgresConversationIndex(db), close: () => db.close() };
 });

@@ -1,11 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, openSandboxDb } from '../../src/store/index.js';
-import { createSqliteSandboxState, createRedisSandboxState } from '../../src/network/sandbox/index.js';
-import { startRedis, type ServerProcess } from '../harness/servers.js';
+import { describe, expect, it } from 'vitest';
+import { openSandboxDb } from '../../src/store/index.js';
+import { createSqliteSandboxState, createPostgresSandboxState } from '../../src/network/sandbox/index.js';
+import { usePostgres } from '../harness/use-postgres.js';
 
 import { runSandboxStateContract } from './sandbox-state.contract.js';
 
@@ -14,16 +13,10 @@ runSandboxStateContract('embedded', async () => {
   return { state: createSqliteSandboxState(db), close: () => db.close() };
 });
 
-let redis: ServerProcess;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
-runSandboxStateContract('redis', async () => {
-  const client = await connectRedis(redis.url);
-  return { state: createRedisSandboxState(client, `t${randomUUID().slice(0, 8)}`), close: async () => void (await client.quit()) };
+const postgres = usePostgres();
+runSandboxStateContract('postgres', async () => {
+  const db = await postgres.open();
+  return { state: createPostgresSandboxState(db), close: () => db.close() };
 });
 
 describe('sandbox state on disk', () => {

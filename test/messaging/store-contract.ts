@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChannelRepo, Channel, WhatsAppChannel } from '../../src/store/channels/port.js';
 import type { TemplateRecord, TemplateRepo } from '../../src/store/templates/port.js';
-import type { CreditRepo } from '../../src/store/credits/port.js';
+import { CREDIT_LEDGER_SIZE, type CreditRepo } from '../../src/store/credits/port.js';
 import type { RateLimiter } from '../../src/store/ratelimit/port.js';
 import type { SessionMessageRepo } from '../../src/store/session-messages/port.js';
 import type { SessionMessage } from '../../src/messaging/types.js';
@@ -211,6 +211,27 @@ export function runMessagingStoreContract(name: string, create: () => Promise<Me
         expect(await s.credits.history('orgC', 10)).toEqual([]);
       });
 
+      it('a refused reservation leaves no trace (the id can be reserved after a top-up); the ledger shows at most its size', async () => {
+        expect(await s.credits.reserve('orgA', 'r1', 5)).toEqual({ ok: false, balance: 0 });
+        await s.credits.topUp('orgA', 3);
+        expect(await s.credits.reserve('orgA', 'r1', 5)).toEqual({ ok: false, balance: 3 });
+        expect(await s.credits.balance('orgA')).toBe(3);
+        expect((await s.credits.history('orgA', 10)).map((e) => e.kind)).toEqual(['top_up']);
+        await s.credits.topUp('orgA', 2);
+        expect(await s.credits.reserve('orgA', 'r1', 5)).toEqual({ ok: true, balance: 0 });
+        expect(await s.credits.reserve('orgA', 'r1', 5)).toEqual({ ok: true, balance: 0 });
+        expect((await s.credits.history('orgA', 10)).map((e) => [e.kind, e.amount, e.balance])).toEqual([
+          ['charge', -5, 0],
+          ['top_up', 2, 5],
+          ['top_up', 3, 3],
+        ]);
+        for (let i = 0; i < CREDIT_LEDGER_SIZE + 50; i++) await s.credits.topUp('orgA', 1);
+        const all = await s.credits.history('orgA', CREDIT_LEDGER_SIZE * 2);
+        expect(all).toHaveLength(CREDIT_LEDGER_SIZE);
+        expect(all[0]!.balance).toBe(CREDIT_LEDGER_SIZE + 50);
+        expect(all.at(-1)!.balance).toBe(51);
+      });
+
       it('never goes below zero under concurrent reservations', async () => {
         await s.credits.topUp('orgA', 25);
         const results = await Promise.all(Array.from({ length: 100 }, (_, i) => s.credits.reserve('orgA', `c${i}`, 1 + (i % 2))));
@@ -252,6 +273,27 @@ export function runMessagingStoreContract(name: string, create: () => Promise<Me
         expect(await s.messages.getSession('orgA', 's1')).toMatchObject({ sessionId: 's1', audienceExternalId: '4911:pn1' });
         expect(await s.messages.getByNetworkId('orgA', a.messageId!)).toEqual(a);
         expect(await s.messages.getByNetworkId('orgB', a.messageId!)).toBeNull();
+      });
+
+      it('locates a message by network id (its _id and contact), on any node; a repeated _id takes no network id', async () => {
+        const a = msg({ audienceExternalId: '4915100000001:123' });
+        expect(await s.messages.append(a)).toBe(true);
+        const where = { _id: a._id, audienceExternalId: '4915100000001:123' };
+        expect(await s.messages.locateByNetworkId('orgA', a.messageId!)).toEqual(where);
+        expect(await s.otherNodeMessages().locateByNetworkId('orgA', a.messageId!)).toEqual(where);
+        expect(await s.messages.locateByNetworkId('orgB', a.messageId!)).toBeNull();
+        expect(await s.messages.locateByNetworkId('orgA', 'wamid.none')).toBeNull();
+        // A second append under the same _id stores nothing, and its network id is not taken for the first's.
+        expect(await s.messages.append({ ...a, messageId: 'wamid.two' })).toBe(false);
+        expect(await s.messages.locateByNetworkId('orgA', 'wamid.two')).toBeNull();
+        expect(await s.messages.getByNetworkId('orgA', 'wamid.two')).toBeNull();
+      });
+
+      it('lists a contact\'s sessions newest first', async () => {
+        await s.messages.registerSession({ sessionId: 'old', organizationId: 'orgA', audienceExternalId: 'c:1', openedAt: '2030-01-01T00:00:00.000Z' });
+        await s.messages.append(msg({ sessionId: 'new', audienceExternalId: 'c:1', sentAt: '2030-01-02T00:00:00.000Z' }));
+        expect((await s.messages.contactSessions('orgA', 'c:1')).map((r) => r.sessionId)).toEqual(['new', 'old']);
+        expect(await s.messages.contactSessions('orgB', 'c:1')).toEqual([]);
       });
 
       it('registers empty sessions, once', async () => {

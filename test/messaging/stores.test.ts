@@ -1,20 +1,21 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openNodeDbIn, connectRedis, type RedisClient } from '../../src/store/index.js';
+import { openNodeDbIn, connectRedis, PgDb, NODE_PG_MIGRATIONS } from '../../src/store/index.js';
 import { SecretBox } from '../../src/store/secret-box.js';
 import { createSqliteChannelRepo } from '../../src/store/channels/sqlite.js';
-import { createRedisChannelRepo } from '../../src/store/channels/redis.js';
+import { createPostgresChannelRepo } from '../../src/store/channels/postgres.js';
 import { createSqliteTemplateRepo } from '../../src/store/templates/sqlite.js';
-import { createRedisTemplateRepo } from '../../src/store/templates/redis.js';
+import { createPostgresTemplateRepo } from '../../src/store/templates/postgres.js';
 import { createSqliteCreditRepo } from '../../src/store/credits/sqlite.js';
-import { createRedisCreditRepo } from '../../src/store/credits/redis.js';
+import { createPostgresCreditRepo } from '../../src/store/credits/postgres.js';
 import { createMemoryRateLimiter } from '../../src/store/ratelimit/memory.js';
 import { createRedisRateLimiter } from '../../src/store/ratelimit/redis.js';
 import { createSqliteSessionMessageRepo } from '../../src/store/session-messages/sqlite.js';
-import { createRedisSessionMessageRepo } from '../../src/store/session-messages/redis.js';
+import { createPostgresSessionMessageRepo } from '../../src/store/session-messages/postgres.js';
 import { systemClock } from '../../src/clock.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
-import { runMessagingStoreContract, waChannel } from './store-contract.js';
+import { usePostgres } from '../harness/use-postgres.js';
+import { runMessagingStoreContract, template, waChannel } from './store-contract.js';
 
 runMessagingStoreContract('embedded', async () => {
   const db = await openNodeDbIn(null);
@@ -43,46 +44,114 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-runMessagingStoreContract('redis', async () => {
-  const prefix = `t${randomUUID().slice(0, 8)}`;
+const postgres = usePostgres();
+
+/** Two nodes' pools on one fresh schema of the test server. */
+async function pgNodes(): Promise<[PgDb, PgDb]> {
+  const schema = `t_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  const open = () => PgDb.open(postgres.server.url, { migrations: NODE_PG_MIGRATIONS, schema, poolSize: 4 });
+  const a = await open();
+  return [a, await open()];
+}
+
+// Clustered: the records on PostgreSQL, the rate limiter on Redis.
+runMessagingStoreContract('postgres', async () => {
+  const [db, other] = await pgNodes();
   const client = await connectRedis(redis.url);
-  const extra: RedisClient[] = [];
+  const otherClient = await connectRedis(redis.url);
+  const prefix = `t${randomUUID().slice(0, 8)}`;
   const box = new SecretBox(randomBytes(32));
   return {
-    channels: createRedisChannelRepo(client, prefix, box),
-    templates: createRedisTemplateRepo(client, prefix),
-    credits: createRedisCreditRepo(client, prefix),
+    channels: createPostgresChannelRepo(db, box),
+    templates: createPostgresTemplateRepo(db),
+    credits: createPostgresCreditRepo(db, systemClock),
     rateLimiter: createRedisRateLimiter(client, prefix),
-    messages: createRedisSessionMessageRepo(client, prefix),
-    otherNodeRateLimiter: () => {
-      // A second connection, as another node would have.
-      const c = client.duplicate();
-      extra.push(c);
-      void c.connect();
-      return createRedisRateLimiter(c, prefix);
-    },
-    otherNodeMessages: () => {
-      const c = client.duplicate();
-      extra.push(c);
-      void c.connect();
-      return createRedisSessionMessageRepo(c, prefix);
-    },
-    rawDump: async () => {
-      const keys = await client.keys(`${prefix}:*`);
-      const parts: string[] = [];
-      for (const k of keys) {
-        const type = await client.type(k);
-        if (type === 'string') parts.push(k, (await client.get(k)) ?? '');
-        else if (type === 'hash') parts.push(k, JSON.stringify(await client.hGetAll(k)));
-        else parts.push(k);
-      }
-      return parts.join('\n');
-    },
+    messages: createPostgresSessionMessageRepo(db),
+    otherNodeRateLimiter: () => createRedisRateLimiter(otherClient, prefix),
+    otherNodeMessages: () => createPostgresSessionMessageRepo(other),
+    rawDump: async () => JSON.stringify(await db.rows('SELECT * FROM channels')),
     close: async () => {
-      for (const c of extra) await c.close().catch(() => {});
-      await client.close();
+      await Promise.all([db.close(), other.close(), client.close(), otherClient.close()]);
     },
   };
+});
+
+/** Polls until `check` holds (the other node's memory lapses); fails after 20 s. */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('not seen within 20 s');
+}
+
+/*
+ * Every send reads its channel and template: each clustered node remembers
+ * a read for about a second. Two repos on one database stand for two nodes:
+ * a change is seen at once through the one that made it, by the other once
+ * its memory has lapsed (waited for, not timed).
+ */
+describe('remembered reads on clustered nodes', () => {
+  it('templates: a change is seen at once on its node, by another node within the bound; a new one at once everywhere', async () => {
+    const [da, dbb] = await pgNodes();
+    const [a, b] = [createPostgresTemplateRepo(da), createPostgresTemplateRepo(dbb)];
+    const t = (over = {}) => template('o1', 'ch1', 'welcome', 'en', over);
+    expect(await b.get('o1', 'ch1', 'welcome', 'en')).toBeNull();
+    await a.put(t());
+    // Not found is never remembered.
+    expect((await b.get('o1', 'ch1', 'welcome', 'en'))?.status).toBe('APPROVED');
+    expect((await a.get('o1', 'ch1', 'welcome', 'en'))?.status).toBe('APPROVED');
+    await a.put(t({ status: 'PAUSED' }));
+    expect((await a.get('o1', 'ch1', 'welcome', 'en'))?.status).toBe('PAUSED');
+    await eventually(async () => (await b.get('o1', 'ch1', 'welcome', 'en'))?.status === 'PAUSED');
+    await a.replaceFromNetwork('o1', 'ch1', []);
+    expect(await a.get('o1', 'ch1', 'welcome', 'en')).toBeNull();
+    await eventually(async () => (await b.get('o1', 'ch1', 'welcome', 'en')) === null);
+    await b.put(t());
+    await b.delete('o1', 'ch1', 'welcome', 'en');
+    expect(await b.get('o1', 'ch1', 'welcome', 'en')).toBeNull();
+    await Promise.all([da.close(), dbb.close()]);
+  });
+
+  it('channels: an update or a delete is seen at once on its node, by another within the bound, by id and by number', async () => {
+    const [da, dbb] = await pgNodes();
+    const box = new SecretBox(randomBytes(32));
+    const [a, b] = [createPostgresChannelRepo(da, box), createPostgresChannelRepo(dbb, box)];
+    const c = waChannel('o1');
+    expect(await b.getByPhoneNumberId(c.phoneNumberId)).toBeNull();
+    await a.create(c);
+    expect(await b.getByPhoneNumberId(c.phoneNumberId)).toEqual(c);
+    expect(await b.get('o1', c.id)).toEqual(c);
+    const renamed = { ...c, name: 'Renamed' };
+    await a.update(renamed);
+    expect(await a.getByPhoneNumberId(c.phoneNumberId)).toEqual(renamed);
+    await eventually(async () => (await b.get('o1', c.id))?.name === 'Renamed' && (await b.getByPhoneNumberId(c.phoneNumberId))?.name === 'Renamed');
+    expect(await b.delete('o1', c.id)).toBe(true);
+    expect(await b.getGlobal(c.id)).toBeNull();
+    expect(await b.getByPhoneNumberId(c.phoneNumberId)).toBeNull();
+    await eventually(async () => (await a.getGlobal(c.id)) === null && (await a.getByPhoneNumberId(c.phoneNumberId)) === null);
+    // The number is free again.
+    await a.create(waChannel('o2', { phoneNumberId: c.phoneNumberId }));
+    await Promise.all([da.close(), dbb.close()]);
+  });
+});
+
+describe('message search, PostgreSQL (tsvector)', () => {
+  it('finds messages by their text, accents and case folded, and media by its caption', async () => {
+    const [db, other] = await pgNodes();
+    await other.close();
+    const repo = createPostgresSessionMessageRepo(db);
+    const base = { sessionId: 's', organizationId: 'o', channelId: 'c', audienceExternalId: 'a', direction: 'inbound' as const, sender: 'contact' as const, sentAt: new Date().toISOString(), messageId: null };
+    await repo.append({ ...base, _id: 'm1', content: { type: 'text', text: 'Mi pedido no llegó, ¿dónde está?' } });
+    await repo.append({ ...base, _id: 'm2', content: { type: 'image', mediaId: 'x', caption: 'Broken Printer' } });
+    await repo.append({ ...base, _id: 'm3', content: { type: 'text', text: 'thanks' } });
+    const search = async (q: string) =>
+      (await db.rows<{ id: string }>("SELECT id FROM session_messages WHERE org = $1 AND search @@ plainto_tsquery('simple', sb_fold($2)) ORDER BY seq", ['o', q])).map((r) => r.id);
+    expect(await search('llego DONDE')).toEqual(['m1']);
+    expect(await search('printer')).toEqual(['m2']);
+    expect(await search('pedido printer')).toEqual([]);
+    await db.close();
+  });
 });
 
 describe('secret box', () => {

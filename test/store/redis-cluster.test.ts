@@ -1,25 +1,16 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCluster } from 'redis';
-import { createRedisStore, createRedisConversationIndex, createPostgresWebhookStore, openNodeRedis, type NodeRedis, type RedisClient } from '../../src/store/index.js';
+import { createRedisStore, createPostgresWebhookStore, openNodeRedis, type NodeRedis, type RedisClient } from '../../src/store/index.js';
 import { RedisActorStore } from '../../src/store/actors/redis.js';
-import { SecretBox } from '../../src/store/secret-box.js';
-import { createRedisChannelRepo } from '../../src/store/channels/redis.js';
-import { createRedisTemplateRepo } from '../../src/store/templates/redis.js';
-import { createRedisCreditRepo } from '../../src/store/credits/redis.js';
 import { createRedisRateLimiter } from '../../src/store/ratelimit/redis.js';
-import { createRedisSessionMessageRepo } from '../../src/store/session-messages/redis.js';
 import { createRedisRequestKeyRepo } from '../../src/store/request-keys/redis.js';
-import { createRedisSandboxState } from '../../src/network/sandbox/index.js';
 import { startRedisCluster, type RedisClusterProcess } from '../harness/servers.js';
 import { usePostgres } from '../harness/use-postgres.js';
 import { runStoreContract } from './contract.js';
 import { runAuthStoreContract } from '../auth/store-contract.js';
 import { runWebhookStoreContract } from '../webhooks/store-contract.js';
-import { runMessagingStoreContract } from '../messaging/store-contract.js';
-import { runConversationIndexContract } from '../inbox/conversation-index.contract.js';
 import { runActorStoreContract } from '../actors/actor-store.contract.js';
-import { runSandboxStateContract } from '../messaging/sandbox-state.contract.js';
 import { runToolStoreContract } from '../tools/store-contract.js';
 import { createPostgresToolRepo } from '../../src/store/tools/postgres.js';
 
@@ -95,26 +86,7 @@ runAuthStoreContract('redis cluster', async () => createRedisStore(node.client, 
 // The webhook store keeps its lane schedule and leases in Redis, beside its records in PostgreSQL.
 const postgres = usePostgres();
 runWebhookStoreContract('postgres + redis cluster', async () => createPostgresWebhookStore(await postgres.open(), node.client, { prefix: prefix() }));
-runConversationIndexContract('redis cluster', async () => ({ repo: createRedisConversationIndex(node.client, prefix()), close: async () => {} }));
 runActorStoreContract('redis cluster', async () => new RedisActorStore(node.client, prefix()));
-runSandboxStateContract('redis cluster', async () => ({ state: createRedisSandboxState(node.client, prefix()), close: async () => {} }));
-runMessagingStoreContract('redis cluster', async () => {
-  const p = prefix();
-  const box = new SecretBox(randomBytes(32));
-  const other = await otherNode();
-  return {
-    channels: createRedisChannelRepo(node.client, p, box),
-    templates: createRedisTemplateRepo(node.client, p),
-    credits: createRedisCreditRepo(node.client, p),
-    rateLimiter: createRedisRateLimiter(node.client, p),
-    messages: createRedisSessionMessageRepo(node.client, p),
-    // Another node: a cluster client of its own.
-    otherNodeRateLimiter: () => createRedisRateLimiter(other, p),
-    otherNodeMessages: () => createRedisSessionMessageRepo(other, p),
-    rawDump: () => dumpPrefix(p),
-    close: async () => {},
-  };
-});
 
 // The tool store keeps OAuth states and refresh locks in Redis, beside its records in PostgreSQL.
 runToolStoreContract('postgres + redis cluster', async (box) => {
@@ -137,6 +109,15 @@ runToolStoreContract('postgres + redis cluster', async (box) => {
 });
 
 describe('the remaining Redis adapters on Redis Cluster', () => {
+  it('rate limits: the limit per window per key, shared by every node', async () => {
+    const p = prefix();
+    const [a, b] = [createRedisRateLimiter(node.client, p), createRedisRateLimiter(await otherNode(), p)];
+    const hits = [...(await Promise.all([1, 2, 3].map(() => a.hit('k1', 4, 60_000)))), ...(await Promise.all([1, 2, 3].map(() => b.hit('k1', 4, 60_000))))];
+    expect(hits.filter((h) => h.allowed)).toHaveLength(4);
+    expect(hits.find((h) => !h.allowed)!.retryAfterMs).toBeGreaterThan(0);
+    expect((await b.hit('k2', 4, 60_000)).allowed).toBe(true);
+  });
+
   it('request keys: the same key with the same body is a repeat, with another body a conflict', async () => {
     const keys = createRedisRequestKeyRepo(node.client, prefix());
     expect(await keys.remember('o1', 'k1', 'f1', 60_000)).toBe('new');

@@ -1,4 +1,5 @@
 import type { SqliteDb } from '../../store/index.js';
+import { sandboxMessageSql } from './state-sql.js';
 import { SANDBOX_CONVERSATION_KEEP, SANDBOX_MEDIA_KEEP, type SandboxAccount, type SandboxMedia, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
 
 /**
@@ -11,6 +12,7 @@ import { SANDBOX_CONVERSATION_KEEP, SANDBOX_MEDIA_KEEP, type SandboxAccount, typ
  */
 export function createSqliteSandboxState(db: SqliteDb): SandboxState {
   const media = new Map<string, SandboxMedia>();
+  const sql = sandboxMessageSql('messages');
   const pair = (pnid: string, customer: string) => `${pnid}/${customer}`;
   const tkey = (waba: string, t: { name: string; language: string }) => `${waba}/${t.name}/${t.language}`;
   return {
@@ -61,21 +63,21 @@ export function createSqliteSandboxState(db: SqliteDb): SandboxState {
     async putMessage(m) {
       const k = pair(m.phoneNumberId, m.customer);
       await db.run(() => {
-        const updated = db.stmt('UPDATE messages SET body = ? WHERE id = ?').run(JSON.stringify(m), m.id);
+        const updated = db.stmt(sql.update).run(JSON.stringify(m), m.id);
         if (updated.changes > 0) return;
         db.stmt('INSERT INTO messages (id, pair, body) VALUES (?, ?, ?)').run(m.id, k, JSON.stringify(m));
-        db.stmt('DELETE FROM messages WHERE pair = ? AND seq <= (SELECT seq FROM messages WHERE pair = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)').run(k, k, SANDBOX_CONVERSATION_KEEP);
+        db.stmt(sql.trim).run(k, k, SANDBOX_CONVERSATION_KEEP);
       });
     },
     async updateMessage(m) {
-      return db.run(() => db.stmt('UPDATE messages SET body = ? WHERE id = ?').run(JSON.stringify(m), m.id).changes > 0);
+      return db.run(() => db.stmt(sql.update).run(JSON.stringify(m), m.id).changes > 0);
     },
     async getMessage(id) {
-      const row = db.stmt('SELECT body FROM messages WHERE id = ?').get(id) as { body: string } | undefined;
+      const row = db.stmt(sql.get).get(id) as { body: string } | undefined;
       return row === undefined ? null : (JSON.parse(row.body) as SandboxMessage);
     },
     async conversation(pnid, customer, limit) {
-      const rows = db.stmt('SELECT body FROM messages WHERE pair = ? ORDER BY seq DESC LIMIT ?').all(pair(pnid, customer), limit) as { body: string }[];
+      const rows = db.stmt(sql.latest).all(pair(pnid, customer), limit) as { body: string }[];
       return rows.reverse().map((r) => JSON.parse(r.body) as SandboxMessage);
     },
     async putMedia(m) {

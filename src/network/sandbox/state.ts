@@ -55,8 +55,9 @@ export interface SandboxMedia {
 /**
  * The sandbox network's own records. The SQLite adapter keeps accounts,
  * templates, customer windows and recent messages in the sandbox network's
- * own database (`DATA_DIR/sandbox-network.db`); the Redis adapter keeps all of it in Redis (clustered mode, when
- * the sandbox is asked for), so every node serves the same simulated network.
+ * own database (`DATA_DIR/sandbox-network.db`); the PostgreSQL adapter keeps all of it in the
+ * deployment's database (clustered mode, when the sandbox is asked for), so every node serves the
+ * same simulated network.
  */
 export interface SandboxState {
   putAccount(a: SandboxAccount): Promise<void>;
@@ -85,7 +86,7 @@ export interface SandboxState {
 
 /** The largest file the simulated customer may send: the real network takes more, but the file travels base64 in a JSON body under the default BODY_LIMIT (the dashboard's simulator scales photos down to fit). */
 export const SANDBOX_MEDIA_MAX_BYTES = 128 * 1024;
-/** Files kept in memory by the embedded adapter, oldest dropped first. */
+/** Files kept (in memory by the embedded adapter, in its table by the PostgreSQL one), oldest dropped first. */
 export const SANDBOX_MEDIA_KEEP = 200;
 
 /** Messages kept per conversation (the simulated phone's scrollback). */

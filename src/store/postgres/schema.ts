@@ -200,4 +200,153 @@ const ACTOR_REPLIES = `
   CREATE INDEX actor_replies_by_expiry ON actor_replies (expires_at);
 `;
 
-export const NODE_PG_MIGRATIONS: PgMigration[] = [{ version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES }];
+// Chat messaging: channels (credentials sealed in the body), templates, credits, the message log and the inbox's conversation index.
+const MESSAGING = `
+  CREATE TABLE channels (
+    id text PRIMARY KEY,
+    org text NOT NULL,
+    -- The claim on a WhatsApp number: one channel per phone number id, across organizations (null for web chat).
+    phone_number_id text UNIQUE,
+    kind text NOT NULL,
+    created_at text NOT NULL,
+    body jsonb NOT NULL
+  );
+  CREATE INDEX channels_by_org ON channels (org, created_at, id);
+
+  CREATE TABLE templates (
+    org text NOT NULL,
+    channel_id text NOT NULL,
+    name text NOT NULL,
+    language text NOT NULL,
+    source text NOT NULL,
+    body jsonb NOT NULL,
+    PRIMARY KEY (org, channel_id, name, language)
+  );
+
+  -- The balance and the sequence of its ledger; the row is the lock every change of the organization's credits takes.
+  CREATE TABLE credit_balances (
+    org text PRIMARY KEY,
+    balance bigint NOT NULL,
+    seq bigint NOT NULL
+  );
+  CREATE TABLE credit_ledger (
+    org text NOT NULL,
+    seq bigint NOT NULL,
+    at text NOT NULL,
+    kind text NOT NULL,
+    amount bigint NOT NULL,
+    balance bigint NOT NULL,
+    reference text,
+    PRIMARY KEY (org, seq)
+  );
+  -- Held ('reserved') or given back after a send failed ('refunded'); \`at\` (ms) bounds how long they are remembered.
+  CREATE TABLE credit_reservations (
+    org text NOT NULL,
+    id text NOT NULL,
+    amount bigint NOT NULL,
+    state text NOT NULL,
+    at bigint NOT NULL,
+    PRIMARY KEY (org, id)
+  );
+  CREATE INDEX credit_reservations_by_age ON credit_reservations (at);
+  CREATE TABLE credit_top_ups (
+    org text NOT NULL,
+    id text NOT NULL,
+    at bigint NOT NULL,
+    PRIMARY KEY (org, id)
+  );
+  CREATE INDEX credit_top_ups_by_age ON credit_top_ups (at);
+
+  CREATE TABLE chat_sessions (
+    org text NOT NULL,
+    session_id text NOT NULL,
+    audience_external_id text NOT NULL,
+    opened_at text NOT NULL,
+    PRIMARY KEY (org, session_id)
+  );
+  CREATE INDEX chat_sessions_by_contact ON chat_sessions (org, audience_external_id, opened_at);
+
+  -- The biggest table, only ever appended to (statuses update in place). \`seq\` is the recorded order;
+  -- \`created_at\` grows with it, so the BRIN index (a few pages for millions of rows) finds the rows
+  -- older than a retention cutoff without a scan, and pruning is a range delete.
+  CREATE TABLE session_messages (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    org text NOT NULL,
+    id text NOT NULL,
+    session_id text NOT NULL,
+    network_id text,
+    status text,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    body jsonb NOT NULL,
+    -- The message's readable text (its caption for media without one), folded as the embedded FTS5 index folds it.
+    search tsvector GENERATED ALWAYS AS (
+      to_tsvector('simple', sb_fold(coalesce(body->'content'->>'text', body->'content'->>'caption', '')))
+    ) STORED
+  );
+  CREATE UNIQUE INDEX session_messages_by_id ON session_messages (org, id);
+  CREATE INDEX session_messages_by_session ON session_messages (org, session_id, seq);
+  CREATE INDEX session_messages_by_network_id ON session_messages (org, network_id) WHERE network_id IS NOT NULL;
+  CREATE INDEX session_messages_by_age ON session_messages USING brin (created_at);
+  CREATE INDEX session_messages_search ON session_messages USING gin (search);
+
+  CREATE TABLE conversations (
+    org text NOT NULL,
+    audience_external_id text NOT NULL,
+    status text NOT NULL,
+    assignee_id text,
+    updated_at text NOT NULL,
+    queued_at text,
+    version bigint NOT NULL,
+    body jsonb NOT NULL,
+    PRIMARY KEY (org, audience_external_id)
+  );
+  CREATE INDEX conversations_by_update ON conversations (org, updated_at DESC, audience_external_id);
+  CREATE INDEX conversations_by_status ON conversations (org, status, updated_at DESC, audience_external_id);
+  CREATE INDEX conversations_queued ON conversations (org, queued_at, audience_external_id) WHERE status = 'queued';
+  CREATE INDEX conversations_by_assignee ON conversations (org, assignee_id, updated_at DESC) WHERE status = 'assigned';
+  -- What each user has opened of each conversation (users times contacts: a table, not \`records\`).
+  CREATE TABLE conversation_markers (
+    org text NOT NULL,
+    user_id text NOT NULL,
+    audience_external_id text NOT NULL,
+    body jsonb NOT NULL,
+    PRIMARY KEY (org, user_id, audience_external_id)
+  );
+`;
+
+// The sandbox network's own records, when it runs clustered: it stands for Meta's side, so its tables keep apart from the service's.
+const SANDBOX = `
+  CREATE TABLE sandbox_accounts (
+    phone_number_id text PRIMARY KEY,
+    business_account_id text NOT NULL,
+    body jsonb NOT NULL
+  );
+  CREATE INDEX sandbox_accounts_by_business ON sandbox_accounts (business_account_id);
+  CREATE TABLE sandbox_templates (
+    waba text NOT NULL,
+    name text NOT NULL,
+    language text NOT NULL,
+    body jsonb NOT NULL,
+    PRIMARY KEY (waba, name, language)
+  );
+  CREATE TABLE sandbox_inbound (
+    phone_number_id text NOT NULL,
+    customer text NOT NULL,
+    at bigint NOT NULL,
+    PRIMARY KEY (phone_number_id, customer)
+  );
+  CREATE TABLE sandbox_messages (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    pair text NOT NULL,
+    body jsonb NOT NULL
+  );
+  CREATE INDEX sandbox_messages_by_pair ON sandbox_messages (pair, seq);
+  CREATE TABLE sandbox_media (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    body jsonb NOT NULL
+  );
+`;
+
+export const NODE_PG_MIGRATIONS: PgMigration[] = [{ version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES + MESSAGING + SANDBOX }];

@@ -2,6 +2,7 @@ import { nextStatus } from '../../messaging/rules.js';
 import type { SessionMessage } from '../../messaging/types.js';
 import type { SqliteDb } from '../sqlite/db.js';
 import type { SessionMessageRepo, SessionRef } from './port.js';
+import { INSERT_MESSAGE, REGISTER_SESSION, SELECT_BY_NETWORK_ID, SELECT_CONTACT_SESSIONS, SELECT_MESSAGE, SELECT_SESSION, SELECT_SESSION_MESSAGES } from './sql.js';
 
 /**
  * Messages in the node's SQLite database: `session_messages` (in the order
@@ -11,12 +12,8 @@ import type { SessionMessageRepo, SessionRef } from './port.js';
 export function createSqliteSessionMessageRepo(db: SqliteDb): SessionMessageRepo {
   const s = (sql: string) => db.stmt(sql);
   const parse = (row: { body: string } | undefined) => (row === undefined ? null : (JSON.parse(row.body) as SessionMessage));
-  const session = (org: string, sid: string) =>
-    s('SELECT session_id AS sessionId, org AS organizationId, audience_external_id AS audienceExternalId, opened_at AS openedAt FROM chat_sessions WHERE org = ? AND session_id = ?').get(org, sid) as
-      | SessionRef
-      | undefined;
-  const register = (ref: SessionRef) =>
-    s('INSERT OR IGNORE INTO chat_sessions (org, session_id, audience_external_id, opened_at) VALUES (?, ?, ?, ?)').run(ref.organizationId, ref.sessionId, ref.audienceExternalId, ref.openedAt);
+  const session = (org: string, sid: string) => s(SELECT_SESSION).get(org, sid) as SessionRef | undefined;
+  const register = (ref: SessionRef) => s(REGISTER_SESSION).run(ref.organizationId, ref.sessionId, ref.audienceExternalId, ref.openedAt);
   return {
     async registerSession(ref) {
       if (session(ref.organizationId, ref.sessionId) !== undefined) return;
@@ -24,7 +21,7 @@ export function createSqliteSessionMessageRepo(db: SqliteDb): SessionMessageRepo
     },
     async append(m) {
       return db.run(() => {
-        const r = s('INSERT OR IGNORE INTO session_messages (org, id, session_id, network_id, status, body) VALUES (?, ?, ?, ?, ?, ?)').run(
+        const r = s(INSERT_MESSAGE).run(
           m.organizationId,
           m._id,
           m.sessionId,
@@ -39,7 +36,7 @@ export function createSqliteSessionMessageRepo(db: SqliteDb): SessionMessageRepo
     },
     async advanceStatus(m) {
       return db.run(() => {
-        const cur = parse(s('SELECT body FROM session_messages WHERE org = ? AND id = ?').get(m.organizationId, m._id) as { body: string } | undefined);
+        const cur = parse(s(SELECT_MESSAGE).get(m.organizationId, m._id) as { body: string } | undefined);
         if (cur === null) return { applied: false, status: null };
         const stored = cur.status ?? 'accepted';
         if (nextStatus(stored, m.status) !== m.status) return { applied: false, status: stored };
@@ -48,26 +45,24 @@ export function createSqliteSessionMessageRepo(db: SqliteDb): SessionMessageRepo
       });
     },
     async get(org, id) {
-      return parse(s('SELECT body FROM session_messages WHERE org = ? AND id = ?').get(org, id) as { body: string } | undefined);
+      return parse(s(SELECT_MESSAGE).get(org, id) as { body: string } | undefined);
     },
     async getByNetworkId(org, netId) {
-      return parse(s('SELECT body FROM session_messages WHERE org = ? AND network_id = ? ORDER BY seq LIMIT 1').get(org, netId) as { body: string } | undefined);
+      return parse(s(SELECT_BY_NETWORK_ID).get(org, netId) as { body: string } | undefined);
     },
     async locateByNetworkId(org, netId) {
       const m = await this.getByNetworkId(org, netId);
       return m === null ? null : { _id: m._id, audienceExternalId: m.audienceExternalId };
     },
     async contactSessions(org, aeid) {
-      return s(
-        'SELECT session_id AS sessionId, org AS organizationId, audience_external_id AS audienceExternalId, opened_at AS openedAt FROM chat_sessions WHERE org = ? AND audience_external_id = ? ORDER BY opened_at DESC',
-      ).all(org, aeid) as SessionRef[];
+      return s(SELECT_CONTACT_SESSIONS).all(org, aeid) as SessionRef[];
     },
     async getSession(org, sid) {
       return session(org, sid) ?? null;
     },
     async listSession(org, sid) {
       if (session(org, sid) === undefined) return null;
-      return (s('SELECT body FROM session_messages WHERE org = ? AND session_id = ? ORDER BY seq').all(org, sid) as { body: string }[]).map((r) => JSON.parse(r.body) as SessionMessage);
+      return (s(SELECT_SESSION_MESSAGES).all(org, sid) as { body: string }[]).map((r) => JSON.parse(r.body) as SessionMessage);
     },
   };
 }

@@ -1,0 +1,45 @@
+import type { ConversationRecord, ReadMarker } from '../../domain/conversation.js';
+import { numbered, type PgDb } from '../postgres/db.js';
+import type { ConversationIndexRepo } from './port.js';
+import { conversationList, PUT_CONVERSATION, putArgs, SELECT_CONVERSATION } from './sql.js';
+
+const PUT = numbered(PUT_CONVERSATION);
+const GET = numbered(SELECT_CONVERSATION);
+
+/**
+ * The conversation index in PostgreSQL: `conversations` (the embedded
+ * adapter's table and statements) and `conversation_markers`. A put is one
+ * upsert whose update only happens over a lower version; racing writers of
+ * one contact serialize on its row, so exactly one of equal versions wins.
+ */
+export function createPostgresConversationIndex(db: PgDb): ConversationIndexRepo {
+  return {
+    async put(r) {
+      return (await db.query(PUT, putArgs(r))).rowCount === 1;
+    },
+    async get(org, aeid) {
+      return (await db.rows<{ body: ConversationRecord }>(GET, [org, aeid]))[0]?.body ?? null;
+    },
+    async list(q) {
+      const { page, pageArgs, count, countArgs } = conversationList(q);
+      const [rows, total] = await Promise.all([db.rows<{ body: ConversationRecord }>(numbered(page), pageArgs), db.rows<{ n: string }>(numbered(count), countArgs)]);
+      return { conversations: rows.map((r) => r.body), total: Number(total[0]?.n ?? 0) };
+    },
+    async markSeen(org, userId, aeid, marker) {
+      await db.query(
+        'INSERT INTO conversation_markers (org, user_id, audience_external_id, body) VALUES ($1, $2, $3, $4) ON CONFLICT (org, user_id, audience_external_id) DO UPDATE SET body = excluded.body',
+        [org, userId, aeid, JSON.stringify(marker)],
+      );
+    },
+    async seen(org, userId, aeids) {
+      const out = new Map<string, ReadMarker>();
+      if (aeids.length === 0) return out;
+      const rows = await db.rows<{ aeid: string; body: ReadMarker }>(
+        'SELECT audience_external_id AS aeid, body FROM conversation_markers WHERE org = $1 AND user_id = $2 AND audience_external_id = ANY($3::text[])',
+        [org, userId, aeids],
+      );
+      for (const r of rows) out.set(r.aeid, r.body);
+      return out;
+    },
+  };
+}
