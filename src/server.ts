@@ -37,7 +37,8 @@ import { handoverRoutes } from './http/routes/handover.js';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { asyncApiRoute, conversationRoutes } from './http/routes/conversations.js';
 import { InboxService } from './inbox/index.js';
-import { buildAsyncApi, InboxServer, InProcessEphemeralBus, NatsEphemeralBus } from './ws/index.js';
+import { buildAsyncApi, InboxServer, InProcessCredentialNotices, InProcessEphemeralBus, NatsCredentialNotices, NatsEphemeralBus, type CredentialNotices } from './ws/index.js';
+import { hashApiKey } from './domain/secrets.js';
 import { connect as connectNats } from '@nats-io/transport-node';
 import { AuthSessions, FailedAuthThrottle, RequestAuthenticator } from './auth/index.js';
 import { authRoutes } from './http/routes/auth.js';
@@ -177,21 +178,38 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   });
   // Presence and typing cross nodes on NATS core subjects (best effort, never stored).
   let bus: InProcessEphemeralBus | NatsEphemeralBus = new InProcessEphemeralBus();
+  // So do notices of changed credentials: every node closes the sockets that outlived theirs.
+  let notices: CredentialNotices = new InProcessCredentialNotices();
   if (config.NATS_URL !== undefined) {
     const nc = await connectNats({ servers: config.NATS_URL, name: `${config.NODE_ID ?? 'node'}-inbox`, maxReconnectAttempts: -1, noAsyncTraces: true });
     closers.push(() => nc.drain());
     bus = new NatsEphemeralBus(nc, config.KEY_PREFIX, log.child({ component: 'inbox' }));
+    notices = new NatsCredentialNotices(nc, config.KEY_PREFIX, log.child({ component: 'inbox' }));
   }
+  accounts.onCredentialsChanged((c) => notices.publish(c));
+  sessions.onCredentialsChanged((c) => notices.publish(c));
   const inboxSockets = new InboxServer({
     feed: events,
     inbox,
     tickets,
     bus,
     log: log.child({ component: 'inbox' }),
+    notices,
+    recheckMs: config.INBOX_CREDENTIAL_RECHECK_MS,
     auth: {
-      apiKey: (key, address) => authenticator.apiKey(key, address),
-      inboxToken: (token) => sessions.authenticateInboxToken(token),
-      sessionCookie: (cookie) => sessions.authenticateSessionCookie(cookie),
+      apiKey: async (key, address) => {
+        const principal = await authenticator.apiKey(key, address);
+        const hash = hashApiKey(key);
+        return { principal, current: () => accounts.principalOfKeyHash(hash) };
+      },
+      inboxToken: async (token) => {
+        const s = await sessions.inboxTokenCredential(token);
+        return { principal: s.principal, current: () => sessions.principalOfSession(s.sessionIdHash) };
+      },
+      sessionCookie: async (cookie) => {
+        const s = await sessions.cookieCredential(cookie);
+        return { principal: s.principal, current: () => sessions.principalOfSession(s.sessionIdHash) };
+      },
     },
     allowedOrigins: config.PUBLIC_URL === undefined ? [] : [new URL(config.PUBLIC_URL).origin],
     heartbeatMs: config.INBOX_HEARTBEAT_MS,
