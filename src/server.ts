@@ -224,7 +224,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const mcp = new McpGateway({
     version: VERSION,
     log,
-    authenticate: (key) => authenticator.apiKey(key),
+    authenticate: (key, address) => authenticator.apiKey(key, address),
     platform: { tickets, conversations: { handover, messaging: messaging.service, contacts: store.contacts, channels: messaging.channels, actors: actors.system }, inbox },
     allowedHosts: config.MCP_ALLOWED_HOSTS,
     allowedOrigins: config.MCP_ALLOWED_ORIGINS,
