@@ -218,7 +218,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   closers.push(() => inboxSockets.close());
   metrics.gauge('switchboard_inbox_sockets', 'Live inbox WebSockets open on this node.', () => inboxSockets.stats().sockets);
   metrics.gauge('switchboard_inbox_buffered_bytes', 'Bytes queued but not yet sent to this node\'s inbox sockets (slow clients).', () => inboxSockets.stats().bufferedBytes);
-  const tools = await ConnectedTools.open({ config, log, clock, version: VERSION, backing });
+  const tools = await ConnectedTools.open({ config, log, clock, version: VERSION, backing, authenticate: (key, address) => authenticator.apiKey(key, address) });
   if (tools) closers.push(() => tools.close());
   // The MCP gateway calls the same services as the REST routes.
   const mcp = new McpGateway({
@@ -239,8 +239,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
 function toolGatewayRoutes(s: Services): RouteDef[] {
   const routes = integrationRoutes(s.mcp, (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort));
   if (s.tools) {
-    const serviceBase = (req: { protocol: string; host: string }) => (s.config.PUBLIC_URL ?? `${req.protocol}://${req.host}`).replace(/\/+$/, '');
-    routes.push(...toolRoutes(s.tools, serviceBase, (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort)));
+    const tools = s.tools;
+    // Addresses the service will call or redirect to come from PUBLIC_URL, never from the request's Host.
+    routes.push(...toolRoutes(tools, () => tools.publicUrl(), (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort)));
   }
   return routes;
 }
@@ -349,8 +350,8 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
   // The sandbox network and the Graph adapter meet over HTTP on this node's own address.
   const selfHost = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
   services.messaging.listening(`http://${selfHost.includes(':') ? `[${selfHost}]` : selfHost}:${port}`);
-  services.tools?.listening(`http://${selfHost.includes(':') ? `[${selfHost}]` : selfHost}:${port}`);
   const url = config.PUBLIC_URL ?? `http://localhost:${port}`;
+  services.tools?.listening(`http://${selfHost.includes(':') ? `[${selfHost}]` : selfHost}:${port}`, `http://localhost:${port}`);
   if (demo) {
     const channel = await services.messaging.seedDemo(demo.organizationId).catch((err: unknown) => {
       services.log.warn('could not create the demo sandbox channel', { err });

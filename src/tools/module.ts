@@ -14,8 +14,8 @@ import type { ToolRepo } from '../store/tools/port.js';
 import { calendarTools } from './calendar-tools.js';
 import { emailTools } from './email-tools.js';
 import { paymentTools } from './payment-tools.js';
-import { SandboxProviders, SANDBOX_PROVIDERS_PATH } from './sandbox/index.js';
-import { ToolService } from './service.js';
+import { SandboxOutbound, SandboxProviders, SANDBOX_PROVIDERS_PATH } from './sandbox/index.js';
+import { OAUTH_CALLBACK_PATH, ToolService } from './service.js';
 
 const DESCRIPTIONS: Record<ConnectedIntegrationId, { name: string; description: string; instructions: string }> = {
   email: {
@@ -49,6 +49,8 @@ export interface ToolsOpenDeps {
   version: string;
   /** The node's backing: its SQLite database embedded, its one Redis client clustered. */
   backing: NodeBacking;
+  /** An organization's API key (with the failed-attempt throttle), for the sandbox-only calls that need one. */
+  authenticate(key: string | undefined, address?: string): Promise<Principal>;
 }
 
 /**
@@ -62,6 +64,8 @@ export class ConnectedTools {
   readonly sandbox: SandboxProviders | null;
   private readonly registries: Record<ConnectedIntegrationId, ToolRegistry>;
   private selfUrl: string | null = null;
+  private defaultPublicUrl: string | null = null;
+  private readonly outbound: SandboxOutbound | null;
 
   private constructor(
     readonly repo: ToolRepo,
@@ -73,10 +77,28 @@ export class ConnectedTools {
       if (this.selfUrl === null) throw new AppError(503, 'not_ready', 'the service is still starting', undefined, { retryAfterSeconds: 1 });
       return this.selfUrl;
     };
-    this.sandbox =
+    this.outbound =
       sandboxDb === null
         ? null
-        : new SandboxProviders({ db: sandboxDb, log: log.child({ component: 'sandbox-providers' }), publicUrl: () => (config.PUBLIC_URL ?? self()).replace(/\/+$/, ''), tokenTtlSeconds: config.SANDBOX_TOOLS_TOKEN_TTL_S });
+        : new SandboxOutbound({
+            policy: { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK },
+            ownBaseUrls: () => [this.publicUrl(), ...(this.selfUrl === null ? [] : [this.selfUrl])],
+            callbackPrefix: '/v1/tools/',
+            timeoutMs: 10_000,
+            userAgent: 'Stripe/1.0 (+https://stripe.com/docs/webhooks) sandbox',
+          });
+    this.sandbox =
+      sandboxDb === null || this.outbound === null
+        ? null
+        : new SandboxProviders({
+            db: sandboxDb,
+            log: log.child({ component: 'sandbox-providers' }),
+            publicUrl: () => this.publicUrl(),
+            redirectUris: () => [`${this.publicUrl()}${OAUTH_CALLBACK_PATH}`],
+            authenticate: deps.authenticate,
+            outbound: this.outbound,
+            tokenTtlSeconds: config.SANDBOX_TOOLS_TOKEN_TTL_S,
+          });
     this.service = new ToolService({
       repo,
       log: log.child({ component: 'tools' }),
@@ -100,9 +122,25 @@ export class ConnectedTools {
     return new ConnectedTools(repo, db, deps);
   }
 
-  /** The base URL this node answers on: the adapters reach the sandbox providers there. */
-  listening(url: string): void {
+  /**
+   * The base URL this node answers on (the adapters reach the sandbox
+   * providers there), and the public URL to use when PUBLIC_URL is unset
+   * (`http://localhost:<port>`).
+   */
+  listening(url: string, defaultPublicUrl: string): void {
     this.selfUrl = url.replace(/\/+$/, '');
+    this.defaultPublicUrl = defaultPublicUrl.replace(/\/+$/, '');
+  }
+
+  /**
+   * Where people and providers reach this service: PUBLIC_URL, else
+   * `http://localhost:<port>`. The OAuth redirect URI and the payment
+   * webhook address are built from it, never from a request's headers.
+   */
+  publicUrl(): string {
+    if (this.deps.config.PUBLIC_URL !== undefined) return this.deps.config.PUBLIC_URL.replace(/\/+$/, '');
+    if (this.defaultPublicUrl === null) throw new AppError(503, 'not_ready', 'the service is still starting', undefined, { retryAfterSeconds: 1 });
+    return this.defaultPublicUrl;
   }
 
   mounts(): { path: string; handler: RequestHandler }[] {
@@ -147,6 +185,7 @@ export class ConnectedTools {
   }
 
   async close(): Promise<void> {
+    this.outbound?.close();
     await this.repo.close();
     await this.sandboxDb?.close();
   }
