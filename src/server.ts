@@ -360,6 +360,15 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
     process.stdout.write(demoBanner(demo, url, channel === null ? [] : channel.split('\n')));
   }
   services.log.info('listening', { port, mode: config.mode });
+  // Best effort: a store that cannot list channels now must not stop the start.
+  await services.messaging.channels.unreachableGraphWebhooks().then(
+    (unreachable) => {
+      for (const w of unreachable) {
+        services.log.warn('a WhatsApp (Graph) channel\'s webhook URL is a loopback address the network cannot reach: set PUBLIC_URL to the address Meta reaches this service at', w);
+      }
+    },
+    (err: unknown) => services.log.warn('could not check the channels\' webhook URLs', { err }),
+  );
   const mcpUrl = mcpListener ? (config.MCP_PUBLIC_URL ?? `http://localhost:${mcpListener.port}`) : url;
 
   let closing: Promise<void> | undefined;
