@@ -89,7 +89,7 @@ export async function run(): Promise<void> {
     const email = (await (await fetch(`${base}/v1/integrations/email/connect`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Bench inbox' }) })).json()) as { id: string; redirect_url: string };
     const back = await approve(email.redirect_url, 'bench@shop.example');
     await fetch(back, { redirect: 'manual' });
-    const stripeKey = ((await (await fetch(`${sandbox}/stripe/accounts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Bench"}' })).json()) as { api_key: string }).api_key;
+    const stripeKey = ((await (await fetch(`${sandbox}/stripe/accounts`, { method: 'POST', headers: auth, body: '{"name":"Bench"}' })).json()) as { api_key: string }).api_key;
     const payment = (await (await fetch(`${base}/v1/integrations/payment/connect`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Bench shop', data: { api_key: stripeKey } }) })).json()) as { id: string };
     const created = await fetch(`${base}/mcp/${payment.id}`, { method: 'POST', headers: { ...MCP_HEADERS, ...auth }, body: toolCall('create_payment_request', { amount: 10, currency: 'EUR', description: 'Bench' }) });
     const paymentId = ((await created.json()) as { result: { structuredContent: { paymentId: string } } }).result.structuredContent.paymentId;
@@ -97,11 +97,11 @@ export async function run(): Promise<void> {
     // The bare server's own token for the same sandbox user (its own OAuth client exchange).
     const verifier = randomBytes(32).toString('base64url');
     const auth2 = new URL(`${sandbox}/google/o/oauth2/v2/auth`);
-    for (const [k, v] of Object.entries({ client_id: SANDBOX_CLIENT_ID, redirect_uri: 'http://127.0.0.1/v1/tools/oauth/callback', response_type: 'code', scope: 'https://www.googleapis.com/auth/gmail.modify', state: 's', code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' })) auth2.searchParams.set(k, v);
+    for (const [k, v] of Object.entries({ client_id: SANDBOX_CLIENT_ID, redirect_uri: `${running.url}/v1/tools/oauth/callback`, response_type: 'code', scope: 'https://www.googleapis.com/auth/gmail.modify', state: 's', code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' })) auth2.searchParams.set(k, v);
     const code = (await approve(auth2.toString(), 'bench@shop.example')).searchParams.get('code')!;
     const tokenRes = await fetch(`${sandbox}/google/token`, {
       method: 'POST',
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: 'http://127.0.0.1/v1/tools/oauth/callback', client_id: SANDBOX_CLIENT_ID, client_secret: running.services.tools!.sandbox!.identity.clientSecret }),
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: `${running.url}/v1/tools/oauth/callback`, client_id: SANDBOX_CLIENT_ID, client_secret: running.services.tools!.sandbox!.identity.clientSecret }),
     });
     const token = ((await tokenRes.json()) as { access_token: string }).access_token;
     bare = await bareSdkServer(sandbox, token, stripeKey);

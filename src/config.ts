@@ -214,6 +214,8 @@ export const configSchema = z.object({
   INBOX_MAX_BUFFERED_BYTES: z.coerce.number().int().min(1024).max(256 * 1024 * 1024).default(1024 * 1024),
   /** Live inbox: frames per second one socket may send (bursts of twice as many). */
   INBOX_FRAMES_PER_SECOND: z.coerce.number().int().min(1).max(10_000).default(20),
+  /** Live inbox: every socket's session or API key is read again this often (besides the notices of a change and the check of every command). */
+  INBOX_CREDENTIAL_RECHECK_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
 });
 
 export type Config = z.infer<typeof configSchema> & {

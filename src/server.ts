@@ -37,7 +37,8 @@ import { handoverRoutes } from './http/routes/handover.js';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { asyncApiRoute, conversationRoutes } from './http/routes/conversations.js';
 import { InboxService } from './inbox/index.js';
-import { buildAsyncApi, InboxServer, InProcessEphemeralBus, NatsEphemeralBus } from './ws/index.js';
+import { buildAsyncApi, InboxServer, InProcessCredentialNotices, InProcessEphemeralBus, NatsCredentialNotices, NatsEphemeralBus, type CredentialNotices } from './ws/index.js';
+import { hashApiKey } from './domain/secrets.js';
 import { connect as connectNats } from '@nats-io/transport-node';
 import { AuthSessions, FailedAuthThrottle, RequestAuthenticator } from './auth/index.js';
 import { authRoutes } from './http/routes/auth.js';
@@ -183,21 +184,38 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   });
   // Presence and typing cross nodes on NATS core subjects (best effort, never stored).
   let bus: InProcessEphemeralBus | NatsEphemeralBus = new InProcessEphemeralBus();
+  // So do notices of changed credentials: every node closes the sockets that outlived theirs.
+  let notices: CredentialNotices = new InProcessCredentialNotices();
   if (config.NATS_URL !== undefined) {
     const nc = await connectNats({ servers: config.NATS_URL, name: `${config.NODE_ID ?? 'node'}-inbox`, maxReconnectAttempts: -1, noAsyncTraces: true });
     closers.push(() => nc.drain());
     bus = new NatsEphemeralBus(nc, config.KEY_PREFIX, log.child({ component: 'inbox' }));
+    notices = new NatsCredentialNotices(nc, config.KEY_PREFIX, log.child({ component: 'inbox' }));
   }
+  accounts.onCredentialsChanged((c) => notices.publish(c));
+  sessions.onCredentialsChanged((c) => notices.publish(c));
   const inboxSockets = new InboxServer({
     feed: events,
     inbox,
     tickets,
     bus,
     log: log.child({ component: 'inbox' }),
+    notices,
+    recheckMs: config.INBOX_CREDENTIAL_RECHECK_MS,
     auth: {
-      apiKey: (key, address) => authenticator.apiKey(key, address),
-      inboxToken: (token) => sessions.authenticateInboxToken(token),
-      sessionCookie: (cookie) => sessions.authenticateSessionCookie(cookie),
+      apiKey: async (key, address) => {
+        const principal = await authenticator.apiKey(key, address);
+        const hash = hashApiKey(key);
+        return { principal, current: () => accounts.principalOfKeyHash(hash) };
+      },
+      inboxToken: async (token) => {
+        const s = await sessions.inboxTokenCredential(token);
+        return { principal: s.principal, current: () => sessions.principalOfSession(s.sessionIdHash) };
+      },
+      sessionCookie: async (cookie) => {
+        const s = await sessions.cookieCredential(cookie);
+        return { principal: s.principal, current: () => sessions.principalOfSession(s.sessionIdHash) };
+      },
     },
     allowedOrigins: config.PUBLIC_URL === undefined ? [] : [new URL(config.PUBLIC_URL).origin],
     heartbeatMs: config.INBOX_HEARTBEAT_MS,
@@ -206,13 +224,13 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   closers.push(() => inboxSockets.close());
   metrics.gauge('switchboard_inbox_sockets', 'Live inbox WebSockets open on this node.', () => inboxSockets.stats().sockets);
   metrics.gauge('switchboard_inbox_buffered_bytes', 'Bytes queued but not yet sent to this node\'s inbox sockets (slow clients).', () => inboxSockets.stats().bufferedBytes);
-  const tools = await ConnectedTools.open({ config, log, clock, version: VERSION, backing });
+  const tools = await ConnectedTools.open({ config, log, clock, version: VERSION, backing, authenticate: (key, address) => authenticator.apiKey(key, address) });
   if (tools) closers.push(() => tools.close());
   // The MCP gateway calls the same services as the REST routes.
   const mcp = new McpGateway({
     version: VERSION,
     log,
-    authenticate: (key) => authenticator.apiKey(key),
+    authenticate: (key, address) => authenticator.apiKey(key, address),
     platform: { tickets, conversations: { handover, messaging: messaging.service, contacts: store.contacts, channels: messaging.channels, actors: actors.system }, inbox },
     allowedHosts: config.MCP_ALLOWED_HOSTS,
     allowedOrigins: config.MCP_ALLOWED_ORIGINS,
@@ -227,8 +245,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
 function toolGatewayRoutes(s: Services): RouteDef[] {
   const routes = integrationRoutes(s.mcp, (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort));
   if (s.tools) {
-    const serviceBase = (req: { protocol: string; host: string }) => (s.config.PUBLIC_URL ?? `${req.protocol}://${req.host}`).replace(/\/+$/, '');
-    routes.push(...toolRoutes(s.tools, serviceBase, (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort)));
+    const tools = s.tools;
+    // Addresses the service will call or redirect to come from PUBLIC_URL, never from the request's Host.
+    routes.push(...toolRoutes(tools, () => tools.publicUrl(), (req) => mcpBaseUrl(s.config, req, s.mcp.listenPort)));
   }
   return routes;
 }
@@ -337,8 +356,8 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
   // The sandbox network and the Graph adapter meet over HTTP on this node's own address.
   const selfHost = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
   services.messaging.listening(`http://${selfHost.includes(':') ? `[${selfHost}]` : selfHost}:${port}`);
-  services.tools?.listening(`http://${selfHost.includes(':') ? `[${selfHost}]` : selfHost}:${port}`);
   const url = config.PUBLIC_URL ?? `http://localhost:${port}`;
+  services.tools?.listening(`http://${selfHost.includes(':') ? `[${selfHost}]` : selfHost}:${port}`, `http://localhost:${port}`);
   if (demo) {
     const channel = await services.messaging.seedDemo(demo.organizationId).catch((err: unknown) => {
       services.log.warn('could not create the demo sandbox channel', { err });
@@ -347,6 +366,15 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
     process.stdout.write(demoBanner(demo, url, channel === null ? [] : channel.split('\n')));
   }
   services.log.info('listening', { port, mode: config.mode });
+  // Best effort: a store that cannot list channels now must not stop the start.
+  await services.messaging.channels.unreachableGraphWebhooks().then(
+    (unreachable) => {
+      for (const w of unreachable) {
+        services.log.warn('a WhatsApp (Graph) channel\'s webhook URL is a loopback address the network cannot reach: set PUBLIC_URL to the address Meta reaches this service at', w);
+      }
+    },
+    (err: unknown) => services.log.warn('could not check the channels\' webhook URLs', { err }),
+  );
   const mcpUrl = mcpListener ? (config.MCP_PUBLIC_URL ?? `http://localhost:${mcpListener.port}`) : url;
 
   let closing: Promise<void> | undefined;

@@ -5,6 +5,7 @@ import { isActiveUser, type ApiKeyRecord, type Contact, type Organization, type 
 import type { Scope } from '../domain/scopes.js';
 import { API_KEY_PATTERN, generateApiKey, hashApiKey, hashPassword } from '../domain/secrets.js';
 import { FreshCache, type Store } from '../store/index.js';
+import { CredentialChangeListeners, type CredentialChangeListener } from '../domain/credential-change.js';
 
 /** How often `lastUsedAt` is written per key: a write per request would double the load. */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -32,16 +33,25 @@ const publicKey = ({ hash: _h, ...k }: ApiKeyRecord): PublicApiKey => k;
  * - Unknown, revoked and malformed keys are never remembered: every failed
  *   attempt reaches the store (and the failure throttle), and a new key works
  *   at once.
+ * - After a key is revoked or a user deactivated, given another role or a new
+ *   password, the `onCredentialsChanged` listeners are told, once the change
+ *   is stored (open inbox sockets are closed from there).
  */
 export class AccountService {
   private readonly touched = new Map<string, number>();
   /** Keys found valid, by hash: the record and its user, for `KEY_FRESH_MS`. */
   private readonly fresh = new FreshCache<{ rec: ApiKeyRecord; user: User }>(KEY_FRESH_MS, 10_000);
+  private readonly changes = new CredentialChangeListeners();
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
   ) {}
+
+  /** Told after a change that can end or narrow a credential of a user is stored. */
+  onCredentialsChanged(listener: CredentialChangeListener): void {
+    this.changes.add(listener);
+  }
 
   private now(): string {
     return new Date(this.clock.now()).toISOString();
@@ -115,6 +125,7 @@ export class AccountService {
     this.forgetKeysOf((rec) => rec.userId === userId);
     if (!next) throw notFound('user');
     if (!isActiveUser(next)) await this.store.sessions.deleteForUser(organizationId, userId);
+    if (changes.role !== undefined || changes.active !== undefined) this.changes.emit({ organizationId, userId });
     return publicUser(next);
   }
 
@@ -124,7 +135,9 @@ export class AccountService {
     const passwordHash = await hashPassword(password);
     const next = await this.store.users.update(organizationId, userId, (u) => ({ ...u, passwordHash }));
     if (!next) throw notFound('user');
-    return { sessionsEnded: await this.store.sessions.deleteForUser(organizationId, userId) };
+    const sessionsEnded = await this.store.sessions.deleteForUser(organizationId, userId);
+    this.changes.emit({ organizationId, userId });
+    return { sessionsEnded };
   }
 
   /** Issues a key; the returned `key` is the only time its text exists outside the caller. */
@@ -158,6 +171,7 @@ export class AccountService {
     const rec = await this.store.apiKeys.revoke(organizationId, keyId, this.now());
     this.forgetKeysOf((k) => k.id === keyId);
     if (!rec) throw notFound('API key');
+    this.changes.emit({ organizationId, userId: rec.userId });
     return publicKey(rec);
   }
 
@@ -190,14 +204,30 @@ export class AccountService {
     const hash = hashApiKey(rawKey);
     // Refusals throw inside the read, so only a key found valid (with its active user) is remembered.
     const { rec, user } = await this.fresh.get(hash, async () => {
-      const rec = await this.store.apiKeys.getByHash(hash);
-      if (!rec || rec.revokedAt !== null) throw denied();
-      const user = await this.store.users.get(rec.organizationId, rec.userId);
-      if (!user || !isActiveUser(user)) throw denied();
-      return { rec, user };
+      const found = await this.readKey(hash);
+      if (found === null) throw denied();
+      return found;
     });
     this.touch(hash);
-    return { organizationId: rec.organizationId, userId: user.id, role: user.role, keyId: rec.id, keyName: rec.name, scopes: new Set(rec.scopes) };
+    return keyPrincipal(rec, user);
+  }
+
+  /**
+   * What the key with this hash authenticates as now, read from the store
+   * (never from the 1 s memory, so a change made on any node is seen); null
+   * when it no longer authenticates. For re-checking a long-lived connection.
+   */
+  async principalOfKeyHash(hash: string): Promise<Principal | null> {
+    const found = await this.readKey(hash);
+    return found === null ? null : keyPrincipal(found.rec, found.user);
+  }
+
+  private async readKey(hash: string): Promise<{ rec: ApiKeyRecord; user: User } | null> {
+    const rec = await this.store.apiKeys.getByHash(hash);
+    if (!rec || rec.revokedAt !== null) return null;
+    const user = await this.store.users.get(rec.organizationId, rec.userId);
+    if (!user || !isActiveUser(user)) return null;
+    return { rec, user };
   }
 
   /** After a change to keys or users through this node: drops what it may have made stale (and reads under way). */
@@ -214,4 +244,8 @@ export class AccountService {
     // Best effort: a failed lastUsedAt write must not fail the request.
     this.store.apiKeys.touch(hash, new Date(now).toISOString()).catch(() => this.touched.delete(hash));
   }
+}
+
+function keyPrincipal(rec: ApiKeyRecord, user: User): Principal {
+  return { organizationId: rec.organizationId, userId: user.id, role: user.role, keyId: rec.id, keyName: rec.name, scopes: new Set(rec.scopes) };
 }

@@ -8,6 +8,7 @@ import { hashPassword, randomToken, safeEqual, verifyPassword } from '../domain/
 import type { Store } from '../store/index.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCookie } from './cookies.js';
 import type { FailedAuthThrottle } from './throttle.js';
+import { CredentialChangeListeners, type CredentialChangeListener } from '../domain/credential-change.js';
 
 export interface SessionSettings {
   idleMs: number;
@@ -37,6 +38,12 @@ export interface SessionView {
   user: SessionUser;
   csrfToken: string;
   expiresAt: string;
+}
+
+/** What opened a long-lived connection (an inbox socket) with a session: the principal, and the session to re-check. */
+export interface SessionCredential {
+  principal: Principal;
+  sessionIdHash: string;
 }
 
 /** Inbox tokens open the WebSocket once, within this long. */
@@ -69,9 +76,12 @@ function sessionUser(u: User): SessionUser {
  *   password hash; failures count towards the throttle of the account and of
  *   the client address, checked before the password is.
  * - Inbox tokens are single use, live 60 s, and die with their session.
+ * - Once a session is ended (logout, sign-in rotation, password change), the
+ *   `onCredentialsChanged` listeners are told whose it was.
  */
 export class AuthSessions {
   private readonly signedIn = new WeakMap<Principal, SignedIn>();
+  private readonly changes = new CredentialChangeListeners();
   private dummyHash: Promise<string> | undefined;
 
   constructor(
@@ -81,6 +91,11 @@ export class AuthSessions {
     private readonly throttle: FailedAuthThrottle,
     private readonly settings: SessionSettings,
   ) {}
+
+  /** Told after sessions of a user were ended. */
+  onCredentialsChanged(listener: CredentialChangeListener): void {
+    this.changes.add(listener);
+  }
 
   private nowMs(): number {
     return this.clock.now();
@@ -133,7 +148,7 @@ export class AuthSessions {
     const user = matches[0]!;
     // Rotation: whatever session the browser had is ended, and a new id is drawn.
     const previous = this.idHashOf(ctx.cookieHeader);
-    if (previous !== undefined) await this.store.sessions.delete(previous);
+    if (previous !== undefined) await this.end(previous);
     const sessionId = randomBytes(32).toString('base64url');
     const now = this.nowMs();
     const session: AuthSession = {
@@ -153,7 +168,14 @@ export class AuthSessions {
   /** Ends the session of the cookie, if any. */
   async logout(cookieHeader: string | undefined): Promise<void> {
     const idHash = this.idHashOf(cookieHeader);
-    if (idHash !== undefined) await this.store.sessions.delete(idHash);
+    if (idHash !== undefined) await this.end(idHash);
+  }
+
+  /** Deletes a session and tells the listeners whose it was. */
+  private async end(idHash: string): Promise<void> {
+    const session = await this.store.sessions.get(idHash);
+    await this.store.sessions.delete(idHash);
+    if (session !== null) this.changes.emit({ organizationId: session.organizationId, userId: session.userId });
   }
 
   private idHashOf(cookieHeader: string | undefined): string | undefined {
@@ -191,13 +213,7 @@ export class AuthSessions {
       // Best effort: a failed activity write must not fail the request.
       this.store.sessions.touch(session.idHash, touched.lastSeenAt, this.evictAt(touched)).catch((err: unknown) => this.log.warn('could not record session activity', { err }));
     }
-    const principal: Principal = {
-      organizationId: user.organizationId,
-      userId: user.id,
-      role: user.role,
-      keyId: `session:${session.idHash.slice(0, 12)}`,
-      scopes: new Set(scopesForRole(user.role)),
-    };
+    const principal = sessionPrincipal(user, session);
     const signed = { principal, session, user: sessionUser(user) };
     this.signedIn.set(principal, signed);
     return signed;
@@ -226,6 +242,25 @@ export class AuthSessions {
     return (await this.resolve(cookieHeader)).principal;
   }
 
+  /** As `authenticateSessionCookie`, with the session to re-check later (`principalOfSession`). */
+  async cookieCredential(cookieHeader: string | undefined): Promise<SessionCredential> {
+    const signed = await this.resolve(cookieHeader);
+    return { principal: signed.principal, sessionIdHash: signed.session.idHash };
+  }
+
+  /**
+   * What a session authenticates as now, read from the store: null once it
+   * has ended (logout, expiry, password change or reset) or its user is
+   * deactivated. Does not count as activity.
+   */
+  async principalOfSession(idHash: string): Promise<Principal | null> {
+    const session = await this.store.sessions.get(idHash);
+    if (session === null || this.nowMs() >= this.evictAt(session)) return null;
+    const user = await this.store.users.get(session.organizationId, session.userId);
+    if (user === null || !isActiveUser(user)) return null;
+    return sessionPrincipal(user, session);
+  }
+
   async issueInboxToken(signed: SignedIn): Promise<{ token: string; expiresAt: string }> {
     const token = randomToken(32);
     await this.store.sessions.putInboxToken(sha256(token), { organizationId: signed.principal.organizationId, userId: signed.principal.userId, sessionIdHash: signed.session.idHash }, INBOX_TOKEN_TTL_MS);
@@ -234,6 +269,11 @@ export class AuthSessions {
 
   /** Consumes a single-use inbox token; 401 when unknown, used, expired, or its session has ended. */
   async authenticateInboxToken(token: string | undefined): Promise<Principal> {
+    return (await this.inboxTokenCredential(token)).principal;
+  }
+
+  /** As `authenticateInboxToken`, with the session to re-check later (`principalOfSession`). */
+  async inboxTokenCredential(token: string | undefined): Promise<SessionCredential> {
     const denied = () => new AppError(401, 'unauthorized', 'missing, used or expired inbox token; get a new one from POST /v1/inbox/token');
     if (token === undefined || token.length < 20 || token.length > 100) throw denied();
     const grant = await this.store.sessions.takeInboxToken(sha256(token));
@@ -245,7 +285,7 @@ export class AuthSessions {
     if (session === null || this.nowMs() >= this.evictAt(session)) throw denied();
     const user = await this.store.users.get(grant.organizationId, grant.userId);
     if (user === null || !isActiveUser(user)) throw denied();
-    return { organizationId: user.organizationId, userId: user.id, role: user.role, keyId: `session:${session.idHash.slice(0, 12)}`, scopes: new Set(scopesForRole(user.role)) };
+    return { principal: sessionPrincipal(user, session), sessionIdHash: session.idHash };
   }
 
   /** Changes the signed-in user's password and ends their other sessions. */
@@ -261,6 +301,11 @@ export class AuthSessions {
     const passwordHash = await hashPassword(newPassword);
     await this.store.users.update(user.organizationId, user.id, (u) => ({ ...u, passwordHash }));
     const ended = await this.store.sessions.deleteForUser(user.organizationId, user.id, signed.session.idHash);
+    this.changes.emit({ organizationId: user.organizationId, userId: user.id });
     this.log.info('password changed', { organizationId: user.organizationId, userId: user.id, sessionsEnded: ended });
   }
+}
+
+function sessionPrincipal(user: User, session: AuthSession): Principal {
+  return { organizationId: user.organizationId, userId: user.id, role: user.role, keyId: `session:${session.idHash.slice(0, 12)}`, scopes: new Set(scopesForRole(user.role)) };
 }

@@ -78,6 +78,11 @@ export class InboxService {
     return { ...summary!, messages: all.slice(-DETAIL_MESSAGES).map(publicMessage) };
   }
 
+  /** Throws 404 unless the conversation is one of the caller's organization (for what names one without acting on it, like typing). */
+  async requireConversation(principal: Principal, audienceExternalId: string): Promise<void> {
+    if ((await this.d.conversations.get(principal.organizationId, audienceExternalId)) === null) throw notFound('conversation');
+  }
+
   /** A conversation as the inbox shows it, for events that name one. */
   async summary(organizationId: string, audienceExternalId: string): Promise<ConversationSummary | null> {
     const record = await this.d.conversations.get(organizationId, audienceExternalId);

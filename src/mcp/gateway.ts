@@ -11,7 +11,8 @@ import type { ToolRegistry } from './registry.js';
 export interface McpGatewayOptions {
   version: string;
   log: Logger;
-  authenticate(key: string | undefined): Promise<Principal>;
+  /** `address` is the client's, for the failed-attempt throttle. */
+  authenticate(key: string | undefined, address?: string): Promise<Principal>;
   platform: PlatformDeps;
   allowedHosts?: string[] | undefined;
   allowedOrigins?: string[] | undefined;

@@ -17,8 +17,8 @@ const TRANSPORT_ERROR = -32000;
 
 export interface McpHttpOptions {
   log: Logger;
-  /** Resolves a bearer API key to its principal; throws a 401 AppError. */
-  authenticate(key: string | undefined): Promise<Principal>;
+  /** Resolves a bearer API key to its principal; throws a 401 AppError (429 while throttled). `address` is the client's. */
+  authenticate(key: string | undefined, address?: string): Promise<Principal>;
   /** The server at `/mcp/{id}` for this caller; undefined for unknown ids and for other organizations' tools. */
   resolve(principal: Principal, id: string): McpServerDef | undefined | Promise<McpServerDef | undefined>;
   policy: RebindingPolicy;
@@ -78,12 +78,19 @@ async function preParse(req: Request, res: Response, max: number): Promise<{ ok:
     rpcError(res, 400, `Parse error: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { code: ErrorCode.ParseError });
     return { ok: false };
   }
+  let body: unknown;
   try {
-    return { ok: true, body: JSON.parse(raw.text) as unknown };
+    body = JSON.parse(raw.text) as unknown;
   } catch {
     rpcError(res, 400, 'Parse error: Invalid JSON', { code: ErrorCode.ParseError });
     return { ok: false };
   }
+  // JSON-RPC 2.0: an empty batch is one Invalid Request (the transport would take it for a batch of notifications and answer 202).
+  if (Array.isArray(body) && body.length === 0) {
+    rpcError(res, 400, 'Invalid Request: an empty batch', { code: ErrorCode.InvalidRequest });
+    return { ok: false };
+  }
+  return { ok: true, body };
 }
 
 /**
@@ -94,7 +101,9 @@ async function preParse(req: Request, res: Response, max: number): Promise<{ ok:
  * and DELETE (ending a session) have nothing to serve without sessions: 405.
  *
  * Checks, in order: Host and Origin (DNS rebinding) → API key (401 with
- * `WWW-Authenticate`) → scope `mcp:access` (403) → server id (404) → method.
+ * `WWW-Authenticate`; 429 with `Retry-After` while the key is throttled
+ * after failed attempts, as REST) → scope `mcp:access` (403) → server id
+ * (404) → method. An empty JSON-RPC batch is answered Invalid Request.
  * What the transport refuses itself (no Accept, wrong Content-Type, bad JSON,
  * body too large, unsupported protocol version) keeps the SDK's answers.
  */
@@ -112,7 +121,7 @@ export function mcpHttpHandler(opts: McpHttpOptions): RequestHandler {
     const log = opts.log.child({ requestId });
     let principal: Principal;
     try {
-      principal = await opts.authenticate(bearer(req));
+      principal = await opts.authenticate(bearer(req), req.ip);
     } catch (err) {
       if (isAppError(err) && err.status === 401) {
         const presented = req.headers.authorization !== undefined;
@@ -121,8 +130,9 @@ export function mcpHttpHandler(opts: McpHttpOptions): RequestHandler {
           headers: { 'WWW-Authenticate': `Bearer realm="switchboard"${presented ? ', error="invalid_token"' : ''}` },
         });
       }
-      if (isAppError(err) && err.status === 503) {
-        return rpcError(res, 503, err.message, { data: { code: err.code }, headers: { 'Retry-After': String(err.retryAfterSeconds ?? 1) } });
+      // Throttled (too many failed attempts with this key's prefix) or briefly unavailable: as REST answers them.
+      if (isAppError(err) && (err.status === 429 || err.status === 503)) {
+        return rpcError(res, err.status, err.message, { data: { code: err.code }, headers: { 'Retry-After': String(err.retryAfterSeconds ?? 1) } });
       }
       log.error('mcp authentication failed', { err });
       return rpcError(res, 500, 'Internal error', { code: ErrorCode.InternalError, data: { requestId } });

@@ -16,6 +16,7 @@ import {
 import { MediaTooLargeError, NetworkRejectedError, NetworkUnavailableError, type ChatNetwork, type NetworkMedia } from '../network/port.js';
 import { shapeFromDefinition } from '../network/template-rules.js';
 import type { SandboxNetwork } from '../network/sandbox/index.js';
+import { isLoopback } from '../webhooks/index.js';
 
 const name = z.string().trim().min(1).max(120);
 /** Above the Cloud API's highest tier (1,000) only for networks or sandboxes that allow it. */
@@ -145,6 +146,23 @@ export class ChannelService {
     const webhook: ChannelView['webhook'] = { url: this.d.publicBaseUrl().replace(/\/+$/, '') + webhookPath(c.id) };
     if (reveal?.verifyToken) webhook.verifyToken = reveal.verifyToken;
     return { ...base, network: c.network, phoneNumberId: c.phoneNumberId, businessAccountId: c.businessAccountId, displayPhoneNumber: c.displayPhoneNumber, messagesPerSecond: messagesPerSecondOf(c), webhook };
+  }
+
+  /**
+   * Graph (Meta) channels whose webhook URL is on a loopback address, which
+   * the network cannot reach (PUBLIC_URL unset or pointing at this machine):
+   * said at start-up so the operator sets PUBLIC_URL before messages go missing.
+   */
+  async unreachableGraphWebhooks(): Promise<{ organizationId: string; channelId: string; url: string }[]> {
+    const base = this.d.publicBaseUrl().replace(/\/+$/, '');
+    if (!isLoopbackUrl(base)) return [];
+    const out: { organizationId: string; channelId: string; url: string }[] = [];
+    for (const org of await this.d.organizations.list()) {
+      for (const c of await this.d.channels.list(org.id)) {
+        if (c.kind === 'whatsapp_cloud' && c.network === 'graph') out.push({ organizationId: org.id, channelId: c.id, url: base + webhookPath(c.id) });
+      }
+    }
+    return out;
   }
 
   async create(orgId: string, body: CreateChannelBody): Promise<ChannelView & { templateSync?: { ok: boolean; synced?: number; error?: string } }> {
@@ -387,4 +405,15 @@ export interface TemplateView {
 
 export function templateView(t: TemplateRecord): TemplateView {
   return { name: t.name, language: t.language, category: t.category, status: t.status, source: t.source, variables: t.shape.slots, components: t.components, updatedAt: t.updatedAt };
+}
+
+/** A URL whose host is this machine: `localhost` (and its subdomains) or a loopback address. */
+function isLoopbackUrl(raw: string): boolean {
+  let host: string;
+  try {
+    host = new URL(raw).hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+  } catch {
+    return false;
+  }
+  return host === 'localhost' || host.endsWith('.localhost') || isLoopback(host);
 }

@@ -16,8 +16,8 @@ import type { ToolRepo } from '../store/tools/port.js';
 import { calendarTools } from './calendar-tools.js';
 import { emailTools } from './email-tools.js';
 import { paymentTools } from './payment-tools.js';
-import { SandboxProviders, SANDBOX_PROVIDERS_PATH } from './sandbox/index.js';
-import { ToolService } from './service.js';
+import { SandboxOutbound, SandboxProviders, SANDBOX_PROVIDERS_PATH } from './sandbox/index.js';
+import { OAUTH_CALLBACK_PATH, ToolService } from './service.js';
 
 const DESCRIPTIONS: Record<ConnectedIntegrationId, { name: string; description: string; instructions: string }> = {
   email: {
@@ -51,6 +51,8 @@ export interface ToolsOpenDeps {
   version: string;
   /** The node's backing: its SQLite database embedded, its PostgreSQL pool and Redis client clustered. */
   backing: NodeBacking;
+  /** An organization's API key (with the failed-attempt throttle), for the sandbox-only calls that need one. */
+  authenticate(key: string | undefined, address?: string): Promise<Principal>;
 }
 
 /**
@@ -62,7 +64,10 @@ export interface ToolsOpenDeps {
 export class ConnectedTools {
   readonly service: ToolService;
   private readonly registries: Record<ConnectedIntegrationId, ToolRegistry>;
-  private selfUrl: string | null = null;
+  /** This node's own base URL, once it listens. */
+  selfUrl: string | null = null;
+  private defaultPublicUrl: string | null = null;
+  private outbound: SandboxOutbound | null = null;
 
   private constructor(
     readonly repo: ToolRepo,
@@ -100,15 +105,35 @@ export class ConnectedTools {
         : createSqliteSandboxProviderRecords(openKeyValueDb(memory ? null : join(config.DATA_DIR, 'sandbox-providers.db'), memory ? null : join(config.DATA_DIR, 'sandbox-providers')));
     // The sandbox's pages link to this node's own URL, known once it listens.
     const opened: { tools?: ConnectedTools } = {};
-    const publicUrl = () => (config.PUBLIC_URL ?? opened.tools!.self()).replace(/\/+$/, '');
+    const publicUrl = () => opened.tools!.publicUrl();
     let sandbox: SandboxProviders | null = null;
+    let outbound: SandboxOutbound | null = null;
     try {
-      if (records !== null) sandbox = await SandboxProviders.open({ records, log: deps.log.child({ component: 'sandbox-providers' }), publicUrl, tokenTtlSeconds: config.SANDBOX_TOOLS_TOKEN_TTL_S });
+      if (records !== null) {
+        // The sandbox's own outbound calls (webhook deliveries) pass the same address guard as customer webhooks.
+        outbound = new SandboxOutbound({
+          policy: { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK },
+          ownBaseUrls: () => [publicUrl(), ...(opened.tools?.selfUrl == null ? [] : [opened.tools.selfUrl])],
+          callbackPrefix: '/v1/tools/',
+          timeoutMs: 10_000,
+          userAgent: 'Stripe/1.0 (+https://stripe.com/docs/webhooks) sandbox',
+        });
+        sandbox = await SandboxProviders.open({
+          records,
+          log: deps.log.child({ component: 'sandbox-providers' }),
+          publicUrl,
+          redirectUris: () => [`${publicUrl()}${OAUTH_CALLBACK_PATH}`],
+          authenticate: deps.authenticate,
+          outbound,
+          tokenTtlSeconds: config.SANDBOX_TOOLS_TOKEN_TTL_S,
+        });
+      }
     } catch (e) {
       await records?.close();
       throw e;
     }
     opened.tools = new ConnectedTools(repo, sandbox, records, deps);
+    opened.tools.outbound = outbound;
     return opened.tools;
   }
 
@@ -117,9 +142,25 @@ export class ConnectedTools {
     return this.selfUrl;
   }
 
-  /** The base URL this node answers on: the adapters reach the sandbox providers there. */
-  listening(url: string): void {
+  /**
+   * The base URL this node answers on (the adapters reach the sandbox
+   * providers there), and the public URL to use when PUBLIC_URL is unset
+   * (`http://localhost:<port>`).
+   */
+  listening(url: string, defaultPublicUrl: string): void {
     this.selfUrl = url.replace(/\/+$/, '');
+    this.defaultPublicUrl = defaultPublicUrl.replace(/\/+$/, '');
+  }
+
+  /**
+   * Where people and providers reach this service: PUBLIC_URL, else
+   * `http://localhost:<port>`. The OAuth redirect URI and the payment
+   * webhook address are built from it, never from a request's headers.
+   */
+  publicUrl(): string {
+    if (this.deps.config.PUBLIC_URL !== undefined) return this.deps.config.PUBLIC_URL.replace(/\/+$/, '');
+    if (this.defaultPublicUrl === null) throw new AppError(503, 'not_ready', 'the service is still starting', undefined, { retryAfterSeconds: 1 });
+    return this.defaultPublicUrl;
   }
 
   mounts(): { path: string; handler: RequestHandler }[] {
@@ -164,6 +205,7 @@ export class ConnectedTools {
   }
 
   async close(): Promise<void> {
+    this.outbound?.close();
     await this.repo.close();
     await this.sandboxRecords?.close();
   }

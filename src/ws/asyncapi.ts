@@ -33,7 +33,9 @@ export function buildAsyncApi(opts: { version: string; serverUrl?: string | unde
         `Agents and bots watch and work the organization's conversations over one WebSocket. Authenticate the upgrade with an API key (Authorization: Bearer, scopes inbox:read / inbox:write), ` +
         `an inbox token (?token= from POST /v1/inbox/token) or the dashboard session cookie. Add ?since=<seq> to resume after a reconnect. Frames are JSON text, at most ${MAX_FRAME_BYTES} bytes. ` +
         'Every command carries a client-chosen id and is answered by an ack or an error with that commandId. Close codes: 1012 the node is stopping (reconnect with since), ' +
-        '1013 the client read too slowly (reconnect with since), 1008 too many refused frames.',
+        '1013 the client read too slowly (reconnect with since), 1008 too many refused frames, ' +
+        '4001 the session or API key of the socket ended (sign-out, password change or reset, revoked key, deactivated user: do not reconnect with it; a command sent after it is answered credentials_revoked), ' +
+        "4003 the user's role or the key's scopes changed (reconnect to carry on with what they allow now; a command sent after it is answered access_changed).",
     },
     servers: {
       switchboard: { host: url.host, protocol: url.protocol === 'https:' ? 'wss' : 'ws', pathname: INBOX_PATH, description: 'the REST listener; upgrades at /ws' },

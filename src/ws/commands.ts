@@ -80,6 +80,8 @@ export class CommandRunner {
         return inbox.sendTemplate(p, cmd.conversationId, cmd.template, cmd.id);
       case 'typing':
         requireScope(p, 'inbox:write');
+        // Refused like every other command on another organization's conversation: nothing is relayed.
+        await inbox.requireConversation(p, cmd.conversationId);
         this.d.bus.publish({ organizationId: p.organizationId, frame: { type: 'typing', userId: p.userId, conversationId: cmd.conversationId } });
         return {};
       case 'presence':

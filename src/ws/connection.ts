@@ -7,6 +7,7 @@ import { eventFrame } from './fanout.js';
 import { CLOSE, clientCommandSchema, CLIENT_COMMAND_TYPES, MAX_FRAME_BYTES, type ClientCommand } from './protocol.js';
 import type { CommandOutcome } from './commands.js';
 import type { EphemeralFrame } from './ephemeral.js';
+import { credentialLapse, type CredentialLapse } from './credential-check.js';
 
 export interface ConnectionLimits {
   /** Unsent bytes past which a client is cut off (1013). */
@@ -24,6 +25,8 @@ export interface ConnectionDeps {
   runCommand(principal: Principal, cmd: ClientCommand): Promise<CommandOutcome>;
   limits: ConnectionLimits;
   log: Logger;
+  /** What the socket's credential (its session or API key) authenticates as now, from the store; null once it no longer does. */
+  currentPrincipal(): Promise<Principal | null>;
   /** Called once when the socket is gone. */
   onClose(): void;
 }
@@ -46,6 +49,10 @@ const REPLAY_BATCH = 500;
  * - Memory per socket is bounded: once the unsent data passes
  *   `maxBufferedBytes` the socket is closed with 1013, and held-back live
  *   events during a replay count against the same bound.
+ * - A command runs only after the socket's credential was read again from
+ *   the store, on its receipt: once the credential has ended (4001) or
+ *   narrowed (4003), the command is refused with that error and the socket
+ *   closed. Commands still start in the order they arrived.
  */
 export class InboxConnection implements FanoutSubscriber {
   readonly organizationId: string;
@@ -60,6 +67,8 @@ export class InboxConnection implements FanoutSubscriber {
   private refused: number[] = [];
   private inFlight = 0;
   private released = false;
+  /** The previous command's turn: commands start in arrival order although each waits for its credential check. */
+  private commandTurn: Promise<unknown> = Promise.resolve();
   /** Answered the last ping (heartbeat). */
   alive = true;
 
@@ -197,10 +206,46 @@ export class InboxConnection implements FanoutSubscriber {
     if (this.inFlight >= this.d.limits.maxInFlight) return this.refuse(id, 'too_many_in_flight', `at most ${this.d.limits.maxInFlight} commands at once; wait for their acks`);
     this.inFlight++;
     const cmd = parsed.data;
-    void this.d.runCommand(this.principal, cmd).then((o) => {
+    const check = this.checkCredential();
+    const turn = this.commandTurn.then(() => check);
+    const answer = (o: CommandOutcome) => {
       this.inFlight--;
       this.send(JSON.stringify(o.ok ? { type: 'ack', commandId: cmd.id, result: o.result } : { type: 'error', commandId: cmd.id, error: o.error }));
+    };
+    void turn.then((lapse) => {
+      if (lapse === 'unknown') return answer({ ok: false, error: { code: 'credential_check_unavailable', message: 'the credential of this socket could not be checked; retry shortly' } });
+      if (lapse !== null) {
+        answer({ ok: false, error: lapse.error });
+        return this.close(lapse.closeCode, lapse.closeReason);
+      }
+      return this.d.runCommand(this.principal, cmd).then(answer);
     });
+    // Registered after the command's own step, so the next command starts after this one did.
+    this.commandTurn = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  /** Reads the credential again; null while it still carries the socket, 'unknown' when the store could not say. */
+  private async checkCredential(): Promise<CredentialLapse | null | 'unknown'> {
+    try {
+      return credentialLapse(this.principal, await this.d.currentPrincipal());
+    } catch (err) {
+      this.d.log.warn('inbox: could not re-check a socket\'s credential', { err });
+      return 'unknown';
+    }
+  }
+
+  /**
+   * Re-checks the credential now (after a notice that the user's credentials
+   * changed, or periodically) and closes the socket when it no longer
+   * carries it. A failed read keeps the socket: the next check decides.
+   */
+  async recheck(): Promise<void> {
+    if (this.closed) return;
+    const lapse = await this.checkCredential();
+    if (lapse !== null && lapse !== 'unknown') this.close(lapse.closeCode, lapse.closeReason);
   }
 
   private takeToken(): boolean {

@@ -1,4 +1,5 @@
-export { InboxServer, INBOX_PATH, type InboxAuthenticators, type InboxServerOptions } from './server.js';
+export { InboxServer, INBOX_PATH, type InboxAuthenticators, type InboxServerOptions, type SocketCredential } from './server.js';
 export { InProcessEphemeralBus, NatsEphemeralBus, type EphemeralBus } from './ephemeral.js';
+export { InProcessCredentialNotices, NatsCredentialNotices, type CredentialNotices } from './credential-notices.js';
 export { clientCommandSchema, serverFrameSchemas, CLOSE, MAX_FRAME_BYTES, type ClientCommand } from './protocol.js';
 export { buildAsyncApi } from './asyncapi.js';

@@ -76,4 +76,12 @@ export const CLOSE = {
   policyViolation: 1008,
   /** A frame over the size limit. */
   tooBig: 1009,
+  /**
+   * The socket's session or API key no longer authenticates (sign-out,
+   * password change or reset, revoked key, deactivated user): do not
+   * reconnect with the same credential.
+   */
+  credentialsRevoked: 4001,
+  /** The user's role or the key's scopes changed: reconnect to get what they allow now. */
+  accessChanged: 4003,
 } as const;

@@ -10,14 +10,23 @@ import { InboxConnection, type ConnectionLimits } from './connection.js';
 import { CommandRunner, type CommandDeps } from './commands.js';
 import { PresenceBoard, type EphemeralBus } from './ephemeral.js';
 import { CLOSE } from './protocol.js';
+import type { CredentialNotices } from './credential-notices.js';
+import type { CredentialChange } from '../domain/credential-change.js';
+
+/** Who opened a socket, and how to ask what the same credential (session or API key) authenticates as later. */
+export interface SocketCredential {
+  principal: Principal;
+  /** Read from the store, never a cache; null once the credential no longer authenticates. */
+  current(): Promise<Principal | null>;
+}
 
 /** How a socket's caller is identified before the upgrade; each throws AppError 401 when the credential is bad. */
 export interface InboxAuthenticators {
-  apiKey(key: string, address?: string): Promise<Principal>;
-  /** A short-lived inbox token (`?token=`), from a dashboard session. */
-  inboxToken?(token: string): Promise<Principal>;
+  apiKey(key: string, address?: string): Promise<SocketCredential>;
+  /** A short-lived inbox token (`?token=`), from a dashboard session: the socket lives by that session. */
+  inboxToken?(token: string): Promise<SocketCredential>;
   /** The dashboard's session cookie, on same-origin upgrades only. */
-  sessionCookie?(cookieHeader: string): Promise<Principal>;
+  sessionCookie?(cookieHeader: string): Promise<SocketCredential>;
 }
 
 export interface InboxServerOptions extends Omit<CommandDeps, 'presence'> {
@@ -28,6 +37,10 @@ export interface InboxServerOptions extends Omit<CommandDeps, 'presence'> {
   heartbeatMs: number;
   limits: ConnectionLimits;
   bus: EphemeralBus;
+  /** "A user's credentials changed", from every node. */
+  notices: CredentialNotices;
+  /** How often every socket's credential is read again regardless of notices (a lost notice, a session that timed out). */
+  recheckMs: number;
 }
 
 export const INBOX_PATH = '/ws';
@@ -44,6 +57,14 @@ export const INBOX_PATH = '/ws';
  *   heartbeat intervals.
  * - `close()` closes every socket with 1012 (service restart) so clients
  *   reconnect elsewhere and resume from their last seq.
+ * - A socket lives only as long as its credential: when a user's
+ *   credentials change on any node (sign-out, password change or reset,
+ *   revoked key, deactivation, role change), a notice reaches every node,
+ *   which reads the credentials of that user's sockets again and closes
+ *   those that ended (4001) or narrowed (4003), within a second. Without a
+ *   notice (lost, or a session that timed out) every socket is re-checked
+ *   each `recheckMs`; and every command is checked on receipt (see
+ *   `InboxConnection`).
  */
 export class InboxServer {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false, clientTracking: false });
@@ -52,7 +73,10 @@ export class InboxServer {
   private readonly presence: PresenceBoard;
   private readonly commands: CommandRunner;
   private heartbeat: NodeJS.Timeout | null = null;
+  private recheckTimer: NodeJS.Timeout | null = null;
   private closing = false;
+  /** Notices heard so far: an upgrade that heard one while it authenticated re-checks its socket once open. */
+  private noticesHeard = 0;
 
   constructor(private readonly o: InboxServerOptions) {
     this.fanout = new InboxFanout(o.feed, o.log);
@@ -81,6 +105,19 @@ export class InboxServer {
       }
     }, this.o.heartbeatMs);
     this.heartbeat.unref();
+    this.o.notices.subscribe((c) => this.credentialsChanged(c));
+    this.recheckTimer = setInterval(() => {
+      for (const c of this.connections) void c.recheck();
+    }, this.o.recheckMs);
+    this.recheckTimer.unref();
+  }
+
+  /** Re-reads the credentials of the user's sockets on this node; closes those that no longer carry them. */
+  private credentialsChanged(change: CredentialChange): void {
+    this.noticesHeard++;
+    for (const c of this.connections) {
+      if (c.organizationId === change.organizationId && c.principal.userId === change.userId) void c.recheck();
+    }
   }
 
   /** Sockets held, and their unsent bytes: what the inbox costs this node now. */
@@ -92,11 +129,17 @@ export class InboxServer {
 
   private async upgrade(req: IncomingMessage, url: URL, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
-    let principal: Principal;
+    const noticesBefore = this.noticesHeard;
+    let credential: SocketCredential;
     try {
       if (this.closing) throw new AppError(503, 'shutting_down', 'this node is stopping; connect to another');
-      principal = await this.authenticate(req, url);
-      requireScope(principal, 'inbox:read');
+      const authenticated = await this.authenticate(req, url);
+      // The store's word, not a node's short-lived memory of the key: a socket reopened right after a
+      // change on another node must not start with what the change took away.
+      const current = await authenticated.current();
+      if (current === null) throw new AppError(401, 'unauthorized', 'the session or API key no longer authenticates');
+      credential = { principal: current, current: authenticated.current };
+      requireScope(credential.principal, 'inbox:read');
     } catch (err) {
       const e = isAppError(err) ? err : new AppError(500, 'internal_error', 'the upgrade failed');
       if (!isAppError(err)) this.o.log.error('inbox upgrade failed', { err });
@@ -107,14 +150,20 @@ export class InboxServer {
     if (since !== undefined && (!Number.isSafeInteger(since) || since < 0)) {
       return refuseUpgrade(socket, new AppError(400, 'validation_failed', 'since must be a whole number: the last seq the client received'));
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.open(ws, principal, since));
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const conn = this.open(ws, credential, since);
+      // A change announced while this caller was authenticated may predate what the authentication read.
+      if (this.noticesHeard !== noticesBefore) void conn.recheck();
+    });
   }
 
-  private open(ws: WebSocket, principal: Principal, since: number | undefined): void {
+  private open(ws: WebSocket, credential: SocketCredential, since: number | undefined): InboxConnection {
+    const principal = credential.principal;
     const org = principal.organizationId;
     const conn: InboxConnection = new InboxConnection(ws, principal, {
       feed: this.o.feed,
       runCommand: (p, cmd) => this.commands.run(p, cmd),
+      currentPrincipal: () => credential.current(),
       limits: this.o.limits,
       log: this.o.log,
       onClose: () => {
@@ -133,9 +182,10 @@ export class InboxServer {
     void started.then(() => {
       for (const p of this.presence.snapshot(org)) if (p.userId !== principal.userId) conn.ephemeral({ type: 'presence', userId: p.userId, status: p.status });
     });
+    return conn;
   }
 
-  private async authenticate(req: IncomingMessage, url: URL): Promise<Principal> {
+  private async authenticate(req: IncomingMessage, url: URL): Promise<SocketCredential> {
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
     if (bearer !== undefined) return this.o.auth.apiKey(bearer, req.socket.remoteAddress);
     const token = url.searchParams.get('token');
@@ -156,10 +206,12 @@ export class InboxServer {
     if (this.closing) return;
     this.closing = true;
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
+    if (this.recheckTimer !== null) clearInterval(this.recheckTimer);
     for (const c of [...this.connections]) c.close(CLOSE.serviceRestart, 'node stopping; reconnect with since');
     this.presence.stop();
     await this.fanout.stop();
     await this.o.bus.close();
+    await this.o.notices.close();
   }
 }
 

@@ -31,9 +31,12 @@ export class InboxClient {
   }
 
   /** Opens a socket; resolves on the welcome frame. */
-  static async connect(url: string, key: string, opts: { since?: number; headers?: Record<string, string> } = {}): Promise<InboxClient> {
-    const q = opts.since === undefined ? '' : `?since=${opts.since}`;
-    const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/ws${q}`, { headers: { authorization: `Bearer ${key}`, ...opts.headers } });
+  static async connect(url: string, key: string | null, opts: { since?: number; headers?: Record<string, string>; token?: string } = {}): Promise<InboxClient> {
+    const query = new URLSearchParams();
+    if (opts.since !== undefined) query.set('since', String(opts.since));
+    if (opts.token !== undefined) query.set('token', opts.token);
+    const q = query.size === 0 ? '' : `?${query}`;
+    const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/ws${q}`, { headers: { ...(key === null ? {} : { authorization: `Bearer ${key}` }), ...opts.headers } });
     const c = new InboxClient(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());

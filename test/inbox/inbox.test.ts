@@ -169,6 +169,7 @@ function inboxSuite(name: string, start: () => Promise<TestService[]>) {
         { type: 'hand_back', conversationId: aeid },
         { type: 'resolve', conversationId: aeid },
         { type: 'transfer', conversationId: aeid, agentId: ann.id },
+        { type: 'typing', conversationId: aeid },
         { type: 'ticket_update', ticketId: 'T-000000-000001', changes: { status: 'closed' } },
       ]) {
         const r = await spy.command(cmd);

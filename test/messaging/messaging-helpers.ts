@@ -1,5 +1,6 @@
 import { OPERATOR_TOKEN, startTestService, type TestOrg, type TestService } from '../harness/service.js';
 import type { Clock } from '../../src/clock.js';
+import type { Logger } from '../../src/log.js';
 
 export interface MessagingOrg extends TestOrg {
   /** A WhatsApp channel on the sandbox network, templates synced. */
@@ -10,8 +11,8 @@ export interface MessagingOrg extends TestOrg {
 }
 
 /** The service with fast sandbox statuses (no pause between sent / delivered / read). */
-export function startMessagingService(opts: { env?: Record<string, string>; clock?: Clock } = {}): Promise<TestService> {
-  return startTestService({ env: { SANDBOX_STATUS_DELAY_MS: '0', ...opts.env }, clock: opts.clock });
+export function startMessagingService(opts: { env?: Record<string, string>; clock?: Clock; log?: Logger } = {}): Promise<TestService> {
+  return startTestService({ env: { SANDBOX_STATUS_DELAY_MS: '0', ...opts.env }, clock: opts.clock, log: opts.log });
 }
 
 export async function op(svc: TestService, method: string, path: string, body?: unknown) {

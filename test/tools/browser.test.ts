@@ -37,7 +37,7 @@ describe('connected tools in headless Chromium: a person signs in and pays', { t
   });
 
   it('a customer pays on the sandbox checkout page; the payment turns paid', async () => {
-    const key = await sandboxStripeKey(svc, 'Browser Shop');
+    const key = await sandboxStripeKey(svc, a.adminKey, 'Browser Shop');
     const r = await svc.call('POST', '/v1/integrations/payment/connect', { key: a.adminKey, body: { name: 'Shop', data: { api_key: key } } });
     const client = await mcpClient(`${svc.url}/mcp/${r.body.id}`, a.adminKey);
     const req = structured(await call(client, 'create_payment_request', { amount: 19.99, currency: 'usd', description: 'Gift card' }));

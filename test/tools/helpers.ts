@@ -15,12 +15,15 @@ export async function signIn(svc: TestService, redirectUrl: string, opts: { deci
   if (decided.status !== 302 || !callbackUrl) throw new Error(`consent answered ${decided.status}`);
   // Not followed: the return URL is the app's, not reachable from here.
   const cb = await fetch(callbackUrl, { redirect: 'manual' });
-  expect(new URL(callbackUrl).origin).toBe(svc.url);
+  // The service's public URL (PUBLIC_URL, else http://localhost:<port>), whatever address the test called.
+  expect(new URL(callbackUrl).origin).toBe(new URL(svc.running.url).origin);
   return { callbackUrl, status: cb.status, location: cb.headers.get('location'), body: await cb.text() };
 }
 
-export async function sandboxStripeKey(svc: TestService, name = 'Test Shop'): Promise<string> {
-  const r = await fetch(`${svc.url}/sandbox/providers/stripe/accounts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+/** A sandbox Stripe account of the organization whose API key `orgKey` is; its secret key. */
+export async function sandboxStripeKey(svc: TestService, orgKey: string, name = 'Test Shop'): Promise<string> {
+  const r = await fetch(`${svc.url}/sandbox/providers/stripe/accounts`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${orgKey}` }, body: JSON.stringify({ name }) });
+  if (r.status !== 201) throw new Error(`sandbox account not created: ${r.status} ${await r.text()}`);
   return ((await r.json()) as { api_key: string }).api_key;
 }
 

@@ -23,7 +23,8 @@ describe('connected tools on the MCP_PORT listener', () => {
     expect(post.status).toBe(201);
     const tool = (await post.json()) as { id: string; mcp_url: string; redirect_url: string };
     expect(tool.mcp_url).toBe(`${mcpUrl}/mcp/${tool.id}`);
-    expect(new URL(tool.redirect_url).searchParams.get('redirect_uri')).toBe(`${mcpUrl}/v1/tools/oauth/callback`);
+    // The callback is the service's public address (PUBLIC_URL, else http://localhost:<PORT>), wherever connect was called.
+    expect(new URL(tool.redirect_url).searchParams.get('redirect_uri')).toBe(`${svc.running.url}/v1/tools/oauth/callback`);
     const page = await (await fetch(tool.redirect_url)).text();
     const request = /name="request" value="([^"]+)"/.exec(page)![1]!;
     const action = /action="([^"]+)"/.exec(page)![1]!.replace(/&amp;/g, '&');

@@ -31,7 +31,7 @@ describe('payment tool against the sandbox payment provider over HTTP', () => {
     svc = await startTestService();
     a = await svc.createOrg('A');
     b = await svc.createOrg('B');
-    apiKey = await sandboxStripeKey(svc, 'Lid Shop');
+    apiKey = await sandboxStripeKey(svc, a.adminKey, 'Lid Shop');
   });
   afterAll(async () => {
     await client?.close();

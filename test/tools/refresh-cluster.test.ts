@@ -47,13 +47,14 @@ describe('token refresh across nodes', () => {
     };
     const [a, b] = [await node(), await node()];
     const principal: Principal = { organizationId: 'org_1', userId: 'u', role: 'admin', keyId: 'k', scopes: new Set(['mcp:access']) };
-    const { tool, redirectUrl } = await a.connect(principal, 'email', { name: 'Inbox' }, 'https://service.example');
+    // The service's public URL: the one redirect URI the sandbox identity provider has registered.
+    const { tool, redirectUrl } = await a.connect(principal, 'email', { name: 'Inbox' }, svc.running.url);
     // The person approves at the consent page; the provider's redirect carries the code back.
     const page = await (await fetch(redirectUrl!)).text();
     const request = /name="request" value="([^"]+)"/.exec(page)![1]!;
     const action = /action="([^"]+)"/.exec(page)![1]!.replace(/&amp;/g, '&');
     const back = new URL((await fetch(action, { method: 'POST', body: new URLSearchParams({ request, email: 'nodes@shop.example', decision: 'approve' }), redirect: 'manual' })).headers.get('location')!);
-    expect(back.origin).toBe('https://service.example');
+    expect(back.origin).toBe(new URL(svc.running.url).origin);
     await b.callback({ state: back.searchParams.get('state')!, code: back.searchParams.get('code')! });
     const active = (await b.get(principal, tool.id));
     expect(active.status).toBe('active');

@@ -51,10 +51,11 @@ function page(title: string, message: string): string {
 /**
  * Connected tools: connect, the sign-in callback, list/get/delete, the
  * payment provider's webhook, and the operator's allowed return origins.
- * `serviceBase(req)` is where people and providers reach this service
- * (PUBLIC_URL, else the address of the request); `mcpBase(req)` is `{mcp_url}`.
+ * `serviceBase()` is where people and providers reach this service
+ * (PUBLIC_URL, else `http://localhost:<port>`; never the request's Host,
+ * which a caller chooses); `mcpBase(req)` is `{mcp_url}`.
  */
-export function toolRoutes(tools: ConnectedTools, serviceBase: BaseOf, mcpBase: BaseOf): RouteDef[] {
+export function toolRoutes(tools: ConnectedTools, serviceBase: () => string, mcpBase: BaseOf): RouteDef[] {
   const svc = tools.service;
   const base = (req: { protocol: string; hostname: string; get(h: string): string | undefined }) => ({ protocol: req.protocol, hostname: req.hostname, host: req.get('host') ?? req.hostname });
   return [
@@ -80,7 +81,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: BaseOf, mcpBase: 
         if (!(CONNECTED_INTEGRATIONS as readonly string[]).includes(params.integrationId)) {
           throw new AppError(404, 'not_found', `integration ${params.integrationId} not found; GET /v1/integrations lists them (email, calendar, payment)`);
         }
-        const r = await svc.connect(principal, params.integrationId as ConnectedIntegrationId, body, serviceBase(base(req)));
+        const r = await svc.connect(principal, params.integrationId as ConnectedIntegrationId, body, serviceBase());
         return { status: body.tool_id ? 200 : 201, body: { ...toolView(r.tool, mcpBase(base(req))), ...(r.redirectUrl ? { redirect_url: r.redirectUrl } : {}) } };
       },
     }),

@@ -68,19 +68,18 @@ export class SandboxIdentity {
     private readonly onFirstSignIn: (email: string) => Promise<void>,
   ) {}
 
-  /** GET …/o/oauth2/v2/auth: checks the request, then shows the consent page. */
-  authorize(q: Record<string, unknown>, actionUrl: string): SandboxReply {
+  /**
+   * GET …/o/oauth2/v2/auth: checks the request, then shows the consent page.
+   * `redirect_uri` must be one of `registeredRedirectUris` exactly, as
+   * Google compares it: anything else gets the error page, never a redirect.
+   */
+  authorize(q: Record<string, unknown>, actionUrl: string, registeredRedirectUris: readonly string[]): SandboxReply {
     const s = (k: string) => (typeof q[k] === 'string' ? (q[k] as string) : '');
     if (s('client_id') !== SANDBOX_CLIENT_ID) return { status: 400, html: sandboxPage('Error 401: invalid_client', '<h1>Access blocked: invalid_client</h1><p>The OAuth client was not found.</p>') };
-    let redirect: URL;
-    try {
-      redirect = new URL(s('redirect_uri'));
-    } catch {
-      return { status: 400, html: sandboxPage('Error 400: redirect_uri_mismatch', '<h1>Error 400: redirect_uri_mismatch</h1><p>The redirect_uri is missing or not a URL.</p>') };
+    if (!registeredRedirectUris.includes(s('redirect_uri'))) {
+      return { status: 400, html: sandboxPage('Error 400: redirect_uri_mismatch', '<h1>Error 400: redirect_uri_mismatch</h1><p>The redirect URI is missing or not registered for this client.</p>') };
     }
-    if (!redirect.pathname.endsWith('/v1/tools/oauth/callback')) {
-      return { status: 400, html: sandboxPage('Error 400: redirect_uri_mismatch', '<h1>Error 400: redirect_uri_mismatch</h1><p>The redirect URI is not registered for this client.</p>') };
-    }
+    const redirect = new URL(s('redirect_uri'));
     const back = (error: string, description: string): SandboxReply => {
       const u = new URL(redirect);
       u.searchParams.set('error', error);
@@ -92,7 +91,7 @@ export class SandboxIdentity {
     if (s('scope') === '') return back('invalid_scope', 'Missing required parameter: scope');
     if (s('code_challenge_method') !== 'S256' || !/^[A-Za-z0-9_-]{43}$/.test(s('code_challenge'))) return back('invalid_request', 'PKCE with code_challenge_method S256 is required');
     const id = randomBytes(16).toString('base64url');
-    this.pending.set(id, { id, clientId: SANDBOX_CLIENT_ID, redirectUri: redirect.toString(), scope: s('scope'), state: s('state'), codeChallenge: s('code_challenge'), expiresAt: Date.now() + 30 * 60_000 });
+    this.pending.set(id, { id, clientId: SANDBOX_CLIENT_ID, redirectUri: s('redirect_uri'), scope: s('scope'), state: s('state'), codeChallenge: s('code_challenge'), expiresAt: Date.now() + 30 * 60_000 });
     const scopes = s('scope').split(' ').map((x) => `<li>${escapeHtml(x)}</li>`).join('');
     const hint = s('login_hint') || 'sandbox.user@example.com';
     return {

@@ -3,12 +3,15 @@ import type { SandboxProviderRecords } from '../../store/sandbox-providers/port.
 import type { Logger } from '../../log.js';
 import { stripeSignature } from '../providers/stripe.js';
 import { escapeHtml, sandboxPage, type SandboxReply } from './google-errors.js';
+import type { SandboxOutbound } from './outbound.js';
 
 interface Account {
   id: string;
   apiKey: string;
   name: string;
   created: number;
+  /** The organization whose API key created it (absent on accounts made before that was required). */
+  organizationId?: string;
 }
 
 interface Session {
@@ -69,17 +72,23 @@ export function formatAmount(amount: number, currency: string): string {
  * and a `checkout.session.completed` event goes to the account's webhook
  * endpoints, signed `Stripe-Signature: t=…,v1=…` as Stripe signs them.
  * Accounts are made with a sandbox-only call that hands out an API key
- * (`sk_test_sbx_…`), as signing up at Stripe would.
+ * (`sk_test_sbx_…`), as signing up at Stripe would; the call needs an API
+ * key of an organization of the service.
+ *
+ * Webhook endpoints must be publicly reachable, as Stripe demands, or the
+ * service's own callback address; every delivery goes through the customer
+ * webhooks' address guard (`SandboxOutbound`).
  */
 export class SandboxPayments {
   constructor(
     private readonly db: SandboxProviderRecords,
     private readonly publicUrl: () => string,
     private readonly log: Logger,
+    private readonly outbound: SandboxOutbound,
   ) {}
 
-  async createAccount(name: string): Promise<{ id: string; api_key: string; name: string }> {
-    const a: Account = { id: rid('acct_', 16), apiKey: `sk_test_sbx_${randomBytes(24).toString('base64url')}`, name, created: Math.floor(Date.now() / 1000) };
+  async createAccount(name: string, organizationId: string): Promise<{ id: string; api_key: string; name: string }> {
+    const a: Account = { id: rid('acct_', 16), apiKey: `sk_test_sbx_${randomBytes(24).toString('base64url')}`, name, created: Math.floor(Date.now() / 1000), organizationId };
     await this.db.put('sbStripeAccounts', a.apiKey, a);
     return { id: a.id, api_key: a.apiKey, name: a.name };
   }
@@ -196,6 +205,8 @@ export class SandboxPayments {
   async createEndpoint(a: Account, f: Record<string, unknown>): Promise<SandboxReply> {
     const url = typeof f.url === 'string' ? f.url : '';
     if (!/^https?:\/\/\S+$/.test(url)) return stripeError(400, 'Invalid URL: URL must be publicly accessible.', { param: 'url', code: 'url_invalid' });
+    const refused = this.outbound.refusal(url);
+    if (refused !== null) return stripeError(400, `Invalid URL: URL must be publicly accessible (${refused}).`, { param: 'url', code: 'url_invalid' });
     const events = Array.isArray(f.enabled_events) ? f.enabled_events.map(String) : f.enabled_events && typeof f.enabled_events === 'object' ? Object.values(f.enabled_events).map(String) : [];
     if (events.length === 0) return stripeError(400, 'Missing required param: enabled_events.', { code: 'parameter_missing', param: 'enabled_events' });
     const e: Endpoint = { id: rid('we_', 24), object: 'webhook_endpoint', account: a.id, url, enabled_events: events, secret: `whsec_${randomBytes(24).toString('base64url')}`, status: 'enabled', created: Math.floor(Date.now() / 1000) };
@@ -213,7 +224,12 @@ export class SandboxPayments {
 
   /** Endpoints of an account (sandbox statistics: a deleted tool leaves none). */
   async endpoints(accountId: string): Promise<number> {
-    return (await this.db.values<Endpoint>('sbStripeEndpoints')).filter((e) => e.account === accountId).length;
+    return (await this.endpointUrls(accountId)).length;
+  }
+
+  /** Where an account's endpoints point (sandbox statistics). */
+  async endpointUrls(accountId: string): Promise<string[]> {
+    return (await this.db.values<Endpoint>('sbStripeEndpoints')).filter((e) => e.account === accountId).map((e) => e.url);
   }
 
   async checkoutPage(id: string, actionUrl: string): Promise<SandboxReply> {
@@ -260,17 +276,16 @@ export class SandboxPayments {
     const targets = (await this.db.values<Endpoint>('sbStripeEndpoints')).filter((e) => e.account === s.account && (e.enabled_events.includes(type) || e.enabled_events.includes('*')));
     await Promise.all(
       targets.map(async (e) => {
+        let error: string | null = null;
         for (let attempt = 0; attempt < 4; attempt++) {
-          try {
-            const res = await fetch(e.url, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': stripeSignature(e.secret, body, Math.floor(Date.now() / 1000)), 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks) sandbox' }, body, signal: AbortSignal.timeout(10_000) });
-            await res.arrayBuffer();
-            if (res.ok) return;
-          } catch {
-            /* retried below */
-          }
+          const out = await this.outbound.post(e.url, body, { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': stripeSignature(e.secret, body, Math.floor(Date.now() / 1000)) });
+          if (out.ok) return;
+          error = out.error;
+          // An address the guard refuses stays refused: retrying would only knock again.
+          if (out.forbidden) break;
           await new Promise((r) => setTimeout(r, 200 * 4 ** attempt));
         }
-        this.log.warn('sandbox payments: webhook delivery failed', { endpoint: e.id, type });
+        this.log.warn('sandbox payments: webhook delivery failed', { endpoint: e.id, type, error });
       }),
     );
   }

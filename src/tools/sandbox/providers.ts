@@ -7,6 +7,9 @@ import { SandboxIdentity } from './identity.js';
 import { SandboxMailbox } from './mailbox.js';
 import { SandboxCalendar } from './calendar.js';
 import { SandboxPayments } from './payments.js';
+import type { SandboxOutbound } from './outbound.js';
+import type { Principal } from '../../domain/types.js';
+import { isAppError } from '../../errors.js';
 
 /** Where the sandbox providers are mounted on the service. */
 export const SANDBOX_PROVIDERS_PATH = '/sandbox/providers';
@@ -32,6 +35,12 @@ export interface SandboxProvidersOptions {
   log: Logger;
   /** The base URL people's browsers reach this service under (consent and checkout pages). */
   publicUrl: () => string;
+  /** The redirect URIs registered for the service's OAuth client: `redirect_uri` must be one of them exactly. */
+  redirectUris: () => string[];
+  /** An API key of an organization of the service (for creating a sandbox Stripe account); throws an AppError. */
+  authenticate(key: string | undefined, address?: string): Promise<Principal>;
+  /** Where the sandbox may send requests (webhook deliveries), through the address guard. */
+  outbound: SandboxOutbound;
   tokenTtlSeconds: number;
 }
 
@@ -68,7 +77,7 @@ export class SandboxProviders {
   ) {
     this.mailbox = new SandboxMailbox(opts.records);
     this.calendar = new SandboxCalendar(opts.records, opts.publicUrl);
-    this.payments = new SandboxPayments(opts.records, opts.publicUrl, opts.log);
+    this.payments = new SandboxPayments(opts.records, opts.publicUrl, opts.log, opts.outbound);
     this.identity = new SandboxIdentity(opts.records, clientSecret, opts.tokenTtlSeconds, async (email) => {
       await this.mailbox.seed(email);
       await this.calendar.seed(email);
@@ -123,7 +132,7 @@ export class SandboxProviders {
 
     // Identity provider (Google OAuth 2.0 shapes).
     const authPath = '/google/o/oauth2/v2/auth';
-    r.get(authPath, wrap((req) => this.identity.authorize(q(req), `${this.opts.publicUrl()}${SANDBOX_PROVIDERS_PATH}${authPath}`)));
+    r.get(authPath, wrap((req) => this.identity.authorize(q(req), `${this.opts.publicUrl()}${SANDBOX_PROVIDERS_PATH}${authPath}`, this.opts.redirectUris())));
     r.post(authPath, wrap((req) => this.identity.decide(b(req))));
     r.post('/google/token', fault('token'), wrap((req) => this.identity.token(b(req))));
     r.post('/google/revoke', wrap((req) => this.identity.revoke({ ...q(req), ...b(req) })));
@@ -181,7 +190,17 @@ export class SandboxProviders {
     r.post('/stripe/pay/:id', wrap((req) => this.payments.pay(String(req.params.id), b(req))));
 
     // Sandbox-only controls.
-    r.post('/stripe/accounts', wrap(async (req) => ({ status: 201, body: await this.payments.createAccount(typeof b(req).name === 'string' && b(req).name !== '' ? String(b(req).name) : 'Sandbox Shop') })));
+    // Anyone could otherwise make an account and have the service's own origin redirect and deliver for it.
+    r.post('/stripe/accounts', wrap(async (req) => {
+      let principal: Principal;
+      try {
+        principal = await this.opts.authenticate(/^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1], req.ip);
+      } catch (err) {
+        if (!isAppError(err)) throw err;
+        return { status: err.status, body: { success: false, error: { code: err.code, message: `${err.message} (creating a sandbox Stripe account needs an API key of your organization: Authorization: Bearer <key>)` } }, headers: { ...(err.status === 401 ? { 'www-authenticate': 'Bearer realm="switchboard"' } : {}), ...(err.retryAfterSeconds !== undefined ? { 'retry-after': String(err.retryAfterSeconds) } : {}) } };
+      }
+      return { status: 201, body: await this.payments.createAccount(typeof b(req).name === 'string' && b(req).name !== '' ? String(b(req).name) : 'Sandbox Shop', principal.organizationId) };
+    }));
     r.post('/control/faults', wrap((req) => {
       const f = b(req);
       const target = String(f.target) as FaultTarget;
