@@ -13,7 +13,6 @@ export { FreshCache } from './fresh-cache.js';
 export { NODE_MIGRATIONS, SANDBOX_MIGRATIONS } from './sqlite/schema.js';
 export { openNodeBacking, closeNodeBacking, openNodeDb, openNodeDbIn, openSandboxDb, nodeDbPath, type NodeBacking } from './backing.js';
 export { createSqliteStore } from './core/sqlite.js';
-export { createRedisStore } from './core/redis.js';
 export { createPostgresStore } from './core/postgres.js';
 export { PgDb, numbered, type PgMigration, type PgQueryable } from './postgres/db.js';
 export { NODE_PG_MIGRATIONS } from './postgres/schema.js';

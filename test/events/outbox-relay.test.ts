@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { OutboxRelay, type DomainEvent, type EventPublisher } from '../../src/events/index.js';
 import { silentLogger } from '../../src/log.js';
-import { connectRedis, createSqliteStore, createRedisStore, openNodeDbIn, type OutboxRepo, type Store, type TicketEventStamp } from '../../src/store/index.js';
-import { startRedis, type ServerProcess } from '../harness/servers.js';
+import { createPostgresStore, createSqliteStore, openNodeDbIn, type OutboxRepo, type PgDb, type Store, type TicketEventStamp } from '../../src/store/index.js';
+import { useRedisClients } from '../harness/use-servers.js';
+import { usePostgres } from '../harness/use-postgres.js';
 
 /** A publisher that records what it was given, and can be told to fail. */
 class RecordingPublisher implements EventPublisher {
@@ -102,20 +103,14 @@ describe('OutboxRelay (embedded store)', () => {
   });
 });
 
-describe('OutboxRelay (redis store, two nodes)', () => {
-  let redis: ServerProcess;
-  const stores: Store[] = [];
-  beforeAll(async () => {
-    redis = await startRedis();
-  }, 60_000);
-  afterAll(async () => {
-    await Promise.all(stores.map((s) => s.close()));
-    await redis?.stop();
-  });
+describe('OutboxRelay (clustered store, two nodes)', () => {
+  const { client } = useRedisClients();
+  const postgres = usePostgres();
+  const dbs = new Map<string, Promise<PgDb>>();
+  // Two nodes: one database (per case), a Redis client each.
   const open = async (prefix: string) => {
-    const s = createRedisStore(await connectRedis(redis.url), prefix);
-    stores.push(s);
-    return s;
+    if (!dbs.has(prefix)) dbs.set(prefix, postgres.open());
+    return createPostgresStore(await dbs.get(prefix)!, await client(), { prefix });
   };
 
   it("sweeps a dead node's entries once its lease lapses, and never relays an organization leased by a live node", async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCluster } from 'redis';
-import { createRedisStore, createPostgresWebhookStore, openNodeRedis, type NodeRedis, type RedisClient } from '../../src/store/index.js';
+import { createPostgresStore, createPostgresWebhookStore, openNodeRedis, type NodeRedis, type RedisClient } from '../../src/store/index.js';
 import { RedisActorStore } from '../../src/store/actors/redis.js';
 import { createRedisRateLimiter } from '../../src/store/ratelimit/redis.js';
 import { createRedisRequestKeyRepo } from '../../src/store/request-keys/redis.js';
@@ -81,10 +81,11 @@ describe('the test harness Redis Cluster', () => {
   });
 });
 
-runStoreContract('redis cluster', async () => createRedisStore(node.client, prefix(), { closeClient: false }));
-runAuthStoreContract('redis cluster', async () => createRedisStore(node.client, prefix(), { closeClient: false }));
-// The webhook store keeps its lane schedule and leases in Redis, beside its records in PostgreSQL.
+// The core store keeps sign-in sessions, failure counters and the relay's leases in Redis, beside its records in PostgreSQL.
 const postgres = usePostgres();
+runStoreContract('postgres + redis cluster', async () => createPostgresStore(await postgres.open(), node.client, { prefix: prefix() }));
+runAuthStoreContract('postgres + redis cluster', async () => createPostgresStore(await postgres.open(), node.client, { prefix: prefix() }));
+// The webhook store keeps its lane schedule and leases in Redis, beside its records in PostgreSQL.
 runWebhookStoreContract('postgres + redis cluster', async () => createPostgresWebhookStore(await postgres.open(), node.client, { prefix: prefix() }));
 runActorStoreContract('redis cluster', async () => new RedisActorStore(node.client, prefix()));
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, createSqliteStore, createRedisStore, createPostgresStore, openNodeDbIn } from '../../src/store/index.js';
+import { connectRedis, createSqliteStore, createPostgresStore, openNodeDbIn } from '../../src/store/index.js';
 import { usePostgres } from '../harness/use-postgres.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 import { runStoreContract } from './contract.js';
@@ -25,64 +25,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await redis?.stop();
 });
-runStoreContract('redis', async () => {
-  // A fresh key prefix per test keeps cases independent on one server.
-  const client = await connectRedis(redis.url);
-  return createRedisStore(client, `t${randomUUID().slice(0, 8)}`);
-});
-
 const postgres = usePostgres();
 runStoreContract('postgres', async () => {
   const db = await postgres.open();
   const client = await connectRedis(redis.url);
   const store = createPostgresStore(db, client, { prefix: `t${randomUUID().slice(0, 8)}` });
   return { ...store, close: async () => { await db.close(); await client.close(); } };
-});
-
-describe('redis ticket priority index', () => {
-  it('adds tickets stored before the priority sets existed the first time an organization filters by priority', async () => {
-    const client = await connectRedis(redis.url);
-    const prefix = `t${randomUUID().slice(0, 8)}`;
-    const store = createRedisStore(client, prefix);
-    const at = new Date().toISOString();
-    const base = { _id: 'x', title: 't', description: 'd', status: 'open' as const, assigneeId: null, audienceId: null, audienceExternalId: null, organizationId: 'o1', resolutionDate: null, createdBy: null, createdAt: at, updatedAt: at };
-    const made = [];
-    for (const priority of ['high', 'low', 'high', 'urgent'] as const) made.push(await store.tickets.create({ ...base, priority }, { id: randomUUID(), type: 'ticket.created', createdAt: at }));
-    // What a store written by the previous version holds: no priority sets.
-    const old = await client.keys(`${prefix}:{o:o1}:tix:p*`);
-    expect(old.length).toBeGreaterThan(0);
-    await client.del(old);
-    await store.close();
-
-    const upgraded = createRedisStore(await connectRedis(redis.url), prefix);
-    const high = await upgraded.tickets.list({ organizationId: 'o1', priority: 'high', offset: 0, limit: 10 });
-    expect(high.total).toBe(2);
-    expect(high.tickets.map((t) => t.ticketId)).toEqual([made[2]!.ticketId, made[0]!.ticketId]);
-    await upgraded.tickets.update('o1', made[0]!.ticketId, (t) => ({ ...t, priority: 'urgent' }), { id: randomUUID(), type: 'ticket.updated', createdAt: at });
-    expect((await upgraded.tickets.list({ organizationId: 'o1', priority: 'urgent', offset: 0, limit: 10 })).tickets.map((t) => t.ticketId)).toEqual([made[3]!.ticketId, made[0]!.ticketId]);
-    expect((await upgraded.tickets.list({ organizationId: 'o1', priority: 'high', offset: 0, limit: 10 })).total).toBe(1);
-    await upgraded.close();
-  });
-});
-
-describe('redis outbox registry', () => {
-  it("finds an organization's outbox that its writer never listed (died between the commit and the SADD)", async () => {
-    const client = await connectRedis(redis.url);
-    const prefix = `t${randomUUID().slice(0, 8)}`;
-    const at = new Date().toISOString();
-    const writer = createRedisStore(client, prefix, { closeClient: false });
-    await writer.organizations.create({ id: 'o1', name: 'A', createdAt: at });
-    const base = { _id: 'x', title: 't', description: 'd', status: 'open' as const, priority: 'low' as const, assigneeId: null, audienceId: null, audienceExternalId: null, organizationId: 'o1', resolutionDate: null, createdBy: null, createdAt: at, updatedAt: at };
-    await writer.tickets.create(base, { id: 'e1', type: 'ticket.created', createdAt: at });
-    // What a crash right after the ticket script leaves: the event in the outbox, the organization not listed.
-    await client.sRem(`${prefix}:outbox-orgs`, 'o1');
-    // A relay's store (a fresh node) looks at every organization's outbox on its first sweep.
-    const relay = createRedisStore(client, prefix, { closeClient: false });
-    expect(await relay.outbox.pendingOrganizations()).toEqual(['o1']);
-    await relay.outbox.remove('o1', (await relay.outbox.peek('o1', 10)).map((e) => e.handle));
-    expect(await relay.outbox.pendingOrganizations()).toEqual([]);
-    await client.close();
-  });
 });
 
 describe('embedded store durability', () => {
