@@ -35,6 +35,12 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
   method: HttpMethod;
   /** Express-style path, `/v1/tickets/:ticketId`. */
   path: string;
+  /**
+   * The operation's name in OpenAPI: unique, camelCase, and stable, because
+   * client generators name their methods after it (renaming one breaks
+   * every generated client). Not derived from the path for that reason.
+   */
+  operationId: string;
   summary: string;
   tag: string;
   /**

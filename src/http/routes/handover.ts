@@ -25,6 +25,7 @@ export function handoverRoutes(handover: HandoverService): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v1/handover',
+      operationId: 'requestHandover',
       summary: 'Request a human agent: the contact\'s latest conversation goes to the live-chat queue',
       tag: 'Handover',
       auth: 'apiKey',
@@ -43,6 +44,7 @@ export function handoverRoutes(handover: HandoverService): RouteDef[] {
     defineRoute({
       method: 'patch',
       path: '/v1/handover/open',
+      operationId: 'openHandover',
       summary: 'Hand the conversation back to the bot',
       tag: 'Handover',
       auth: 'apiKey',

@@ -46,6 +46,7 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v2/wa/template',
+      operationId: 'sendTemplate',
       summary: 'Send an approved template message (the first send to a number creates the contact and its conversation)',
       tag: 'Messages',
       auth: 'apiKey',
@@ -58,6 +59,7 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v1/wa/template',
+      operationId: 'sendTemplateV1',
       summary: 'Send a template message (deprecated: every failure is an opaque 500; use /v2/wa/template)',
       tag: 'Messages',
       auth: 'apiKey',
@@ -72,6 +74,7 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v1/messages/text',
+      operationId: 'sendText',
       summary: 'Send a plain text message (inside the 24-hour window)',
       tag: 'Messages',
       auth: 'apiKey',
@@ -83,6 +86,7 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v1/messages/buttons',
+      operationId: 'sendButtons',
       summary: 'Send an interactive message with 1 to 3 reply buttons (inside the 24-hour window)',
       tag: 'Messages',
       auth: 'apiKey',
@@ -94,6 +98,7 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v1/messages/media',
+      operationId: 'sendMedia',
       summary: 'Send an image, video, audio, document or sticker by https link or media id (inside the 24-hour window)',
       tag: 'Messages',
       auth: 'apiKey',
@@ -105,6 +110,7 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/api/v1/whatsapp/send-template',
+      operationId: 'sendWhatsappTemplate',
       summary: 'Send a template message (/api/v1 shape: `to` with +, template and language as strings)',
       tag: 'Messages',
       auth: 'apiKey',

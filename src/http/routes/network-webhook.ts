@@ -14,6 +14,7 @@ export function networkWebhookRoutes(receiver: NetworkWebhookReceiver): RouteDef
     defineRoute({
       method: 'get',
       path: '/webhooks/whatsapp/:channelId',
+      operationId: 'verifyNetworkWebhook',
       summary: 'Webhook subscription check (hub.mode, hub.verify_token, hub.challenge): echoes the challenge',
       tag: 'Chat network',
       auth: 'none',
@@ -28,6 +29,7 @@ export function networkWebhookRoutes(receiver: NetworkWebhookReceiver): RouteDef
     defineRoute({
       method: 'post',
       path: '/webhooks/whatsapp/:channelId',
+      operationId: 'receiveNetworkWebhook',
       summary: 'Webhook deliveries (messages and statuses), verified with X-Hub-Signature-256; 200 once recorded',
       tag: 'Chat network',
       auth: 'none',

@@ -69,6 +69,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'get',
       path: '/v1/users',
+      operationId: 'listUsers',
       summary: 'The dashboard users of the organization',
       responses: { 200: { description: 'users', schema: z.object({ success: z.literal(true), users: z.array(settingsUser) }) } },
       handler: async ({ principal }) => ({ body: { success: true, users: (await accounts.listUsers(principal.organizationId)).map(userView) } }),
@@ -77,6 +78,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'post',
       path: '/v1/users',
+      operationId: 'createUser',
       summary: 'Create a dashboard user (an admin or an agent) with a first password',
       body: createUserBody,
       responses: {
@@ -89,6 +91,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'patch',
       path: '/v1/users/:id',
+      operationId: 'updateUser',
       summary: 'Rename a user, change their role, deactivate or reactivate them (deactivating ends their sessions and stops their keys)',
       params: idParams,
       body: updateUserBody,
@@ -105,6 +108,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'get',
       path: '/v1/api-keys',
+      operationId: 'listApiKeys',
       summary: 'The API keys of the organization (never their text), with last use',
       responses: { 200: { description: 'keys', schema: z.object({ success: z.literal(true), apiKeys: z.array(settingsKey) }) } },
       handler: async ({ principal }) => ({ body: { success: true, apiKeys: (await accounts.listApiKeys(principal.organizationId)).map(keyView) } }),
@@ -113,6 +117,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'post',
       path: '/v1/api-keys',
+      operationId: 'createApiKey',
       summary: 'Issue an API key; `secret` (the key itself) is in this answer only',
       body: createKeyBody,
       responses: {
@@ -138,6 +143,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'delete',
       path: '/v1/api-keys/:id',
+      operationId: 'revokeApiKey',
       summary: 'Revoke an API key (at once, on every node)',
       params: idParams,
       responses: {
@@ -150,6 +156,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'post',
       path: '/v1/channels/:channelId/templates/sync',
+      operationId: 'syncTemplates',
       summary: "Sync a chat channel's templates from the network's template API",
       params: z.object({ channelId: z.string().min(1).max(128) }),
       responses: {
@@ -168,6 +175,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'get',
       path: '/v1/credits',
+      operationId: 'getCredits',
       summary: 'The credit balance, the price of a template send per category, and the latest 100 balance changes',
       responses: {
         200: {

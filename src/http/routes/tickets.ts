@@ -8,6 +8,7 @@ export function ticketRoutes(tickets: TicketService): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v1/tickets',
+      operationId: 'createTicket',
       summary: 'Create a ticket',
       tag: 'Tickets',
       auth: 'apiKey',
@@ -23,6 +24,7 @@ export function ticketRoutes(tickets: TicketService): RouteDef[] {
     defineRoute({
       method: 'get',
       path: '/v1/tickets',
+      operationId: 'listTickets',
       summary: 'List tickets, newest first',
       tag: 'Tickets',
       auth: 'apiKey',
@@ -37,6 +39,7 @@ export function ticketRoutes(tickets: TicketService): RouteDef[] {
     defineRoute({
       method: 'get',
       path: '/v1/tickets/:ticketId',
+      operationId: 'getTicket',
       summary: 'Fetch one ticket',
       tag: 'Tickets',
       auth: 'apiKey',
@@ -48,6 +51,7 @@ export function ticketRoutes(tickets: TicketService): RouteDef[] {
     defineRoute({
       method: 'patch',
       path: '/v1/tickets/:ticketId',
+      operationId: 'updateTicket',
       summary: 'Update a ticket (only the fields sent change)',
       tag: 'Tickets',
       auth: 'apiKey',

@@ -61,6 +61,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: BaseOf, mcpBase: 
     defineRoute({
       method: 'post',
       path: '/v1/integrations/:integrationId/connect',
+      operationId: 'connectIntegration',
       summary: 'Connect an integration: creates a tool (email and calendar answer with redirect_url for the user\'s sign-in; payment takes data.api_key)',
       tag: 'Tool gateway',
       auth: 'apiKey',
@@ -87,6 +88,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: BaseOf, mcpBase: 
     defineRoute({
       method: 'get',
       path: '/v1/tools/oauth/callback',
+      operationId: 'completeToolOAuth',
       summary: 'Where the identity provider sends the user after sign-in (OAuth 2.0 redirect URI): stores the tokens, then redirects to the return_url or shows a page',
       tag: 'Tool gateway',
       auth: 'none',
@@ -109,6 +111,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: BaseOf, mcpBase: 
     defineRoute({
       method: 'get',
       path: '/v1/tools',
+      operationId: 'listTools',
       summary: 'List the organization\'s connected tools (never their credentials)',
       tag: 'Tool gateway',
       auth: 'apiKey',
@@ -119,6 +122,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: BaseOf, mcpBase: 
     defineRoute({
       method: 'get',
       path: '/v1/tools/:toolId',
+      operationId: 'getTool',
       summary: 'Get one tool (never its credentials)',
       tag: 'Tool gateway',
       auth: 'apiKey',
@@ -130,6 +134,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: BaseOf, mcpBase: 
     defineRoute({
       method: 'delete',
       path: '/v1/tools/:toolId',
+      operationId: 'disconnectTool',
       summary: 'Disconnect a tool: revokes its access at the provider where possible and deletes its stored credentials for good',
       tag: 'Tool gateway',
       auth: 'apiKey',
@@ -148,6 +153,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: BaseOf, mcpBase: 
     defineRoute({
       method: 'post',
       path: '/v1/tools/:toolId/payment-webhook',
+      operationId: 'receivePaymentWebhook',
       summary: 'The payment provider\'s webhook for one payment tool (Stripe events, verified with Stripe-Signature over the raw body)',
       tag: 'Tool gateway',
       auth: 'none',
@@ -163,6 +169,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: BaseOf, mcpBase: 
     defineRoute({
       method: 'get',
       path: '/admin/v1/tools/return-origins',
+      operationId: 'adminListReturnOrigins',
       summary: 'Origins a connect return_url may point at (TOOLS_ALLOWED_RETURN_ORIGINS plus those added here)',
       tag: 'Operator',
       auth: 'operator',
@@ -172,6 +179,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: BaseOf, mcpBase: 
     defineRoute({
       method: 'post',
       path: '/admin/v1/tools/return-origins',
+      operationId: 'adminAddReturnOrigin',
       summary: 'Allow an origin for connect return_url',
       tag: 'Operator',
       auth: 'operator',
@@ -185,6 +193,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: BaseOf, mcpBase: 
     defineRoute({
       method: 'delete',
       path: '/admin/v1/tools/return-origins',
+      operationId: 'adminRemoveReturnOrigin',
       summary: 'Stop allowing an origin added with POST (configured ones stay until TOOLS_ALLOWED_RETURN_ORIGINS changes)',
       tag: 'Operator',
       auth: 'operator',
