@@ -12,6 +12,7 @@ import {
   keyParams,
   organizationSchema,
   orgParams,
+  passwordSchema,
   userSchema,
 } from '../../app/schemas.js';
 import { defineRoute, type RouteDef } from '../route.js';
@@ -67,7 +68,7 @@ export function adminRoutes(accounts: AccountService): RouteDef[] {
       operationId: 'adminResetPassword',
       summary: "Reset a user's password; ends every session of theirs",
       params: orgParams.extend({ userId: z.string().min(1).max(64) }),
-      body: z.object({ password: z.string().min(12).max(200).describe('at least 12 characters') }).strict(),
+      body: z.object({ password: passwordSchema }).strict(),
       responses: { 200: { description: 'reset', schema: z.object({ sessionsEnded: z.number().int() }) }, 404: { description: 'no such organization or user', schema: errorSchema } },
       handler: async ({ params, body }) => ({ body: await accounts.resetPassword(params.orgId, params.userId, body.password) }),
     }),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { USER_ROLES } from '../../domain/types.js';
-import { errorSchema } from '../../app/schemas.js';
+import { errorSchema, passwordSchema } from '../../app/schemas.js';
 import type { AuthSessions } from '../../auth/index.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
@@ -31,7 +31,7 @@ const loginBody = z
 const passwordBody = z
   .object({
     currentPassword: z.string().min(1).max(200),
-    newPassword: z.string().min(12).max(200).describe('at least 12 characters'),
+    newPassword: passwordSchema,
   })
   .strict();
 

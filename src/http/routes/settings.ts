@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError, notFound } from '../../errors.js';
 import { USER_ROLES } from '../../domain/types.js';
 import { SCOPES, scopesForRole, type Scope } from '../../domain/scopes.js';
-import { errorSchema } from '../../app/schemas.js';
+import { errorSchema, passwordSchema } from '../../app/schemas.js';
 import type { AccountService, PublicApiKey, PublicUser } from '../../app/accounts.js';
 import type { ChannelService } from '../../messaging/index.js';
 import { defineRoute, type RouteDef } from '../route.js';
@@ -36,7 +36,7 @@ const creditEntry = z.object({
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 const createUserBody = z
-  .object({ email: z.email().max(320), name: text(200), role: z.enum(USER_ROLES), password: z.string().min(12).max(200).describe('at least 12 characters') })
+  .object({ email: z.email().max(320), name: text(200), role: z.enum(USER_ROLES), password: passwordSchema })
   .strict()
   .meta({ examples: [{ email: 'ann@acme.test', name: 'Ann', role: 'agent', password: 'a long password' }] });
 const updateUserBody = z
