@@ -85,7 +85,7 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
       ...(r.scope ? { 'x-required-scope': r.scope } : {}),
       security: r.auth === 'apiKey' ? [{ apiKey: [] }, { sessionCookie: [] }] : r.auth === 'session' ? [{ sessionCookie: [] }] : r.auth === 'operator' ? [{ operatorToken: [] }] : [],
       parameters: parameters(r),
-      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } } } : {}),
+      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input'), ...(r.example !== undefined ? { example: r.example } : {}) } } } } : {}),
       responses,
     };
   }

@@ -15,6 +15,7 @@ import {
   passwordSchema,
   userSchema,
 } from '../../app/schemas.js';
+import { EXAMPLE_IDS } from '../openapi-examples.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
 /** The operator API: guarded by the operator token, used by `npm run admin`. */
@@ -26,6 +27,7 @@ export function adminRoutes(accounts: AccountService): RouteDef[] {
       method: 'post',
       path: '/admin/v1/organizations',
       operationId: 'adminCreateOrganization',
+      example: { name: 'Acme Support' },
       summary: 'Create an organization',
       body: createOrganizationBody,
       responses: { 201: { description: 'the organization', schema: organizationSchema } },
@@ -45,6 +47,7 @@ export function adminRoutes(accounts: AccountService): RouteDef[] {
       method: 'post',
       path: '/admin/v1/organizations/:orgId/users',
       operationId: 'adminCreateUser',
+      example: { email: 'ann@acme.test', name: 'Ann Lee', role: 'agent', password: 'a long password' },
       summary: 'Create a dashboard user',
       params: orgParams,
       body: createUserBody,
@@ -66,6 +69,7 @@ export function adminRoutes(accounts: AccountService): RouteDef[] {
       method: 'post',
       path: '/admin/v1/organizations/:orgId/users/:userId/password',
       operationId: 'adminResetPassword',
+      example: { password: 'a new long password' },
       summary: "Reset a user's password; ends every session of theirs",
       params: orgParams.extend({ userId: z.string().min(1).max(64) }),
       body: z.object({ password: passwordSchema }).strict(),
@@ -77,6 +81,7 @@ export function adminRoutes(accounts: AccountService): RouteDef[] {
       method: 'post',
       path: '/admin/v1/organizations/:orgId/api-keys',
       operationId: 'adminCreateApiKey',
+      example: { userId: EXAMPLE_IDS.userId, name: 'CRM sync', scopes: ['tickets:read', 'tickets:create'] },
       summary: 'Issue an API key (the key text is shown only in this response)',
       params: orgParams,
       body: createApiKeyBody,
@@ -108,6 +113,7 @@ export function adminRoutes(accounts: AccountService): RouteDef[] {
       method: 'post',
       path: '/admin/v1/organizations/:orgId/contacts',
       operationId: 'adminCreateContact',
+      example: { audienceExternalId: EXAMPLE_IDS.audienceExternalId, name: 'Ann Lee' },
       summary: 'Create a contact (idempotent on audienceExternalId)',
       params: orgParams,
       body: createContactBody,

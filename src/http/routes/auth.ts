@@ -87,6 +87,7 @@ export function authRoutes(sessions: AuthSessions): RouteDef[] {
       method: 'post',
       path: '/v1/auth/password',
       operationId: 'changePassword',
+      example: { currentPassword: 'the password you sign in with now', newPassword: 'a new long password' },
       summary: "Change the signed-in user's password; ends their other sessions",
       tag,
       auth: 'session',

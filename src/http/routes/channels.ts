@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { errorSchema, orgParams } from '../../app/schemas.js';
 import { createChannelBody, templateBody, topUpBody, updateChannelBody, type ChannelService } from '../../messaging/index.js';
+import { EXAMPLE_IDS } from '../openapi-examples.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
 const channelParams = z.object({ orgId: z.string().min(1).max(64), channelId: z.string().min(1).max(128) });
@@ -41,6 +42,7 @@ export function channelAdminRoutes(channels: ChannelService): RouteDef[] {
       method: 'post',
       path: '/admin/v1/organizations/:orgId/channels',
       operationId: 'adminCreateChannel',
+      example: { kind: 'whatsapp_cloud', name: 'Support line', network: 'graph', phoneNumberId: '109876543210987', businessAccountId: EXAMPLE_IDS.businessAccountId, displayPhoneNumber: '15550104477', accessToken: 'EAAJB4x9Zk2qLm7Pt3VnR8sYfN4hD6gZ', appSecret: '5f2c8e1a9b7d4c6e0a3f9b2d7c1e8a4f' },
       summary: 'Create a channel: a WhatsApp number on the real network (its ids and secrets) or on the sandbox network (provisioned now), or a web chat',
       params: orgParams,
       body: createChannelBody,
@@ -85,6 +87,7 @@ export function channelAdminRoutes(channels: ChannelService): RouteDef[] {
       method: 'patch',
       path: '/admin/v1/organizations/:orgId/channels/:channelId',
       operationId: 'adminUpdateChannel',
+      example: { name: 'Support line (EU)', messagesPerSecond: 20 },
       summary: 'Rename a channel or rotate its credentials',
       params: channelParams,
       body: updateChannelBody,
@@ -137,6 +140,7 @@ export function channelAdminRoutes(channels: ChannelService): RouteDef[] {
       method: 'post',
       path: '/admin/v1/organizations/:orgId/channels/:channelId/templates',
       operationId: 'adminCreateTemplate',
+      example: { name: 'delivery_delay', language: 'en_US', category: 'UTILITY', components: [{ type: 'BODY', text: 'Hi {{1}}, your order {{2}} is running a day late. Sorry for the wait.' }, { type: 'FOOTER', text: 'Acme Support' }] },
       summary: 'Add or replace a template in the registry by hand (name + language); a later sync overwrites network templates',
       params: channelParams,
       body: templateBody,
@@ -171,6 +175,7 @@ export function channelAdminRoutes(channels: ChannelService): RouteDef[] {
       method: 'post',
       path: '/admin/v1/organizations/:orgId/credits/top-up',
       operationId: 'adminTopUpCredits',
+      example: { amount: 500, operationId: 'topup-2026-01-05-acme' },
       summary: 'Add credits (operationId makes a retried top-up count once)',
       params: orgParams,
       body: topUpBody,

@@ -11,6 +11,7 @@ import {
   replyMessageSchema,
   type InboxService,
 } from '../../inbox/index.js';
+import { EXAMPLE_IDS, ORDER_UPDATE_TEMPLATE } from '../openapi-examples.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { idempotencyKey } from './handover.js';
 
@@ -106,6 +107,7 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
       method: 'post',
       path: '/v1/conversations/:id/transfer',
       operationId: 'transferConversation',
+      example: { agentId: EXAMPLE_IDS.userId },
       summary: 'Give the conversation to another agent of the organization',
       tag: 'Inbox',
       auth: 'apiKey',
@@ -125,6 +127,7 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
       method: 'post',
       path: '/v1/conversations/:id/reply',
       operationId: 'replyToConversation',
+      example: { type: 'text', text: 'Thanks, Ann. A replacement is on its way; it arrives on Thursday.' },
       summary: 'An agent\'s free-form reply (text, buttons or media), inside the 24-hour window',
       tag: 'Inbox',
       auth: 'apiKey',
@@ -145,6 +148,7 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
       method: 'post',
       path: '/v1/conversations/:id/send-template',
       operationId: 'sendConversationTemplate',
+      example: { template: ORDER_UPDATE_TEMPLATE },
       summary: 'An agent sends an approved template (the only message allowed outside the 24-hour window)',
       tag: 'Inbox',
       auth: 'apiKey',

@@ -9,11 +9,20 @@ import {
   type MessagingService,
 } from '../../messaging/index.js';
 import { idempotencyKey } from '../idempotency-key.js';
+import { EXAMPLE_IDS, ORDER_UPDATE_TEMPLATE } from '../openapi-examples.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
 const templateResult = z.object({ success: z.literal(true), messageId: z.string().describe("the chat network's message id; key of later message_status events"), timestamp: z.string() });
 const sendResult = z.object({ success: z.boolean(), messageId: z.string().optional() });
-const rejectedSchema = errorSchema.extend({ errorDetails: z.object({ code: z.number().int(), title: z.string(), message: z.string() }) });
+const rejectedSchema = errorSchema.extend({ errorDetails: z.object({ code: z.number().int(), title: z.string(), message: z.string() }) }).meta({
+  examples: [
+    {
+      success: false,
+      error: { code: 'network_rejected', message: 'the chat network rejected the message: (#131026) Message undeliverable' },
+      errorDetails: { code: 131026, title: 'Message undeliverable', message: 'Unable to deliver message. The recipient is not a WhatsApp user or has not accepted the latest terms.' },
+    },
+  ],
+});
 const common = {
   400: { description: 'invalid body (failing fields in details)', schema: errorSchema },
   401: { description: 'missing or invalid API key', schema: errorSchema },
@@ -47,6 +56,7 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
       method: 'post',
       path: '/v2/wa/template',
       operationId: 'sendTemplate',
+      example: { channelId: EXAMPLE_IDS.channelId, to: EXAMPLE_IDS.customerPhone, template: ORDER_UPDATE_TEMPLATE },
       summary: 'Send an approved template message (the first send to a number creates the contact and its conversation)',
       tag: 'Messages',
       auth: 'apiKey',
@@ -60,6 +70,7 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
       method: 'post',
       path: '/v1/wa/template',
       operationId: 'sendTemplateV1',
+      example: { channelId: EXAMPLE_IDS.channelId, to: EXAMPLE_IDS.customerPhone, template: ORDER_UPDATE_TEMPLATE },
       summary: 'Send a template message (deprecated: every failure is an opaque 500; use /v2/wa/template)',
       tag: 'Messages',
       auth: 'apiKey',
@@ -75,6 +86,7 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
       method: 'post',
       path: '/v1/messages/text',
       operationId: 'sendText',
+      example: { channelId: EXAMPLE_IDS.channelId, to: EXAMPLE_IDS.customerPhone, text: { body: 'Thanks, Ann. A replacement is on its way; it arrives on Thursday.' } },
       summary: 'Send a plain text message (inside the 24-hour window)',
       tag: 'Messages',
       auth: 'apiKey',
@@ -87,6 +99,7 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
       method: 'post',
       path: '/v1/messages/buttons',
       operationId: 'sendButtons',
+      example: { channelId: EXAMPLE_IDS.channelId, to: EXAMPLE_IDS.customerPhone, interactive: { body: { text: 'Did the replacement arrive in one piece?' }, footer: { text: 'Acme Support' }, buttons: [{ id: 'arrived_ok', title: 'Yes, all good' }, { id: 'arrived_damaged', title: 'No, damaged' }] } },
       summary: 'Send an interactive message with 1 to 3 reply buttons (inside the 24-hour window)',
       tag: 'Messages',
       auth: 'apiKey',
@@ -99,6 +112,7 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
       method: 'post',
       path: '/v1/messages/media',
       operationId: 'sendMedia',
+      example: { channelId: EXAMPLE_IDS.channelId, to: EXAMPLE_IDS.customerPhone, media: { type: 'document', document: { link: 'https://shop.example.com/invoices/1042.pdf', caption: 'Your invoice for order #1042', filename: 'invoice-1042.pdf' } } },
       summary: 'Send an image, video, audio, document or sticker by https link or media id (inside the 24-hour window)',
       tag: 'Messages',
       auth: 'apiKey',
@@ -111,6 +125,7 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
       method: 'post',
       path: '/api/v1/whatsapp/send-template',
       operationId: 'sendWhatsappTemplate',
+      example: { to: '+' + EXAMPLE_IDS.customerPhone, template: 'order_update', language: 'en_US', components: [{ type: 'body', parameters: [{ type: 'text', text: 'Ann' }, { type: 'text', text: '#1042' }, { type: 'text', text: 'Thursday, 8 January' }] }], channelId: EXAMPLE_IDS.channelId },
       summary: 'Send a template message (/api/v1 shape: `to` with +, template and language as strings)',
       tag: 'Messages',
       auth: 'apiKey',

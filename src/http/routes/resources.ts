@@ -29,6 +29,7 @@ export function resourceRoutes(resources: ResourceService): RouteDef[] {
       method: 'post',
       path: '/api/v1/resource',
       operationId: 'createResource',
+      example: { name: 'Returns policy', type: 'faq', config: { url: 'https://shop.example.com/returns', language: 'en' } },
       summary: 'Create a resource (emits resource.created)',
       body: createBody,
       responses: {
@@ -67,6 +68,7 @@ export function resourceRoutes(resources: ResourceService): RouteDef[] {
       method: 'patch',
       path: '/api/v1/resource/:id',
       operationId: 'updateResource',
+      example: { config: { url: 'https://shop.example.com/returns', language: 'en' } },
       summary: 'Update a resource: the fields sent change, config is replaced whole (emits resource.updated)',
       params: idParams,
       body: updateBody,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { errorSchema } from '../../app/schemas.js';
 import { phoneDigits } from '../../messaging/index.js';
 import type { SandboxCustomer } from '../../messaging/sandbox-customer.js';
+import { EXAMPLE_IDS } from '../openapi-examples.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { CUSTOMER_MEDIA_TYPES, SANDBOX_MEDIA_MAX_BYTES } from '../../network/sandbox/index.js';
 
@@ -26,6 +27,7 @@ export function sandboxRoutes(customer: SandboxCustomer): RouteDef[] {
       method: 'post',
       path: '/v1/sandbox/channels/:channelId/customers/:phone/messages',
       operationId: 'sandboxSendCustomerMessage',
+      example: { text: 'Hi, my order #1042 arrived damaged.', profileName: 'Ann Lee' },
       summary: 'Sandbox: the customer sends a text message to the business',
       body: z.object({ text: z.string().min(1).max(4096), profileName }),
       responses: { 201: { description: 'sent by the simulated customer', schema: actionResult }, ...errors },
@@ -59,6 +61,7 @@ export function sandboxRoutes(customer: SandboxCustomer): RouteDef[] {
       method: 'post',
       path: '/v1/sandbox/channels/:channelId/customers/:phone/button-replies',
       operationId: 'sandboxTapButton',
+      example: { messageId: EXAMPLE_IDS.messageId, buttonId: 'arrived_ok', profileName: 'Ann Lee' },
       summary: 'Sandbox: the customer taps a reply button of an interactive message they received',
       body: z.object({ messageId: z.string().min(1).max(256), buttonId: z.string().min(1).max(256), profileName }),
       responses: { 201: { description: 'tapped', schema: actionResult }, ...errors },
@@ -69,6 +72,7 @@ export function sandboxRoutes(customer: SandboxCustomer): RouteDef[] {
       method: 'post',
       path: '/v1/sandbox/channels/:channelId/customers/:phone/quick-replies',
       operationId: 'sandboxTapQuickReply',
+      example: { messageId: EXAMPLE_IDS.templateMessageId, index: 0, profileName: 'Ann Lee' },
       summary: 'Sandbox: the customer taps a quick-reply button of a template message they received',
       body: z.object({ messageId: z.string().min(1).max(256), index: z.number().int().min(0).max(9), profileName }),
       responses: { 201: { description: 'tapped', schema: actionResult }, ...errors },

@@ -79,6 +79,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       method: 'post',
       path: '/v1/users',
       operationId: 'createUser',
+      example: { email: 'ben@acme.test', name: 'Ben Ortiz', role: 'agent', password: 'a long password' },
       summary: 'Create a dashboard user (an admin or an agent) with a first password',
       body: createUserBody,
       responses: {
@@ -92,6 +93,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       method: 'patch',
       path: '/v1/users/:id',
       operationId: 'updateUser',
+      example: { role: 'admin' },
       summary: 'Rename a user, change their role, deactivate or reactivate them (deactivating ends their sessions and stops their keys)',
       params: idParams,
       body: updateUserBody,

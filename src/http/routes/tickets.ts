@@ -1,6 +1,7 @@
 import type { TicketService } from '../../app/tickets.js';
 import { createTicketBody, errorSchema, listTicketsQuery, ticketIdParams, ticketListSchema, ticketSchema, updateTicketBody } from '../../app/schemas.js';
 import { idempotencyKey } from '../idempotency-key.js';
+import { EXAMPLE_IDS } from '../openapi-examples.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
 export function ticketRoutes(tickets: TicketService): RouteDef[] {
@@ -9,6 +10,7 @@ export function ticketRoutes(tickets: TicketService): RouteDef[] {
       method: 'post',
       path: '/v1/tickets',
       operationId: 'createTicket',
+      example: { subject: 'Order #1042 arrived damaged', description: 'The parcel arrived with a torn box and a cracked lid; the customer asks for a replacement.', priority: 'high', audienceExternalId: EXAMPLE_IDS.audienceExternalId },
       summary: 'Create a ticket',
       tag: 'Tickets',
       auth: 'apiKey',
@@ -52,6 +54,7 @@ export function ticketRoutes(tickets: TicketService): RouteDef[] {
       method: 'patch',
       path: '/v1/tickets/:ticketId',
       operationId: 'updateTicket',
+      example: { status: 'in_progress', priority: 'urgent', assigneeId: EXAMPLE_IDS.userId },
       summary: 'Update a ticket (only the fields sent change)',
       tag: 'Tickets',
       auth: 'apiKey',

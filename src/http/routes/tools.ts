@@ -41,7 +41,8 @@ const connectBody = z
       .describe('payment integration only'),
   })
   .strict()
-  .meta({ examples: [{ name: 'Support inbox', return_url: 'https://app.example.com/tools/connected' }] });
+  // Without return_url: one needs its origin allowed by the operator first (POST /admin/v1/tools/return-origins).
+  .meta({ examples: [{ name: 'Support inbox' }] });
 
 function page(title: string, message: string): string {
   const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -66,7 +67,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: BaseOf, mcpBase: 
       tag: 'Tool gateway',
       auth: 'apiKey',
       scope: 'mcp:access',
-      params: z.object({ integrationId: z.string().min(1).max(64) }),
+      params: z.object({ integrationId: z.string().min(1).max(64).describe('email, calendar or payment (GET /v1/integrations lists them)').meta({ examples: ['email'] }) }),
       body: connectBody,
       responses: {
         201: { description: 'the tool; for email and calendar, `redirect_url` for the user to sign in', schema: toolSchema.extend({ redirect_url: z.string().optional() }) },
@@ -154,6 +155,14 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: BaseOf, mcpBase: 
       method: 'post',
       path: '/v1/tools/:toolId/payment-webhook',
       operationId: 'receivePaymentWebhook',
+      // What Stripe sends when a customer paid (signed with the endpoint's whsec_ secret).
+      example: {
+        id: 'evt_1QxYz2AbCdEfGhIjKlMnOp',
+        object: 'event',
+        type: 'checkout.session.completed',
+        created: 1767605400,
+        data: { object: { id: 'cs_test_a1B2c3D4e5F6g7H8', object: 'checkout.session', payment_status: 'paid', amount_total: 4900, currency: 'eur' } },
+      },
       summary: 'The payment provider\'s webhook for one payment tool (Stripe events, verified with Stripe-Signature over the raw body)',
       tag: 'Tool gateway',
       auth: 'none',
@@ -180,6 +189,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: BaseOf, mcpBase: 
       method: 'post',
       path: '/admin/v1/tools/return-origins',
       operationId: 'adminAddReturnOrigin',
+      example: { origin: 'https://app.example.com' },
       summary: 'Allow an origin for connect return_url',
       tag: 'Operator',
       auth: 'operator',

@@ -56,6 +56,7 @@ export function webhookRoutes(webhooks: WebhookRegistrations): RouteDef[] {
       method: 'post',
       path: '/api/v1/webhooks',
       operationId: 'createWebhook',
+      example: { url: 'https://crm.example.com/hooks/switchboard', events: ['message_status', 'inbound_message'] },
       summary: 'Register a webhook (the URL must answer GET ?challenge=<value> with 200 and the value)',
       body: createBody,
       responses: {
@@ -93,6 +94,7 @@ export function webhookRoutes(webhooks: WebhookRegistrations): RouteDef[] {
       method: 'patch',
       path: '/api/v1/webhooks/:id',
       operationId: 'updateWebhook',
+      example: { events: ['message_status'], enabled: true },
       summary: 'Change the events of a registration, or disable / re-enable it',
       params: idParams,
       body: updateBody,
