@@ -5,7 +5,7 @@ import type { Principal } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import { requireScope } from '../app/principal.js';
 import { errorHandler, sendError, validationError } from './errors.js';
-import { inUserWords } from './validation-messages.js';
+import { inUserWords } from '../validation-messages.js';
 import type { RouteDef } from './route.js';
 import { jsonTooDeep } from '../json-depth.js';
 

@@ -3,7 +3,7 @@ import { ZodError } from 'zod';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { MAX_JSON_DEPTH } from '../json-depth.js';
-import { renderMessage } from './validation-messages.js';
+import { renderMessage } from '../validation-messages.js';
 
 export function sendError(res: Response, err: AppError): void {
   if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds))));
@@ -16,7 +16,7 @@ export function sendError(res: Response, err: AppError): void {
 /**
  * Zod issues as `details`: one entry per failing field, `field` the
  * machine-readable path (`body.template.language.code`), `message` in the
- * caller's words when the parse used `inUserWords` (validation-messages.ts).
+ * caller's words when the parse used `inUserWords` (src/validation-messages.ts).
  * The error's own message is those messages, the first few.
  */
 export function validationError(e: ZodError, where: 'body' | 'query' | 'params'): AppError {

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { OPERATOR_TOKEN, runCli, startTestService, type TestOrg, type TestService } from '../harness/service.js';
-import { inUserWords, renderMessage } from '../../src/http/validation-messages.js';
+import { inUserWords, renderMessage } from '../../src/validation-messages.js';
 import { commands } from '../../src/cli/admin.js';
 import { PASSWORD_MIN_LENGTH } from '../../src/domain/password-rule.js';
+import { call, errorText, mcpClient } from '../mcp/helpers.js';
+import { InboxClient } from '../inbox/client.js';
 
 describe('validation errors in the caller’s words', () => {
   let svc: TestService;
@@ -48,6 +50,27 @@ describe('validation errors in the caller’s words', () => {
     expect(e.details.length).toBeGreaterThan(3);
     expect(e.message).toMatch(/^subject must be a string, not a number; description must be a string, not a number; /);
     expect(e.message).toMatch(/and \d+ more \(see details\)$/);
+  });
+
+  it('words MCP tool arguments and inbox frames the same way', async () => {
+    const client = await mcpClient(`${svc.running.mcpUrl}/mcp/platform`, org.adminKey);
+    try {
+      const r = await call(client, 'create_ticket', { subject: 'Printer on fire' });
+      expect(r.isError).toBe(true);
+      expect(errorText(r)).toContain('description is required');
+    } finally {
+      await client.close();
+    }
+    const inbox = await InboxClient.connect(svc.url, org.agentKey);
+    try {
+      expect(await inbox.command({ type: 'take', conversationId: 'not an id' })).toMatchObject({
+        type: 'error',
+        error: { code: 'validation_failed', details: [{ field: 'conversationId', message: expect.stringMatching(/^a conversation id is/) }] },
+      });
+      expect(await inbox.command({ type: 'take' })).toMatchObject({ error: { message: 'the command is invalid: conversationId is required', details: [{ field: 'conversationId', message: 'conversationId is required' }] } });
+    } finally {
+      inbox.close();
+    }
   });
 
   it('keeps the message a schema states itself', async () => {

@@ -29,7 +29,9 @@ export function fieldName(path: readonly PropertyKey[]): string {
   return out;
 }
 
-const WHOLE: Record<'body' | 'query' | 'params', string> = { body: 'the request body', query: 'the query', params: 'the path' };
+/** Where the validated value came from, which names it when the issue is about the whole of it. */
+export type ValidatedPart = 'body' | 'query' | 'params' | 'arguments' | 'frame';
+const WHOLE: Record<ValidatedPart, string> = { body: 'the request body', query: 'the query', params: 'the path', arguments: 'the arguments', frame: 'the frame' };
 
 const TYPE_WORDS: Record<string, string> = {
   string: 'a string',
@@ -129,8 +131,13 @@ export function inUserWords(iss: Issue): string | undefined {
 }
 
 /** A message from `inUserWords` with the field's name filled in from the issue's final path; any other as it is. */
-export function renderMessage(message: string, path: readonly PropertyKey[], where: 'body' | 'query' | 'params'): string {
+export function renderMessage(message: string, path: readonly PropertyKey[], where: ValidatedPart): string {
   if (!message.includes(FIELD) && !message.includes(PREFIX)) return message;
   const name = fieldName(path);
   return message.replaceAll(FIELD, name === '' ? WHOLE[where] : name).replaceAll(PREFIX, name === '' ? '' : `${name}.`);
+}
+
+/** Whether `message` is one `inUserWords` wrote (and so names its field itself). */
+export function namesItsField(message: string): boolean {
+  return message.includes(FIELD) || message.includes(PREFIX);
 }
