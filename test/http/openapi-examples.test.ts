@@ -4,6 +4,7 @@ import * as addFormatsModule from 'ajv-formats';
 import { startTestService, type TestService } from '../harness/service.js';
 import { OpenApiResponseChecker } from '../harness/openapi-check.js';
 import { exampleOf } from '../../src/http/openapi-examples.js';
+import { buildRoutes } from '../../src/server.js';
 
 const addFormats = addFormatsModule.default as unknown as (ajv: Ajv2020) => void;
 
@@ -53,6 +54,18 @@ describe('OpenAPI examples', () => {
     }
     expect(operations).toBeGreaterThan(50);
     expect(problems).toEqual([]);
+  });
+
+  it("passes every request example through its route's own zod schema, refinements included (which JSON Schema cannot say)", () => {
+    const refused: string[] = [];
+    for (const route of buildRoutes(svc.running.services, { shuttingDown: false })) {
+      if (!route.body) continue;
+      const path = route.path.replace(/:(\w+)/g, '{$1}');
+      const example = doc.paths[path]?.[route.method]?.requestBody?.content['application/json']?.example;
+      const r = route.body.safeParse(example);
+      if (!r.success) refused.push(`${route.method} ${path}: ${JSON.stringify(r.error.issues)}`);
+    }
+    expect(refused).toEqual([]);
   });
 
   it('reads like real traffic: no type names for values, no bounds of a type for a count, errors with their own code', () => {
