@@ -1,9 +1,13 @@
 /**
- * Example values for the OpenAPI document, made from the same JSON Schemas
+ * Example values for the OpenAPI document. A route's own request `example`
+ * (defineRoute) comes first; the rest are made from the same JSON Schemas
  * that validate: a schema's own `examples` (from zod `.meta({ examples })`),
- * `example`, `const` or `default` first, otherwise a plausible value built
- * from its type, format and bounds. Every operation gets a request and a
- * response example this way, and they cannot drift from the schemas.
+ * `example`, `const` or `default`, otherwise a value a reader would expect
+ * for the property's name (BY_NAME, EXAMPLE_IDS) within its type, format
+ * and bounds. An error response shows its status's code, or the one its
+ * description names. Tests hold every example to its schema
+ * (openapi-examples.test.ts) and every POST example to a 2xx from a fresh
+ * demo organization (openapi-try-it.test.ts).
  */
 
 type Schema = Record<string, unknown>;
@@ -281,17 +285,19 @@ interface MediaObject {
   example?: unknown;
 }
 
-/** The usual code of each refusal, when its description names none. */
+/**
+ * The code of a refusal whose description names none, for the statuses that
+ * have one usual code. A 409 or 422 has many: its description leads with its
+ * own (`webhook_url_taken: ...`), which the examples test holds every route to.
+ */
 const ERROR_CODES: Record<string, string> = {
   '400': 'validation_failed',
   '401': 'unauthorized',
   '402': 'insufficient_credits',
   '403': 'insufficient_scope',
   '404': 'not_found',
-  '409': 'conflict',
   '413': 'payload_too_large',
   '415': 'unsupported_media_type',
-  '422': 'unprocessable',
   '429': 'rate_limited',
   '500': 'internal_error',
   '502': 'network_rejected',
@@ -313,7 +319,7 @@ export function errorExample(status: string, description: string, missing?: stri
     return { success: false, error: { code: 'validation_failed', message, details: [{ field: `body.${missing}`, message, code: 'invalid_type' }] } };
   }
   const message = (leading?.[2] || description).replace(/`/g, '');
-  return { success: false, error: { code: named ?? ERROR_CODES[status] ?? 'error', message } };
+  return { success: false, error: { code: named ?? ERROR_CODES[status] ?? 'unnamed_error', message } };
 }
 
 /**

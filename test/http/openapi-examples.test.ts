@@ -88,6 +88,8 @@ describe('OpenAPI examples', () => {
       }
     }
     expect(placeholders).toEqual([]);
+    // A 409 or 422 names its code in its description: an example never makes one up.
+    expect([...codes].filter(([, code]) => code === 'unnamed_error').map(([where]) => where)).toEqual([]);
     expect(codes.get('post /v1/tickets 401')).toBe('unauthorized');
     expect(codes.get('get /v1/tickets/{ticketId} 404')).toBe('not_found');
     expect(codes.get('post /v1/tickets 403')).toBe('csrf_failed');

@@ -57,7 +57,7 @@ export function channelAdminRoutes(channels: ChannelService): RouteDef[] {
           }),
         },
         404: { description: 'no such organization', schema: errorSchema },
-        409: { description: 'the phone number id is used by another channel, or the sandbox is off', schema: errorSchema },
+        409: { description: 'sandbox_disabled: the sandbox network is off on this deployment; or the phone number id is used by another channel', schema: errorSchema },
         503: { description: 'clustered without SECRETS_KEY: chat-network credentials cannot be stored', schema: errorSchema },
       },
       handler: async ({ params, body }) => ({ status: 201, body: await channels.create(params.orgId, body) }),
@@ -132,7 +132,7 @@ export function channelAdminRoutes(channels: ChannelService): RouteDef[] {
       operationId: 'adminListTemplates',
       summary: "The channel's template registry",
       params: channelParams,
-      responses: { 200: { description: 'templates', schema: z.object({ templates: z.array(templateView) }) }, 422: { description: 'the channel is not a chat-network channel (web chat has no templates)', schema: errorSchema } },
+      responses: { 200: { description: 'templates', schema: z.object({ templates: z.array(templateView) }) }, 422: { description: 'not_a_chat_channel: the channel is not a chat-network channel (web chat has no templates)', schema: errorSchema } },
       handler: async ({ params }) => ({ body: { templates: await channels.listTemplates(params.orgId, params.channelId) } }),
     }),
     defineRoute({
@@ -144,7 +144,7 @@ export function channelAdminRoutes(channels: ChannelService): RouteDef[] {
       summary: 'Add or replace a template in the registry by hand (name + language); a later sync overwrites network templates',
       params: channelParams,
       body: templateBody,
-      responses: { 201: { description: 'the template', schema: templateView }, 422: { description: 'the channel is not a chat-network channel (web chat has no templates)', schema: errorSchema } },
+      responses: { 201: { description: 'the template', schema: templateView }, 422: { description: 'not_a_chat_channel: the channel is not a chat-network channel (web chat has no templates)', schema: errorSchema } },
       handler: async ({ params, body }) => ({ status: 201, body: await channels.putTemplate(params.orgId, params.channelId, body) }),
     }),
     defineRoute({
@@ -206,7 +206,7 @@ export function channelRoutes(channels: ChannelService): RouteDef[] {
       tag: 'Channels',
       auth: 'apiKey',
       params: z.object({ channelId: z.string().min(1).max(128) }),
-      responses: { 200: { description: 'templates', schema: z.object({ templates: z.array(templateView) }) }, 404: { description: 'no such channel in the organization', schema: errorSchema }, 422: { description: 'the channel is not a chat-network channel (web chat has no templates)', schema: errorSchema } },
+      responses: { 200: { description: 'templates', schema: z.object({ templates: z.array(templateView) }) }, 404: { description: 'no such channel in the organization', schema: errorSchema }, 422: { description: 'not_a_chat_channel: the channel is not a chat-network channel (web chat has no templates)', schema: errorSchema } },
       handler: async ({ principal, params }) => ({ body: { templates: await channels.listTemplates(principal.organizationId, params.channelId) } }),
     }),
     defineRoute({

@@ -161,7 +161,7 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
         402: { description: 'not enough credits', schema: errorSchema },
         404: { description: 'no such conversation, or no such template', schema: errorSchema },
         409: conflictResponse,
-        422: { description: 'the template is not approved', schema: errorSchema },
+        422: { description: 'template_not_approved: the template is not approved', schema: errorSchema },
         502: { description: 'the chat network rejected the message', schema: errorSchema },
         503: unavailable,
       },

@@ -37,7 +37,7 @@ const templateErrors = {
   ...common,
   402: { description: 'not enough credits (nothing was sent)', schema: errorSchema },
   404: { description: 'no such channel, or no such template (name and language) on it', schema: errorSchema },
-  422: { description: 'the channel is not a chat-network channel, or the template is not approved; or idempotency_key_reused', schema: errorSchema },
+  422: { description: 'not_a_chat_channel: the channel is not a chat-network channel; or template_not_approved, or idempotency_key_reused', schema: errorSchema },
   429: { description: "rate_limited: more than the per-key limit of template sends per minute (Retry-After, RateLimit headers); or throughput_backlog_full: the number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After)", schema: errorSchema },
   502: { description: 'the chat network rejected the message; its code in errorDetails.code (credits refunded)', schema: rejectedSchema },
 };

@@ -36,7 +36,7 @@ export function resourceRoutes(resources: ResourceService): RouteDef[] {
         201: { description: 'created', schema: z.object({ id: z.string(), name: z.string(), type: z.string(), createdAt: z.string() }) },
         400: { description: 'validation failed', schema: errorSchema },
         401: { description: 'missing or invalid API key', schema: errorSchema },
-        409: { description: 'a resource with the same name exists', schema: errorSchema },
+        409: { description: 'resource_name_taken: a resource with the same name exists', schema: errorSchema },
       },
       handler: async ({ principal, body }) => {
         const r = await resources.create(principal.organizationId, body);
@@ -75,7 +75,7 @@ export function resourceRoutes(resources: ResourceService): RouteDef[] {
       responses: {
         200: { description: 'the resource', schema: resourceSchema },
         404: { description: 'no such resource', schema: errorSchema },
-        409: { description: 'the new name is taken', schema: errorSchema },
+        409: { description: 'resource_name_taken: the new name is taken', schema: errorSchema },
       },
       handler: async ({ principal, params, body }) => ({ body: resourceView(await resources.update(principal.organizationId, params.id, body)) }),
     }),

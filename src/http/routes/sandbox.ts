@@ -15,7 +15,7 @@ const actionResult = z.object({
 const errors = {
   400: { description: 'invalid body, no such button on that message, or a file the network would not take', schema: errorSchema },
   404: { description: 'no such channel in the organization, or no such message on this phone', schema: errorSchema },
-  409: { description: 'the channel is not on the sandbox network', schema: errorSchema },
+  409: { description: 'not_a_sandbox_channel: the channel is not on the sandbox network', schema: errorSchema },
 };
 
 /** Playing the customer of a sandbox channel (embedded mode, or SANDBOX_NETWORK=true). */

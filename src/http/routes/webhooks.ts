@@ -63,7 +63,7 @@ export function webhookRoutes(webhooks: WebhookRegistrations): RouteDef[] {
         201: { description: 'registered; the secret is shown only here', schema: z.object({ id: z.string(), url: z.string(), events: z.array(z.string()), secret: z.string() }) },
         400: { description: 'invalid payload, forbidden URL, unknown events, or the challenge failed', schema: errorSchema },
         401: { description: 'missing or invalid API key', schema: errorSchema },
-        409: { description: 'URL already registered in the organization', schema: errorSchema },
+        409: { description: 'webhook_url_taken: the URL is already registered in the organization', schema: errorSchema },
       },
       handler: async ({ principal, body }) => {
         const r = await webhooks.create(principal.organizationId, body);
@@ -167,7 +167,7 @@ export function webhookRoutes(webhooks: WebhookRegistrations): RouteDef[] {
       responses: {
         202: { description: 'scheduled', schema: deliverySchema },
         404: { description: 'no such delivery', schema: errorSchema },
-        409: { description: 'still pending, or the registration is disabled', schema: errorSchema },
+        409: { description: 'delivery_pending: the delivery is still pending; or webhook_disabled: the registration is disabled', schema: errorSchema },
       },
       handler: async ({ principal, params }) => ({ status: 202, body: publicDelivery(await webhooks.resend(principal.organizationId, params.id, params.deliveryId)) }),
     }),

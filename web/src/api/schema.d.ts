@@ -2256,7 +2256,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description the phone number id is used by another channel, or the sandbox is off */
+            /** @description sandbox_disabled: the sandbox network is off on this deployment; or the phone number id is used by another channel */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2266,8 +2266,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "conflict",
-                     *         "message": "the phone number id is used by another channel, or the sandbox is off"
+                     *         "code": "sandbox_disabled",
+                     *         "message": "the sandbox network is off on this deployment; or the phone number id is used by another channel"
                      *       }
                      *     }
                      */
@@ -2864,7 +2864,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the channel is not a chat-network channel (web chat has no templates) */
+            /** @description not_a_chat_channel: the channel is not a chat-network channel (web chat has no templates) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2874,7 +2874,7 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "unprocessable",
+                     *         "code": "not_a_chat_channel",
                      *         "message": "the channel is not a chat-network channel (web chat has no templates)"
                      *       }
                      *     }
@@ -3105,7 +3105,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the channel is not a chat-network channel (web chat has no templates) */
+            /** @description not_a_chat_channel: the channel is not a chat-network channel (web chat has no templates) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3115,7 +3115,7 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "unprocessable",
+                     *         "code": "not_a_chat_channel",
                      *         "message": "the channel is not a chat-network channel (web chat has no templates)"
                      *       }
                      *     }
@@ -4959,7 +4959,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description a resource with the same name exists */
+            /** @description resource_name_taken: a resource with the same name exists */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4969,7 +4969,7 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "conflict",
+                     *         "code": "resource_name_taken",
                      *         "message": "a resource with the same name exists"
                      *       }
                      *     }
@@ -5337,7 +5337,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description the new name is taken */
+            /** @description resource_name_taken: the new name is taken */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5347,7 +5347,7 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "conflict",
+                     *         "code": "resource_name_taken",
                      *         "message": "the new name is taken"
                      *       }
                      *     }
@@ -5685,7 +5685,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description URL already registered in the organization */
+            /** @description webhook_url_taken: the URL is already registered in the organization */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5695,8 +5695,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "conflict",
-                     *         "message": "URL already registered in the organization"
+                     *         "code": "webhook_url_taken",
+                     *         "message": "the URL is already registered in the organization"
                      *       }
                      *     }
                      */
@@ -6759,7 +6759,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description still pending, or the registration is disabled */
+            /** @description delivery_pending: the delivery is still pending; or webhook_disabled: the registration is disabled */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6769,8 +6769,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "conflict",
-                     *         "message": "still pending, or the registration is disabled"
+                     *         "code": "delivery_pending",
+                     *         "message": "the delivery is still pending; or webhook_disabled: the registration is disabled"
                      *       }
                      *     }
                      */
@@ -9070,7 +9070,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description the channel is not a chat-network channel (web chat has no templates) */
+            /** @description not_a_chat_channel: the channel is not a chat-network channel (web chat has no templates) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9080,7 +9080,7 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "unprocessable",
+                     *         "code": "not_a_chat_channel",
                      *         "message": "the channel is not a chat-network channel (web chat has no templates)"
                      *       }
                      *     }
@@ -11797,7 +11797,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the template is not approved */
+            /** @description template_not_approved: the template is not approved */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11807,7 +11807,7 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "unprocessable",
+                     *         "code": "template_not_approved",
                      *         "message": "the template is not approved"
                      *       }
                      *     }
@@ -14811,7 +14811,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description the channel is not on the sandbox network */
+            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14821,7 +14821,7 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "conflict",
+                     *         "code": "not_a_sandbox_channel",
                      *         "message": "the channel is not on the sandbox network"
                      *       }
                      *     }
@@ -15068,7 +15068,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description the channel is not on the sandbox network */
+            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15078,7 +15078,7 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "conflict",
+                     *         "code": "not_a_sandbox_channel",
                      *         "message": "the channel is not on the sandbox network"
                      *       }
                      *     }
@@ -15288,7 +15288,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description the channel is not on the sandbox network */
+            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15298,7 +15298,7 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "conflict",
+                     *         "code": "not_a_sandbox_channel",
                      *         "message": "the channel is not on the sandbox network"
                      *       }
                      *     }
@@ -15495,7 +15495,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description the channel is not on the sandbox network */
+            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15505,7 +15505,7 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "conflict",
+                     *         "code": "not_a_sandbox_channel",
                      *         "message": "the channel is not on the sandbox network"
                      *       }
                      *     }
@@ -15740,7 +15740,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description the channel is not on the sandbox network */
+            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15750,7 +15750,7 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "conflict",
+                     *         "code": "not_a_sandbox_channel",
                      *         "message": "the channel is not on the sandbox network"
                      *       }
                      *     }
@@ -19734,7 +19734,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the channel is not a chat-network channel, or the template is not approved; or idempotency_key_reused */
+            /** @description not_a_chat_channel: the channel is not a chat-network channel; or template_not_approved, or idempotency_key_reused */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19744,8 +19744,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "unprocessable",
-                     *         "message": "the channel is not a chat-network channel, or the template is not approved; or idempotency_key_reused"
+                     *         "code": "not_a_chat_channel",
+                     *         "message": "the channel is not a chat-network channel; or template_not_approved, or idempotency_key_reused"
                      *       }
                      *     }
                      */
