@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TICKET_PRIORITIES, TICKET_STATUSES, USER_ROLES } from '../domain/types.js';
 import { SCOPES } from '../domain/scopes.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_RULE } from '../domain/password-rule.js';
 import { CONTACT_ID_MESSAGE, CONTACT_ID_PATTERN } from '../domain/contact-id.js';
 
 /*
@@ -9,6 +10,9 @@ import { CONTACT_ID_MESSAGE, CONTACT_ID_PATTERN } from '../domain/contact-id.js'
  */
 
 const text = (max: number) => z.string().trim().min(1).max(max);
+
+/** Every password a caller sets, under the one rule (src/domain/password-rule.ts). */
+export const passwordSchema = z.string().min(PASSWORD_MIN_LENGTH).max(PASSWORD_MAX_LENGTH).describe(PASSWORD_RULE);
 export const isoDateTime = z.iso.datetime({ offset: true });
 
 export const ticketStatus = z.enum(TICKET_STATUSES).describe('open, in_progress, resolved or closed');
@@ -127,7 +131,7 @@ export const createUserBody = z
     email: z.email().max(320),
     name: text(200),
     role: z.enum(USER_ROLES),
-    password: z.string().min(10).max(200),
+    password: passwordSchema,
   })
   .strict();
 export const createApiKeyBody = z

@@ -18,6 +18,7 @@
  */
 import { parseArgs } from 'node:util';
 import { SCOPES } from '../domain/scopes.js';
+import { PASSWORD_RULE } from '../domain/password-rule.js';
 import { messagingCommands } from './messaging-commands.js';
 import { table } from './table.js';
 import { toolsCommands } from './tools-commands.js';
@@ -70,7 +71,7 @@ export const commands: Record<string, Command> = {
     show: (r) => table(r.organizations, ['id', 'name', 'createdAt']),
   },
   'user create': {
-    usage: '--org <id> --email <email> --name <name> --role admin|agent --password <password>',
+    usage: `--org <id> --email <email> --name <name> --role admin|agent --password <password, ${PASSWORD_RULE}>`,
     required: ['org', 'email', 'name', 'role', 'password'],
     run: (f) => ({ method: 'POST', path: `${org(f)}/users`, body: { email: f.email, name: f.name, role: f.role, password: f.password } }),
     show: (u) => `user ${u.id} ${u.email} (${u.role})`,
@@ -82,7 +83,7 @@ export const commands: Record<string, Command> = {
     show: (r) => table(r.users, ['id', 'email', 'role', 'name']),
   },
   'user reset-password': {
-    usage: '--org <id> --user <id> --password <new password, 12+ characters>',
+    usage: `--org <id> --user <id> --password <new password, ${PASSWORD_RULE}>`,
     required: ['org', 'user', 'password'],
     run: (f) => ({ method: 'POST', path: `${org(f)}/users/${encodeURIComponent(f.user!)}/password`, body: { password: f.password } }),
     show: (r) => `password reset; ${r.sessionsEnded} session(s) ended`,

@@ -5,6 +5,7 @@ import type { Principal } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import { requireScope } from '../app/principal.js';
 import { errorHandler, sendError, validationError } from './errors.js';
+import { inUserWords } from '../validation-messages.js';
 import type { RouteDef } from './route.js';
 import { jsonTooDeep } from '../json-depth.js';
 
@@ -118,13 +119,13 @@ export function createHttpApp(opts: HttpAppOptions): Express {
       } else if (route.auth === 'operator') {
         await opts.authenticateOperator(bearerToken(req));
       }
-      const params = route.params ? route.params.safeParse(req.params) : { success: true as const, data: req.params };
+      const params = route.params ? route.params.safeParse(req.params, { error: inUserWords }) : { success: true as const, data: req.params };
       if (!params.success) {
         // Still a 404 (no resource has such an id), but saying which id is malformed and why.
         const v = validationError(params.error, 'params');
         throw new AppError(404, 'not_found', `no such resource: ${v.message}`, v.details);
       }
-      const query = route.query ? route.query.safeParse(req.query ?? {}) : { success: true as const, data: req.query };
+      const query = route.query ? route.query.safeParse(req.query ?? {}, { error: inUserWords }) : { success: true as const, data: req.query };
       if (!query.success) throw validationError(query.error, 'query');
       let body: unknown = undefined;
       if (route.body) {
@@ -133,7 +134,7 @@ export function createHttpApp(opts: HttpAppOptions): Express {
           throw new AppError(415, 'unsupported_media_type', 'send the body as application/json');
         }
         await parseJson(req, res);
-        const parsed = route.body.safeParse(req.body ?? {});
+        const parsed = route.body.safeParse(req.body ?? {}, { error: inUserWords });
         if (!parsed.success) throw validationError(parsed.error, 'body');
         body = parsed.data;
       }

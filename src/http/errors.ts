@@ -3,6 +3,7 @@ import { ZodError } from 'zod';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { MAX_JSON_DEPTH } from '../json-depth.js';
+import { renderMessage } from '../validation-messages.js';
 
 export function sendError(res: Response, err: AppError): void {
   if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds))));
@@ -12,11 +13,17 @@ export function sendError(res: Response, err: AppError): void {
   res.status(err.status).json({ success: false, error, ...err.extra });
 }
 
-/** Zod issues as `details`: one entry per failing field, with its path. */
+/**
+ * Zod issues as `details`: one entry per failing field, `field` the
+ * machine-readable path (`body.template.language.code`), `message` in the
+ * caller's words when the parse used `inUserWords` (src/validation-messages.ts).
+ * The error's own message is those messages, the first few.
+ */
 export function validationError(e: ZodError, where: 'body' | 'query' | 'params'): AppError {
-  const details = e.issues.map((i) => ({ field: [where, ...i.path.map(String)].join('.'), message: i.message, code: i.code }));
-  const first = details[0];
-  return new AppError(400, 'validation_failed', first ? `${first.field}: ${first.message}` : 'invalid request', details);
+  const details = e.issues.map((i) => ({ field: [where, ...i.path.map(String)].join('.'), message: renderMessage(i.message, i.path, where), code: i.code }));
+  const shown = details.slice(0, 3).map((d) => d.message);
+  if (details.length > shown.length) shown.push(`and ${details.length - shown.length} more (see details)`);
+  return new AppError(400, 'validation_failed', shown.length > 0 ? shown.join('; ') : 'invalid request', details);
 }
 
 interface BodyParserError extends Error {

@@ -71,15 +71,21 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
     for (const [status, description] of Object.entries(generatedStatuses(r))) {
       responses[status] ??= { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     }
+    // Node's HTTP server refuses a request it cannot read (400 malformed, 431 headers too large) on
+    // every path, before any route runs: the one refusal of a public route that takes no input.
+    if (!Object.keys(responses).some((s) => s.startsWith('4'))) {
+      responses['4XX'] = { description: 'the HTTP request could not be read (400 malformed, 431 headers too large); answered by the HTTP server with no body' };
+    }
     paths[path] ??= {};
     paths[path][r.method] = {
+      operationId: r.operationId,
       summary: r.summary,
       tags: [r.tag],
       ...(r.deprecated ? { deprecated: true, description: `Deprecated: use ${r.deprecated.successor}.` } : {}),
       ...(r.scope ? { 'x-required-scope': r.scope } : {}),
       security: r.auth === 'apiKey' ? [{ apiKey: [] }, { sessionCookie: [] }] : r.auth === 'session' ? [{ sessionCookie: [] }] : r.auth === 'operator' ? [{ operatorToken: [] }] : [],
       parameters: parameters(r),
-      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } } } : {}),
+      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input'), ...(r.example !== undefined ? { example: r.example } : {}) } } } } : {}),
       responses,
     };
   }
@@ -88,9 +94,14 @@ export function buildOpenApi(routes: RouteDef[], info: { version: string; server
     info: {
       title: 'Switchboard API',
       version: info.version,
+      // The project publishes no licence of its own (package.json is private): say so rather than
+      // name one it has not chosen.
+      license: { name: 'Proprietary: all rights reserved', identifier: 'LicenseRef-Proprietary' },
       description: 'Support tickets, chat messaging on the WhatsApp Cloud API, human handover, webhooks and an MCP tool gateway. Errors are `{"success": false, "error": {"code", "message", "details"}}`. The live inbox WebSocket (`/ws`) is described in AsyncAPI at [/asyncapi.json](/asyncapi.json).',
     },
-    ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
+    // Without PUBLIC_URL the document names its own origin: a relative server URL is the one this
+    // document was fetched from, which is right behind any proxy (and tools refuse a missing `servers`).
+    servers: [info.serverUrl ? { url: info.serverUrl.replace(/\/+$/, '') } : { url: '/', description: 'the origin this document is served from' }],
     components: {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'Organization API key (`org_...`) with the scope each operation names.' },

@@ -35,6 +35,12 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
   method: HttpMethod;
   /** Express-style path, `/v1/tickets/:ticketId`. */
   path: string;
+  /**
+   * The operation's name in OpenAPI: unique, camelCase, and stable, because
+   * client generators name their methods after it (renaming one breaks
+   * every generated client). Not derived from the path for that reason.
+   */
+  operationId: string;
   summary: string;
   tag: string;
   /**
@@ -46,6 +52,14 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
   /** Checked before the body is validated, so a key without it gets 403 whatever it sent. */
   scope?: Scope;
   body?: B;
+  /**
+   * The request body `/docs` shows and its try-it sends: realistic, valid
+   * against `body` (checked by test/http/openapi-examples.test.ts), and
+   * answered 2xx by a fresh demo organization once its ids (EXAMPLE_IDS in
+   * openapi-examples.ts) are the reader's. Without it one is built from the
+   * schema.
+   */
+  example?: z.input<B>;
   query?: Q;
   params?: P;
   /** `schema` documents a JSON body; `file` a binary one (the handler returns a Buffer body and its content-type header). */

@@ -4,6 +4,7 @@ import { isAppError } from '../errors.js';
 import type { ToolContext, ToolDef } from './tool.js';
 import { toolErrorText } from './tool-errors.js';
 import { portableSchema } from './portable-schema.js';
+import { fieldName, inUserWords, namesItsField, renderMessage } from '../validation-messages.js';
 
 function jsonSchema(s: z.ZodType, io: 'input' | 'output'): Tool['inputSchema'] {
   const json = portableSchema(z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Record<string, unknown>);
@@ -11,11 +12,15 @@ function jsonSchema(s: z.ZodType, io: 'input' | 'output'): Tool['inputSchema'] {
   return json as Tool['inputSchema'];
 }
 
-/** Zod issues as one line a model can act on: `field: message; field: message`. */
+/**
+ * Zod issues as one line a model can act on, each naming its field as the
+ * model sent it ("template.language.code is required"); a message a schema
+ * states itself keeps the `field: message` form.
+ */
 function describeIssues(e: z.ZodError): string {
   return e.issues
     .slice(0, 10)
-    .map((i) => `${i.path.length > 0 ? i.path.map(String).join('.') : '(arguments)'}: ${i.message}`)
+    .map((i) => (namesItsField(i.message) ? renderMessage(i.message, i.path, 'arguments') : `${i.path.length > 0 ? fieldName(i.path) : '(arguments)'}: ${i.message}`))
     .join('; ');
 }
 
@@ -79,7 +84,7 @@ export class ToolRegistry {
   async call(ctx: ToolContext, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
     const tool = this.byName.get(name);
     if (!tool) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${name}. Call tools/list for the tools of this server.`);
-    const parsed = tool.input.safeParse(args ?? {});
+    const parsed = tool.input.safeParse(args ?? {}, { error: inUserWords });
     if (!parsed.success) return toolError(`Invalid arguments for tool ${name}: ${describeIssues(parsed.error)}. Fix these arguments and call ${name} again.`);
     try {
       // Through the output schema: structuredContent is exactly what outputSchema

@@ -8,6 +8,7 @@ import { CLOSE, clientCommandSchema, CLIENT_COMMAND_TYPES, MAX_FRAME_BYTES, type
 import type { CommandOutcome } from './commands.js';
 import type { EphemeralFrame } from './ephemeral.js';
 import { credentialLapse, type CredentialLapse } from './credential-check.js';
+import { inUserWords, renderMessage } from '../validation-messages.js';
 
 export interface ConnectionLimits {
   /** Unsent bytes past which a client is cut off (1013). */
@@ -199,9 +200,10 @@ export class InboxConnection implements FanoutSubscriber {
     if (typeof type !== 'string' || !CLIENT_COMMAND_TYPES.includes(type as ClientCommand['type'])) {
       return this.refuse(id, 'unknown_frame_type', `type must be one of ${CLIENT_COMMAND_TYPES.join(', ')}`);
     }
-    const parsed = clientCommandSchema.safeParse(raw);
+    const parsed = clientCommandSchema.safeParse(raw, { error: inUserWords });
     if (!parsed.success) {
-      return this.refuse(id, 'validation_failed', 'the command is invalid', parsed.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message })));
+      const details = parsed.error.issues.map((i) => ({ field: i.path.join('.'), message: renderMessage(i.message, i.path, 'frame') }));
+      return this.refuse(id, 'validation_failed', details.length > 0 ? `the command is invalid: ${details.slice(0, 3).map((d) => d.message).join('; ')}` : 'the command is invalid', details);
     }
     if (this.inFlight >= this.d.limits.maxInFlight) return this.refuse(id, 'too_many_in_flight', `at most ${this.d.limits.maxInFlight} commands at once; wait for their acks`);
     this.inFlight++;

@@ -41,7 +41,7 @@ describe('the API reference page', () => {
     expect(await page.locator('a[href="/asyncapi.json"]').count()).toBeGreaterThanOrEqual(1);
 
     // An operation's example request and response, as the document gives them.
-    const create = page.locator('#operations-Tickets-post_v1_tickets');
+    const create = page.locator('#operations-Tickets-createTicket');
     await create.locator('.opblock-summary').click();
     await create.locator('.opblock-section-request-body .highlight-code').first().waitFor({ timeout: 20_000 });
     expect(await create.innerText()).toContain('"subject"');
@@ -53,7 +53,7 @@ describe('the API reference page', () => {
     await dialog.locator('input[type="text"], input[type="password"]').first().fill(org.adminKey);
     await dialog.locator('button.modal-btn.authorize').first().click();
     await dialog.locator('button.btn-done').first().click();
-    const list = page.locator('#operations-Tickets-get_v1_tickets');
+    const list = page.locator('#operations-Tickets-listTickets');
     await list.locator('.opblock-summary').click();
     await list.getByRole('button', { name: 'Try it out' }).click();
     await list.getByRole('button', { name: 'Execute' }).click();

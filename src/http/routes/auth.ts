@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { USER_ROLES } from '../../domain/types.js';
-import { errorSchema } from '../../app/schemas.js';
+import { errorSchema, passwordSchema } from '../../app/schemas.js';
 import type { AuthSessions } from '../../auth/index.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
@@ -31,7 +31,7 @@ const loginBody = z
 const passwordBody = z
   .object({
     currentPassword: z.string().min(1).max(200),
-    newPassword: z.string().min(12).max(200).describe('at least 12 characters'),
+    newPassword: passwordSchema,
   })
   .strict();
 
@@ -44,6 +44,7 @@ export function authRoutes(sessions: AuthSessions): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v1/auth/login',
+      operationId: 'login',
       summary: 'Sign in to the dashboard with email and password: sets the sb_session cookie and returns the CSRF token',
       tag,
       auth: 'none',
@@ -62,6 +63,7 @@ export function authRoutes(sessions: AuthSessions): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v1/auth/logout',
+      operationId: 'logout',
       summary: 'Sign out: ends the session on every node and clears the cookie',
       tag,
       auth: 'session',
@@ -74,6 +76,7 @@ export function authRoutes(sessions: AuthSessions): RouteDef[] {
     defineRoute({
       method: 'get',
       path: '/v1/auth/session',
+      operationId: 'getSession',
       summary: 'The signed-in user, the CSRF token and when the session ends',
       tag,
       auth: 'session',
@@ -83,6 +86,8 @@ export function authRoutes(sessions: AuthSessions): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v1/auth/password',
+      operationId: 'changePassword',
+      example: { currentPassword: 'the password you sign in with now', newPassword: 'a new long password' },
       summary: "Change the signed-in user's password; ends their other sessions",
       tag,
       auth: 'session',
@@ -101,6 +106,7 @@ export function authRoutes(sessions: AuthSessions): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v1/inbox/token',
+      operationId: 'createInboxToken',
       summary: 'A single-use token (valid 60 s) to open the inbox WebSocket as /ws?token=…',
       tag,
       auth: 'session',

@@ -11,6 +11,7 @@ import {
   replyMessageSchema,
   type InboxService,
 } from '../../inbox/index.js';
+import { EXAMPLE_IDS, ORDER_UPDATE_TEMPLATE } from '../openapi-examples.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { idempotencyKey } from './handover.js';
 
@@ -29,6 +30,7 @@ export function asyncApiRoute(doc: () => Record<string, unknown>): RouteDef {
   return defineRoute({
     method: 'get',
     path: '/asyncapi.json',
+    operationId: 'getAsyncApi',
     summary: 'The live inbox WebSocket protocol (AsyncAPI 3.0)',
     tag: 'Operations',
     auth: 'none',
@@ -39,10 +41,11 @@ export function asyncApiRoute(doc: () => Record<string, unknown>): RouteDef {
 
 /** The live inbox's REST twins: what an agent does over the WebSocket, for bots and scripts. */
 export function conversationRoutes(inbox: InboxService): RouteDef[] {
-  const action = (path: string, summary: string, run: (ctx: Parameters<RouteDef['handler']>[0] & { params: { id: string } }) => Promise<unknown>) =>
+  const action = (path: string, operationId: string, summary: string, run: (ctx: Parameters<RouteDef['handler']>[0] & { params: { id: string } }) => Promise<unknown>) =>
     defineRoute({
       method: 'post',
       path: `/v1/conversations/:id/${path}`,
+      operationId,
       summary,
       tag: 'Inbox',
       auth: 'apiKey',
@@ -55,6 +58,7 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
     defineRoute({
       method: 'get',
       path: '/v1/conversations',
+      operationId: 'listConversations',
       summary: 'List conversations: the live-chat queue (oldest first), an agent\'s conversations, or all',
       tag: 'Inbox',
       auth: 'apiKey',
@@ -75,6 +79,7 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v1/conversations/:id/seen',
+      operationId: 'markConversationSeen',
       summary: "Mark the conversation read for the caller: its unreadCount becomes 0 until the customer writes again",
       tag: 'Inbox',
       auth: 'apiKey',
@@ -86,6 +91,7 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
     defineRoute({
       method: 'get',
       path: '/v1/conversations/:id',
+      operationId: 'getConversation',
       summary: 'A conversation: contact, handover state, assignee, the 24-hour window and the latest messages',
       tag: 'Inbox',
       auth: 'apiKey',
@@ -94,12 +100,14 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
       responses: { 200: { description: 'the conversation', schema: z.object({ success: z.literal(true), conversation: conversationDetailSchema }) }, 404: notFoundResponse },
       handler: async ({ principal, params }) => ({ body: { success: true, conversation: await inbox.get(principal, params.id) } }),
     }),
-    action('take', 'Take a conversation: exactly one of racing agents wins', (ctx) => inbox.take(ctx.principal, ctx.params.id, idempotencyKey(ctx))),
-    action('hand-back', 'Hand the conversation back to the bot', (ctx) => inbox.handBack(ctx.principal, ctx.params.id, idempotencyKey(ctx))),
-    action('resolve', 'Resolve: close the session and give the contact back to the bot', (ctx) => inbox.resolve(ctx.principal, ctx.params.id, idempotencyKey(ctx))),
+    action('take', 'takeConversation', 'Take a conversation: exactly one of racing agents wins', (ctx) => inbox.take(ctx.principal, ctx.params.id, idempotencyKey(ctx))),
+    action('hand-back', 'handBackConversation', 'Hand the conversation back to the bot', (ctx) => inbox.handBack(ctx.principal, ctx.params.id, idempotencyKey(ctx))),
+    action('resolve', 'resolveConversation', 'Resolve: close the session and give the contact back to the bot', (ctx) => inbox.resolve(ctx.principal, ctx.params.id, idempotencyKey(ctx))),
     defineRoute({
       method: 'post',
       path: '/v1/conversations/:id/transfer',
+      operationId: 'transferConversation',
+      example: { agentId: EXAMPLE_IDS.userId },
       summary: 'Give the conversation to another agent of the organization',
       tag: 'Inbox',
       auth: 'apiKey',
@@ -118,6 +126,8 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v1/conversations/:id/reply',
+      operationId: 'replyToConversation',
+      example: { type: 'text', text: 'Thanks, Ann. A replacement is on its way; it arrives on Thursday.' },
       summary: 'An agent\'s free-form reply (text, buttons or media), inside the 24-hour window',
       tag: 'Inbox',
       auth: 'apiKey',
@@ -137,6 +147,8 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v1/conversations/:id/send-template',
+      operationId: 'sendConversationTemplate',
+      example: { template: ORDER_UPDATE_TEMPLATE },
       summary: 'An agent sends an approved template (the only message allowed outside the 24-hour window)',
       tag: 'Inbox',
       auth: 'apiKey',
@@ -149,7 +161,7 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
         402: { description: 'not enough credits', schema: errorSchema },
         404: { description: 'no such conversation, or no such template', schema: errorSchema },
         409: conflictResponse,
-        422: { description: 'the template is not approved', schema: errorSchema },
+        422: { description: 'template_not_approved: the template is not approved', schema: errorSchema },
         502: { description: 'the chat network rejected the message', schema: errorSchema },
         503: unavailable,
       },
@@ -158,6 +170,7 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
     defineRoute({
       method: 'get',
       path: '/v1/contacts',
+      operationId: 'listContacts',
       summary: 'Find contacts by phone digits or name, newest first',
       tag: 'Contacts',
       auth: 'apiKey',
@@ -175,6 +188,7 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
     defineRoute({
       method: 'get',
       path: '/v1/contacts/:id',
+      operationId: 'getContact',
       summary: 'A contact with its sessions, newest first',
       tag: 'Contacts',
       auth: 'apiKey',

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { HandoverService } from '../../actors/index.js';
 import { audienceExternalId, errorSchema } from '../../app/schemas.js';
 import { badRequest } from '../../errors.js';
+import { EXAMPLE_IDS } from '../openapi-examples.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
 
 const handoverBody = z.object({
@@ -25,6 +26,8 @@ export function handoverRoutes(handover: HandoverService): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v1/handover',
+      operationId: 'requestHandover',
+      example: { audienceExternalId: EXAMPLE_IDS.audienceExternalId },
       summary: 'Request a human agent: the contact\'s latest conversation goes to the live-chat queue',
       tag: 'Handover',
       auth: 'apiKey',
@@ -43,6 +46,8 @@ export function handoverRoutes(handover: HandoverService): RouteDef[] {
     defineRoute({
       method: 'patch',
       path: '/v1/handover/open',
+      operationId: 'openHandover',
+      example: { audienceExternalId: EXAMPLE_IDS.audienceExternalId },
       summary: 'Hand the conversation back to the bot',
       tag: 'Handover',
       auth: 'apiKey',

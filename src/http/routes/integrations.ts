@@ -33,6 +33,7 @@ export function integrationRoutes(gateway: McpGateway, mcpBaseUrl: (req: { proto
     defineRoute({
       method: 'get',
       path: '/v1/integrations',
+      operationId: 'listIntegrations',
       summary: 'List integrations and their tools (actions)',
       tag: 'Tool gateway',
       auth: 'apiKey',

@@ -17,6 +17,7 @@ export function metricsRoutes(metrics: MetricsRegistry, token?: string): RouteDe
     defineRoute({
       method: 'get',
       path: '/metrics',
+      operationId: 'getMetrics',
       summary: 'Prometheus metrics of this node (HTTP, webhooks, template sends, event lag, actors, inbox, process); with METRICS_TOKEN set, only with `Authorization: Bearer <METRICS_TOKEN>`',
       tag: 'Operations',
       auth: 'none',

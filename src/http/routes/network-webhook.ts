@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { errorSchema } from '../../app/schemas.js';
 import type { NetworkWebhookReceiver } from '../../messaging/index.js';
+import { EXAMPLE_IDS } from '../openapi-examples.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
 const channelParams = z.object({ channelId: z.string().min(1).max(128) });
@@ -14,6 +15,7 @@ export function networkWebhookRoutes(receiver: NetworkWebhookReceiver): RouteDef
     defineRoute({
       method: 'get',
       path: '/webhooks/whatsapp/:channelId',
+      operationId: 'verifyNetworkWebhook',
       summary: 'Webhook subscription check (hub.mode, hub.verify_token, hub.challenge): echoes the challenge',
       tag: 'Chat network',
       auth: 'none',
@@ -28,6 +30,27 @@ export function networkWebhookRoutes(receiver: NetworkWebhookReceiver): RouteDef
     defineRoute({
       method: 'post',
       path: '/webhooks/whatsapp/:channelId',
+      operationId: 'receiveNetworkWebhook',
+      // What the network sends when the customer writes (signed with the channel's app secret).
+      example: {
+        object: 'whatsapp_business_account',
+        entry: [
+          {
+            id: EXAMPLE_IDS.businessAccountId,
+            changes: [
+              {
+                field: 'messages',
+                value: {
+                  messaging_product: 'whatsapp',
+                  metadata: { display_phone_number: '15550104477', phone_number_id: EXAMPLE_IDS.phoneNumberId },
+                  contacts: [{ profile: { name: 'Ann Lee' }, wa_id: EXAMPLE_IDS.customerPhone }],
+                  messages: [{ from: EXAMPLE_IDS.customerPhone, id: 'wamid.HBgNNDkxNTExMjM0NTY3OBUCABIYFjNFQjBDMkE0RjE5QjdFMzY1QUQ5AA==', timestamp: '1767605400', type: 'text', text: { body: 'Hi, my order #1042 arrived damaged.' } }],
+                },
+              },
+            ],
+          },
+        ],
+      },
       summary: 'Webhook deliveries (messages and statuses), verified with X-Hub-Signature-256; 200 once recorded',
       tag: 'Chat network',
       auth: 'none',

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { errorSchema } from '../../app/schemas.js';
 import { phoneDigits } from '../../messaging/index.js';
 import type { SandboxCustomer } from '../../messaging/sandbox-customer.js';
+import { EXAMPLE_IDS } from '../openapi-examples.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { CUSTOMER_MEDIA_TYPES, SANDBOX_MEDIA_MAX_BYTES } from '../../network/sandbox/index.js';
 
@@ -14,7 +15,7 @@ const actionResult = z.object({
 const errors = {
   400: { description: 'invalid body, no such button on that message, or a file the network would not take', schema: errorSchema },
   404: { description: 'no such channel in the organization, or no such message on this phone', schema: errorSchema },
-  409: { description: 'the channel is not on the sandbox network', schema: errorSchema },
+  409: { description: 'not_a_sandbox_channel: the channel is not on the sandbox network', schema: errorSchema },
 };
 
 /** Playing the customer of a sandbox channel (embedded mode, or SANDBOX_NETWORK=true). */
@@ -25,6 +26,8 @@ export function sandboxRoutes(customer: SandboxCustomer): RouteDef[] {
       ...base,
       method: 'post',
       path: '/v1/sandbox/channels/:channelId/customers/:phone/messages',
+      operationId: 'sandboxSendCustomerMessage',
+      example: { text: 'Hi, my order #1042 arrived damaged.', profileName: 'Ann Lee' },
       summary: 'Sandbox: the customer sends a text message to the business',
       body: z.object({ text: z.string().min(1).max(4096), profileName }),
       responses: { 201: { description: 'sent by the simulated customer', schema: actionResult }, ...errors },
@@ -34,6 +37,7 @@ export function sandboxRoutes(customer: SandboxCustomer): RouteDef[] {
       ...base,
       method: 'post',
       path: '/v1/sandbox/channels/:channelId/customers/:phone/media',
+      operationId: 'sandboxSendCustomerMedia',
       summary: 'Sandbox: the customer sends a photo, video, voice note or document (the webhook carries its media id, as on the real network)',
       body: z
         .object({
@@ -56,6 +60,8 @@ export function sandboxRoutes(customer: SandboxCustomer): RouteDef[] {
       ...base,
       method: 'post',
       path: '/v1/sandbox/channels/:channelId/customers/:phone/button-replies',
+      operationId: 'sandboxTapButton',
+      example: { messageId: EXAMPLE_IDS.messageId, buttonId: 'arrived_ok', profileName: 'Ann Lee' },
       summary: 'Sandbox: the customer taps a reply button of an interactive message they received',
       body: z.object({ messageId: z.string().min(1).max(256), buttonId: z.string().min(1).max(256), profileName }),
       responses: { 201: { description: 'tapped', schema: actionResult }, ...errors },
@@ -65,6 +71,8 @@ export function sandboxRoutes(customer: SandboxCustomer): RouteDef[] {
       ...base,
       method: 'post',
       path: '/v1/sandbox/channels/:channelId/customers/:phone/quick-replies',
+      operationId: 'sandboxTapQuickReply',
+      example: { messageId: EXAMPLE_IDS.templateMessageId, index: 0, profileName: 'Ann Lee' },
       summary: 'Sandbox: the customer taps a quick-reply button of a template message they received',
       body: z.object({ messageId: z.string().min(1).max(256), index: z.number().int().min(0).max(9), profileName }),
       responses: { 201: { description: 'tapped', schema: actionResult }, ...errors },
@@ -74,6 +82,7 @@ export function sandboxRoutes(customer: SandboxCustomer): RouteDef[] {
       ...base,
       method: 'get',
       path: '/v1/sandbox/channels/:channelId/customers/:phone/messages',
+      operationId: 'sandboxListCustomerMessages',
       summary: "Sandbox: the customer's phone — the conversation with the business number, oldest first",
       responses: { 200: { description: 'messages both ways, with their buttons and statuses', schema: z.object({ messages: z.array(z.unknown()) }) }, ...errors },
       handler: async ({ principal, params: p }) => ({ body: { messages: await customer.phone(principal, p.channelId, p.phone) } }),

@@ -28,6 +28,7 @@ export function sessionRoutes(messaging: MessagingService): RouteDef[] {
     defineRoute({
       method: 'get',
       path: '/v1/sessions/:sessionId/messages',
+      operationId: 'listSessionMessages',
       summary: 'All messages of one session (conversation), oldest first',
       tag: 'Sessions',
       auth: 'apiKey',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError, notFound } from '../../errors.js';
 import { USER_ROLES } from '../../domain/types.js';
 import { SCOPES, scopesForRole, type Scope } from '../../domain/scopes.js';
-import { errorSchema } from '../../app/schemas.js';
+import { errorSchema, passwordSchema } from '../../app/schemas.js';
 import type { AccountService, PublicApiKey, PublicUser } from '../../app/accounts.js';
 import { createChannelBody, type ChannelService } from '../../messaging/index.js';
 import { defineRoute, type RouteDef } from '../route.js';
@@ -36,7 +36,7 @@ const creditEntry = z.object({
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 const createUserBody = z
-  .object({ email: z.email().max(320), name: text(200), role: z.enum(USER_ROLES), password: z.string().min(12).max(200).describe('at least 12 characters') })
+  .object({ email: z.email().max(320), name: text(200), role: z.enum(USER_ROLES), password: passwordSchema })
   .strict()
   .meta({ examples: [{ email: 'ann@acme.test', name: 'Ann', role: 'agent', password: 'a long password' }] });
 const updateUserBody = z
@@ -69,6 +69,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'get',
       path: '/v1/users',
+      operationId: 'listUsers',
       summary: 'The dashboard users of the organization',
       responses: { 200: { description: 'users', schema: z.object({ success: z.literal(true), users: z.array(settingsUser) }) } },
       handler: async ({ principal }) => ({ body: { success: true, users: (await accounts.listUsers(principal.organizationId)).map(userView) } }),
@@ -77,6 +78,8 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'post',
       path: '/v1/users',
+      operationId: 'createUser',
+      example: { email: 'ben@acme.test', name: 'Ben Ortiz', role: 'agent', password: 'a long password' },
       summary: 'Create a dashboard user (an admin or an agent) with a first password',
       body: createUserBody,
       responses: {
@@ -89,6 +92,8 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'patch',
       path: '/v1/users/:id',
+      operationId: 'updateUser',
+      example: { role: 'admin' },
       summary: 'Rename a user, change their role, deactivate or reactivate them (deactivating ends their sessions and stops their keys)',
       params: idParams,
       body: updateUserBody,
@@ -105,6 +110,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'get',
       path: '/v1/api-keys',
+      operationId: 'listApiKeys',
       summary: 'The API keys of the organization (never their text), with last use',
       responses: { 200: { description: 'keys', schema: z.object({ success: z.literal(true), apiKeys: z.array(settingsKey) }) } },
       handler: async ({ principal }) => ({ body: { success: true, apiKeys: (await accounts.listApiKeys(principal.organizationId)).map(keyView) } }),
@@ -113,6 +119,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'post',
       path: '/v1/api-keys',
+      operationId: 'createApiKey',
       summary: 'Issue an API key; `secret` (the key itself) is in this answer only',
       body: createKeyBody,
       responses: {
@@ -138,6 +145,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'delete',
       path: '/v1/api-keys/:id',
+      operationId: 'revokeApiKey',
       summary: 'Revoke an API key (at once, on every node)',
       params: idParams,
       responses: {
@@ -150,6 +158,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'post',
       path: '/v1/channels',
+      operationId: 'createChannel',
       summary: 'Create a channel: a WhatsApp number on the real network (its ids and secrets), one on the sandbox network (provisioned now), or a web chat',
       body: createChannelBody.meta({ examples: [{ kind: 'whatsapp_cloud', name: 'Support line', network: 'sandbox' }] }),
       responses: {
@@ -163,6 +172,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'post',
       path: '/v1/channels/:channelId/verify-token',
+      operationId: 'rotateChannelVerifyToken',
       summary: "Generate a new webhook verify token for a WhatsApp channel on the real network, shown this once (the old one stops verifying)",
       params: z.object({ channelId: z.string().min(1).max(128) }),
       responses: {
@@ -176,6 +186,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'post',
       path: '/v1/channels/:channelId/templates/sync',
+      operationId: 'syncTemplates',
       summary: "Sync a chat channel's templates from the network's template API",
       params: z.object({ channelId: z.string().min(1).max(128) }),
       responses: {
@@ -194,6 +205,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       ...base,
       method: 'get',
       path: '/v1/credits',
+      operationId: 'getCredits',
       summary: 'The credit balance, the price of a template send per category, and the latest 100 balance changes',
       responses: {
         200: {

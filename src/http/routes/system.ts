@@ -33,6 +33,7 @@ export function systemRoutes(opts: { checks: () => ReadinessCheck[]; openApi: ()
     defineRoute({
       method: 'get',
       path: '/healthz',
+      operationId: 'getHealth',
       summary: 'Liveness: the process is up',
       tag: 'Operations',
       auth: 'none',
@@ -42,6 +43,7 @@ export function systemRoutes(opts: { checks: () => ReadinessCheck[]; openApi: ()
     defineRoute({
       method: 'get',
       path: '/readyz',
+      operationId: 'getReadiness',
       summary: 'Readiness: every backing service answers',
       tag: 'Operations',
       auth: 'none',
@@ -57,6 +59,7 @@ export function systemRoutes(opts: { checks: () => ReadinessCheck[]; openApi: ()
     defineRoute({
       method: 'get',
       path: '/openapi.json',
+      operationId: 'getOpenApi',
       summary: 'This API description (OpenAPI 3.1)',
       tag: 'Operations',
       auth: 'none',
@@ -66,6 +69,7 @@ export function systemRoutes(opts: { checks: () => ReadinessCheck[]; openApi: ()
     defineRoute({
       method: 'get',
       path: '/docs',
+      operationId: 'getDocs',
       summary: 'Readable API documentation',
       tag: 'Operations',
       auth: 'none',

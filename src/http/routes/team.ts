@@ -20,6 +20,7 @@ export function teamRoutes(accounts: AccountService): RouteDef[] {
     defineRoute({
       method: 'get',
       path: '/v1/team',
+      operationId: 'listTeam',
       summary: 'The team: every dashboard user of the organization (id, name, role, active), for names in history and for transfers',
       tag: 'Inbox',
       auth: 'apiKey',

@@ -1,6 +1,7 @@
 import type { TicketService } from '../../app/tickets.js';
 import { createTicketBody, errorSchema, listTicketsQuery, ticketIdParams, ticketListSchema, ticketSchema, updateTicketBody } from '../../app/schemas.js';
 import { idempotencyKey } from '../idempotency-key.js';
+import { EXAMPLE_IDS } from '../openapi-examples.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
 export function ticketRoutes(tickets: TicketService): RouteDef[] {
@@ -8,6 +9,8 @@ export function ticketRoutes(tickets: TicketService): RouteDef[] {
     defineRoute({
       method: 'post',
       path: '/v1/tickets',
+      operationId: 'createTicket',
+      example: { subject: 'Order #1042 arrived damaged', description: 'The parcel arrived with a torn box and a cracked lid; the customer asks for a replacement.', priority: 'high', audienceExternalId: EXAMPLE_IDS.audienceExternalId },
       summary: 'Create a ticket',
       tag: 'Tickets',
       auth: 'apiKey',
@@ -23,6 +26,7 @@ export function ticketRoutes(tickets: TicketService): RouteDef[] {
     defineRoute({
       method: 'get',
       path: '/v1/tickets',
+      operationId: 'listTickets',
       summary: 'List tickets, newest first',
       tag: 'Tickets',
       auth: 'apiKey',
@@ -37,6 +41,7 @@ export function ticketRoutes(tickets: TicketService): RouteDef[] {
     defineRoute({
       method: 'get',
       path: '/v1/tickets/:ticketId',
+      operationId: 'getTicket',
       summary: 'Fetch one ticket',
       tag: 'Tickets',
       auth: 'apiKey',
@@ -48,6 +53,8 @@ export function ticketRoutes(tickets: TicketService): RouteDef[] {
     defineRoute({
       method: 'patch',
       path: '/v1/tickets/:ticketId',
+      operationId: 'updateTicket',
+      example: { status: 'in_progress', priority: 'urgent', assigneeId: EXAMPLE_IDS.userId },
       summary: 'Update a ticket (only the fields sent change)',
       tag: 'Tickets',
       auth: 'apiKey',

@@ -41,7 +41,8 @@ const connectBody = z
       .describe('payment integration only'),
   })
   .strict()
-  .meta({ examples: [{ name: 'Support inbox', return_url: 'https://app.example.com/tools/connected' }] });
+  // Without return_url: one needs its origin allowed by the operator first (POST /admin/v1/tools/return-origins).
+  .meta({ examples: [{ name: 'Support inbox' }] });
 
 function page(title: string, message: string): string {
   const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -62,11 +63,12 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: () => string, mcp
     defineRoute({
       method: 'post',
       path: '/v1/integrations/:integrationId/connect',
+      operationId: 'connectIntegration',
       summary: 'Connect an integration: creates a tool (email and calendar answer with redirect_url for the user\'s sign-in; payment takes data.api_key)',
       tag: 'Tool gateway',
       auth: 'apiKey',
       scope: 'mcp:access',
-      params: z.object({ integrationId: z.string().min(1).max(64) }),
+      params: z.object({ integrationId: z.string().min(1).max(64).describe('email, calendar or payment (GET /v1/integrations lists them)').meta({ examples: ['email'] }) }),
       body: connectBody,
       responses: {
         201: { description: 'the tool; for email and calendar, `redirect_url` for the user to sign in', schema: toolSchema.extend({ redirect_url: z.string().optional() }) },
@@ -88,6 +90,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: () => string, mcp
     defineRoute({
       method: 'get',
       path: '/v1/tools/oauth/callback',
+      operationId: 'completeToolOAuth',
       summary: 'Where the identity provider sends the user after sign-in (OAuth 2.0 redirect URI): stores the tokens, then redirects to the return_url or shows a page',
       tag: 'Tool gateway',
       auth: 'none',
@@ -110,6 +113,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: () => string, mcp
     defineRoute({
       method: 'get',
       path: '/v1/tools',
+      operationId: 'listTools',
       summary: 'List the organization\'s connected tools (never their credentials)',
       tag: 'Tool gateway',
       auth: 'apiKey',
@@ -120,6 +124,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: () => string, mcp
     defineRoute({
       method: 'get',
       path: '/v1/tools/:toolId',
+      operationId: 'getTool',
       summary: 'Get one tool (never its credentials)',
       tag: 'Tool gateway',
       auth: 'apiKey',
@@ -131,6 +136,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: () => string, mcp
     defineRoute({
       method: 'delete',
       path: '/v1/tools/:toolId',
+      operationId: 'disconnectTool',
       summary: 'Disconnect a tool: revokes its access at the provider where possible and deletes its stored credentials for good',
       tag: 'Tool gateway',
       auth: 'apiKey',
@@ -149,6 +155,15 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: () => string, mcp
     defineRoute({
       method: 'post',
       path: '/v1/tools/:toolId/payment-webhook',
+      operationId: 'receivePaymentWebhook',
+      // What Stripe sends when a customer paid (signed with the endpoint's whsec_ secret).
+      example: {
+        id: 'evt_1QxYz2AbCdEfGhIjKlMnOp',
+        object: 'event',
+        type: 'checkout.session.completed',
+        created: 1767605400,
+        data: { object: { id: 'cs_test_a1B2c3D4e5F6g7H8', object: 'checkout.session', payment_status: 'paid', amount_total: 4900, currency: 'eur' } },
+      },
       summary: 'The payment provider\'s webhook for one payment tool (Stripe events, verified with Stripe-Signature over the raw body)',
       tag: 'Tool gateway',
       auth: 'none',
@@ -164,6 +179,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: () => string, mcp
     defineRoute({
       method: 'get',
       path: '/admin/v1/tools/return-origins',
+      operationId: 'adminListReturnOrigins',
       summary: 'Origins a connect return_url may point at (TOOLS_ALLOWED_RETURN_ORIGINS plus those added here)',
       tag: 'Operator',
       auth: 'operator',
@@ -173,6 +189,8 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: () => string, mcp
     defineRoute({
       method: 'post',
       path: '/admin/v1/tools/return-origins',
+      operationId: 'adminAddReturnOrigin',
+      example: { origin: 'https://app.example.com' },
       summary: 'Allow an origin for connect return_url',
       tag: 'Operator',
       auth: 'operator',
@@ -186,6 +204,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: () => string, mcp
     defineRoute({
       method: 'delete',
       path: '/admin/v1/tools/return-origins',
+      operationId: 'adminRemoveReturnOrigin',
       summary: 'Stop allowing an origin added with POST (configured ones stay until TOOLS_ALLOWED_RETURN_ORIGINS changes)',
       tag: 'Operator',
       auth: 'operator',

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import { ApiError, describeError } from '../api/errors';
 import type { SessionUser } from '../api/types';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_RULE } from '../../../src/domain/password-rule';
 
 /** The signed-in user's own account: change the password (other sessions of theirs end). */
 export function AccountScreen({ user }: { user: SessionUser }) {
@@ -44,12 +45,12 @@ export function AccountScreen({ user }: { user: SessionUser }) {
           <input type="password" name="current-password" autocomplete="current-password" required value={current} onInput={(e) => setCurrent(e.currentTarget.value)} />
         </label>
         <label>
-          New password (at least 12 characters)
-          <input type="password" name="new-password" autocomplete="new-password" required minLength={12} maxLength={200} value={next} onInput={(e) => setNext(e.currentTarget.value)} />
+          New password ({PASSWORD_RULE})
+          <input type="password" name="new-password" autocomplete="new-password" required minLength={PASSWORD_MIN_LENGTH} maxLength={PASSWORD_MAX_LENGTH} value={next} onInput={(e) => setNext(e.currentTarget.value)} />
         </label>
         <label>
           New password again
-          <input type="password" name="new-password-again" autocomplete="new-password" required minLength={12} maxLength={200} value={again} onInput={(e) => setAgain(e.currentTarget.value)} />
+          <input type="password" name="new-password-again" autocomplete="new-password" required minLength={PASSWORD_MIN_LENGTH} maxLength={PASSWORD_MAX_LENGTH} value={again} onInput={(e) => setAgain(e.currentTarget.value)} />
         </label>
         {error && <p class="error" role="alert">{error}</p>}
         {done && <p class="ok" role="status">Password changed. Your other sessions were signed out.</p>}

@@ -3,6 +3,7 @@ import { request } from '../api/client';
 import type { DashboardUser, Role, SessionUser } from '../api/types';
 import { loadDirectory } from '../directory';
 import { useAction, useLoad } from './useLoad';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../../src/domain/password-rule';
 
 /** Dashboard users: create (with a first password), change role, deactivate and reactivate. */
 export function UsersSettings({ user }: { user: SessionUser }) {
@@ -44,7 +45,7 @@ export function UsersSettings({ user }: { user: SessionUser }) {
         </label>
         <label>
           First password
-          <input name="password" type="password" autocomplete="new-password" required minLength={12} value={form.password} onInput={(e) => setForm({ ...form, password: e.currentTarget.value })} />
+          <input name="password" type="password" autocomplete="new-password" required minLength={PASSWORD_MIN_LENGTH} maxLength={PASSWORD_MAX_LENGTH} value={form.password} onInput={(e) => setForm({ ...form, password: e.currentTarget.value })} />
         </label>
         <button type="submit" class="primary" disabled={action.busy}>Create user</button>
       </form>
