@@ -200,6 +200,11 @@ export const configSchema = z.object({
   ACTOR_ASK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
   /** Actors (clustered): one NATS request's wait; must exceed the slowest command. Timed-out attempts are retried. */
   ACTOR_ATTEMPT_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(5_000),
+  /**
+   * Session messages older than this many days are deleted (checked hourly, a batch at a time, oldest first);
+   * their sessions stay, empty. Unset: every message is kept.
+   */
+  MESSAGE_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).optional(),
   /** Actors: idempotency keys (with their first reply) remembered per contact. */
   ACTOR_IDEMPOTENCY_KEYS: z.coerce.number().int().min(1).max(10_000).default(100),
   /**

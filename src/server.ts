@@ -173,6 +173,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   readiness.push(...actors.readiness);
   const handover = new HandoverService(store.contacts, actors.system);
   messaging.attach(actorConversationGateway(actors.system));
+  messaging.startRetention();
   const inbox = new InboxService({
     conversations: messaging.stores.conversations,
     contacts: store.contacts,

@@ -55,6 +55,7 @@ export class Messaging {
   readonly actorDeps: MessagingHandlerDeps;
   private gateway: ConversationGateway | null = null;
   private selfUrl: string | null = null;
+  private readonly pruning: NodeJS.Timeout[] = [];
   private readonly adapters: GraphApiNetwork[];
 
   private constructor(
@@ -62,7 +63,7 @@ export class Messaging {
     /** The sandbox network's own SQLite database (embedded mode with the sandbox on): Meta's side, kept apart from the service's data. */
     private readonly sandboxDb: SqliteDb | null,
     readonly config: Config,
-    log: Logger,
+    private readonly log: Logger,
     clock: Clock,
     deps: MessagingOpenDeps,
   ) {
@@ -185,7 +186,31 @@ export class Messaging {
     return `  sandbox channel : ${ch.id}  (WhatsApp on the sandbox network, ${ch.templateSync?.synced ?? 0} templates, ${balance} credits)\n  export SB_CHANNEL=${ch.id}`;
   }
 
+  /**
+   * With MESSAGE_RETENTION_DAYS, deletes older messages hourly (and a minute
+   * after start), a thousand at a time. Every node may run it: deleting in
+   * turns is harmless.
+   */
+  startRetention(): void {
+    const days = this.config.MESSAGE_RETENTION_DAYS;
+    if (days === undefined || this.pruning.length > 0) return;
+    const log = this.log;
+    const prune = async () => {
+      const before = new Date(Date.now() - days * 86_400_000);
+      let deleted = 0;
+      try {
+        for (let n = 1000; n === 1000; deleted += n) n = await this.stores.messages.pruneBefore(before, 1000);
+        if (deleted > 0) log.info('session messages past the retention deleted', { deleted, before: before.toISOString() });
+      } catch (e) {
+        log.warn('pruning session messages failed; tried again within the hour', { err: e });
+      }
+    };
+    this.pruning.push(setTimeout(() => void prune(), 60_000), setInterval(() => void prune(), 3_600_000));
+    for (const t of this.pruning) t.unref();
+  }
+
   async close(): Promise<void> {
+    for (const t of this.pruning) clearTimeout(t);
     await this.sandbox?.close();
     for (const a of this.adapters) a.close();
     await this.sandboxDb?.close();

@@ -296,6 +296,20 @@ export function runMessagingStoreContract(name: string, create: () => Promise<Me
         expect(await s.messages.contactSessions('orgB', 'c:1')).toEqual([]);
       });
 
+      it('prunes the oldest messages past the retention, a batch at a time, keeping their sessions and newer messages', async () => {
+        const old = new Date(Date.now() - 40 * 86_400_000).toISOString();
+        for (const text of ['a', 'b', 'c']) await s.messages.append(msg({ sessionId: 'p1', sentAt: old, content: { type: 'text', text } }));
+        // The embedded store goes by the send time, PostgreSQL by when the row was stored (moments later): "before" is just ahead of both.
+        const before = new Date(Date.now() + 1000);
+        expect(await s.messages.pruneBefore(before, 2)).toBe(2);
+        expect((await s.messages.listSession('orgA', 'p1'))!.map((m) => m.content.text)).toEqual(['c']);
+        expect(await s.messages.pruneBefore(before, 10)).toBe(1);
+        expect(await s.messages.listSession('orgA', 'p1')).toEqual([]);
+        await s.messages.append(msg({ sessionId: 'p2', content: { type: 'text', text: 'kept' } }));
+        expect(await s.messages.pruneBefore(new Date(Date.now() - 86_400_000), 10)).toBe(0);
+        expect((await s.messages.listSession('orgA', 'p2'))!.map((m) => m.content.text)).toEqual(['kept']);
+      });
+
       it('registers empty sessions, once', async () => {
         await s.messages.registerSession({ sessionId: 's2', organizationId: 'orgA', audienceExternalId: 'x:y', openedAt: now() });
         await s.messages.registerSession({ sessionId: 's2', organizationId: 'orgA', audienceExternalId: 'other', openedAt: now() });

@@ -45,6 +45,13 @@ export interface SessionMessageRepo {
   contactSessions(organizationId: string, audienceExternalId: string): Promise<SessionRef[]>;
   /** The session's messages in the order they were recorded; null when the organization has no such session. */
   listSession(organizationId: string, sessionId: string): Promise<SessionMessage[] | null>;
+  /**
+   * Deletes up to `limit` of the oldest messages, of every organization,
+   * older than `before` (the retention setting: by their send time embedded,
+   * by when they were stored in PostgreSQL, moments later); answers how many. Called
+   * again until it answers less than `limit`. Sessions stay (empty).
+   */
+  pruneBefore(before: Date, limit: number): Promise<number>;
 }
 
 export interface MessageLocation {

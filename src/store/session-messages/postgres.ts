@@ -41,6 +41,11 @@ export function createPostgresSessionMessageRepo(db: PgDb): SessionMessageRepo {
   };
   const session = async (org: string, sid: string) => (await db.rows<SessionRef>(numbered(SELECT_SESSION), [org, sid]))[0] ?? null;
   return {
+    async pruneBefore(before, limit) {
+      // Rows are appended in time order: the oldest by seq are the ones past the retention, found through the primary key.
+      const r = await db.query('DELETE FROM session_messages WHERE seq IN (SELECT seq FROM session_messages WHERE created_at < $1 ORDER BY seq LIMIT $2)', [before, limit]);
+      return r.rowCount ?? 0;
+    },
     async registerSession(ref) {
       await db.query(numbered(REGISTER_SESSION), [ref.organizationId, ref.sessionId, ref.audienceExternalId, ref.openedAt]);
     },

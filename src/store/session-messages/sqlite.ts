@@ -15,6 +15,15 @@ export function createSqliteSessionMessageRepo(db: SqliteDb): SessionMessageRepo
   const session = (org: string, sid: string) => s(SELECT_SESSION).get(org, sid) as SessionRef | undefined;
   const register = (ref: SessionRef) => s(REGISTER_SESSION).run(ref.organizationId, ref.sessionId, ref.audienceExternalId, ref.openedAt);
   return {
+    async pruneBefore(before, limit) {
+      // Rows are appended in time order: look only at the oldest `limit`, and stop at the first batch with nothing past the retention.
+      return db.run(
+        () =>
+          s(
+            "DELETE FROM session_messages WHERE seq IN (SELECT seq FROM session_messages WHERE seq < (SELECT min(seq) FROM session_messages) + ? AND json_extract(body, '$.sentAt') < ?)",
+          ).run(limit, before.toISOString()).changes,
+      );
+    },
     async registerSession(ref) {
       if (session(ref.organizationId, ref.sessionId) !== undefined) return;
       await db.run(() => register(ref));
