@@ -134,6 +134,11 @@ export const commands: Record<string, Command> = {
     local: async (ctx) => (await import('./webhooks-listen.js')).webhooksListenCommand(ctx),
   },
   ...toolsCommands,
+  'storage import-redis': {
+    usage: '[--verify-only]  [--remove-missing]   (local: copies a clustered deployment\'s records from Redis into PostgreSQL, then verifies them)',
+    required: [],
+    local: async (ctx) => (await import('./storage-import.js')).importRedisCommand(ctx),
+  },
 };
 
 /** Every `--flag <value>` any command's usage names (parseArgs must know them to read their values). */
@@ -184,7 +189,9 @@ export async function main(argv: string[], env: Record<string, string | undefine
     err(`not a URL: ${connection().base} (from --url or SB_URL)`);
     return 2;
   }
-  if ('local' in cmd) return cmd.local({ flags, env, json: values.json === true, out, err, connection, signal });
+  // Local commands also take switches (`--verify-only`): present means 'true'.
+  const switches = Object.fromEntries(Object.entries(values).filter(([, v]) => v === true).map(([k]) => [k, 'true']));
+  if ('local' in cmd) return cmd.local({ flags: { ...switches, ...flags }, env, json: values.json === true, out, err, connection, signal });
   const { base, token } = connection();
   if (!token) {
     err('no operator token: pass --token or set SB_OPERATOR_TOKEN (lost it? npm run admin -- operator reset-token)');
