@@ -13,8 +13,9 @@
  * `export` line (SWITCHBOARD_URL / SWITCHBOARD_OPERATOR_TOKEN, the older
  * names, are still read when the new ones are unset).
  *
- * Local commands (`operator reset-token`) do not talk to the API: they open
- * the store of the configured mode (DATA_DIR, or REDIS_URL) themselves.
+ * Local commands (`operator reset-token`, `storage import-redis`) do not talk
+ * to the API: they open the store of the configured mode (DATA_DIR, or
+ * DATABASE_URL and REDIS_URL) themselves.
  */
 import { parseArgs } from 'node:util';
 import { SCOPES } from '../domain/scopes.js';

@@ -9,6 +9,12 @@ import { createPostgresToolRepo } from '../../src/store/tools/postgres.js';
 import { sealCredentials } from '../../src/store/tools/port.js';
 import { SecretBox } from '../../src/store/secret-box.js';
 import { main } from '../../src/cli/admin.js';
+import { createPostgresChannelRepo } from '../../src/store/channels/postgres.js';
+import { createPostgresTemplateRepo } from '../../src/store/templates/postgres.js';
+import { createPostgresCreditRepo } from '../../src/store/credits/postgres.js';
+import { createPostgresSessionMessageRepo } from '../../src/store/session-messages/postgres.js';
+import { createPostgresConversationIndex } from '../../src/store/conversations/postgres.js';
+import type { ConversationRecord } from '../../src/domain/conversation.js';
 import { startPostgres, startRedis, type PostgresProcess, type ServerProcess } from '../harness/servers.js';
 
 /*
@@ -197,10 +203,60 @@ async function writeOldLayout(c: Client, p: string) {
   await c.set(`${p}:{t:${tool.id}}:tool-cred`, JSON.stringify(sealCredentials(box, tool.id, creds)));
   await c.hSet(`${p}:{t:${tool.id}}:tool-pay`, 'evt_p1', JSON.stringify({ paymentId: 'pay_1', status: 'paid', eventId: 'evt_p1', at: at(29) }));
   await c.sAdd(`${p}:tool-return-origins`, 'https://app.bolt.test');
+  // Messaging: a web chat channel, a template, credits with their ledger, a session with two messages, the inbox index.
+  const channel = { id: 'ch_1', organizationId: 'org_a', kind: 'web_chat' as const, name: 'Site chat', allowedOrigins: ['https://acme.test'], createdAt: at(30) };
+  await c.set(`${p}:channel:${channel.id}`, JSON.stringify(channel));
+  await c.zAdd(ka('channels'), { score: Date.parse(channel.createdAt), value: channel.id });
+  const template = { organizationId: 'org_a', channelId: 'ch_1', name: 'welcome', language: 'en', source: 'operator', category: 'UTILITY', status: 'APPROVED', components: [] };
+  await c.hSet(ka('templates', 'ch_1'), 'welcome\u0000en', JSON.stringify(template));
+  await c.set(ka('credits'), '70');
+  const ledger = [
+    { ms: Date.parse(at(31)), kind: 'top_up', amount: 100, balance: 100, reference: 'op-1' },
+    { ms: Date.parse(at(32)), kind: 'charge', amount: -30, balance: 70, reference: 'res_1' },
+  ];
+  for (const e of ledger) await c.lPush(ka('credit-ledger'), JSON.stringify(e));
+  await c.set(ka('credit-res', 'res_1'), 'reserved:30', { PX: 3_600_000 });
+  await c.set(ka('credit-topup', 'op-1'), '1', { PX: 3_600_000 });
+  const session = { sessionId: 'ses_1', organizationId: 'org_a', audienceExternalId: '15550001:pn1', openedAt: at(33) };
+  await c.set(ka('session', 'ses_1'), JSON.stringify(session));
+  await c.zAdd(ka('contact-sessions', '15550001:pn1'), { score: Date.parse(at(33)), value: 'ses_1' });
+  const messages = [0, 1].map((i) => ({
+    _id: `msg_${i}`,
+    sessionId: 'ses_1',
+    organizationId: 'org_a',
+    audienceExternalId: '15550001:pn1',
+    sender: i === 0 ? 'contact' : 'bot',
+    content: { type: 'text', text: i === 0 ? 'Hello there' : 'Hi!' },
+    sentAt: at(34 + i),
+    messageId: `wamid.${i}`,
+    ...(i === 1 ? { status: 'delivered', statusUpdatedAt: at(36) } : {}),
+  }));
+  for (const m of messages) {
+    await c.set(ka('smsg', m._id), JSON.stringify(m));
+    await c.set(ka('smsg-net', m.messageId), `${m._id}\n${m.audienceExternalId}`);
+    await c.rPush(ka('session-msgs', 'ses_1'), m._id);
+  }
+  const conversation: ConversationRecord = {
+    organizationId: 'org_a',
+    audienceExternalId: '15550001:pn1',
+    contactId: 'ct_1',
+    status: 'queued',
+    assigneeId: null,
+    queuedAt: at(35),
+    assignedAt: null,
+    sessionId: 'ses_1',
+    sessionStatus: 'open',
+    lastInboundAt: at(34),
+    inboundCount: 1,
+    updatedAt: at(35),
+    version: 3,
+  };
+  await c.set(ka('conv', conversation.audienceExternalId), JSON.stringify(conversation));
+  await c.hSet(ka('conv-seen', 'usr_1'), conversation.audienceExternalId, JSON.stringify({ sessionId: 'ses_1', inboundSeen: 1 }));
   // What stays in Redis and is not copied: a sign-in session, an OAuth state in flight.
   await c.set(`${p}:session:abc`, '{}', { PX: 60_000 });
   await c.set(`${p}:tool-state:st1`, '{}', { PX: 60_000 });
-  return { orgs, users, keys, contacts, tickets, event, reg, deliveries, resource, tool, creds };
+  return { orgs, users, keys, contacts, tickets, event, reg, deliveries, resource, tool, creds, channel, template, session, messages, conversation };
 }
 
 const byTable = (counts: ImportCount[]) => Object.fromEntries(counts.map((c) => [c.table, c]));
@@ -268,6 +324,25 @@ describe('storage import-redis', () => {
     expect(await tools.getCredentials('tool_1')).toEqual(old.creds);
     expect(await tools.paymentEvents('tool_1', 'pay_1')).toEqual([{ paymentId: 'pay_1', status: 'paid', eventId: 'evt_p1', at: at(29) }]);
     expect(await tools.returnOrigins()).toEqual(['https://app.bolt.test']);
+
+    expect(await createPostgresChannelRepo(db, null).get('org_a', 'ch_1')).toEqual(old.channel);
+    expect(await createPostgresTemplateRepo(db).list('org_a', 'ch_1')).toEqual([old.template]);
+    const credits = createPostgresCreditRepo(db, { now: () => Date.now() } as never);
+    expect(await credits.balance('org_a')).toBe(70);
+    expect((await credits.history('org_a', 10)).map((e) => [e.kind, e.amount, e.balance, e.reference])).toEqual([
+      ['charge', -30, 70, 'res_1'],
+      ['top_up', 100, 100, 'op-1'],
+    ]);
+    expect(await credits.reserve('org_a', 'res_1', 30)).toEqual({ ok: true, balance: 70 });
+    expect(await credits.topUp('org_a', 100, 'op-1')).toEqual({ balance: 70, applied: false });
+    expect(await credits.refund('org_a', 'res_1')).toEqual({ refunded: true, balance: 100 });
+    const log = createPostgresSessionMessageRepo(db);
+    expect(await log.listSession('org_a', 'ses_1')).toEqual(old.messages);
+    expect(await log.contactSessions('org_a', '15550001:pn1')).toEqual([old.session]);
+    expect((await log.getByNetworkId('org_a', 'wamid.1'))?._id).toBe('msg_1');
+    const inbox = createPostgresConversationIndex(db);
+    expect(await inbox.get('org_a', '15550001:pn1')).toEqual(old.conversation);
+    expect((await inbox.list({ organizationId: 'org_a', status: 'queued', offset: 0, limit: 10 } as never)).conversations).toEqual([old.conversation]);
   });
 
   it('copies nothing on a second run; after more traffic, only what is new or changed; verification passes', async () => {

@@ -1,5 +1,6 @@
 import type { PgDb } from '../postgres/db.js';
 import { CORE_TABLES } from './core.js';
+import { MESSAGING_TABLES } from './messaging.js';
 import { RESOURCE_TABLES } from './resources.js';
 import type { RedisImportSource } from './source.js';
 import { canonicalJson, deleteKeys, rowKey, storedFor, storedKeys, upsertRows, type ImportRow, type ImportTable } from './table.js';
@@ -7,7 +8,7 @@ import { TOOL_TABLES } from './tools.js';
 import { WEBHOOK_TABLES } from './webhooks.js';
 
 /** Every table the import fills, parents before the rows that refer to them. */
-export const IMPORT_TABLES: ImportTable[] = [...CORE_TABLES, ...WEBHOOK_TABLES, ...RESOURCE_TABLES, ...TOOL_TABLES];
+export const IMPORT_TABLES: ImportTable[] = [...CORE_TABLES, ...WEBHOOK_TABLES, ...RESOURCE_TABLES, ...TOOL_TABLES, ...MESSAGING_TABLES];
 
 export interface ImportCount {
   table: string;
@@ -66,6 +67,11 @@ export async function importRedisRecords(src: RedisImportSource, db: PgDb, opts:
   for (const t of tables) {
     const c: ImportCount = { table: t.name, read: 0, inserted: 0, updated: 0, unchanged: 0, refused: 0, removed: 0 };
     const seen = t.deletable ? new Set<string>() : null;
+    if (t.importAll !== undefined) {
+      Object.assign(c, await t.importAll(src, db));
+      out.push(c);
+      continue;
+    }
     for await (const batch of t.read(src)) {
       const rows = distinct(t, batch);
       c.read += rows.length;

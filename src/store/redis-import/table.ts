@@ -1,7 +1,7 @@
-import type { PgQueryable } from '../postgres/db.js';
+import type { PgDb, PgQueryable } from '../postgres/db.js';
 import type { RedisImportSource } from './source.js';
 
-export type ColumnType = 'text' | 'bigint' | 'integer' | 'jsonb';
+export type ColumnType = 'text' | 'bigint' | 'integer' | 'jsonb' | 'timestamptz';
 
 /** One row for a PostgreSQL table, made from a Redis record. */
 export interface ImportRow {
@@ -36,6 +36,8 @@ export interface ImportTable {
   /** Records of this kind are deleted in Redis (relayed, expired, removed): rows whose record is gone are reported, and removed on request. */
   deletable?: boolean;
   read(src: RedisImportSource): AsyncIterable<ImportRow[]>;
+  /** Writes the whole table itself instead of row batches (a table whose rows have no key in Redis); answers its counts. */
+  importAll?: (src: RedisImportSource, db: PgDb) => Promise<{ read: number; inserted: number; updated: number; unchanged: number }>;
   /** Runs after every row of every table is written, in one transaction: tables kept from others (counters). */
   derive?: (q: PgQueryable) => Promise<{ inserted: number; updated: number }>;
   /** Rows are only read (for the counts and the verification), `derive` writes the table. */
