@@ -13,8 +13,9 @@
  * `export` line (SWITCHBOARD_URL / SWITCHBOARD_OPERATOR_TOKEN, the older
  * names, are still read when the new ones are unset).
  *
- * Local commands (`operator reset-token`) do not talk to the API: they open
- * the store of the configured mode (DATA_DIR, or REDIS_URL) themselves.
+ * Local commands (`operator reset-token`, `storage import-redis`) do not talk
+ * to the API: they open the store of the configured mode (DATA_DIR, or
+ * DATABASE_URL and REDIS_URL) themselves.
  */
 import { parseArgs } from 'node:util';
 import { SCOPES } from '../domain/scopes.js';
@@ -134,6 +135,11 @@ export const commands: Record<string, Command> = {
     local: async (ctx) => (await import('./webhooks-listen.js')).webhooksListenCommand(ctx),
   },
   ...toolsCommands,
+  'storage import-redis': {
+    usage: '[--verify-only]  [--remove-missing]   (local: copies a clustered deployment\'s records from Redis into PostgreSQL, then verifies them)',
+    required: [],
+    local: async (ctx) => (await import('./storage-import.js')).importRedisCommand(ctx),
+  },
 };
 
 /** Every `--flag <value>` any command's usage names (parseArgs must know them to read their values). */
@@ -184,7 +190,9 @@ export async function main(argv: string[], env: Record<string, string | undefine
     err(`not a URL: ${connection().base} (from --url or SB_URL)`);
     return 2;
   }
-  if ('local' in cmd) return cmd.local({ flags, env, json: values.json === true, out, err, connection, signal });
+  // Local commands also take switches (`--verify-only`): present means 'true'.
+  const switches = Object.fromEntries(Object.entries(values).filter(([, v]) => v === true).map(([k]) => [k, 'true']));
+  if ('local' in cmd) return cmd.local({ flags: { ...switches, ...flags }, env, json: values.json === true, out, err, connection, signal });
   const { base, token } = connection();
   if (!token) {
     err('no operator token: pass --token or set SB_OPERATOR_TOKEN (lost it? npm run admin -- operator reset-token)');
