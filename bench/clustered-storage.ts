@@ -59,7 +59,7 @@ async function node(servers: Servers, prefix: string, extra: Record<string, stri
     SANDBOX_NETWORK: 'true',
     SANDBOX_STATUS_DELAY_MS: '0',
     SANDBOX_MAX_MPS: '100000',
-    TEMPLATE_RATE_LIMIT_PER_MINUTE: '10000000',
+    TEMPLATE_RATE_LIMIT_PER_MINUTE: '1000000',
     NODE_ID: `cs-${prefix}`,
     ...clusterEnv(servers, prefix),
     ...extra,
