@@ -13,6 +13,23 @@ export default tseslint.config(
       'no-restricted-syntax': ['error', { selector: "MemberExpression[object.name='process'][property.name='env']", message: 'Read configuration through src/config.ts only.' }],
     },
   },
+  // Types flow downward (STYLE.md): the store and src/domain never import from a feature folder, and config from no store.
+  {
+    files: ['src/store/*/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./\\.\\./(?!domain/)[^./][^/]*/', message: 'A store imports only from the store and src/domain: move the shared record type to src/domain.' }] }] },
+  },
+  {
+    files: ['src/store/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./(?!domain/)[^./][^/]*/', message: 'A store imports only from the store and src/domain: move the shared record type to src/domain.' }] }] },
+  },
+  {
+    files: ['src/domain/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./', message: 'src/domain is the bottom layer: it imports nothing from the rest of the service.' }] }] },
+  },
+  {
+    files: ['src/config.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\./(?!domain/)[^./][^/]*/', message: 'Config owns its types; it imports from no feature folder or store.' }] }] },
+  },
   { files: ['src/config.ts', 'src/cli/**', 'scripts/**', 'test/**', 'bench/**', 'vitest.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
   // The dashboard runs in the browser.
   {

@@ -30,7 +30,7 @@ import { silentLogger } from '../src/log.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { createPostgresConversationIndex, createPostgresStore, PgDb, NODE_PG_MIGRATIONS } from '../src/store/index.js';
 import { createPostgresSessionMessageRepo } from '../src/store/session-messages/postgres.js';
-import type { SessionMessage } from '../src/messaging/types.js';
+import type { SessionMessage } from '../src/domain/messages.js';
 import { operatorApi, orgWithKey } from '../test/harness/operator-api.js';
 import { startNats, startPostgres, startRedis, type PostgresProcess, type ServerProcess } from '../test/harness/servers.js';
 import { clusterEnv } from '../test/harness/use-servers.js';

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { RedisTarget } from './store/redis/client.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -222,6 +221,9 @@ export const configSchema = z.object({
   /** Live inbox: every socket's session or API key is read again this often (besides the notices of a change and the check of every command). */
   INBOX_CREDENTIAL_RECHECK_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
 });
+
+/** Where a node's Redis is: one server (or a Sentinel-managed primary behind one address), or a Redis Cluster. */
+export type RedisTarget = { kind: 'single'; url: string } | { kind: 'cluster'; nodes: string[] };
 
 export type Config = z.infer<typeof configSchema> & {
   mode: 'embedded' | 'clustered';

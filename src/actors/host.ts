@@ -2,7 +2,8 @@ import { isAppError, type AppError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import { mailboxFull, ownershipLost, partitionMoved, partitionNotOwned } from './errors.js';
 import { partitionOf } from './partitions.js';
-import { systemClock, type Actor, type ActorAddress, type ActorFactory, type Clock, type Envelope, type Fence } from './types.js';
+import { systemClock, type Actor, type ActorAddress, type ActorFactory, type Clock, type Envelope } from './types.js';
+import type { Fence } from '../domain/fence.js';
 
 /** Which partitions this node may serve right now, and under which fence. */
 export interface PartitionOwnership {

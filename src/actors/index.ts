@@ -1,4 +1,4 @@
-export type { Actor, ActorAddress, ActorContext, ActorFactory, AskOptions, Clock, Envelope, Fence, MessageMeta } from './types.js';
+export type { Actor, ActorAddress, ActorContext, ActorFactory, AskOptions, Clock, Envelope, MessageMeta } from './types.js';
 export { systemClock } from './types.js';
 export { ActorHost, type ActorHostOptions, type CommandObserver, type PartitionOwnership } from './host.js';
 export { ActorSystem, actorSettingsFromConfig, createClusteredActorSystem, createEmbeddedActorSystem, type ActorClient, type ActorSystemDeps, type ActorSystemSettings } from './system.js';

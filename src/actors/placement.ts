@@ -2,7 +2,7 @@ import { silentLogger, type Logger } from '../log.js';
 import type { PartitionLeaseStore } from '../store/actors/port.js';
 import type { ActorHost, PartitionOwnership } from './host.js';
 import { desiredOwners } from './partitions.js';
-import type { Fence } from './types.js';
+import type { Fence } from '../domain/fence.js';
 
 /**
  * The node side of routing: start and stop receiving a partition's commands,

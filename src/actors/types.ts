@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import type { Fence } from '../domain/fence.js';
 import type { Logger } from '../log.js';
 
 export type { Clock } from '../clock.js';
@@ -8,17 +9,6 @@ export { systemClock } from '../clock.js';
 export interface ActorAddress {
   type: string;
   key: string;
-}
-
-/**
- * The right to write a partition's actor state: the partition and the epoch
- * of the lease its owner holds. The store accepts a write only while `epoch`
- * is still the partition's current epoch, so an owner that lost its lease
- * (paused, partitioned, replaced) can never overwrite its successor's state.
- */
-export interface Fence {
-  partition: number;
-  epoch: number;
 }
 
 /** One command on its way to an actor. Plain JSON: it may cross the network. */

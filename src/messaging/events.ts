@@ -1,5 +1,5 @@
-import type { MessageStatus } from './rules.js';
-import type { MessageContent, MessageSender, NetworkErrorDetails } from './types.js';
+import type { MessageStatus } from '../domain/message-status.js';
+import type { MessageContent, MessageSender, NetworkErrorDetails } from '../domain/messages.js';
 
 /*
  * Data of the messaging events (`DomainEvent.data`), as webhooks and the live

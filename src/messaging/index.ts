@@ -18,6 +18,5 @@ export {
 export { NetworkWebhookReceiver, type ReceiveResult } from './webhook-receiver.js';
 export * from './requests.js';
 export * from './rules.js';
-export * from './types.js';
 export type * from './events.js';
 export { SandboxCustomer, type PhoneMessage } from './sandbox-customer.js';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { MEDIA_TYPES, type GraphMedia, type GraphMessage, type GraphTemplateComponent, type GraphTemplateParameter } from '../network/graph-api.js';
-import type { MessageContent } from './types.js';
+import { MEDIA_TYPES, type MessageContent } from '../domain/messages.js';
+import type { GraphMedia, GraphTemplateComponent, GraphTemplateParameter } from '../domain/templates.js';
+import type { GraphMessage } from '../network/graph-api.js';
 import { CONTACT_ID_MESSAGE, CONTACT_ID_PATTERN } from '../domain/contact-id.js';
 
 /*

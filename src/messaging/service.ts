@@ -10,7 +10,8 @@ import type { RateLimiter } from '../store/ratelimit/port.js';
 import type { SessionMessageRepo } from '../store/session-messages/port.js';
 import { IDEMPOTENCY_KEY_TTL_MS, type RequestKeyRepo } from '../store/request-keys/port.js';
 import { requestFingerprint } from '../domain/fingerprint.js';
-import { isThrottling, type GraphTemplateComponent } from '../network/graph-api.js';
+import type { GraphTemplateComponent } from '../domain/templates.js';
+import { isThrottling } from '../network/graph-api.js';
 import { checkTemplateComponents, renderTemplateBody } from '../network/template-rules.js';
 import type { MessagingCommand, MessagingReplies, SendReply } from '../actors/conversation/messaging.js';
 import {
@@ -26,7 +27,7 @@ import {
   type TemplateSendRequest,
   type TextSendRequest,
 } from './requests.js';
-import { publicMessage } from './types.js';
+import { publicMessage } from '../domain/messages.js';
 
 /** Delivers a messaging command to the contact's conversation actor and returns its reply. */
 export interface ConversationGateway {

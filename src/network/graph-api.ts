@@ -1,46 +1,17 @@
 import { z } from 'zod';
+import type { GraphMedia, GraphTemplateComponent, GraphTemplateDefinitionComponent } from '../domain/templates.js';
 
 /*
  * The WhatsApp Cloud API (Graph API) wire shapes this service speaks: the send
  * request and response of `POST /{phone-number-id}/messages`, the error
  * envelope, the template list of `GET /{waba-id}/message_templates`, and the
  * webhook envelope. The real adapter, the sandbox network and the test fake
- * all use these, so a shape is written down once.
+ * all use these, so a shape is written down once. The shapes a stored record
+ * keeps (a send's template components, media, a template's definition) are
+ * written down in src/domain/templates.ts.
  */
 
 // ---------------------------------------------------------------- send payloads
-
-export const MEDIA_TYPES = ['image', 'video', 'audio', 'document', 'sticker'] as const;
-export type MediaType = (typeof MEDIA_TYPES)[number];
-
-/** A media object: exactly one of `link` (HTTPS) or `id` (uploaded media). */
-export interface GraphMedia {
-  link?: string;
-  id?: string;
-  caption?: string;
-  filename?: string;
-}
-
-export type GraphTemplateParameter =
-  | { type: 'text'; text: string; parameter_name?: string }
-  | { type: 'currency'; currency: { fallback_value: string; code: string; amount_1000: number } }
-  | { type: 'date_time'; date_time: { fallback_value: string } & Record<string, unknown> }
-  | { type: 'image'; image: GraphMedia }
-  | { type: 'video'; video: GraphMedia }
-  | { type: 'document'; document: GraphMedia }
-  | { type: 'audio'; audio: GraphMedia }
-  | { type: 'payload'; payload: string }
-  | { type: 'coupon_code'; coupon_code: string }
-  | { type: 'action'; action: { flow_token?: string; flow_action_data?: Record<string, unknown> } };
-
-export type GraphTemplateComponent =
-  | { type: 'header' | 'body'; parameters: GraphTemplateParameter[] }
-  | {
-      type: 'button';
-      sub_type: 'quick_reply' | 'url' | 'copy_code' | 'flow';
-      index: number | string;
-      parameters: GraphTemplateParameter[];
-    };
 
 export interface GraphTemplate {
   name: string;
@@ -193,8 +164,7 @@ export const graphTemplateComponentSchema = z
     text: z.string().optional(),
     buttons: z.array(graphTemplateButtonSchema).optional(),
   })
-  .loose();
-export type GraphTemplateDefinitionComponent = z.infer<typeof graphTemplateComponentSchema>;
+  .loose() satisfies z.ZodType<GraphTemplateDefinitionComponent>;
 
 /** One node of `GET /{waba-id}/message_templates`. */
 export const graphTemplateDefinitionSchema = z

@@ -1,5 +1,5 @@
-import type { MessageContent, NetworkErrorDetails } from '../messaging/types.js';
-import type { MessageStatus } from '../messaging/rules.js';
+import type { MessageStatus } from '../domain/message-status.js';
+import type { MessageContent, NetworkErrorDetails } from '../domain/messages.js';
 import {
   graphErrorTitle,
   webhookEnvelopeSchema,

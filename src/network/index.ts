@@ -11,9 +11,6 @@ export {
   renderText,
   shapeFromDefinition,
   templateStatusIssue,
-  type ParamKind,
   type RenderedTemplate,
   type TemplateIssue,
-  type TemplateShape,
-  type TemplateSlot,
 } from './template-rules.js';

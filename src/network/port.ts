@@ -1,4 +1,4 @@
-import type { NetworkErrorDetails } from '../messaging/types.js';
+import type { NetworkErrorDetails } from '../domain/messages.js';
 import type { GraphMessage, GraphTemplateDefinition } from './graph-api.js';
 
 /** The credentials of one business phone number on the chat network. */

@@ -1,10 +1,5 @@
-import type {
-  GraphTemplateComponent,
-  GraphTemplateDefinitionComponent,
-  GraphTemplateParameter,
-  KnownGraphErrorCode,
-  TemplateStatus,
-} from './graph-api.js';
+import type { GraphTemplateComponent, GraphTemplateDefinitionComponent, GraphTemplateParameter, ParamKind, TemplateShape, TemplateSlot } from '../domain/templates.js';
+import type { KnownGraphErrorCode, TemplateStatus } from './graph-api.js';
 
 /*
  * What a template expects, and whether a send's components fit it. Pure
@@ -12,32 +7,6 @@ import type {
  * anything reaches the network, and the sandbox network rejects sends with the
  * same rules and the network's own error codes.
  */
-
-/** The kinds of value a template variable accepts. */
-export type ParamKind = 'textual' | 'image' | 'video' | 'document' | 'location' | 'payload' | 'url_text' | 'coupon_code' | 'action';
-
-/** One slot of the template that takes parameters in a send. */
-export interface TemplateSlot {
-  component: 'header' | 'body' | 'button';
-  /** Button position, zero-based (buttons only). */
-  index?: number;
-  /** How a send addresses this button (buttons only). */
-  subType?: 'quick_reply' | 'url' | 'copy_code' | 'flow';
-  /** Parameter kinds, one per variable, in order. */
-  params: ParamKind[];
-  /** A slot that may be left out of the send (quick-reply payloads, flow tokens). */
-  optional: boolean;
-}
-
-/** The template as the registry keeps it: enough to validate and render sends. */
-export interface TemplateShape {
-  slots: TemplateSlot[];
-  headerText?: string;
-  bodyText?: string;
-  footerText?: string;
-  /** Button labels in order, for rendering and quick-reply taps. */
-  buttons: { type: string; text: string; index: number }[];
-}
 
 const VARIABLE = /\{\{\s*([A-Za-z0-9_]+)\s*\}\}/g;
 

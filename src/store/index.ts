@@ -16,7 +16,7 @@ export { createSqliteStore } from './core/sqlite.js';
 export { createPostgresStore } from './core/postgres.js';
 export { PgDb, numbered, type PgMigration, type PgQueryable } from './postgres/db.js';
 export { NODE_PG_MIGRATIONS } from './postgres/schema.js';
-export { connectRedis, getEach, LuaScript, openNodeRedis, orgKeys, type NodeRedis, type RedisClient, type RedisTarget } from './redis/client.js';
+export { connectRedis, getEach, LuaScript, openNodeRedis, orgKeys, type NodeRedis, type RedisClient } from './redis/client.js';
 export type * from './webhooks/port.js';
 export { createSqliteWebhookStore, type SqliteWebhookStoreOptions } from './webhooks/sqlite.js';
 export { createPostgresWebhookStore, type PostgresWebhookStoreOptions } from './webhooks/postgres.js';

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createEmbeddedActorSystem, durableActor, type ActorSystem, type DurableActorSpec, type Fence } from '../../src/actors/index.js';
+import { createEmbeddedActorSystem, durableActor, type ActorSystem, type DurableActorSpec } from '../../src/actors/index.js';
+import type { Fence } from '../../src/domain/fence.js';
 import type { AppError } from '../../src/errors.js';
 import type { DomainEvent, EventPublisher } from '../../src/events/types.js';
 import type { ActorStateRef } from '../../src/store/actors/port.js';

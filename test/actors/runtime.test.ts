@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createEmbeddedActorSystem, durableActor, type Actor, type ActorSystem, type Fence } from '../../src/actors/index.js';
+import { createEmbeddedActorSystem, durableActor, type Actor, type ActorSystem } from '../../src/actors/index.js';
+import type { Fence } from '../../src/domain/fence.js';
 import type { ActorStateRef } from '../../src/store/actors/port.js';
 import { SqliteActorStore } from '../../src/store/actors/sqlite.js';
 import { openNodeDbIn } from '../../src/store/backing.js';

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createSqliteRequestKeyRepo } from '../../src/store/request-keys/sqlite.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CONVERSATION_ACTOR, conversationActorSpec, createEmbeddedActorSystem, durableActor, type ActorSystem, type Fence } from '../../src/actors/index.js';
+import { CONVERSATION_ACTOR, conversationActorSpec, createEmbeddedActorSystem, durableActor, type ActorSystem } from '../../src/actors/index.js';
+import type { Fence } from '../../src/domain/fence.js';
 import type { MessagingHandlerDeps } from '../../src/actors/conversation/messaging.js';
 import type { Principal } from '../../src/domain/types.js';
 import type { DomainEvent } from '../../src/events/types.js';

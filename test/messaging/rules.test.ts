@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { customerServiceWindow, laterInbound, nextStatus, type MessageStatus } from '../../src/messaging/rules.js';
+import { nextStatus, type MessageStatus } from '../../src/domain/message-status.js';
+import { customerServiceWindow, laterInbound } from '../../src/messaging/rules.js';
 import { checkTemplateComponents, renderTemplateBody, renderTemplateMessage, shapeFromDefinition, templateStatusIssue } from '../../src/network/template-rules.js';
 import { SANDBOX_TEMPLATES } from '../../src/network/sandbox/index.js';
-import type { GraphTemplateComponent } from '../../src/network/graph-api.js';
+import type { GraphTemplateComponent } from '../../src/domain/templates.js';
 
 const H = 3600_000;
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { conversationKey, initialConversationState, type ConversationState, type HandlerContext } from '../../src/actors/index.js';
 import { messagingHandlers, type MessagingHandlerDeps } from '../../src/actors/conversation/messaging.js';
 import type { InboundMessageEvent, StatusEvent } from '../../src/network/inbound.js';
-import type { SessionMessage } from '../../src/messaging/types.js';
+import type { SessionMessage } from '../../src/domain/messages.js';
 import type { SessionMessageRepo } from '../../src/store/session-messages/port.js';
 import { openNodeDbIn, createSqliteStore } from '../../src/store/index.js';
 import { SecretBox } from '../../src/store/secret-box.js';

@@ -5,9 +5,9 @@ import type { TemplateRecord, TemplateRepo } from '../../src/store/templates/por
 import { CREDIT_LEDGER_SIZE, type CreditRepo } from '../../src/store/credits/port.js';
 import type { RateLimiter } from '../../src/store/ratelimit/port.js';
 import type { SessionMessageRepo } from '../../src/store/session-messages/port.js';
-import type { SessionMessage } from '../../src/messaging/types.js';
+import type { SessionMessage } from '../../src/domain/messages.js';
 import { shapeFromDefinition } from '../../src/network/template-rules.js';
-import { MESSAGE_STATUSES, nextStatus, type MessageStatus } from '../../src/messaging/rules.js';
+import { MESSAGE_STATUSES, nextStatus, type MessageStatus } from '../../src/domain/message-status.js';
 
 /** What one adapter family provides to the suite. */
 export interface MessagingStoresUnderTest {

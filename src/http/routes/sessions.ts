@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { errorSchema } from '../../app/schemas.js';
-import { CONTENT_TYPES, MESSAGE_SENDERS, MESSAGE_STATUSES, type MessagingService } from '../../messaging/index.js';
+import { MESSAGE_STATUSES } from '../../domain/message-status.js';
+import { CONTENT_TYPES, MESSAGE_SENDERS } from '../../domain/messages.js';
+import type { MessagingService } from '../../messaging/index.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
 export const sessionMessageSchema = z.object({

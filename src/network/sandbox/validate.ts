@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { MEDIA_TYPES, type GraphMessage, type KnownGraphErrorCode } from '../graph-api.js';
+import { MEDIA_TYPES } from '../../domain/messages.js';
+import type { GraphMessage, KnownGraphErrorCode } from '../graph-api.js';
 
 /*
  * How the sandbox network reads a send request: the structural checks the

@@ -1,4 +1,4 @@
-import type { Fence } from '../../actors/types.js';
+import type { Fence } from '../../domain/fence.js';
 
 /** Where one actor's state lives: its address and its partition. */
 export interface ActorStateRef {

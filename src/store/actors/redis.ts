@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Fence } from '../../actors/types.js';
+import type { Fence } from '../../domain/fence.js';
 import { FencedWriteError, type ActorStateRef, type ActorStateStore, type LeaseHolder, type PartitionLeaseStore } from './port.js';
 
 /** The few node-redis calls this adapter needs (any `createClient()` result fits). */

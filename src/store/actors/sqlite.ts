@@ -1,4 +1,5 @@
-import { systemClock, type Clock, type Fence } from '../../actors/types.js';
+import { systemClock, type Clock } from '../../clock.js';
+import type { Fence } from '../../domain/fence.js';
 import { FencedWriteError, type ActorStateRef, type ActorStateStore, type LeaseHolder, type PartitionLeaseStore } from './port.js';
 import type { SqliteDb } from '../sqlite/db.js';
 

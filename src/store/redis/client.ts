@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createClient, createCluster } from 'redis';
-
-/** Where a node's Redis is: one server (or a Sentinel-managed primary behind one address), or a Redis Cluster. */
-export type RedisTarget = { kind: 'single'; url: string } | { kind: 'cluster'; nodes: string[] };
+import type { RedisTarget } from '../../config.js';
 
 type SingleClient = ReturnType<typeof createClient>;
 type ClusterClient = ReturnType<typeof createCluster>;

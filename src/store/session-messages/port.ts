@@ -1,5 +1,5 @@
-import type { MessageStatus } from '../../messaging/rules.js';
-import type { SessionMessage } from '../../messaging/types.js';
+import type { MessageStatus } from '../../domain/message-status.js';
+import type { SessionMessage } from '../../domain/messages.js';
 
 /** A session as the message log knows it: whose it is. */
 export interface SessionRef {

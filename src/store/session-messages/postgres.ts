@@ -1,5 +1,5 @@
-import { MESSAGE_STATUSES, nextStatus, type MessageStatus } from '../../messaging/rules.js';
-import type { SessionMessage } from '../../messaging/types.js';
+import { MESSAGE_STATUSES, nextStatus, type MessageStatus } from '../../domain/message-status.js';
+import type { SessionMessage } from '../../domain/messages.js';
 import { numbered, type PgDb } from '../postgres/db.js';
 import type { MessageLocation, SessionMessageRepo, SessionRef } from './port.js';
 import { INSERT_MESSAGE, REGISTER_SESSION, SELECT_BY_NETWORK_ID, SELECT_CONTACT_SESSIONS, SELECT_MESSAGE, SELECT_SESSION, SELECT_SESSION_MESSAGES } from './sql.js';

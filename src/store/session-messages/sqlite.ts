@@ -1,5 +1,5 @@
-import { nextStatus } from '../../messaging/rules.js';
-import type { SessionMessage } from '../../messaging/types.js';
+import { nextStatus } from '../../domain/message-status.js';
+import type { SessionMessage } from '../../domain/messages.js';
 import type { SqliteDb } from '../sqlite/db.js';
 import type { SessionMessageRepo, SessionRef } from './port.js';
 import { INSERT_MESSAGE, REGISTER_SESSION, SELECT_BY_NETWORK_ID, SELECT_CONTACT_SESSIONS, SELECT_MESSAGE, SELECT_SESSION, SELECT_SESSION_MESSAGES } from './sql.js';

@@ -1,5 +1,4 @@
-import type { GraphTemplateDefinitionComponent } from '../../network/graph-api.js';
-import type { TemplateShape } from '../../network/template-rules.js';
+import type { GraphTemplateDefinitionComponent, TemplateShape } from '../../domain/templates.js';
 
 /**
  * A message template of one channel, as the registry keeps it: identity

@@ -17,7 +17,7 @@ import { isAppError } from '../../../src/errors.js';
 import { createLogger } from '../../../src/log.js';
 import { FencedWriteError, type ActorStateRef } from '../../../src/store/actors/port.js';
 import { RedisActorStore } from '../../../src/store/actors/redis.js';
-import type { Fence } from '../../../src/actors/index.js';
+import type { Fence } from '../../../src/domain/fence.js';
 import { logActorSpec } from '../log-actor.js';
 import { RecordingPublisher } from '../helpers.js';
 

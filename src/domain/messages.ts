@@ -1,5 +1,11 @@
-import type { GraphTemplateComponent, MediaType } from '../network/graph-api.js';
-import type { MessageStatus } from './rules.js';
+import type { MessageStatus } from './message-status.js';
+import type { GraphTemplateComponent } from './templates.js';
+
+/*
+ * The session message record: what the message log stores and the API and
+ * the live inbox show. Plain data, shared by the conversation actor, the
+ * network adapters and every store of session messages.
+ */
 
 /** Who wrote a session message (DESIGN: Session message). */
 export const MESSAGE_SENDERS = ['contact', 'bot', 'agent', 'system'] as const;
@@ -19,6 +25,10 @@ export const CONTENT_TYPES = [
   'unsupported',
 ] as const;
 export type ContentType = (typeof CONTENT_TYPES)[number];
+
+/** The content types that carry media (sent by link or by the network's media id). */
+export const MEDIA_TYPES = ['image', 'video', 'audio', 'document', 'sticker'] as const;
+export type MediaType = (typeof MEDIA_TYPES)[number];
 
 /**
  * The content of a session message. `type` and `text` are always the
