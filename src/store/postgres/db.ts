@@ -31,6 +31,8 @@ const MIGRATION_LOCK = 0x5b_0d_b0_01;
 // Errors that say "not now" rather than "never": the server is unreachable, starting, shutting down, or out of room.
 const RETRYABLE_SQLSTATE = /^(08|53|57P0[1-3])/;
 const CONFLICT_SQLSTATE = new Set(['40001', '40P01']);
+// The driver's own socket errors carry Node's codes (ECONNREFUSED, ECONNRESET…) where a SQLSTATE would be.
+const SOCKET_ERROR = /^E[A-Z]+$/;
 
 /**
  * The clustered system of record: one PostgreSQL database reached through a
@@ -189,22 +191,6 @@ export class PgDb implements PgQueryable {
     return r.rows.map((row) => row.value);
   }
 
-  /** Values whose key starts with `prefix` (keys are `<org>/<id>`: one organization's), in key order. */
-  async valuesWithPrefix<T>(coll: string, prefix: string, q: PgQueryable = this): Promise<T[]> {
-    const r = await q.query<{ value: T }>("SELECT value FROM records WHERE coll = $1 AND key LIKE $2 ESCAPE '\\' ORDER BY key", [coll, `${likePrefix(prefix)}%`]);
-    return r.rows.map((row) => row.value);
-  }
-
-  /** Read-modify-write of one record under a row lock: `change` gets the current value (undefined when absent) and returns the new one, or undefined to leave it. */
-  async update<T>(coll: string, key: string, change: (current: T | undefined) => T | undefined): Promise<T | undefined> {
-    return this.tx(async (q) => {
-      const r = await q.query<{ value: T }>('SELECT value FROM records WHERE coll = $1 AND key = $2 FOR UPDATE', [coll, key]);
-      const next = change(r.rows[0]?.value);
-      if (next !== undefined) await this.put(coll, key, next, q);
-      return next;
-    });
-  }
-
   /** Throws when the database cannot be reached (the readiness check). */
   async ping(): Promise<void> {
     await this.query('SELECT 1');
@@ -228,8 +214,8 @@ function sqlState(e: unknown): string | undefined {
 function isRetryable(e: unknown): boolean {
   if (isAppError(e)) return e.code === 'storage_unavailable';
   const code = sqlState(e);
-  if (code !== undefined && RETRYABLE_SQLSTATE.test(code)) return true;
-  return code !== undefined && /^E[A-Z]+$/.test(code) ? true : e instanceof Error && /Connection terminated|timeout exceeded when trying to connect/i.test(e.message);
+  if (code !== undefined) return RETRYABLE_SQLSTATE.test(code) || SOCKET_ERROR.test(code);
+  return e instanceof Error && /Connection terminated|timeout exceeded when trying to connect/i.test(e.message);
 }
 
 function asStorageError(e: unknown): unknown {
