@@ -16,6 +16,7 @@ import { systemClock } from '../../src/clock.js';
 import { startRedis, type ServerProcess } from '../harness/servers.js';
 import { usePostgres } from '../harness/use-postgres.js';
 import { runMessagingStoreContract, template, waChannel } from './store-contract.js';
+import { eventually } from '../harness/eventually.js';
 
 runMessagingStoreContract('embedded', async () => {
   const db = await openNodeDbIn(null);
@@ -75,15 +76,6 @@ runMessagingStoreContract('postgres', async () => {
     },
   };
 });
-
-/** Polls until `check` holds (the other node's memory lapses); fails after 20 s. */
-async function eventually(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('not seen within 20 s');
-}
 
 /*
  * Every send reads its channel and template: each clustered node remembers

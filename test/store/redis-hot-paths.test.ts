@@ -5,6 +5,7 @@ import { AccountService } from '../../src/app/accounts.js';
 import { systemClock } from '../../src/clock.js';
 import { useRedisClients } from '../harness/use-servers.js';
 import { usePostgres } from '../harness/use-postgres.js';
+import { eventually } from '../harness/eventually.js';
 
 /*
  * The paths every clustered request takes, made cheaper: lookups every
@@ -17,15 +18,6 @@ import { usePostgres } from '../harness/use-postgres.js';
 
 const { client } = useRedisClients();
 const postgres = usePostgres();
-
-/** Polls until `check` holds (the other node's memory lapses); fails after 20 s. */
-async function eventually(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('not seen within 20 s');
-}
 
 describe('remembered reads on clustered nodes', () => {
   it('API keys: a revoked key and a deactivated user stop working at once on their node, on another within the bound', async () => {

@@ -9,6 +9,7 @@ import { createPostgresWebhookStore } from '../../src/store/webhooks/postgres.js
 import { useRedisClients } from '../harness/use-servers.js';
 import { usePostgres } from '../harness/use-postgres.js';
 import { makeDelivery, makeRegistration, runWebhookStoreContract } from './store-contract.js';
+import { eventually } from '../harness/eventually.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -109,11 +110,3 @@ describe('clustered webhook store', () => {
   });
 });
 
-/** Polls until `check` holds (another node's memory lapses); fails after 20 s. */
-async function eventually(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('not seen within 20 s');
-}
