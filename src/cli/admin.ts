@@ -24,6 +24,7 @@ import { messagingCommands } from './messaging-commands.js';
 import { table } from './table.js';
 import { toolsCommands } from './tools-commands.js';
 import { backupNodeDb } from '../store/sqlite/backup.js';
+import type { LocalCommand } from './local-command.js';
 
 interface ApiCommand {
   usage: string;
@@ -31,26 +32,6 @@ interface ApiCommand {
   run(flags: Record<string, string>): { method: string; path: string; body?: unknown };
   /** Human-readable one-liner for a successful result. */
   show(result: any): string; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-/** What a local command gets: its flags, the environment (for config), and where to write. */
-export interface LocalContext {
-  flags: Record<string, string>;
-  env: Record<string, string | undefined>;
-  json: boolean;
-  out: (s: string) => void;
-  err: (s: string) => void;
-  /** The API's base URL and the operator token, for commands that need them. */
-  connection: () => { base: string; token: string | undefined };
-  /** Aborted to stop a long-running command (Ctrl-C). */
-  signal?: AbortSignal;
-}
-
-interface LocalCommand {
-  usage: string;
-  required: string[];
-  /** Runs the command; resolves to the exit code. */
-  local(ctx: LocalContext): Promise<number>;
 }
 
 type Command = ApiCommand | LocalCommand;

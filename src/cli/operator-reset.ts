@@ -10,7 +10,7 @@ import { ConfigError, loadConfig } from '../config.js';
 import { systemClock } from '../clock.js';
 import { DataDirBusyError, DataDirLock } from '../data-dir-lock.js';
 import { OperatorAuth } from '../app/operator.js';
-import type { LocalContext } from './admin.js';
+import type { LocalContext } from './local-command.js';
 
 export async function resetOperatorTokenCommand(ctx: LocalContext): Promise<number> {
   let config;

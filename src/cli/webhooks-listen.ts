@@ -18,7 +18,7 @@ import WebSocket from 'ws';
 import { webhookBody } from '../webhooks/dispatcher.js';
 import { generateSecret, signRequest } from '../webhooks/signing.js';
 import type { DomainEvent } from '../events/types.js';
-import type { LocalContext } from './admin.js';
+import type { LocalContext } from './local-command.js';
 
 interface EventFrame extends DomainEvent {
   seq: number;

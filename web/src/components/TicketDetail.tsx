@@ -3,7 +3,7 @@ import { api, ok, request } from '../api/client';
 import { ApiError, describeError } from '../api/errors';
 import type { SessionUser } from '../api/types';
 import { directory, userName } from '../directory';
-import { PRIORITIES, STATUSES, type TicketShape } from '../screens/TicketsScreen';
+import { PRIORITIES, STATUSES, type TicketShape } from '../tickets';
 import { useObservable } from '../state';
 import { TicketOrigin } from './TicketOrigin';
 

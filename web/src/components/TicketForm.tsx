@@ -3,7 +3,7 @@ import { api, ok } from '../api/client';
 import { describeError } from '../api/errors';
 import type { SessionUser } from '../api/types';
 import { directory } from '../directory';
-import { PRIORITIES } from '../screens/TicketsScreen';
+import { PRIORITIES } from '../tickets';
 import { useObservable } from '../state';
 
 /** Creates a ticket; an agent may leave it unassigned or take it, an admin may assign anyone. */

@@ -9,25 +9,9 @@ import { useObservable } from '../state';
 import { TicketDetail } from '../components/TicketDetail';
 import { TicketForm } from '../components/TicketForm';
 import { TicketOrigin } from '../components/TicketOrigin';
+import { PRIORITIES, STATUSES, type TicketShape } from '../tickets';
 
 
-export interface TicketShape {
-  _id: string;
-  ticketId: string;
-  title: string;
-  description: string;
-  status: 'open' | 'in_progress' | 'resolved' | 'closed';
-  priority: 'low' | 'medium' | 'high' | 'urgent';
-  assigneeId: string | null;
-  audienceId: string | null;
-  resolutionDate: string | null;
-  createdAt: string;
-  updatedAt: string;
-  [k: string]: unknown;
-}
-
-export const STATUSES = ['open', 'in_progress', 'resolved', 'closed'] as const;
-export const PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
 const PAGE_SIZE = 20;
 /** The API's assignee filter value for tickets assigned to nobody. */
 const UNASSIGNED = 'none';
