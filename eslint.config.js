@@ -30,7 +30,7 @@ export default tseslint.config(
     files: ['src/config.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '^\\./(?!domain/)[^./][^/]*/', message: 'Config owns its types; it imports from no feature folder or store.' }] }] },
   },
-  { files: ['src/config.ts', 'src/cli/**', 'scripts/**', 'test/**', 'bench/**', 'vitest.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
+  { files: ['src/config.ts', 'src/cli/**', 'scripts/**', 'test/**', 'bench/**', 'docs/examples/**', 'vitest.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
   // The dashboard runs in the browser.
   {
     files: ['web/**'],
