@@ -114,7 +114,7 @@ describe('the README and docs run as printed', () => {
       [
         '#!/usr/bin/env bash',
         'if [ "${1:-}" = run ] && [ "${2:-}" = admin ]; then',
-        '  shift 2; [ "${1:-}" = -- ] && shift',
+        '  shift 2; while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done; [ $# -gt 0 ] && shift # npm\'s own options (--silent)',
         `  exec node --import ${JSON.stringify(tsx)} ${JSON.stringify(join(bin, 'admin-from-source.mjs'))} "$@"`,
         'fi',
         // Anything else (npm start, npm ci, npm test) would install, build or start a second service
