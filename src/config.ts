@@ -16,16 +16,25 @@ const optionalUrl = z
  * `process.env`: they receive the parsed `Config` (or the slice they need).
  */
 export const configSchema = z.object({
+  /** `production` in deployments; `test` is set by the test suite. */
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  /** The HTTP port: REST API, dashboard, live inbox socket and (unless MCP_PORT) the MCP gateway. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /** The address the HTTP listener binds to. */
   HOST: z.string().default('0.0.0.0'),
-  /** Public base URL of the REST API, used in links (Deprecation `Link`, MCP URLs). */
+  /**
+   * Public base URL of the REST API, used in links (Deprecation `Link`, MCP URLs) and the only base of
+   * addresses the service gives others to call or redirect to (the OAuth redirect URI, the payment
+   * webhook); never taken from a request's `Host`. Unset: `http://localhost:PORT`. A WhatsApp (Graph)
+   * channel whose webhook URL it makes a loopback address is warned about at start-up.
+   */
   PUBLIC_URL: optionalUrl,
+  /** Embedded mode: where the node's data lives (`switchboard.db` and the sandboxes' databases). `:memory:` keeps nothing (in-memory SQLite). */
   DATA_DIR: z.string().min(1).default('./data'),
   /**
    * Embedded mode: when a commit of the node's SQLite database is durable. FULL: fsynced before the answer
    * (survives a power loss). NORMAL: handed to the OS (survives a killed process; a power loss can lose the
-   * last commits, never corrupts). See README, "Storage".
+   * last commits, never corrupts). See docs/embedded.md.
    */
   SQLITE_SYNCHRONOUS: z.enum(['FULL', 'NORMAL']).default('FULL'),
   /** The built dashboard (`vite build` output). Unset: `dist/web` in the package. */
@@ -44,6 +53,7 @@ export const configSchema = z.object({
   DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lower-case letters, digits and _, not starting with a digit').default('public'),
   /** Clustered mode: PostgreSQL connections one node holds at most. */
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(20),
+  /** Clustered mode: the Redis that holds what is bounded or expires (actor state and fencing, leases, rate limits, pacing, request keys, sign-in sessions). Set this or REDIS_CLUSTER_NODES. */
   REDIS_URL: optionalUrl,
   /**
    * Redis Cluster instead of one Redis: some of its nodes, comma-separated
@@ -56,14 +66,17 @@ export const configSchema = z.object({
     .optional()
     .transform((v) => (v === undefined || v === '' ? undefined : v.split(',').map((n) => n.trim()).filter((n) => n !== '')))
     .pipe(z.array(z.url({ protocol: /^rediss?$/, error: 'each node is a redis:// or rediss:// URL' })).min(1).optional()),
+  /** Clustered mode: the NATS server (with JetStream) that routes commands between nodes and carries the event log. */
   NATS_URL: z.string().trim().optional().transform((v) => (v === '' ? undefined : v)),
   /** Prefix of every Redis key and NATS subject, so several deployments can share servers. */
   KEY_PREFIX: z.string().regex(/^[a-z0-9_-]{1,32}$/i).default('sb'),
+  /** Clustered mode: this node's name, distinct on every node. Unset: hostname + pid. */
   NODE_ID: z.string().regex(/^[a-zA-Z0-9_.-]{1,64}$/).optional(),
-  /** Guards the operator (admin) API. Unset in embedded mode: generated on first start. */
+  /** Guards the operator (admin) API. Unset in embedded mode: generated on the first start and printed once (`npm run admin -- operator reset-token` makes a new one). */
   OPERATOR_TOKEN: z.string().min(16).optional(),
   /** Guards GET /metrics: when set, scrapers must send `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). Unset: public. */
   METRICS_TOKEN: z.string().min(16).optional(),
+  /** JSON logs on stdout, one line per request with its `X-Request-Id`. */
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Largest JSON request body accepted. */
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i).default('256kb'),
@@ -85,6 +98,7 @@ export const configSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
   /** Webhooks: first retry delay; doubles per attempt (with jitter) up to WEBHOOK_RETRY_MAX_DELAY_MS. */
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(5_000),
+  /** Webhooks: the longest delay between two attempts. */
   WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().min(10).max(86_400_000).default(6 * 3_600_000),
   /** Webhooks: no retry is scheduled past this long after the first attempt (about three days). */
   WEBHOOK_RETRY_WINDOW_MS: z.coerce.number().int().min(0).max(30 * 86_400_000).default(72 * 3_600_000),
@@ -121,7 +135,7 @@ export const configSchema = z.object({
   SANDBOX_STATUS_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(250),
   /** Sandbox: messages per second one sandbox phone number accepts; past it sends fail with 130429. */
   SANDBOX_MAX_MPS: z.coerce.number().int().min(1).max(100_000).default(80),
-  /** Key that encrypts channel secrets at rest: 32 bytes as base64 or hex. Unset in embedded mode: generated under DATA_DIR. Required in clustered mode. */
+  /** Key that encrypts channel secrets and tool credentials at rest: 32 bytes as base64 or hex. Unset in embedded mode: generated under DATA_DIR (`messaging/secrets.key`). Clustered, every node needs the same one: WhatsApp channels are refused (500 `secrets_key_missing`) until then. */
   SECRETS_KEY: z
     .string()
     .trim()
@@ -144,9 +158,13 @@ export const configSchema = z.object({
   TOOLS_HTTP_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
   /** Google OAuth client (email and calendar on Google's real APIs). Unset: those tools use the sandbox providers. */
   GOOGLE_CLIENT_ID: z.string().trim().optional().transform((v) => (v === '' ? undefined : v)),
+  /** The Google OAuth client's secret, with GOOGLE_CLIENT_ID. */
   GOOGLE_CLIENT_SECRET: z.string().trim().optional().transform((v) => (v === '' ? undefined : v)),
+  /** Google's OAuth authorization endpoint. */
   GOOGLE_AUTH_URL: z.url().default('https://accounts.google.com/o/oauth2/v2/auth'),
+  /** Google's OAuth token endpoint. */
   GOOGLE_TOKEN_URL: z.url().default('https://oauth2.googleapis.com/token'),
+  /** Google's OAuth revocation endpoint (called when a tool is deleted). */
   GOOGLE_REVOKE_URL: z.url().default('https://oauth2.googleapis.com/revoke'),
   /** Gmail REST API base (the path `/gmail/v1/...` is appended). */
   GMAIL_API_BASE_URL: z.url().default('https://gmail.googleapis.com'),
@@ -154,9 +172,11 @@ export const configSchema = z.object({
   GOOGLE_CALENDAR_API_BASE_URL: z.url().default('https://www.googleapis.com'),
   /** Stripe REST API base (the path `/v1/...` is appended). */
   STRIPE_API_BASE_URL: z.url().default('https://api.stripe.com'),
-  /** Credits one template send costs, per template category. */
+  /** Credits one template send of a MARKETING template costs. */
   CREDIT_PRICE_MARKETING: z.coerce.number().int().min(0).max(1_000_000).default(2),
+  /** Credits one template send of a UTILITY template costs. */
   CREDIT_PRICE_UTILITY: z.coerce.number().int().min(0).max(1_000_000).default(1),
+  /** Credits one template send of an AUTHENTICATION template costs. */
   CREDIT_PRICE_AUTHENTICATION: z.coerce.number().int().min(0).max(1_000_000).default(1),
   /** POST /v2/wa/template (and its v1 / api-v1 siblings): requests per minute per API key, shared by all nodes. */
   TEMPLATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),

@@ -4,7 +4,8 @@
  * Every ```sh block of README.md and docs/*.md runs, in the order printed, against one fresh
  * embedded instance (`src/main.ts` as its own process, a temporary DATA_DIR, a free port). Each
  * page starts from what the first start's banner prints (SB_URL, SB_KEY, SB_OPERATOR_TOKEN,
- * SB_CHANNEL, plus SB_ADMIN_EMAIL and SB_ADMIN_PASSWORD from its admin login) and carries the
+ * SB_CHANNEL, plus SB_ADMIN_EMAIL and SB_ADMIN_PASSWORD from its admin login, and the DATA_DIR the
+ * service was started with) and carries the
  * variables its blocks `export` from one block to the next, as one terminal would. A block fails the
  * test, naming the page, the block's line and its output, when it exits non-zero; blocks run with
  * `set -euo pipefail`, and `curl` fails on an HTTP error (`--fail-with-body`, so the body is shown).
@@ -153,6 +154,8 @@ describe('the README and docs run as printed', () => {
     const login = /admin login\s*:\s*(\S+) \/ (\S+)/.exec(banner);
     base.SB_ADMIN_EMAIL = login![1]!;
     base.SB_ADMIN_PASSWORD = login![2]!;
+    // The terminal that started the service has its DATA_DIR (for `npm run admin -- backup`).
+    base.DATA_DIR = join(work, 'data');
   }, 60_000);
 
   afterAll(async () => {
