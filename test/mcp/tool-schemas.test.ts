@@ -6,7 +6,7 @@ import { call, errorText, mcpClient } from './helpers.js';
 
 /*
  * The portability rules the MCP Inspector's strict mode checks (`inspector --cli <url> --method
- * tools/list --strict`: 0 warnings, see the README), and the schema rules a model relies on, checked
+ * tools/list --strict`: 0 warnings, see docs/mcp.md), and the schema rules a model relies on, checked
  * over the live tools/list.
  */
 

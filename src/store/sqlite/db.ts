@@ -553,13 +553,13 @@ function checkFile(file: string): void {
     const head = Buffer.alloc(100);
     const n = readSync(fd, head, 0, 100, 0);
     if (n < 100 || head.toString('latin1', 0, 16) !== SQLITE_HEADER) {
-      throw new StorageOpenError(`${file} is not a SQLite database (damaged or overwritten): move it aside and restore the latest backup (see README, "Backup and restore")`);
+      throw new StorageOpenError(`${file} is not a SQLite database (damaged or overwritten): move it aside and restore the latest backup (see docs/embedded.md, "Storage": Restore)`);
     }
     const pageSize = head.readUInt16BE(16) === 1 ? 65536 : head.readUInt16BE(16);
     const pages = head.readUInt32BE(28);
     if (pages > 0 && size < pages * pageSize) {
       throw new StorageOpenError(
-        `${file} is truncated (${size} bytes, its header says ${pages * pageSize}): move it aside and restore the latest backup (see README, "Backup and restore")`,
+        `${file} is truncated (${size} bytes, its header says ${pages * pageSize}): move it aside and restore the latest backup (see docs/embedded.md, "Storage": Restore)`,
       );
     }
   } finally {
@@ -572,7 +572,7 @@ function openError(file: string | null, e: unknown): StorageOpenError {
   const what = e instanceof Error ? e.message : String(e);
   const name = file ?? ':memory:';
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || /malformed|not a database/i.test(what)) {
-    return new StorageOpenError(`${name} is damaged (${what}): move it aside and restore the latest backup (see README, "Backup and restore")`, { cause: e });
+    return new StorageOpenError(`${name} is damaged (${what}): move it aside and restore the latest backup (see docs/embedded.md, "Storage": Restore)`, { cause: e });
   }
   if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'SQLITE_PERM') {
     return new StorageOpenError(`cannot open the database ${name} (${what}): give the user running Switchboard read and write access to it and to its directory`, { cause: e });
