@@ -14,7 +14,7 @@
  * Exit code 0 when every record is in PostgreSQL as in Redis, 1 otherwise.
  */
 import { ConfigError, loadConfig } from '../config.js';
-import type { LocalContext } from './admin.js';
+import type { LocalContext } from './local-command.js';
 import { table } from './table.js';
 
 export async function importRedisCommand(ctx: LocalContext): Promise<number> {
