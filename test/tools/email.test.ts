@@ -84,7 +84,7 @@ describe('email tool against the sandbox mailbox over HTTP', () => {
   });
 
   it('invalid arguments, unknown ids and labels are tool errors the model can act on', async () => {
-    expect(errorText(await call(client, 'send_email', { to: ['not an address'], subject: 's', body: 'b' }))).toMatch(/to\.0/);
+    expect(errorText(await call(client, 'send_email', { to: ['not an address'], subject: 's', body: 'b' }))).toMatch(/to\[0\]: an email address/);
     expect(errorText(await call(client, 'get_email', { emailId: 'ffffffffffffffff' }))).toMatch(/not_found/);
     expect(errorText(await call(client, 'modify_email', { emailId: 'ffffffffffffffff', addLabels: ['No Such Label'] }))).toMatch(/list_labels/);
     expect(errorText(await call(client, 'modify_email', { emailId: 'ffffffffffffffff' }))).toMatch(/at least one change/);
