@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CONVERSATION_STATUSES } from '../domain/conversation.js';
+import { CONVERSATION_SORTS, CONVERSATION_STATUSES, CONVERSATION_VIEWS } from '../domain/conversation.js';
 import { buttonsSendSchema, mediaSendSchema, templateSendSchema, textSendSchema } from '../messaging/requests.js';
 import { sessionMessageSchema } from '../http/routes/sessions.js';
 
@@ -58,11 +58,28 @@ export const conversationDetailSchema = conversationSummarySchema.extend({
 });
 
 export const conversationListQuery = z.object({
-  status: z.enum(CONVERSATION_STATUSES).optional(),
-  assigneeId: z.string().min(1).max(100).optional(),
-  page: z.coerce.number().int().min(1).max(100_000).default(1),
+  view: z
+    .enum(CONVERSATION_VIEWS)
+    .optional()
+    .describe(
+      'all; bot: with the bot; waiting: in the live-chat queue; mine / others: assigned to the caller / to another agent; unassigned: bot and waiting; resolved: resolved by an agent and back with the bot. Any of view, sort, cursor, channelId or contact pages by cursor (nextCursor); without them the list pages by page and total',
+    ),
+  channelId: z.string().min(1).max(100).optional().describe('only conversations on this channel'),
+  contact: z.string().min(1).max(100).optional().describe("only this contact's conversation: a contact id or an audienceExternalId"),
+  sort: z.enum(CONVERSATION_SORTS).optional().describe('activity (default): most recent change first; waiting: longest waiting first (in the queue since, otherwise last change)'),
+  cursor: z.string().min(1).max(600).optional().describe("the previous page's nextCursor, with the same view, sort and filters"),
+  status: z.enum(CONVERSATION_STATUSES).optional().describe('paging by page only: bot, queued (oldest first) or assigned'),
+  assigneeId: z.string().min(1).max(100).optional().describe('only conversations assigned to this user'),
+  page: z.coerce.number().int().min(1).max(100_000).optional().describe('paging by page only (default 1)'),
   limit: z.coerce.number().int().min(1).max(100).default(25),
 });
+export type ConversationListQuery = z.output<typeof conversationListQuery>;
+
+export const conversationCountsQuery = conversationListQuery.pick({ channelId: true, contact: true, assigneeId: true });
+
+export const conversationCountsSchema = z
+  .object(Object.fromEntries(CONVERSATION_VIEWS.map((v) => [v, z.number().int().min(0)])) as Record<(typeof CONVERSATION_VIEWS)[number], z.ZodNumber>)
+  .describe('how many conversations each view holds for the caller');
 
 export const contactSchema = z.object({
   id: z.string(),

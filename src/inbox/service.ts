@@ -1,7 +1,7 @@
 import { requireScope } from '../app/principal.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError, badRequest, notFound } from '../errors.js';
 import type { Clock } from '../clock.js';
-import { unreadCount, type ConversationRecord, type ConversationStatus } from '../domain/conversation.js';
+import { CONVERSATION_VIEWS, unreadCount, type ConversationCountQuery, type ConversationKey, type ConversationRecord, type ConversationSort, type ConversationStatus, type ConversationView } from '../domain/conversation.js';
 import type { Contact, Principal } from '../domain/types.js';
 import { CONVERSATION_ACTOR, conversationKey, serviceWindowClosesAt, type ActorClient, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverReply } from '../actors/index.js';
 import { publicMessage } from '../domain/messages.js';
@@ -51,6 +51,49 @@ export class InboxService {
     requireScope(principal, 'inbox:read');
     const page = await this.d.conversations.list({ organizationId: principal.organizationId, offset: (q.page - 1) * q.limit, limit: q.limit, ...(q.status ? { status: q.status } : {}), ...(q.assigneeId ? { assigneeId: q.assigneeId } : {}) });
     return { conversations: await this.withUnread(principal, page.conversations, await this.summaries(principal.organizationId, page.conversations)), total: page.total };
+  }
+
+  /**
+   * One page of a view, by cursor: `nextCursor` names where the next page
+   * starts (null after the last), opaque to clients and bound to the view,
+   * sort and filters it was made for. Agents see every view, as they see
+   * every conversation in the inbox.
+   */
+  async listView(principal: Principal, q: ConversationViewInput): Promise<{ conversations: ConversationSummary[]; nextCursor: string | null }> {
+    requireScope(principal, 'inbox:read');
+    const view = q.view ?? 'all';
+    const sort = q.sort ?? 'activity';
+    const filters = await this.filters(principal, q);
+    if (filters === null) return { conversations: [], nextCursor: null };
+    const scope = cursorScope(view, sort, q);
+    const after = q.cursor === undefined ? undefined : readCursor(q.cursor, scope);
+    const page = await this.d.conversations.listView({ ...filters, view, sort, limit: q.limit, ...(after ? { after } : {}) });
+    const conversations = await this.withUnread(principal, page.conversations, await this.summaries(principal.organizationId, page.conversations));
+    return { conversations, nextCursor: page.next === null ? null : writeCursor(page.next, scope) };
+  }
+
+  /** How many conversations each view holds for the caller, with the same filters as a list. */
+  async counts(principal: Principal, q: Omit<ConversationViewInput, 'view' | 'sort' | 'cursor' | 'limit'>) {
+    requireScope(principal, 'inbox:read');
+    const filters = await this.filters(principal, q);
+    if (filters === null) return Object.fromEntries(CONVERSATION_VIEWS.map((v) => [v, 0])) as Record<ConversationView, number>;
+    return this.d.conversations.counts(filters);
+  }
+
+  /** A list's filters for the store; null when they can match nothing (an unknown channel or contact). */
+  private async filters(principal: Principal, q: { channelId?: string; contact?: string; assigneeId?: string }): Promise<ConversationCountQuery | null> {
+    const f: ConversationCountQuery = { organizationId: principal.organizationId, userId: principal.userId };
+    if (q.assigneeId !== undefined) f.assigneeId = q.assigneeId;
+    if (q.channelId !== undefined) {
+      const suffix = await this.d.messaging.channelConversationSuffix(principal.organizationId, q.channelId);
+      if (suffix === null) return null;
+      f.phoneNumberId = suffix;
+    }
+    if (q.contact !== undefined) {
+      const byId = await this.d.contacts.getById(principal.organizationId, q.contact);
+      f.audienceExternalId = byId?.audienceExternalId ?? q.contact;
+    }
+    return f;
   }
 
   /** Marks the conversation's current session as read up to now, for the caller. */
@@ -252,6 +295,40 @@ function refusal(r: HandoverReply): AppError {
     default:
       return new AppError(409, r.reason ?? 'conflict', 'the conversation is not in a state that allows this');
   }
+}
+
+export interface ConversationViewInput {
+  view?: ConversationView;
+  sort?: ConversationSort;
+  channelId?: string;
+  contact?: string;
+  assigneeId?: string;
+  cursor?: string;
+  limit: number;
+}
+
+/** What a cursor is bound to: a cursor of another view, sort or filter would start a page at a row that view never showed. */
+function cursorScope(view: ConversationView, sort: ConversationSort, q: { channelId?: string; contact?: string; assigneeId?: string }): string {
+  return JSON.stringify([view, sort, q.channelId ?? null, q.contact ?? null, q.assigneeId ?? null]);
+}
+
+function writeCursor(at: ConversationKey, scope: string): string {
+  return Buffer.from(JSON.stringify({ s: scope, k: at.key, i: at.id })).toString('base64url');
+}
+
+function readCursor(cursor: string, scope: string): ConversationKey {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    parsed = null;
+  }
+  const c = parsed as { s?: unknown; k?: unknown; i?: unknown } | null;
+  if (c === null || typeof c !== 'object' || typeof c.k !== 'string' || typeof c.i !== 'string') {
+    throw badRequest('invalid_cursor', 'the cursor is not one this list gave out');
+  }
+  if (c.s !== scope) throw badRequest('invalid_cursor', 'the cursor belongs to another view, sort or filter: pass the same ones as for the page that gave it');
+  return { key: c.k, id: c.i };
 }
 
 function publicContact(c: Contact) {

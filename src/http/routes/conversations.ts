@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import { errorSchema } from '../../app/schemas.js';
+import { badRequest } from '../../errors.js';
 import {
   agentTemplateSchema,
   contactListQuery,
   contactSchema,
   conversationDetailSchema,
+  conversationCountsQuery,
+  conversationCountsSchema,
   conversationId,
   conversationListQuery,
   conversationSummarySchema,
@@ -59,22 +62,55 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
       method: 'get',
       path: '/v1/conversations',
       operationId: 'listConversations',
-      summary: 'List conversations: the live-chat queue (oldest first), an agent\'s conversations, or all',
+      summary: 'List conversations by view (all, with the bot, waiting, mine, others, unassigned, resolved), filtered, a page at a time by cursor',
       tag: 'Inbox',
       auth: 'apiKey',
       scope: 'inbox:read',
       query: conversationListQuery,
       responses: {
         200: {
-          description: 'one page of conversations',
-          schema: z.object({ success: z.literal(true), conversations: z.array(conversationSummarySchema), page: z.number(), limit: z.number(), total: z.number() }),
+          description:
+            'one page of conversations. With view, sort, cursor, channelId or contact: `nextCursor` (null after the last page). Otherwise (status, assigneeId, page): `page`, `limit` and `total`, as before views existed',
+          schema: z.object({
+            success: z.literal(true),
+            conversations: z.array(conversationSummarySchema),
+            nextCursor: z.string().nullable().optional().describe('pass as cursor for the next page; null after the last'),
+            page: z.number().optional(),
+            limit: z.number(),
+            total: z.number().optional(),
+          }),
         },
-        400: { description: 'a query value is out of range', schema: errorSchema },
+        400: { description: 'a query value is out of range, `invalid_cursor`, or paging by page (status, page) mixed with paging by cursor', schema: errorSchema },
       },
       handler: async ({ principal, query }) => {
-        const r = await inbox.list(principal, query);
-        return { body: { success: true, conversations: r.conversations, page: query.page, limit: query.limit, total: r.total } };
+        const byCursor = query.view !== undefined || query.sort !== undefined || query.cursor !== undefined || query.channelId !== undefined || query.contact !== undefined;
+        if (!byCursor) {
+          const page = query.page ?? 1;
+          const r = await inbox.list(principal, { ...(query.status ? { status: query.status } : {}), ...(query.assigneeId ? { assigneeId: query.assigneeId } : {}), page, limit: query.limit });
+          return { body: { success: true, conversations: r.conversations, page, limit: query.limit, total: r.total } };
+        }
+        if (query.status !== undefined || query.page !== undefined) {
+          const message = 'status and page page the list by page; with view, sort, cursor, channelId or contact it pages by cursor (nextCursor)';
+          throw badRequest('validation_failed', message, (['status', 'page'] as const).filter((f) => query[f] !== undefined).map((f) => ({ field: `query.${f}`, message, code: 'custom' })));
+        }
+        const r = await inbox.listView(principal, query);
+        return { body: { success: true, conversations: r.conversations, nextCursor: r.nextCursor, limit: query.limit } };
       },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/conversations/counts',
+      operationId: 'countConversations',
+      summary: 'How many conversations each view holds for the caller',
+      tag: 'Inbox',
+      auth: 'apiKey',
+      scope: 'inbox:read',
+      query: conversationCountsQuery,
+      responses: {
+        200: { description: 'a count per view', schema: z.object({ success: z.literal(true), counts: conversationCountsSchema }) },
+        400: { description: 'a query value is out of range', schema: errorSchema },
+      },
+      handler: async ({ principal, query }) => ({ body: { success: true, counts: await inbox.counts(principal, query) } }),
     }),
     defineRoute({
       method: 'post',
