@@ -264,6 +264,19 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
       expect(await store.contacts.get(org, '4915100000009:1')).toBeNull();
     });
 
+    it('changes a contact by id: its name, and its attributes merged key by key, concurrent changes all kept; only in its organization', async () => {
+      const org = randomUUID();
+      await store.contacts.upsert({ id: 'c2', organizationId: org, audienceExternalId: '4915100000002:1', name: null, createdAt: now() });
+      expect(await store.contacts.update(org, 'c2', { name: 'Ann', attributes: { plan: 'gold', city: 'Köln' } })).toMatchObject({ name: 'Ann', attributes: { plan: 'gold', city: 'Köln' } });
+      await Promise.all(Array.from({ length: 10 }, (_, i) => store.contacts.update(org, 'c2', { attributes: { [`k${i}`]: String(i) } })));
+      const after = await store.contacts.update(org, 'c2', { attributes: { city: null } });
+      expect(after?.attributes).toEqual({ plan: 'gold', ...Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, String(i)])) });
+      expect(await store.contacts.get(org, '4915100000002:1')).toEqual(after);
+      expect((await store.contacts.update(org, 'c2', { name: null }))?.name).toBeNull();
+      expect(await store.contacts.update(randomUUID(), 'c2', { name: 'Mallory' })).toBeNull();
+      expect(await store.contacts.update(org, 'nope', { name: 'X' })).toBeNull();
+    });
+
     it('sets meta values once with setIfAbsent, and replaces them with set', async () => {
       expect(await store.meta.get('x')).toBeNull();
       expect(await store.meta.setIfAbsent('x', '1')).toBe(true);
