@@ -85,7 +85,52 @@ export const contactSchema = z.object({
   id: z.string(),
   audienceExternalId: z.string(),
   name: z.string().nullable(),
-  createdAt: z.string(),
+  phone: z.string().describe('the phone digits (a web-chat visitor: its visitor id)'),
+  attributes: z.record(z.string(), z.string()).describe('custom key/value attributes'),
+  createdAt: z.string().describe('first seen'),
+});
+
+const attributeKey = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'an attribute key is 1 to 64 letters, digits, `_`, `.` or `-`');
+
+export const contactChangeBody = z
+  .object({
+    name: z.string().trim().min(1).max(200).nullable().optional().describe('the name agents see; null clears it'),
+    attributes: z
+      .record(attributeKey, z.string().max(1000).nullable())
+      .refine((a) => Object.keys(a).length <= 50, 'at most 50 attributes in one change')
+      .optional()
+      .describe('merged into the contact\'s attributes key by key: a string sets the key, null removes it (a contact keeps at most 50)'),
+  })
+  .strict()
+  .refine((b) => b.name !== undefined || b.attributes !== undefined, 'give name, attributes or both');
+
+export const contactDetailSchema = z.object({
+  success: z.literal(true),
+  contact: contactSchema,
+  conversation: conversationSummarySchema.nullable().describe("the contact's conversation as the inbox lists it; null before it ever had one"),
+  sessions: z.array(z.object({ sessionId: z.string(), openedAt: z.string(), status: z.enum(['open', 'resolved']) })).describe('newest first; only the latest can be open'),
+});
+
+export const searchQuery = z.object({
+  q: z.string().trim().min(1).max(200).describe('words (case and accents do not matter; the last may be the start of a word) or a phone number'),
+  limit: z.coerce.number().int().min(1).max(50).default(10).describe('hits of each kind, 1 to 50'),
+});
+
+export const searchResultSchema = z.object({
+  success: z.literal(true),
+  contacts: z.array(contactSchema).describe('by name and phone digits, best match first (empty without the scope contacts:read)'),
+  messages: z
+    .array(
+      z.object({
+        sessionId: z.string(),
+        messageId: z.string().describe("the message's `_id` in the session's history"),
+        audienceExternalId: z.string(),
+        conversationId: z.string().describe('the conversation to open (GET /v1/conversations/{id})'),
+        snippet: z.string().describe('the text around the first word found'),
+        sentAt: z.string(),
+      }),
+    )
+    .describe('best match first, newest first among equal ones'),
 });
 
 export const contactListQuery = z.object({

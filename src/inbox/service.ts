@@ -2,7 +2,7 @@ import { requireScope } from '../app/principal.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import type { Clock } from '../clock.js';
 import { CONVERSATION_VIEWS, unreadCount, type ConversationCountQuery, type ConversationKey, type ConversationRecord, type ConversationSort, type ConversationStatus, type ConversationView } from '../domain/conversation.js';
-import type { Contact, Principal } from '../domain/types.js';
+import { changedContact, type Contact, type ContactChange, type Principal } from '../domain/types.js';
 import { CONVERSATION_ACTOR, conversationKey, serviceWindowClosesAt, type ActorClient, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverReply } from '../actors/index.js';
 import { publicMessage } from '../domain/messages.js';
 import type { GraphTemplateComponent } from '../domain/templates.js';
@@ -10,6 +10,8 @@ import { buttonsMessage, mediaMessage, textMessage, type MessagingService } from
 import type { ContactRepo, UserRepo } from '../store/core/port.js';
 import type { ConversationIndexRepo } from '../store/conversations/port.js';
 import type { SessionMessageRepo } from '../store/session-messages/port.js';
+import type { SearchIndex } from '../store/search/port.js';
+import { searchTerms, snippet } from '../store/search/query.js';
 import type { AgentTemplate, ConversationSummary, ReplyMessage } from './schemas.js';
 
 export interface InboxServiceDeps {
@@ -17,6 +19,7 @@ export interface InboxServiceDeps {
   contacts: ContactRepo;
   users: UserRepo;
   messages: SessionMessageRepo;
+  search: SearchIndex;
   messaging: MessagingService;
   actors: ActorSystem;
   clock: Clock;
@@ -25,6 +28,8 @@ export interface InboxServiceDeps {
 export type ConversationAction = 'take' | 'hand_back' | 'resolve' | 'transfer';
 
 const DETAIL_MESSAGES = 50;
+/** At most this many custom attributes per contact. */
+export const MAX_CONTACT_ATTRIBUTES = 50;
 
 /**
  * The live inbox's operations, behind both the WebSocket and its REST twins
@@ -241,12 +246,56 @@ export class InboxService {
     return { contacts: all.slice((q.page - 1) * q.limit, q.page * q.limit).map(publicContact), total: all.length };
   }
 
+  /**
+   * A contact with its conversation as the inbox lists it (null before it
+   * ever had one) and its sessions, newest first, each open or resolved
+   * (only the latest can be open).
+   */
   async getContact(principal: Principal, id: string) {
     requireScope(principal, 'contacts:read');
     const contact = await this.d.contacts.getById(principal.organizationId, id);
     if (contact === null) throw notFound('contact');
-    const sessions = await this.d.messages.contactSessions(principal.organizationId, contact.audienceExternalId);
-    return { contact: publicContact(contact), sessions: sessions.map((s) => ({ sessionId: s.sessionId, openedAt: s.openedAt })) };
+    const [sessions, record] = await Promise.all([
+      this.d.messages.contactSessions(principal.organizationId, contact.audienceExternalId),
+      this.d.conversations.get(principal.organizationId, contact.audienceExternalId),
+    ]);
+    const conversation = record === null ? null : (await this.withUnread(principal, [record], await this.summaries(principal.organizationId, [record])))[0]!;
+    return {
+      contact: publicContact(contact),
+      conversation,
+      sessions: sessions.map((s) => ({ sessionId: s.sessionId, openedAt: s.openedAt, status: s.sessionId === record?.sessionId && record.sessionStatus === 'open' ? ('open' as const) : ('resolved' as const) })),
+    };
+  }
+
+  /** Renames the contact and merges its attributes (`inbox:write`: what agents change from the workspace). */
+  async updateContact(principal: Principal, id: string, change: ContactChange) {
+    requireScope(principal, 'inbox:write');
+    const current = await this.d.contacts.getById(principal.organizationId, id);
+    if (current === null) throw notFound('contact');
+    const count = Object.keys(changedContact(current, change).attributes ?? {}).length;
+    if (count > MAX_CONTACT_ATTRIBUTES) {
+      throw new AppError(422, 'too_many_attributes', `a contact has at most ${MAX_CONTACT_ATTRIBUTES} attributes; this change would give it ${count}`, { max: MAX_CONTACT_ATTRIBUTES, count });
+    }
+    const next = await this.d.contacts.update(principal.organizationId, id, change);
+    if (next === null) throw notFound('contact');
+    return publicContact(next);
+  }
+
+  // ------------------------------------------------------------------ search
+
+  /**
+   * One search box: contacts by name and phone digits (with `contacts:read`;
+   * none without it) and messages by their words, each best match first.
+   */
+  async search(principal: Principal, text: string, limit: number) {
+    requireScope(principal, 'inbox:read');
+    const org = principal.organizationId;
+    const [contacts, messages] = await Promise.all([principal.scopes.has('contacts:read') ? this.d.search.contacts(org, text, limit) : [], this.d.search.messages(org, text, limit)]);
+    const words = searchTerms(text).words;
+    return {
+      contacts: contacts.map(publicContact),
+      messages: messages.map((h) => ({ sessionId: h.sessionId, messageId: h.messageId, audienceExternalId: h.audienceExternalId, conversationId: h.audienceExternalId, snippet: snippet(h.text, words), sentAt: h.sentAt })),
+    };
   }
 
   // ------------------------------------------------------------------ internals
@@ -332,5 +381,5 @@ function readCursor(cursor: string, scope: string): ConversationKey {
 }
 
 function publicContact(c: Contact) {
-  return { id: c.id, audienceExternalId: c.audienceExternalId, name: c.name, createdAt: c.createdAt };
+  return { id: c.id, audienceExternalId: c.audienceExternalId, name: c.name, phone: c.audienceExternalId.slice(0, c.audienceExternalId.indexOf(':')), attributes: c.attributes ?? {}, createdAt: c.createdAt };
 }

@@ -68,6 +68,8 @@ export interface TicketQuery {
   assigneeId?: string | null;
   /** When set, only tickets assigned to this user or unassigned (an agent's view). */
   visibleToAgent?: string;
+  /** Words the subject or description has (as the workspace search matches them); no words match nothing. */
+  text?: string;
   /** Zero-based offset and page size. */
   offset: number;
   limit: number;

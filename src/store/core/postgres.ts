@@ -1,4 +1,5 @@
 import { conflict } from '../../errors.js';
+import { postgresTicketTextMatch } from '../search/postgres.js';
 import { changedContact, type ApiKeyRecord, type Contact, type Organization, type Ticket, type User } from '../../domain/types.js';
 import { canonicalTicket, formatTicketId } from '../../domain/ticket-rules.js';
 import type { DomainEvent } from '../../domain/events.js';
@@ -222,7 +223,7 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
         });
       },
       async list(query): Promise<TicketPage> {
-        const filter = ticketFilter(query);
+        const filter = ticketFilter(query, postgresTicketTextMatch);
         if (filter === null) return { tickets: [], total: 0 };
         const { where, args } = filter;
         const cond = where.join(' AND ');

@@ -1,4 +1,5 @@
 import { conflict } from '../../errors.js';
+import { sqliteTicketTextMatch } from '../search/sqlite.js';
 import { changedContact, type ApiKeyRecord, type Contact, type Organization, type Ticket, type User } from '../../domain/types.js';
 import { canonicalTicket, formatTicketId } from '../../domain/ticket-rules.js';
 import type { DomainEvent } from '../../domain/events.js';
@@ -222,7 +223,7 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
         });
       },
       async list(q: TicketQuery): Promise<TicketPage> {
-        const filter = ticketFilter(q);
+        const filter = ticketFilter(q, sqliteTicketTextMatch);
         if (filter === null) return { tickets: [], total: 0 };
         const { where, args } = filter;
         const cond = where.join(' AND ');

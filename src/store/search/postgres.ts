@@ -30,3 +30,10 @@ export function createPostgresSearchIndex(db: PgDb): SearchIndex {
     },
   };
 }
+
+/** A ticket list's text condition (`ticketFilter`): its generated `search` column. */
+export function postgresTicketTextMatch(_organizationId: string, text: string): { sql: string; args: unknown[] } | null {
+  const q = tsQuery(searchTerms(text));
+  if (q === null) return null;
+  return { sql: "search @@ to_tsquery('simple', sb_fold(?))", args: [q] };
+}

@@ -37,3 +37,10 @@ export function createSqliteSearchIndex(db: SqliteDb): SearchIndex {
     },
   };
 }
+
+/** A ticket list's text condition (`ticketFilter`): its subject or description in the FTS5 index. */
+export function sqliteTicketTextMatch(organizationId: string, text: string): { sql: string; args: unknown[] } | null {
+  const q = fts5Query(searchTerms(text));
+  if (q === null) return null;
+  return { sql: 'seq IN (SELECT i.seq FROM tickets_fts f JOIN tickets_search_ids i ON i.id = f.rowid WHERE tickets_fts MATCH ? AND i.org = ?)', args: [q, organizationId] };
+}
