@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContactRepo, SearchIndex } from '../../src/store/index.js';
 import type { SessionMessageRepo } from '../../src/store/session-messages/port.js';
-import type { SessionMessage } from '../../src/messaging/types.js';
+import type { SessionMessage } from '../../src/domain/messages.js';
 
 export interface SearchFixture {
   search: SearchIndex;

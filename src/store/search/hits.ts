@@ -1,4 +1,4 @@
-import type { SessionMessage } from '../../messaging/types.js';
+import type { SessionMessage } from '../../domain/messages.js';
 import type { MessageHit } from './port.js';
 
 /** A stored message as a hit: what both adapters answer. */

@@ -1,5 +1,5 @@
 import type { Contact } from '../../domain/types.js';
-import type { SessionMessage } from '../../messaging/types.js';
+import type { SessionMessage } from '../../domain/messages.js';
 import type { PgDb } from '../postgres/db.js';
 import { messageHit } from './hits.js';
 import type { SearchIndex } from './port.js';
