@@ -179,6 +179,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     contacts: store.contacts,
     users: store.users,
     messages: messaging.stores.messages,
+    search: messaging.stores.search,
     messaging: messaging.service,
     actors: actors.system,
     clock,
@@ -255,7 +256,7 @@ function toolGatewayRoutes(s: Services): RouteDef[] {
 
 export function buildRoutes(s: Services, state: { shuttingDown: boolean }): RouteDef[] {
   const routes: RouteDef[] = [...authRoutes(s.sessions), ...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
-  routes.push(...handoverRoutes(s.handover), ...conversationRoutes(s.inbox), ...metricsRoutes(s.metrics, s.config.METRICS_TOKEN));
+  routes.push(...handoverRoutes(s.handover), ...conversationRoutes(s.inbox, s.tickets), ...metricsRoutes(s.metrics, s.config.METRICS_TOKEN));
   routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
   routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels), ...teamRoutes(s.accounts));
   if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));

@@ -78,6 +78,7 @@ export const listTicketsQuery = z.object({
   status: ticketStatus.optional(),
   priority: ticketPriority.optional(),
   assigneeId: assigneeFilter.optional(),
+  q: z.string().trim().min(1).max(200).optional().describe('words the subject or description has (case and accents do not matter; the last may be the start of a word)'),
   page: z.coerce.number().int().min(1).default(1).describe('>= 1, default 1'),
   limit: z.coerce.number().int().min(1).max(100).default(20).describe('1 to 100, default 20'),
 });

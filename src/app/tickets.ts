@@ -141,6 +141,7 @@ export class TicketService {
       audienceId,
       assigneeId: q.assigneeId === undefined ? undefined : q.assigneeId === UNASSIGNED ? null : q.assigneeId,
       visibleToAgent: principal.role === 'admin' ? undefined : principal.userId,
+      ...(q.q === undefined ? {} : { text: q.q }),
       offset: (q.page - 1) * q.limit,
       limit: q.limit,
     });

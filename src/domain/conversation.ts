@@ -51,3 +51,41 @@ export interface ConversationQuery {
   offset: number;
   limit: number;
 }
+
+/**
+ * The inbox's views. A conversation is in exactly one lane — `bot` (with the
+ * bot, its session open or none yet), `waiting` (in the live-chat queue),
+ * assigned (`mine` or `others`) or `resolved` (back with the bot after an
+ * agent resolved its session) — and `all` and `unassigned` (bot and waiting:
+ * nobody holds it) are unions of lanes.
+ */
+export const CONVERSATION_VIEWS = ['all', 'bot', 'waiting', 'mine', 'others', 'unassigned', 'resolved'] as const;
+export type ConversationView = (typeof CONVERSATION_VIEWS)[number];
+
+/** `activity`: most recent change first. `waiting`: longest waiting first (in the queue since, otherwise last change). */
+export const CONVERSATION_SORTS = ['activity', 'waiting'] as const;
+export type ConversationSort = (typeof CONVERSATION_SORTS)[number];
+
+/** Where a keyset page starts: after the row with this sort key and conversation id. */
+export interface ConversationKey {
+  key: string;
+  id: string;
+}
+
+export interface ConversationViewQuery {
+  organizationId: string;
+  view: ConversationView;
+  /** The caller: `mine` and `others` are relative to them. */
+  userId: string;
+  sort: ConversationSort;
+  phoneNumberId?: string;
+  assigneeId?: string;
+  audienceExternalId?: string;
+  after?: ConversationKey;
+  limit: number;
+}
+
+/** The filters a count per view takes (the view itself varies). */
+export type ConversationCountQuery = Omit<ConversationViewQuery, 'view' | 'sort' | 'after' | 'limit'>;
+
+export type ConversationCounts = Record<ConversationView, number>;

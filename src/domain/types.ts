@@ -70,7 +70,30 @@ export interface Contact {
   /** `<phone>:<phoneNumberId>` on the chat network. */
   audienceExternalId: string;
   name: string | null;
+  /** Custom key/value attributes the organization keeps about the contact (absent on contacts that never had any). */
+  attributes?: Record<string, string>;
   createdAt: string;
+}
+
+/** A change of a contact: a name (null clears it) and attributes merged in (a null value removes the key). */
+export interface ContactChange {
+  name?: string | null;
+  attributes?: Record<string, string | null>;
+}
+
+/** The contact after `change`: attributes merged key by key. */
+export function changedContact(c: Contact, change: ContactChange): Contact {
+  const next: Contact = { ...c };
+  if (change.name !== undefined) next.name = change.name;
+  if (change.attributes !== undefined) {
+    const attributes: Record<string, string> = { ...c.attributes };
+    for (const [k, v] of Object.entries(change.attributes)) {
+      if (v === null) delete attributes[k];
+      else attributes[k] = v;
+    }
+    next.attributes = attributes;
+  }
+  return next;
 }
 
 /** Who or what made a ticket: an API key, a dashboard user (session) or an MCP tool call (with its key). */

@@ -151,6 +151,8 @@ const BY_NAME: Record<string, string> = {
   configured: 'sandbox',
   timestamp: '1767605400',
   retryuntil: '2026-01-08T09:30:00.000Z',
+  nextcursor: 'eyJzIjoiW1wiYWxsXCIsXCJhY3Rpdml0eVwiXSIsImsiOiIyMDI2LTAxLTA1VDA5OjMwOjAwLjAwMFoifQ',
+  snippet: '…the parcel arrived with a torn box and a cracked lid…',
 };
 
 /** Hints by property name, for ids and the like whose schema says only "string". */

@@ -1,2 +1,2 @@
-export { InboxService, type ConversationAction, type InboxServiceDeps } from './service.js';
+export { InboxService, type ConversationAction, type InboxServiceDeps, type ConversationViewInput } from './service.js';
 export * from './schemas.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CONVERSATION_STATUSES } from '../domain/conversation.js';
+import { CONVERSATION_SORTS, CONVERSATION_STATUSES, CONVERSATION_VIEWS } from '../domain/conversation.js';
 import { buttonsSendSchema, mediaSendSchema, templateSendSchema, textSendSchema } from '../messaging/requests.js';
 import { sessionMessageSchema } from '../http/routes/sessions.js';
 
@@ -58,17 +58,79 @@ export const conversationDetailSchema = conversationSummarySchema.extend({
 });
 
 export const conversationListQuery = z.object({
-  status: z.enum(CONVERSATION_STATUSES).optional(),
-  assigneeId: z.string().min(1).max(100).optional(),
-  page: z.coerce.number().int().min(1).max(100_000).default(1),
+  view: z
+    .enum(CONVERSATION_VIEWS)
+    .optional()
+    .describe(
+      'all; bot: with the bot; waiting: in the live-chat queue; mine / others: assigned to the caller / to another agent; unassigned: bot and waiting; resolved: resolved by an agent and back with the bot. Any of view, sort, cursor, channelId or contact pages by cursor (nextCursor); without them the list pages by page and total',
+    ),
+  channelId: z.string().min(1).max(100).optional().describe('only conversations on this channel'),
+  contact: z.string().min(1).max(100).optional().describe("only this contact's conversation: a contact id or an audienceExternalId"),
+  sort: z.enum(CONVERSATION_SORTS).optional().describe('activity (default): most recent change first; waiting: longest waiting first (in the queue since, otherwise last change)'),
+  cursor: z.string().min(1).max(600).optional().describe("the previous page's nextCursor, with the same view, sort and filters"),
+  status: z.enum(CONVERSATION_STATUSES).optional().describe('paging by page only: bot, queued (oldest first) or assigned'),
+  assigneeId: z.string().min(1).max(100).optional().describe('only conversations assigned to this user'),
+  page: z.coerce.number().int().min(1).max(100_000).optional().describe('paging by page only (default 1)'),
   limit: z.coerce.number().int().min(1).max(100).default(25),
 });
+export type ConversationListQuery = z.output<typeof conversationListQuery>;
+
+export const conversationCountsQuery = conversationListQuery.pick({ channelId: true, contact: true, assigneeId: true });
+
+export const conversationCountsSchema = z
+  .object(Object.fromEntries(CONVERSATION_VIEWS.map((v) => [v, z.number().int().min(0)])) as Record<(typeof CONVERSATION_VIEWS)[number], z.ZodNumber>)
+  .describe('how many conversations each view holds for the caller');
 
 export const contactSchema = z.object({
   id: z.string(),
   audienceExternalId: z.string(),
   name: z.string().nullable(),
-  createdAt: z.string(),
+  phone: z.string().describe('the phone digits (a web-chat visitor: its visitor id)'),
+  attributes: z.record(z.string(), z.string()).describe('custom key/value attributes'),
+  createdAt: z.string().describe('first seen'),
+});
+
+const attributeKey = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'an attribute key is 1 to 64 letters, digits, `_`, `.` or `-`');
+
+export const contactChangeBody = z
+  .object({
+    name: z.string().trim().min(1).max(200).nullable().optional().describe('the name agents see; null clears it'),
+    attributes: z
+      .record(attributeKey, z.string().max(1000).nullable())
+      .refine((a) => Object.keys(a).length <= 50, 'at most 50 attributes in one change')
+      .optional()
+      .describe('merged into the contact\'s attributes key by key: a string sets the key, null removes it (a contact keeps at most 50)'),
+  })
+  .strict()
+  .refine((b) => b.name !== undefined || b.attributes !== undefined, 'give name, attributes or both');
+
+export const contactDetailSchema = z.object({
+  success: z.literal(true),
+  contact: contactSchema,
+  conversation: conversationSummarySchema.nullable().describe("the contact's conversation as the inbox lists it; null before it ever had one"),
+  sessions: z.array(z.object({ sessionId: z.string(), openedAt: z.string(), status: z.enum(['open', 'resolved']) })).describe('newest first; only the latest can be open'),
+});
+
+export const searchQuery = z.object({
+  q: z.string().trim().min(1).max(200).describe('words (case and accents do not matter; the last may be the start of a word) or a phone number'),
+  limit: z.coerce.number().int().min(1).max(50).default(10).describe('hits of each kind, 1 to 50'),
+});
+
+export const searchResultSchema = z.object({
+  success: z.literal(true),
+  contacts: z.array(contactSchema).describe('by name and phone digits, best match first (empty without the scope contacts:read)'),
+  messages: z
+    .array(
+      z.object({
+        sessionId: z.string(),
+        messageId: z.string().describe("the message's `_id` in the session's history"),
+        audienceExternalId: z.string(),
+        conversationId: z.string().describe('the conversation to open (GET /v1/conversations/{id})'),
+        snippet: z.string().describe('the text around the first word found'),
+        sentAt: z.string(),
+      }),
+    )
+    .describe('best match first, newest first among equal ones'),
 });
 
 export const contactListQuery = z.object({

@@ -1,8 +1,8 @@
 import { requireScope } from '../app/principal.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError, badRequest, notFound } from '../errors.js';
 import type { Clock } from '../clock.js';
-import { unreadCount, type ConversationRecord, type ConversationStatus } from '../domain/conversation.js';
-import type { Contact, Principal } from '../domain/types.js';
+import { CONVERSATION_VIEWS, unreadCount, type ConversationCountQuery, type ConversationKey, type ConversationRecord, type ConversationSort, type ConversationStatus, type ConversationView } from '../domain/conversation.js';
+import { changedContact, type Contact, type ContactChange, type Principal } from '../domain/types.js';
 import { CONVERSATION_ACTOR, conversationKey, serviceWindowClosesAt, type ActorClient, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverReply } from '../actors/index.js';
 import { publicMessage } from '../domain/messages.js';
 import type { GraphTemplateComponent } from '../domain/templates.js';
@@ -10,6 +10,8 @@ import { buttonsMessage, mediaMessage, textMessage, type MessagingService } from
 import type { ContactRepo, UserRepo } from '../store/core/port.js';
 import type { ConversationIndexRepo } from '../store/conversations/port.js';
 import type { SessionMessageRepo } from '../store/session-messages/port.js';
+import type { SearchIndex } from '../store/search/port.js';
+import { searchTerms, snippet } from '../store/search/query.js';
 import type { AgentTemplate, ConversationSummary, ReplyMessage } from './schemas.js';
 
 export interface InboxServiceDeps {
@@ -17,6 +19,7 @@ export interface InboxServiceDeps {
   contacts: ContactRepo;
   users: UserRepo;
   messages: SessionMessageRepo;
+  search: SearchIndex;
   messaging: MessagingService;
   actors: ActorSystem;
   clock: Clock;
@@ -25,6 +28,8 @@ export interface InboxServiceDeps {
 export type ConversationAction = 'take' | 'hand_back' | 'resolve' | 'transfer';
 
 const DETAIL_MESSAGES = 50;
+/** At most this many custom attributes per contact. */
+export const MAX_CONTACT_ATTRIBUTES = 50;
 
 /**
  * The live inbox's operations, behind both the WebSocket and its REST twins
@@ -51,6 +56,49 @@ export class InboxService {
     requireScope(principal, 'inbox:read');
     const page = await this.d.conversations.list({ organizationId: principal.organizationId, offset: (q.page - 1) * q.limit, limit: q.limit, ...(q.status ? { status: q.status } : {}), ...(q.assigneeId ? { assigneeId: q.assigneeId } : {}) });
     return { conversations: await this.withUnread(principal, page.conversations, await this.summaries(principal.organizationId, page.conversations)), total: page.total };
+  }
+
+  /**
+   * One page of a view, by cursor: `nextCursor` names where the next page
+   * starts (null after the last), opaque to clients and bound to the view,
+   * sort and filters it was made for. Agents see every view, as they see
+   * every conversation in the inbox.
+   */
+  async listView(principal: Principal, q: ConversationViewInput): Promise<{ conversations: ConversationSummary[]; nextCursor: string | null }> {
+    requireScope(principal, 'inbox:read');
+    const view = q.view ?? 'all';
+    const sort = q.sort ?? 'activity';
+    const filters = await this.filters(principal, q);
+    if (filters === null) return { conversations: [], nextCursor: null };
+    const scope = cursorScope(view, sort, q);
+    const after = q.cursor === undefined ? undefined : readCursor(q.cursor, scope);
+    const page = await this.d.conversations.listView({ ...filters, view, sort, limit: q.limit, ...(after ? { after } : {}) });
+    const conversations = await this.withUnread(principal, page.conversations, await this.summaries(principal.organizationId, page.conversations));
+    return { conversations, nextCursor: page.next === null ? null : writeCursor(page.next, scope) };
+  }
+
+  /** How many conversations each view holds for the caller, with the same filters as a list. */
+  async counts(principal: Principal, q: Omit<ConversationViewInput, 'view' | 'sort' | 'cursor' | 'limit'>) {
+    requireScope(principal, 'inbox:read');
+    const filters = await this.filters(principal, q);
+    if (filters === null) return Object.fromEntries(CONVERSATION_VIEWS.map((v) => [v, 0])) as Record<ConversationView, number>;
+    return this.d.conversations.counts(filters);
+  }
+
+  /** A list's filters for the store; null when they can match nothing (an unknown channel or contact). */
+  private async filters(principal: Principal, q: { channelId?: string; contact?: string; assigneeId?: string }): Promise<ConversationCountQuery | null> {
+    const f: ConversationCountQuery = { organizationId: principal.organizationId, userId: principal.userId };
+    if (q.assigneeId !== undefined) f.assigneeId = q.assigneeId;
+    if (q.channelId !== undefined) {
+      const suffix = await this.d.messaging.channelConversationSuffix(principal.organizationId, q.channelId);
+      if (suffix === null) return null;
+      f.phoneNumberId = suffix;
+    }
+    if (q.contact !== undefined) {
+      const byId = await this.d.contacts.getById(principal.organizationId, q.contact);
+      f.audienceExternalId = byId?.audienceExternalId ?? q.contact;
+    }
+    return f;
   }
 
   /** Marks the conversation's current session as read up to now, for the caller. */
@@ -198,12 +246,56 @@ export class InboxService {
     return { contacts: all.slice((q.page - 1) * q.limit, q.page * q.limit).map(publicContact), total: all.length };
   }
 
+  /**
+   * A contact with its conversation as the inbox lists it (null before it
+   * ever had one) and its sessions, newest first, each open or resolved
+   * (only the latest can be open).
+   */
   async getContact(principal: Principal, id: string) {
     requireScope(principal, 'contacts:read');
     const contact = await this.d.contacts.getById(principal.organizationId, id);
     if (contact === null) throw notFound('contact');
-    const sessions = await this.d.messages.contactSessions(principal.organizationId, contact.audienceExternalId);
-    return { contact: publicContact(contact), sessions: sessions.map((s) => ({ sessionId: s.sessionId, openedAt: s.openedAt })) };
+    const [sessions, record] = await Promise.all([
+      this.d.messages.contactSessions(principal.organizationId, contact.audienceExternalId),
+      this.d.conversations.get(principal.organizationId, contact.audienceExternalId),
+    ]);
+    const conversation = record === null ? null : (await this.withUnread(principal, [record], await this.summaries(principal.organizationId, [record])))[0]!;
+    return {
+      contact: publicContact(contact),
+      conversation,
+      sessions: sessions.map((s) => ({ sessionId: s.sessionId, openedAt: s.openedAt, status: s.sessionId === record?.sessionId && record.sessionStatus === 'open' ? ('open' as const) : ('resolved' as const) })),
+    };
+  }
+
+  /** Renames the contact and merges its attributes (`inbox:write`: what agents change from the workspace). */
+  async updateContact(principal: Principal, id: string, change: ContactChange) {
+    requireScope(principal, 'inbox:write');
+    const current = await this.d.contacts.getById(principal.organizationId, id);
+    if (current === null) throw notFound('contact');
+    const count = Object.keys(changedContact(current, change).attributes ?? {}).length;
+    if (count > MAX_CONTACT_ATTRIBUTES) {
+      throw new AppError(422, 'too_many_attributes', `a contact has at most ${MAX_CONTACT_ATTRIBUTES} attributes; this change would give it ${count}`, { max: MAX_CONTACT_ATTRIBUTES, count });
+    }
+    const next = await this.d.contacts.update(principal.organizationId, id, change);
+    if (next === null) throw notFound('contact');
+    return publicContact(next);
+  }
+
+  // ------------------------------------------------------------------ search
+
+  /**
+   * One search box: contacts by name and phone digits (with `contacts:read`;
+   * none without it) and messages by their words, each best match first.
+   */
+  async search(principal: Principal, text: string, limit: number) {
+    requireScope(principal, 'inbox:read');
+    const org = principal.organizationId;
+    const [contacts, messages] = await Promise.all([principal.scopes.has('contacts:read') ? this.d.search.contacts(org, text, limit) : [], this.d.search.messages(org, text, limit)]);
+    const words = searchTerms(text).words;
+    return {
+      contacts: contacts.map(publicContact),
+      messages: messages.map((h) => ({ sessionId: h.sessionId, messageId: h.messageId, audienceExternalId: h.audienceExternalId, conversationId: h.audienceExternalId, snippet: snippet(h.text, words), sentAt: h.sentAt })),
+    };
   }
 
   // ------------------------------------------------------------------ internals
@@ -254,6 +346,40 @@ function refusal(r: HandoverReply): AppError {
   }
 }
 
+export interface ConversationViewInput {
+  view?: ConversationView;
+  sort?: ConversationSort;
+  channelId?: string;
+  contact?: string;
+  assigneeId?: string;
+  cursor?: string;
+  limit: number;
+}
+
+/** What a cursor is bound to: a cursor of another view, sort or filter would start a page at a row that view never showed. */
+function cursorScope(view: ConversationView, sort: ConversationSort, q: { channelId?: string; contact?: string; assigneeId?: string }): string {
+  return JSON.stringify([view, sort, q.channelId ?? null, q.contact ?? null, q.assigneeId ?? null]);
+}
+
+function writeCursor(at: ConversationKey, scope: string): string {
+  return Buffer.from(JSON.stringify({ s: scope, k: at.key, i: at.id })).toString('base64url');
+}
+
+function readCursor(cursor: string, scope: string): ConversationKey {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    parsed = null;
+  }
+  const c = parsed as { s?: unknown; k?: unknown; i?: unknown } | null;
+  if (c === null || typeof c !== 'object' || typeof c.k !== 'string' || typeof c.i !== 'string') {
+    throw badRequest('invalid_cursor', 'the cursor is not one this list gave out');
+  }
+  if (c.s !== scope) throw badRequest('invalid_cursor', 'the cursor belongs to another view, sort or filter: pass the same ones as for the page that gave it');
+  return { key: c.k, id: c.i };
+}
+
 function publicContact(c: Contact) {
-  return { id: c.id, audienceExternalId: c.audienceExternalId, name: c.name, createdAt: c.createdAt };
+  return { id: c.id, audienceExternalId: c.audienceExternalId, name: c.name, phone: c.audienceExternalId.slice(0, c.audienceExternalId.indexOf(':')), attributes: c.attributes ?? {}, createdAt: c.createdAt };
 }

@@ -252,6 +252,17 @@ export class MessagingService {
     return { channel, to };
   }
 
+  /**
+   * What the `audienceExternalId`s of a channel's conversations end with: its
+   * phone number id (a web chat: its own id). Null when the organization has
+   * no such channel.
+   */
+  async channelConversationSuffix(organizationId: string, channelId: string): Promise<string | null> {
+    const channel = await this.d.channels.get(organizationId, channelId);
+    if (channel === null) return null;
+    return channel.kind === 'whatsapp_cloud' ? channel.phoneNumberId : channel.id;
+  }
+
   // ------------------------------------------------------------------ history
 
   /**

@@ -28,3 +28,7 @@ export type * from './conversations/port.js';
 export { createSqliteConversationIndex } from './conversations/sqlite.js';
 export { createPostgresConversationIndex } from './conversations/postgres.js';
 export type * from './auth/index.js';
+export type * from './search/port.js';
+export { createSqliteSearchIndex } from './search/sqlite.js';
+export { createPostgresSearchIndex } from './search/postgres.js';
+export { searchTerms, fts5Query, tsQuery, snippet, type SearchTerms } from './search/query.js';

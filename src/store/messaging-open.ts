@@ -15,6 +15,9 @@ import type { ConversationIndexRepo } from './conversations/port.js';
 import { createSqliteConversationIndex } from './conversations/sqlite.js';
 import { createPostgresConversationIndex } from './conversations/postgres.js';
 import type { RequestKeyRepo } from './request-keys/port.js';
+import type { SearchIndex } from './search/port.js';
+import { createSqliteSearchIndex } from './search/sqlite.js';
+import { createPostgresSearchIndex } from './search/postgres.js';
 import { createSqliteRequestKeyRepo } from './request-keys/sqlite.js';
 import { createRedisRequestKeyRepo } from './request-keys/redis.js';
 import { createSqliteChannelRepo } from './channels/sqlite.js';
@@ -38,6 +41,8 @@ export interface MessagingStores {
   messages: SessionMessageRepo;
   /** The inbox's list of conversations, written by the conversation actors. */
   conversations: ConversationIndexRepo;
+  /** The workspace's text search over contacts and messages. */
+  search: SearchIndex;
   /** Which body each send's idempotency key came with. */
   requestKeys: RequestKeyRepo;
   /**
@@ -75,6 +80,7 @@ export async function openMessagingStores(config: Config, clock: Clock, backing:
       rateLimiter: createRedisRateLimiter(redis, p),
       messages: createPostgresSessionMessageRepo(pg),
       conversations: createPostgresConversationIndex(pg),
+      search: createPostgresSearchIndex(pg),
       requestKeys: createRedisRequestKeyRepo(redis, p),
       backing: { pg, redis, prefix: p },
       secretsKey: box !== null,
@@ -92,6 +98,7 @@ export async function openMessagingStores(config: Config, clock: Clock, backing:
     rateLimiter: createMemoryRateLimiter(clock),
     messages: createSqliteSessionMessageRepo(db),
     conversations: createSqliteConversationIndex(db),
+    search: createSqliteSearchIndex(db),
     requestKeys: createSqliteRequestKeyRepo(db, clock),
     backing: { db },
     secretsKey: true,

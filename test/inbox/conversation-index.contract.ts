@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, beforeAll, afterAll } from 'vitest';
 import type { ConversationIndexRepo } from '../../src/store/index.js';
-import type { ConversationRecord } from '../../src/domain/conversation.js';
+import type { ConversationRecord, ConversationView, ConversationViewQuery } from '../../src/domain/conversation.js';
 
 /** A conversation with the bot, no session, version 1. */
 export function record(org: string, aeid: string, over: Partial<ConversationRecord> = {}): ConversationRecord {
@@ -70,6 +70,53 @@ export function runConversationIndexContract(name: string, open: () => Promise<{
       expect(all.conversations[0]!.audienceExternalId).toBe('103:9');
     });
 
+    it('puts each conversation in one lane: views, their counts and filters by channel, assignee and contact', async () => {
+      const org = randomUUID();
+      const at = (m: number) => `2026-11-23T10:${String(m).padStart(2, '0')}:00.000Z`;
+      await repo.put(record(org, '201:9', { status: 'bot', sessionId: 's1', sessionStatus: 'open', updatedAt: at(1) }));
+      await repo.put(record(org, '202:9', { status: 'queued', queuedAt: at(2), updatedAt: at(2) }));
+      await repo.put(record(org, '203:8', { status: 'assigned', assigneeId: 'ann', updatedAt: at(3) }));
+      await repo.put(record(org, '204:9', { status: 'assigned', assigneeId: 'bob', updatedAt: at(4) }));
+      await repo.put(record(org, '205:8', { status: 'bot', sessionId: 's5', sessionStatus: 'resolved', updatedAt: at(5) }));
+      const ids = async (view: ConversationView, more: Partial<ConversationViewQuery> = {}) =>
+        (await repo.listView({ organizationId: org, view, userId: 'ann', sort: 'activity', limit: 50, ...more })).conversations.map((c) => c.audienceExternalId);
+      expect(await ids('all')).toEqual(['205:8', '204:9', '203:8', '202:9', '201:9']);
+      expect(await ids('bot')).toEqual(['201:9']);
+      expect(await ids('waiting')).toEqual(['202:9']);
+      expect(await ids('mine')).toEqual(['203:8']);
+      expect(await ids('others')).toEqual(['204:9']);
+      expect(await ids('unassigned')).toEqual(['202:9', '201:9']);
+      expect(await ids('resolved')).toEqual(['205:8']);
+      expect(await ids('all', { phoneNumberId: '8' })).toEqual(['205:8', '203:8']);
+      expect(await ids('all', { assigneeId: 'bob' })).toEqual(['204:9']);
+      expect(await ids('all', { audienceExternalId: '202:9' })).toEqual(['202:9']);
+      expect(await repo.counts({ organizationId: org, userId: 'ann' })).toEqual({ all: 5, bot: 1, waiting: 1, mine: 1, others: 1, unassigned: 2, resolved: 1 });
+      expect(await repo.counts({ organizationId: org, userId: 'bob', phoneNumberId: '9' })).toEqual({ all: 3, bot: 1, waiting: 1, mine: 1, others: 0, unassigned: 2, resolved: 0 });
+      // Longest waiting first: in the queue since, else the last change.
+      expect(await ids('all', { sort: 'waiting' })).toEqual(['201:9', '202:9', '203:8', '204:9', '205:8']);
+      const other = randomUUID();
+      expect(await repo.counts({ organizationId: other, userId: 'ann' })).toEqual({ all: 0, bot: 0, waiting: 0, mine: 0, others: 0, unassigned: 0, resolved: 0 });
+    });
+
+    it('pages by key: a page starts after the last row of the one before, whatever arrived meanwhile', async () => {
+      const org = randomUUID();
+      for (let i = 0; i < 7; i++) await repo.put(record(org, `30${i}:9`, { updatedAt: i < 4 ? '2026-11-23T10:00:00.000Z' : `2026-11-23T10:0${i}:00.000Z` }));
+      const q = { organizationId: org, view: 'all' as const, userId: 'ann', sort: 'activity' as const, limit: 3 };
+      const p1 = await repo.listView(q);
+      expect(p1.conversations.map((c) => c.audienceExternalId)).toEqual(['306:9', '305:9', '304:9']);
+      // New conversations arrive before the next page is read: they do not shift it.
+      await repo.put(record(org, '399:9', { updatedAt: '2026-11-23T11:00:00.000Z' }));
+      await repo.put(record(org, '398:9', { updatedAt: '2026-11-23T11:00:00.000Z' }));
+      const p2 = await repo.listView({ ...q, after: p1.next! });
+      expect(p2.conversations.map((c) => c.audienceExternalId)).toEqual(['300:9', '301:9', '302:9']);
+      const p3 = await repo.listView({ ...q, after: p2.next! });
+      expect(p3.conversations.map((c) => c.audienceExternalId)).toEqual(['303:9']);
+      expect(p3.next).toBeNull();
+      const w1 = await repo.listView({ ...q, sort: 'waiting', limit: 4 });
+      expect(w1.conversations.map((c) => c.audienceExternalId)).toEqual(['300:9', '301:9', '302:9', '303:9']);
+      expect((await repo.listView({ ...q, sort: 'waiting', limit: 4, after: w1.next! })).conversations.map((c) => c.audienceExternalId)).toEqual(['304:9', '305:9', '306:9', '398:9']);
+    });
+
     it("never shows one organization's conversations to another", async () => {
       const a = randomUUID();
       const b = randomUUID();
@@ -77,6 +124,8 @@ export function runConversationIndexContract(name: string, open: () => Promise<{
       expect(await repo.get(b, '555:9')).toBeNull();
       expect((await repo.list({ organizationId: b, offset: 0, limit: 10 })).total).toBe(0);
       expect((await repo.list({ organizationId: b, status: 'queued', offset: 0, limit: 10 })).total).toBe(0);
+      expect((await repo.listView({ organizationId: b, view: 'all', userId: 'u', sort: 'activity', limit: 10 })).conversations).toEqual([]);
+      expect((await repo.counts({ organizationId: b, userId: 'u' })).all).toBe(0);
     });
 
     it("keeps each user's read markers apart, per organization, last write winning", async () => {

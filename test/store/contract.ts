@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store, TicketEventStamp } from '../../src/store/index.js';
+import type { Store, TicketEventStamp, TicketQuery } from '../../src/store/index.js';
 import type { Ticket, TicketStatus } from '../../src/domain/types.js';
 import { TICKET_ID_PATTERN } from '../../src/domain/ticket-rules.js';
 
@@ -262,6 +262,36 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
       expect((await store.contacts.get(org, '4915100000001:1'))?.name).toBe('Ann');
       expect(await store.contacts.setNameIfMissing(org, '4915100000009:1', 'Nobody')).toBeNull();
       expect(await store.contacts.get(org, '4915100000009:1')).toBeNull();
+    });
+
+    it('lists tickets whose subject or description has every word of a text, with the other filters, never another organization\'s', async () => {
+      const org = randomUUID();
+      const t1 = await store.tickets.create(newTicket(org, { title: 'Drucker brennt', description: 'Im zweiten Stock qualmt es' }), stamp());
+      const t2 = await store.tickets.create(newTicket(org, { title: 'Login', description: 'Cannot sign in after the printer update', assigneeId: 'ann' }), stamp());
+      await store.tickets.create(newTicket(randomUUID(), { title: 'Drucker brennt', description: 'x' }), stamp());
+      const ids = async (text: string, more: Partial<TicketQuery> = {}) => (await store.tickets.list({ organizationId: org, text, offset: 0, limit: 10, ...more })).tickets.map((t) => t.ticketId);
+      expect(await ids('DRUCKER')).toEqual([t1.ticketId]);
+      expect(await ids('qualmt stock')).toEqual([t1.ticketId]);
+      expect(await ids('print')).toEqual([t2.ticketId]);
+      expect(await ids('print', { visibleToAgent: 'bob' })).toEqual([]);
+      expect(await ids('print', { visibleToAgent: 'ann' })).toEqual([t2.ticketId]);
+      expect((await store.tickets.list({ organizationId: org, text: 'drucker', offset: 0, limit: 10 })).total).toBe(1);
+      expect(await ids('"*')).toEqual([]);
+      await store.tickets.update(org, t1.ticketId, (x) => ({ ...x, title: 'Printer on fire' }), stamp('ticket.updated'));
+      expect(await ids('printer')).toEqual([t2.ticketId, t1.ticketId]);
+    });
+
+    it('changes a contact by id: its name, and its attributes merged key by key, concurrent changes all kept; only in its organization', async () => {
+      const org = randomUUID();
+      await store.contacts.upsert({ id: 'c2', organizationId: org, audienceExternalId: '4915100000002:1', name: null, createdAt: now() });
+      expect(await store.contacts.update(org, 'c2', { name: 'Ann', attributes: { plan: 'gold', city: 'Köln' } })).toMatchObject({ name: 'Ann', attributes: { plan: 'gold', city: 'Köln' } });
+      await Promise.all(Array.from({ length: 10 }, (_, i) => store.contacts.update(org, 'c2', { attributes: { [`k${i}`]: String(i) } })));
+      const after = await store.contacts.update(org, 'c2', { attributes: { city: null } });
+      expect(after?.attributes).toEqual({ plan: 'gold', ...Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, String(i)])) });
+      expect(await store.contacts.get(org, '4915100000002:1')).toEqual(after);
+      expect((await store.contacts.update(org, 'c2', { name: null }))?.name).toBeNull();
+      expect(await store.contacts.update(randomUUID(), 'c2', { name: 'Mallory' })).toBeNull();
+      expect(await store.contacts.update(org, 'nope', { name: 'X' })).toBeNull();
     });
 
     it('sets meta values once with setIfAbsent, and replaces them with set', async () => {

@@ -1,14 +1,22 @@
 import { z } from 'zod';
-import { errorSchema } from '../../app/schemas.js';
+import { errorSchema, ticketSchema } from '../../app/schemas.js';
+import type { TicketService } from '../../app/tickets.js';
+import { badRequest } from '../../errors.js';
 import {
   agentTemplateSchema,
+  contactChangeBody,
+  contactDetailSchema,
   contactListQuery,
   contactSchema,
   conversationDetailSchema,
+  conversationCountsQuery,
+  conversationCountsSchema,
   conversationId,
   conversationListQuery,
   conversationSummarySchema,
   replyMessageSchema,
+  searchQuery,
+  searchResultSchema,
   type InboxService,
 } from '../../inbox/index.js';
 import { EXAMPLE_IDS, ORDER_UPDATE_TEMPLATE } from '../openapi-examples.js';
@@ -16,6 +24,7 @@ import { defineRoute, type RouteDef } from '../route.js';
 import { idempotencyKey } from './handover.js';
 
 const idParams = z.object({ id: conversationId });
+const contactIdParams = z.object({ id: z.string().min(1).max(100) });
 const conversationResult = z.object({ success: z.literal(true), conversation: conversationSummarySchema });
 const sentResult = z.object({ success: z.literal(true), messageId: z.string().describe("the network's message id (wamid)"), sessionId: z.string() });
 const notFoundResponse = { description: 'no such conversation in the organization', schema: errorSchema };
@@ -40,7 +49,7 @@ export function asyncApiRoute(doc: () => Record<string, unknown>): RouteDef {
 }
 
 /** The live inbox's REST twins: what an agent does over the WebSocket, for bots and scripts. */
-export function conversationRoutes(inbox: InboxService): RouteDef[] {
+export function conversationRoutes(inbox: InboxService, tickets: TicketService): RouteDef[] {
   const action = (path: string, operationId: string, summary: string, run: (ctx: Parameters<RouteDef['handler']>[0] & { params: { id: string } }) => Promise<unknown>) =>
     defineRoute({
       method: 'post',
@@ -59,22 +68,55 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
       method: 'get',
       path: '/v1/conversations',
       operationId: 'listConversations',
-      summary: 'List conversations: the live-chat queue (oldest first), an agent\'s conversations, or all',
+      summary: 'List conversations by view (all, with the bot, waiting, mine, others, unassigned, resolved), filtered, a page at a time by cursor',
       tag: 'Inbox',
       auth: 'apiKey',
       scope: 'inbox:read',
       query: conversationListQuery,
       responses: {
         200: {
-          description: 'one page of conversations',
-          schema: z.object({ success: z.literal(true), conversations: z.array(conversationSummarySchema), page: z.number(), limit: z.number(), total: z.number() }),
+          description:
+            'one page of conversations. With view, sort, cursor, channelId or contact: `nextCursor` (null after the last page). Otherwise (status, assigneeId, page): `page`, `limit` and `total`, as before views existed',
+          schema: z.object({
+            success: z.literal(true),
+            conversations: z.array(conversationSummarySchema),
+            nextCursor: z.string().nullable().optional().describe('pass as cursor for the next page; null after the last'),
+            page: z.number().optional(),
+            limit: z.number(),
+            total: z.number().optional(),
+          }),
         },
-        400: { description: 'a query value is out of range', schema: errorSchema },
+        400: { description: 'a query value is out of range, `invalid_cursor`, or paging by page (status, page) mixed with paging by cursor', schema: errorSchema },
       },
       handler: async ({ principal, query }) => {
-        const r = await inbox.list(principal, query);
-        return { body: { success: true, conversations: r.conversations, page: query.page, limit: query.limit, total: r.total } };
+        const byCursor = query.view !== undefined || query.sort !== undefined || query.cursor !== undefined || query.channelId !== undefined || query.contact !== undefined;
+        if (!byCursor) {
+          const page = query.page ?? 1;
+          const r = await inbox.list(principal, { ...(query.status ? { status: query.status } : {}), ...(query.assigneeId ? { assigneeId: query.assigneeId } : {}), page, limit: query.limit });
+          return { body: { success: true, conversations: r.conversations, page, limit: query.limit, total: r.total } };
+        }
+        if (query.status !== undefined || query.page !== undefined) {
+          const message = 'status and page page the list by page; with view, sort, cursor, channelId or contact it pages by cursor (nextCursor)';
+          throw badRequest('validation_failed', message, (['status', 'page'] as const).filter((f) => query[f] !== undefined).map((f) => ({ field: `query.${f}`, message, code: 'custom' })));
+        }
+        const r = await inbox.listView(principal, query);
+        return { body: { success: true, conversations: r.conversations, nextCursor: r.nextCursor, limit: query.limit } };
       },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/conversations/counts',
+      operationId: 'countConversations',
+      summary: 'How many conversations each view holds for the caller',
+      tag: 'Inbox',
+      auth: 'apiKey',
+      scope: 'inbox:read',
+      query: conversationCountsQuery,
+      responses: {
+        200: { description: 'a count per view', schema: z.object({ success: z.literal(true), counts: conversationCountsSchema }) },
+        400: { description: 'a query value is out of range', schema: errorSchema },
+      },
+      handler: async ({ principal, query }) => ({ body: { success: true, counts: await inbox.counts(principal, query) } }),
     }),
     defineRoute({
       method: 'post',
@@ -189,16 +231,61 @@ export function conversationRoutes(inbox: InboxService): RouteDef[] {
       method: 'get',
       path: '/v1/contacts/:id',
       operationId: 'getContact',
-      summary: 'A contact with its sessions, newest first',
+      summary: 'A contact with its conversation, its sessions (newest first, each open or resolved) and its tickets',
       tag: 'Contacts',
       auth: 'apiKey',
       scope: 'contacts:read',
-      params: z.object({ id: z.string().min(1).max(100) }),
+      params: contactIdParams,
       responses: {
-        200: { description: 'the contact', schema: z.object({ success: z.literal(true), contact: contactSchema, sessions: z.array(z.object({ sessionId: z.string(), openedAt: z.string() })) }) },
+        200: {
+          description: 'the contact',
+          schema: contactDetailSchema.extend({
+            tickets: z.array(ticketSchema).optional().describe('its newest 50 tickets the caller can see (absent without the scope tickets:read)'),
+            ticketsTotal: z.number().int().optional().describe('how many tickets of the contact the caller can see'),
+          }),
+        },
         404: { description: 'no such contact in the organization', schema: errorSchema },
       },
-      handler: async ({ principal, params }) => ({ body: { success: true, ...(await inbox.getContact(principal, params.id)) } }),
+      handler: async ({ principal, params }) => {
+        const detail = await inbox.getContact(principal, params.id);
+        if (!principal.scopes.has('tickets:read')) return { body: { success: true, ...detail } };
+        const list = await tickets.list(principal, { audienceExternalId: detail.contact.audienceExternalId, page: 1, limit: 50 });
+        return { body: { success: true, ...detail, tickets: list.tickets, ticketsTotal: list.total } };
+      },
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/v1/contacts/:id',
+      operationId: 'updateContact',
+      example: { name: 'Ann Lee', attributes: { plan: 'gold', city: 'Berlin', previousEmail: null } },
+      summary: "Rename a contact and change its custom attributes (merged key by key; null removes one)",
+      tag: 'Contacts',
+      auth: 'apiKey',
+      scope: 'inbox:write',
+      params: contactIdParams,
+      body: contactChangeBody,
+      responses: {
+        200: { description: 'the contact after the change', schema: z.object({ success: z.literal(true), contact: contactSchema }) },
+        400: { description: 'invalid body: a name or value too long, a key outside `[A-Za-z0-9_.-]{1,64}`, nothing to change', schema: errorSchema },
+        404: { description: 'no such contact in the organization', schema: errorSchema },
+        422: { description: '`too_many_attributes`: the contact would have more than 50 attributes', schema: errorSchema },
+      },
+      handler: async ({ principal, params, body }) => ({ body: { success: true, contact: await inbox.updateContact(principal, params.id, body) } }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/search',
+      operationId: 'search',
+      summary: "Search the workspace: contacts by name and phone digits, and messages by their words",
+      tag: 'Inbox',
+      auth: 'apiKey',
+      scope: 'inbox:read',
+      query: searchQuery,
+      responses: {
+        200: { description: 'the best hits of each kind', schema: searchResultSchema },
+        400: { description: 'q missing or too long, limit out of range', schema: errorSchema },
+      },
+      handler: async ({ principal, query }) => ({ body: { success: true, ...(await inbox.search(principal, query.q, query.limit)) } }),
     }),
   ];
 }

@@ -1,4 +1,4 @@
-import type { ConversationQuery, ConversationRecord, ReadMarker } from '../../domain/conversation.js';
+import type { ConversationCountQuery, ConversationCounts, ConversationKey, ConversationQuery, ConversationRecord, ConversationViewQuery, ReadMarker } from '../../domain/conversation.js';
 
 export interface ConversationPage {
   conversations: ConversationRecord[];
@@ -11,6 +11,12 @@ export interface ConversationPage {
  * committed), read by the inbox and its REST twins. Every method is scoped
  * to one organization.
  */
+/** A keyset page: `next` is where the following page starts, null after the last. */
+export interface ConversationKeysetPage {
+  conversations: ConversationRecord[];
+  next: ConversationKey | null;
+}
+
 export interface ConversationIndexRepo {
   /**
    * Stores the record unless the stored one has the same or a higher
@@ -24,6 +30,15 @@ export interface ConversationIndexRepo {
    * assigned conversations of that agent.
    */
   list(query: ConversationQuery): Promise<ConversationPage>;
+  /**
+   * One page of a view, in the view's order, after `query.after`. Pages are
+   * keyed by the last row's sort key and id, not an offset, so conversations
+   * that arrive meanwhile never shift a later page (a conversation that
+   * changes while a client pages may move ahead of the page it is on).
+   */
+  listView(query: ConversationViewQuery): Promise<ConversationKeysetPage>;
+  /** How many conversations each view holds for the caller, with the same filters. */
+  counts(query: ConversationCountQuery): Promise<ConversationCounts>;
   /** Records what the user has opened of the conversation (replaces their previous marker). */
   markSeen(organizationId: string, userId: string, audienceExternalId: string, marker: ReadMarker): Promise<void>;
   /** The user's markers of these conversations; a conversation they never opened has none. */

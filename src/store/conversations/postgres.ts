@@ -1,7 +1,7 @@
 import type { ConversationRecord, ReadMarker } from '../../domain/conversation.js';
 import { numbered, type PgDb } from '../postgres/db.js';
 import type { ConversationIndexRepo } from './port.js';
-import { conversationList, PUT_CONVERSATION, putArgs, SELECT_CONVERSATION } from './sql.js';
+import { conversationCounts, conversationList, conversationViewPage, countsOf, keysetPage, PUT_CONVERSATION, putArgs, SELECT_CONVERSATION } from './sql.js';
 
 const PUT = numbered(PUT_CONVERSATION);
 const GET = numbered(SELECT_CONVERSATION);
@@ -24,6 +24,14 @@ export function createPostgresConversationIndex(db: PgDb): ConversationIndexRepo
       const { page, pageArgs, count, countArgs } = conversationList(q);
       const [rows, total] = await Promise.all([db.rows<{ body: ConversationRecord }>(numbered(page), pageArgs), db.rows<{ n: string }>(numbered(count), countArgs)]);
       return { conversations: rows.map((r) => r.body), total: Number(total[0]?.n ?? 0) };
+    },
+    async listView(q) {
+      const { sql, args } = conversationViewPage(q);
+      return keysetPage(await db.rows<{ body: ConversationRecord; k: string }>(numbered(sql), args), q.limit);
+    },
+    async counts(q) {
+      const { sql, args } = conversationCounts(q);
+      return countsOf(await db.rows<{ lane: string; mine: number; n: string }>(numbered(sql), args));
     },
     async markSeen(org, userId, aeid, marker) {
       await db.query(

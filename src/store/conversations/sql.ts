@@ -1,4 +1,4 @@
-import type { ConversationQuery, ConversationRecord } from '../../domain/conversation.js';
+import { CONVERSATION_VIEWS, type ConversationCountQuery, type ConversationCounts, type ConversationQuery, type ConversationRecord, type ConversationView, type ConversationViewQuery } from '../../domain/conversation.js';
 
 /*
  * The conversation index's statements both engines run as written (`?`
@@ -44,4 +44,90 @@ export function conversationList(q: ConversationQuery): { page: string; pageArgs
     count: `SELECT COUNT(*) AS n FROM conversations WHERE ${cond}`,
     countArgs: args,
   };
+}
+
+/** The filters of a view query both the page and the counts take. */
+function viewFilters(q: ConversationCountQuery): { where: string[]; args: unknown[] } {
+  const where = ['org = ?'];
+  const args: unknown[] = [q.organizationId];
+  if (q.phoneNumberId !== undefined) {
+    where.push('phone_number_id = ?');
+    args.push(q.phoneNumberId);
+  }
+  if (q.assigneeId !== undefined) {
+    where.push('assignee_id = ?');
+    args.push(q.assigneeId);
+  }
+  if (q.audienceExternalId !== undefined) {
+    where.push('audience_external_id = ?');
+    args.push(q.audienceExternalId);
+  }
+  return { where, args };
+}
+
+/** The lanes (and, for mine and others, the assignee test) of a view. */
+function viewCondition(view: ConversationView, userId: string): { cond: string | null; args: unknown[] } {
+  switch (view) {
+    case 'all':
+      return { cond: null, args: [] };
+    case 'mine':
+      return { cond: "lane = 'assigned' AND assignee_id = ?", args: [userId] };
+    case 'others':
+      return { cond: "lane = 'assigned' AND assignee_id <> ?", args: [userId] };
+    case 'unassigned':
+      return { cond: "lane IN ('bot', 'waiting')", args: [] };
+    default:
+      return { cond: 'lane = ?', args: [view] };
+  }
+}
+
+/**
+ * One keyset page of a view (a row more than asked, to tell whether another
+ * page follows), each row with its sort key `k`. Activity: updated_at
+ * descending; waiting: waiting_since ascending; ties by conversation id.
+ */
+export function conversationViewPage(q: ConversationViewQuery): { sql: string; args: unknown[] } {
+  const { where, args } = viewFilters(q);
+  const view = viewCondition(q.view, q.userId);
+  if (view.cond !== null) {
+    where.push(view.cond);
+    args.push(...view.args);
+  }
+  const col = q.sort === 'waiting' ? 'waiting_since' : 'updated_at';
+  const cmp = q.sort === 'waiting' ? '>' : '<';
+  if (q.after !== undefined) {
+    where.push(`(${col} ${cmp} ? OR (${col} = ? AND audience_external_id > ?))`);
+    args.push(q.after.key, q.after.key, q.after.id);
+  }
+  const order = q.sort === 'waiting' ? 'waiting_since ASC, audience_external_id ASC' : 'updated_at DESC, audience_external_id ASC';
+  return { sql: `SELECT body, ${col} AS k FROM conversations WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`, args: [...args, q.limit + 1] };
+}
+
+/** Counts by lane, the assigned ones split into the caller's and others'. */
+export function conversationCounts(q: ConversationCountQuery): { sql: string; args: unknown[] } {
+  const { where, args } = viewFilters(q);
+  return {
+    sql: `SELECT lane, CASE WHEN assignee_id = ? THEN 1 ELSE 0 END AS mine, COUNT(*) AS n FROM conversations WHERE ${where.join(' AND ')} GROUP BY 1, 2`,
+    args: [q.userId, ...args],
+  };
+}
+
+/** The counts per view from `conversationCounts`' rows. */
+export function countsOf(rows: { lane: string; mine: number | string; n: number | string }[]): ConversationCounts {
+  const c = Object.fromEntries(CONVERSATION_VIEWS.map((v) => [v, 0])) as ConversationCounts;
+  for (const r of rows) {
+    const n = Number(r.n);
+    c.all += n;
+    if (r.lane === 'assigned') c[Number(r.mine) === 1 ? 'mine' : 'others'] += n;
+    else if (r.lane === 'bot' || r.lane === 'waiting' || r.lane === 'resolved') c[r.lane] += n;
+    if (r.lane === 'bot' || r.lane === 'waiting') c.unassigned += n;
+  }
+  return c;
+}
+
+/** The page and the key the next one starts after. */
+export function keysetPage(rows: { body: ConversationRecord; k: string }[], limit: number) {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { conversations: page.map((r) => r.body), next: rows.length > limit && last !== undefined ? { key: last.k, id: last.body.audienceExternalId } : null };
 }

@@ -1,7 +1,7 @@
 import type { ConversationRecord, ReadMarker } from '../../domain/conversation.js';
 import type { SqliteDb } from '../sqlite/db.js';
 import type { ConversationIndexRepo } from './port.js';
-import { conversationList, PUT_CONVERSATION, putArgs, SELECT_CONVERSATION } from './sql.js';
+import { conversationCounts, conversationList, conversationViewPage, countsOf, keysetPage, PUT_CONVERSATION, putArgs, SELECT_CONVERSATION } from './sql.js';
 
 const SEEN = 'conversationsSeen';
 
@@ -26,6 +26,15 @@ export function createSqliteConversationIndex(db: SqliteDb): ConversationIndexRe
       const rows = s(page).all(...pageArgs) as { body: string }[];
       const total = (s(count).get(...countArgs) as { n: number }).n;
       return { conversations: rows.map((r) => JSON.parse(r.body) as ConversationRecord), total };
+    },
+    async listView(q) {
+      const { sql, args } = conversationViewPage(q);
+      const rows = s(sql).all(...args) as { body: string; k: string }[];
+      return keysetPage(rows.map((r) => ({ body: JSON.parse(r.body) as ConversationRecord, k: r.k })), q.limit);
+    },
+    async counts(q) {
+      const { sql, args } = conversationCounts(q);
+      return countsOf(s(sql).all(...args) as { lane: string; mine: number; n: number }[]);
     },
     // Read markers are per user and small: `records`, keyed `<org>/<user>/<contact>`.
     async markSeen(org, userId, aeid, marker) {

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, Contact, Organization, Ticket, TicketPriority, TicketStatus, User } from '../../domain/types.js';
+import type { ApiKeyRecord, Contact, ContactChange, Organization, Ticket, TicketPriority, TicketStatus, User } from '../../domain/types.js';
 import type { DomainEvent } from '../../domain/events.js';
 import type { AuthSessionRepo, FailureCounter } from '../auth/port.js';
 
@@ -50,6 +50,12 @@ export interface ContactRepo {
    */
   setNameIfMissing(organizationId: string, audienceExternalId: string, name: string): Promise<Contact | null>;
   getById(organizationId: string, id: string): Promise<Contact | null>;
+  /**
+   * Applies `change` (`changedContact`) to the contact with this id, read and
+   * written in one step, so concurrent changes of different attributes both
+   * stay. Returns the stored contact, or null if there is none.
+   */
+  update(organizationId: string, id: string, change: ContactChange): Promise<Contact | null>;
   list(organizationId: string): Promise<Contact[]>;
 }
 
@@ -62,6 +68,8 @@ export interface TicketQuery {
   assigneeId?: string | null;
   /** When set, only tickets assigned to this user or unassigned (an agent's view). */
   visibleToAgent?: string;
+  /** Words the subject or description has (as the workspace search matches them); no words match nothing. */
+  text?: string;
   /** Zero-based offset and page size. */
   offset: number;
   limit: number;

@@ -1,5 +1,6 @@
 import { conflict } from '../../errors.js';
-import type { ApiKeyRecord, Contact, Organization, Ticket, User } from '../../domain/types.js';
+import { postgresTicketTextMatch } from '../search/postgres.js';
+import { changedContact, type ApiKeyRecord, type Contact, type Organization, type Ticket, type User } from '../../domain/types.js';
 import { canonicalTicket, formatTicketId } from '../../domain/ticket-rules.js';
 import type { DomainEvent } from '../../domain/events.js';
 import type { NewTicket, Store, TicketEventStamp, TicketPage } from './port.js';
@@ -157,6 +158,15 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
       async getById(organizationId, id) {
         return (await db.rows<{ body: Contact }>('SELECT body FROM contacts WHERE org = $1 AND id = $2', [organizationId, id]))[0]?.body ?? null;
       },
+      async update(organizationId, id, change) {
+        return db.tx(async (c) => {
+          const { rows } = await c.query<{ body: Contact }>('SELECT body FROM contacts WHERE org = $1 AND id = $2 FOR UPDATE', [organizationId, id]);
+          if (rows[0] === undefined) return null;
+          const next = changedContact(rows[0].body, change);
+          await c.query('UPDATE contacts SET body = $3 WHERE org = $1 AND id = $2', [organizationId, id, JSON.stringify(next)]);
+          return next;
+        });
+      },
       async list(organizationId) {
         return (await db.rows<{ body: Contact }>('SELECT body FROM contacts WHERE org = $1', [organizationId])).map((r) => r.body);
       },
@@ -213,7 +223,7 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
         });
       },
       async list(query): Promise<TicketPage> {
-        const filter = ticketFilter(query);
+        const filter = ticketFilter(query, postgresTicketTextMatch);
         if (filter === null) return { tickets: [], total: 0 };
         const { where, args } = filter;
         const cond = where.join(' AND ');

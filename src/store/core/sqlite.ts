@@ -1,5 +1,6 @@
 import { conflict } from '../../errors.js';
-import type { ApiKeyRecord, Contact, Organization, Ticket, User } from '../../domain/types.js';
+import { sqliteTicketTextMatch } from '../search/sqlite.js';
+import { changedContact, type ApiKeyRecord, type Contact, type Organization, type Ticket, type User } from '../../domain/types.js';
 import { canonicalTicket, formatTicketId } from '../../domain/ticket-rules.js';
 import type { DomainEvent } from '../../domain/events.js';
 import type { NewTicket, Store, TicketEventStamp, TicketPage, TicketQuery } from './port.js';
@@ -164,6 +165,15 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
         const row = s('SELECT body FROM contacts WHERE org = ? AND id = ?').get(organizationId, id) as { body: string } | undefined;
         return row === undefined ? null : (JSON.parse(row.body) as Contact);
       },
+      async update(organizationId, id, change) {
+        return db.run(() => {
+          const row = s('SELECT body FROM contacts WHERE org = ? AND id = ?').get(organizationId, id) as { body: string } | undefined;
+          if (row === undefined) return null;
+          const next = changedContact(JSON.parse(row.body) as Contact, change);
+          s('UPDATE contacts SET body = ? WHERE org = ? AND id = ?').run(JSON.stringify(next), organizationId, id);
+          return next;
+        });
+      },
       async list(organizationId) {
         return (s('SELECT body FROM contacts WHERE org = ?').all(organizationId) as { body: string }[]).map((r) => JSON.parse(r.body) as Contact);
       },
@@ -213,7 +223,7 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
         });
       },
       async list(q: TicketQuery): Promise<TicketPage> {
-        const filter = ticketFilter(q);
+        const filter = ticketFilter(q, sqliteTicketTextMatch);
         if (filter === null) return { tickets: [], total: 0 };
         const { where, args } = filter;
         const cond = where.join(' AND ');

@@ -1,11 +1,14 @@
 import type { TicketQuery } from './port.js';
 
+/** The engine's condition that a ticket's subject or description has every word of `text`; null when it has no words. */
+export type TextMatch = (organizationId: string, text: string) => { sql: string; args: unknown[] } | null;
+
 /**
  * The WHERE clause of a ticket list, with `?` placeholders, shared by the
  * SQLite and PostgreSQL adapters (the dialects agree on it). Null when the
  * query can match nothing: an agent filtering by someone else's tickets.
  */
-export function ticketFilter(q: TicketQuery): { where: string[]; args: unknown[] } | null {
+export function ticketFilter(q: TicketQuery, textMatch?: TextMatch): { where: string[]; args: unknown[] } | null {
   // An assignee filter decides visibility by itself: unassigned and the agent's own are visible, others' are not.
   let visibleToAgent = q.visibleToAgent;
   if (q.assigneeId !== undefined && visibleToAgent !== undefined) {
@@ -34,6 +37,12 @@ export function ticketFilter(q: TicketQuery): { where: string[]; args: unknown[]
   if (visibleToAgent !== undefined) {
     where.push('(assignee_id IS NULL OR assignee_id = ?)');
     args.push(visibleToAgent);
+  }
+  if (q.text !== undefined) {
+    const m = textMatch?.(q.organizationId, q.text) ?? null;
+    if (m === null) return null;
+    where.push(m.sql);
+    args.push(...m.args);
   }
   return { where, args };
 }

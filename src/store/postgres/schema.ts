@@ -298,9 +298,20 @@ const MESSAGING = `
     queued_at text,
     version bigint NOT NULL,
     body jsonb NOT NULL,
+    -- The inbox's views, generated from the record (as the embedded database does): the one view a
+    -- conversation is in, its channel's number, and the key of the longest-waiting order.
+    lane text GENERATED ALWAYS AS (
+      CASE WHEN status = 'assigned' THEN 'assigned' WHEN status = 'queued' THEN 'waiting'
+        WHEN body->>'sessionStatus' = 'resolved' THEN 'resolved' ELSE 'bot' END) STORED,
+    phone_number_id text GENERATED ALWAYS AS (split_part(audience_external_id, ':', 2)) STORED,
+    waiting_since text GENERATED ALWAYS AS (coalesce(queued_at, updated_at)) STORED,
     PRIMARY KEY (org, audience_external_id)
   );
   CREATE INDEX conversations_by_update ON conversations (org, updated_at DESC, audience_external_id);
+  CREATE INDEX conversations_by_lane ON conversations (org, lane, updated_at DESC, audience_external_id);
+  CREATE INDEX conversations_by_lane_waiting ON conversations (org, lane, waiting_since, audience_external_id);
+  CREATE INDEX conversations_by_waiting ON conversations (org, waiting_since, audience_external_id);
+  CREATE INDEX conversations_by_phone_number ON conversations (org, phone_number_id, updated_at DESC, audience_external_id);
   CREATE INDEX conversations_by_status ON conversations (org, status, updated_at DESC, audience_external_id);
   CREATE INDEX conversations_queued ON conversations (org, queued_at, audience_external_id) WHERE status = 'queued';
   CREATE INDEX conversations_by_assignee ON conversations (org, assignee_id, updated_at DESC) WHERE status = 'assigned';

@@ -209,6 +209,26 @@ export const NODE_MIGRATIONS: Migration[] = [
       `);
     },
   },
+  {
+    // The inbox's views over the conversation index. Generated from the stored record, so every writer
+    // (the actors, the JSON import) fills them without knowing they exist: `lane` is the one view a
+    // conversation is in (assigned, waiting, resolved or with the bot), `phone_number_id` its channel's
+    // number, `waiting_since` the key of the longest-waiting order (in the queue since, else last activity).
+    version: 4,
+    up(db) {
+      db.exec(`
+        ALTER TABLE conversations ADD COLUMN lane TEXT GENERATED ALWAYS AS (
+          CASE WHEN status = 'assigned' THEN 'assigned' WHEN status = 'queued' THEN 'waiting'
+            WHEN json_extract(body, '$.sessionStatus') = 'resolved' THEN 'resolved' ELSE 'bot' END) VIRTUAL;
+        ALTER TABLE conversations ADD COLUMN phone_number_id TEXT GENERATED ALWAYS AS (substr(audience_external_id, instr(audience_external_id, ':') + 1)) VIRTUAL;
+        ALTER TABLE conversations ADD COLUMN waiting_since TEXT GENERATED ALWAYS AS (coalesce(queued_at, updated_at)) VIRTUAL;
+        CREATE INDEX conversations_by_lane ON conversations (org, lane, updated_at DESC, audience_external_id);
+        CREATE INDEX conversations_by_lane_waiting ON conversations (org, lane, waiting_since, audience_external_id);
+        CREATE INDEX conversations_by_waiting ON conversations (org, waiting_since, audience_external_id);
+        CREATE INDEX conversations_by_phone_number ON conversations (org, phone_number_id, updated_at DESC, audience_external_id);
+      `);
+    },
+  },
 ];
 
 /** A database of key-value collections only (the sandbox providers', standing for Google and Stripe). */

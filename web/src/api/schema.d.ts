@@ -721,14 +721,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A contact with its sessions, newest first */
+        /** A contact with its conversation, its sessions (newest first, each open or resolved) and its tickets */
         get: operations["getContact"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /** Rename a contact and change its custom attributes (merged key by key; null removes one) */
+        patch: operations["updateContact"];
         trace?: never;
     };
     "/v1/conversations": {
@@ -738,7 +739,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List conversations: the live-chat queue (oldest first), an agent's conversations, or all */
+        /** List conversations by view (all, with the bot, waiting, mine, others, unassigned, resolved), filtered, a page at a time by cursor */
         get: operations["listConversations"];
         put?: never;
         post?: never;
@@ -878,6 +879,23 @@ export interface paths {
         put?: never;
         /** Give the conversation to another agent of the organization */
         post: operations["transferConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How many conversations each view holds for the caller */
+        get: operations["countConversations"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1100,6 +1118,23 @@ export interface paths {
         put?: never;
         /** Sandbox: the customer taps a quick-reply button of a template message they received */
         post: operations["sandboxTapQuickReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Search the workspace: contacts by name and phone digits, and messages by their words */
+        get: operations["search"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -9862,6 +9897,8 @@ export interface operations {
                      *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *           "audienceExternalId": "4915112345678:106540352242922",
                      *           "name": "Ann Example",
+                     *           "phone": "4915112345678",
+                     *           "attributes": {},
                      *           "createdAt": "2026-01-05T09:30:00.000Z"
                      *         }
                      *       ],
@@ -9872,10 +9909,17 @@ export interface operations {
                      */
                     "application/json": {
                         contacts: {
+                            /** @description custom key/value attributes */
+                            attributes: {
+                                [key: string]: string;
+                            };
                             audienceExternalId: string;
+                            /** @description first seen */
                             createdAt: string;
                             id: string;
                             name: string | null;
+                            /** @description the phone digits (a web-chat visitor: its visitor id) */
+                            phone: string;
                         }[];
                         limit: number;
                         page: number;
@@ -10010,29 +10054,160 @@ export interface operations {
                      *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "audienceExternalId": "4915112345678:106540352242922",
                      *         "name": "Ann Example",
+                     *         "phone": "4915112345678",
+                     *         "attributes": {},
                      *         "createdAt": "2026-01-05T09:30:00.000Z"
+                     *       },
+                     *       "conversation": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "audienceExternalId": "4915112345678:106540352242922",
+                     *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "contactName": "Ann Example",
+                     *         "phone": "4915112345678",
+                     *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
+                     *         "status": "bot",
+                     *         "assigneeId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "queuedAt": "2026-01-05T09:30:00.000Z",
+                     *         "assignedAt": "2026-01-05T09:30:00.000Z",
+                     *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "sessionStatus": "open",
+                     *         "window": {
+                     *           "open": true,
+                     *           "closesAt": "2026-01-05T09:30:00.000Z"
+                     *         },
+                     *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                     *         "unreadCount": 2,
+                     *         "updatedAt": "2026-01-05T09:30:00.000Z"
                      *       },
                      *       "sessions": [
                      *         {
                      *           "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *           "openedAt": "2026-01-05T09:30:00.000Z"
+                     *           "openedAt": "2026-01-05T09:30:00.000Z",
+                     *           "status": "open"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "tickets": [
+                     *         {
+                     *           "_id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "ticketId": "T-260105-000001",
+                     *           "title": "Order #1042 arrived damaged",
+                     *           "description": "The parcel arrived with a torn box and a cracked lid; the customer asks for a replacement.",
+                     *           "status": "open",
+                     *           "priority": "low",
+                     *           "assigneeId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *           "audienceId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "audienceExternalId": "4915112345678:106540352242922",
+                     *           "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *           "resolutionDate": "2026-01-05T09:30:00.000Z",
+                     *           "createdBy": {
+                     *             "kind": "api_key",
+                     *             "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *             "keyId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "keyName": "CRM sync"
+                     *           },
+                     *           "createdAt": "2026-01-05T09:30:00.000Z",
+                     *           "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "ticketsTotal": 1
                      *     }
                      */
                     "application/json": {
                         contact: {
+                            /** @description custom key/value attributes */
+                            attributes: {
+                                [key: string]: string;
+                            };
                             audienceExternalId: string;
+                            /** @description first seen */
                             createdAt: string;
                             id: string;
                             name: string | null;
+                            /** @description the phone digits (a web-chat visitor: its visitor id) */
+                            phone: string;
                         };
+                        /** @description the contact's conversation as the inbox lists it; null before it ever had one */
+                        conversation: {
+                            assignedAt: string | null;
+                            assigneeId: string | null;
+                            audienceExternalId: string;
+                            /** @description the channel the conversation runs on; null when no channel of the organization has its phone number id any more */
+                            channelId: string | null;
+                            contactId: string | null;
+                            /** @description the name the customer goes by on the chat network, when known */
+                            contactName: string | null;
+                            /** @description the conversation id: the contact's audienceExternalId */
+                            id: string;
+                            lastInboundAt: string | null;
+                            phone: string;
+                            queuedAt: string | null;
+                            /** @description the latest session (conversation episode) */
+                            sessionId: string | null;
+                            sessionStatus: ("open" | "resolved") | null;
+                            /**
+                             * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
+                             * @enum {string}
+                             */
+                            status: "bot" | "queued" | "assigned";
+                            /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                            unreadCount?: number;
+                            updatedAt: string;
+                            window: {
+                                /** @description 24 hours after the customer's last message; null before they ever wrote */
+                                closesAt: string | null;
+                                /** @description free-form messages (text, buttons, media) may be sent */
+                                open: boolean;
+                            };
+                        } | null;
+                        /** @description newest first; only the latest can be open */
                         sessions: {
                             openedAt: string;
                             sessionId: string;
+                            /** @enum {string} */
+                            status: "open" | "resolved";
                         }[];
                         /** @constant */
                         success: true;
+                        /** @description its newest 50 tickets the caller can see (absent without the scope tickets:read) */
+                        tickets?: {
+                            _id: string;
+                            assigneeId: string | null;
+                            /** @description the linked contact's `<phone>:<phone number id>`: what sends and conversation tools take */
+                            audienceExternalId: string | null;
+                            audienceId: string | null;
+                            createdAt: string;
+                            /** @description who or what made the ticket; null for tickets made before this was recorded */
+                            createdBy: {
+                                keyId: string | null;
+                                keyName: string | null;
+                                /**
+                                 * @description api_key: through the REST API; session: a dashboard user; mcp: an MCP tool call
+                                 * @enum {string}
+                                 */
+                                kind: "api_key" | "session" | "mcp";
+                                /** @description the dashboard user (or the owner of the API key) */
+                                userId: string;
+                            } | null;
+                            description: string;
+                            organizationId: string;
+                            /**
+                             * @description low, medium, high or urgent
+                             * @enum {string}
+                             */
+                            priority: "low" | "medium" | "high" | "urgent";
+                            resolutionDate: string | null;
+                            /**
+                             * @description open, in_progress, resolved or closed
+                             * @enum {string}
+                             */
+                            status: "open" | "in_progress" | "resolved" | "closed";
+                            /** @description T-<digits>-<digits> */
+                            ticketId: string;
+                            title: string;
+                            updatedAt: string;
+                        }[];
+                        /** @description how many tickets of the contact the caller can see */
+                        ticketsTotal?: number;
                     };
                 };
             };
@@ -10136,13 +10311,285 @@ export interface operations {
             };
         };
     };
+    updateContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Ann Lee",
+                 *       "attributes": {
+                 *         "plan": "gold",
+                 *         "city": "Berlin",
+                 *         "previousEmail": null
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description merged into the contact's attributes key by key: a string sets the key, null removes it (a contact keeps at most 50) */
+                    attributes?: {
+                        [key: string]: string | null;
+                    };
+                    /** @description the name agents see; null clears it */
+                    name?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the contact after the change */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "contact": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "audienceExternalId": "4915112345678:106540352242922",
+                     *         "name": "Ann Example",
+                     *         "phone": "4915112345678",
+                     *         "attributes": {},
+                     *         "createdAt": "2026-01-05T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        contact: {
+                            /** @description custom key/value attributes */
+                            attributes: {
+                                [key: string]: string;
+                            };
+                            audienceExternalId: string;
+                            /** @description first seen */
+                            createdAt: string;
+                            id: string;
+                            name: string | null;
+                            /** @description the phone digits (a web-chat visitor: its visitor id) */
+                            phone: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description invalid body: a name or value too long, a key outside `[A-Za-z0-9_.-]{1,64}`, nothing to change */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "invalid body: a name or value too long, a key outside [A-Za-z0-9_.-]{1,64}, nothing to change"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such contact in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such contact in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attributes`: the contact would have more than 50 attributes */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attributes",
+                     *         "message": "the contact would have more than 50 attributes"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listConversations: {
         parameters: {
             query?: {
+                /** @description only conversations assigned to this user */
                 assigneeId?: string;
+                /** @description only conversations on this channel */
+                channelId?: string;
+                /** @description only this contact's conversation: a contact id or an audienceExternalId */
+                contact?: string;
+                /** @description the previous page's nextCursor, with the same view, sort and filters */
+                cursor?: string;
                 limit?: number;
+                /** @description paging by page only (default 1) */
                 page?: number;
+                /** @description activity (default): most recent change first; waiting: longest waiting first (in the queue since, otherwise last change) */
+                sort?: "activity" | "waiting";
+                /** @description paging by page only: bot, queued (oldest first) or assigned */
                 status?: "bot" | "queued" | "assigned";
+                /** @description all; bot: with the bot; waiting: in the live-chat queue; mine / others: assigned to the caller / to another agent; unassigned: bot and waiting; resolved: resolved by an agent and back with the bot. Any of view, sort, cursor, channelId or contact pages by cursor (nextCursor); without them the list pages by page and total */
+                view?: "all" | "bot" | "waiting" | "mine" | "others" | "unassigned" | "resolved";
             };
             header?: never;
             path?: never;
@@ -10150,7 +10597,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description one page of conversations */
+            /** @description one page of conversations. With view, sort, cursor, channelId or contact: `nextCursor` (null after the last page). Otherwise (status, assigneeId, page): `page`, `limit` and `total`, as before views existed */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -10182,6 +10629,7 @@ export interface operations {
                      *           "updatedAt": "2026-01-05T09:30:00.000Z"
                      *         }
                      *       ],
+                     *       "nextCursor": "eyJzIjoiW1wiYWxsXCIsXCJhY3Rpdml0eVwiXSIsImsiOiIyMDI2LTAxLTA1VDA5OjMwOjAwLjAwMFoifQ",
                      *       "page": 1,
                      *       "limit": 20,
                      *       "total": 42
@@ -10221,14 +10669,16 @@ export interface operations {
                             };
                         }[];
                         limit: number;
-                        page: number;
+                        /** @description pass as cursor for the next page; null after the last */
+                        nextCursor?: string | null;
+                        page?: number;
                         /** @constant */
                         success: true;
-                        total: number;
+                        total?: number;
                     };
                 };
             };
-            /** @description a query value is out of range */
+            /** @description a query value is out of range, `invalid_cursor`, or paging by page (status, page) mixed with paging by cursor */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10238,8 +10688,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "validation_failed",
-                     *         "message": "a query value is out of range"
+                     *         "code": "invalid_cursor",
+                     *         "message": "a query value is out of range, invalid_cursor, or paging by page (status, page) mixed with paging by cursor"
                      *       }
                      *     }
                      */
@@ -12907,6 +13357,158 @@ export interface operations {
                         /** @constant */
                         success: false;
                     };
+                };
+            };
+        };
+    };
+    countConversations: {
+        parameters: {
+            query?: {
+                /** @description only conversations assigned to this user */
+                assigneeId?: string;
+                /** @description only conversations on this channel */
+                channelId?: string;
+                /** @description only this contact's conversation: a contact id or an audienceExternalId */
+                contact?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a count per view */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "counts": {
+                     *         "all": 1,
+                     *         "bot": 1,
+                     *         "waiting": 1,
+                     *         "mine": 1,
+                     *         "others": 1,
+                     *         "unassigned": 1,
+                     *         "resolved": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description how many conversations each view holds for the caller */
+                        counts: {
+                            all: number;
+                            bot: number;
+                            mine: number;
+                            others: number;
+                            resolved: number;
+                            unassigned: number;
+                            waiting: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description a query value is out of range */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "a query value is out of range"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "insufficient_scope",
+                     *         "message": "the key lacks the scope inbox:read"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -16319,6 +16921,183 @@ export interface operations {
             };
         };
     };
+    search: {
+        parameters: {
+            query: {
+                /** @description hits of each kind, 1 to 50 */
+                limit?: number;
+                /** @description words (case and accents do not matter; the last may be the start of a word) or a phone number */
+                q: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the best hits of each kind */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "contacts": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "audienceExternalId": "4915112345678:106540352242922",
+                     *           "name": "Ann Example",
+                     *           "phone": "4915112345678",
+                     *           "attributes": {},
+                     *           "createdAt": "2026-01-05T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "messages": [
+                     *         {
+                     *           "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
+                     *           "audienceExternalId": "4915112345678:106540352242922",
+                     *           "conversationId": "4915112345678:106540352242922",
+                     *           "snippet": "…the parcel arrived with a torn box and a cracked lid…",
+                     *           "sentAt": "2026-01-05T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description by name and phone digits, best match first (empty without the scope contacts:read) */
+                        contacts: {
+                            /** @description custom key/value attributes */
+                            attributes: {
+                                [key: string]: string;
+                            };
+                            audienceExternalId: string;
+                            /** @description first seen */
+                            createdAt: string;
+                            id: string;
+                            name: string | null;
+                            /** @description the phone digits (a web-chat visitor: its visitor id) */
+                            phone: string;
+                        }[];
+                        /** @description best match first, newest first among equal ones */
+                        messages: {
+                            audienceExternalId: string;
+                            /** @description the conversation to open (GET /v1/conversations/{id}) */
+                            conversationId: string;
+                            /** @description the message's `_id` in the session's history */
+                            messageId: string;
+                            sentAt: string;
+                            sessionId: string;
+                            /** @description the text around the first word found */
+                            snippet: string;
+                        }[];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description q missing or too long, limit out of range */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "q missing or too long, limit out of range"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "insufficient_scope",
+                     *         "message": "the key lacks the scope inbox:read"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listSessionMessages: {
         parameters: {
             query?: never;
@@ -16643,6 +17422,8 @@ export interface operations {
                 page?: number;
                 /** @description low, medium, high or urgent */
                 priority?: "low" | "medium" | "high" | "urgent";
+                /** @description words the subject or description has (case and accents do not matter; the last may be the start of a word) */
+                q?: string;
                 /** @description open, in_progress, resolved or closed */
                 status?: "open" | "in_progress" | "resolved" | "closed";
             };

@@ -36,7 +36,15 @@ export type TeamMember = Ok<'/v1/team', 'get'>['members'][number];
 export type ConversationDetail = Ok<'/v1/conversations/{id}', 'get'>['conversation'];
 export type ConversationSummary = Omit<ConversationDetail, 'messages'>;
 export type ConversationStatus = ConversationSummary['status'];
-export type ConversationPage = Ok<'/v1/conversations', 'get'>;
+/** A page of `GET /v1/conversations` paged by page (`status`, `page`): those answers always carry `page` and `total`. */
+export type ConversationPage = Ok<'/v1/conversations', 'get'> & { page: number; total: number };
+/** A page of a view (`view`, `cursor`): `nextCursor` null after the last. */
+export type ConversationViewPage = Ok<'/v1/conversations', 'get'> & { nextCursor: string | null };
+export type ConversationCounts = Ok<'/v1/conversations/counts', 'get'>['counts'];
+/** `GET /v1/search`. */
+export type SearchResult = Ok<'/v1/search', 'get'>;
+/** A contact with its conversation, sessions and tickets, `GET /v1/contacts/{id}`. */
+export type ContactDetail = Ok<'/v1/contacts/{id}', 'get'>;
 /** A session message, as `GET /v1/sessions/{id}/messages` returns it. */
 export type MessageShape = Ok<'/v1/sessions/{sessionId}/messages', 'get'>[number] & { agentId?: string; errors?: { code: number; title: string; message: string }[] };
 export type SessionMessage = MessageShape;

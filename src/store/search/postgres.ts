@@ -1,0 +1,39 @@
+import type { Contact } from '../../domain/types.js';
+import type { SessionMessage } from '../../domain/messages.js';
+import type { PgDb } from '../postgres/db.js';
+import { messageHit } from './hits.js';
+import type { SearchIndex } from './port.js';
+import { searchTerms, tsQuery } from './query.js';
+
+// The query is folded by sb_fold, as the indexed text was.
+const CONTACTS = `
+  WITH q AS (SELECT to_tsquery('simple', sb_fold($2)) AS q)
+  SELECT body FROM contacts, q WHERE org = $1 AND search @@ q.q
+  ORDER BY ts_rank(search, q.q) DESC, body->>'createdAt' DESC, id DESC LIMIT $3`;
+const MESSAGES = `
+  WITH q AS (SELECT to_tsquery('simple', sb_fold($2)) AS q)
+  SELECT body FROM session_messages, q WHERE org = $1 AND search @@ q.q
+  ORDER BY ts_rank(search, q.q) DESC, seq DESC LIMIT $3`;
+
+/** Search over PostgreSQL's generated tsvector columns and their GIN indexes. */
+export function createPostgresSearchIndex(db: PgDb): SearchIndex {
+  return {
+    async contacts(org, text, limit) {
+      const q = tsQuery(searchTerms(text));
+      if (q === null) return [];
+      return (await db.rows<{ body: Contact }>(CONTACTS, [org, q, limit])).map((r) => r.body);
+    },
+    async messages(org, text, limit) {
+      const q = tsQuery(searchTerms(text));
+      if (q === null) return [];
+      return (await db.rows<{ body: SessionMessage }>(MESSAGES, [org, q, limit])).map((r) => messageHit(r.body));
+    },
+  };
+}
+
+/** A ticket list's text condition (`ticketFilter`): its generated `search` column. */
+export function postgresTicketTextMatch(_organizationId: string, text: string): { sql: string; args: unknown[] } | null {
+  const q = tsQuery(searchTerms(text));
+  if (q === null) return null;
+  return { sql: "search @@ to_tsquery('simple', sb_fold(?))", args: [q] };
+}

@@ -1,0 +1,46 @@
+import type { Contact } from '../../domain/types.js';
+import type { SessionMessage } from '../../domain/messages.js';
+import type { SqliteDb } from '../sqlite/db.js';
+import { messageHit } from './hits.js';
+import type { SearchIndex } from './port.js';
+import { fts5Query, searchTerms } from './query.js';
+
+// FTS5's rank is bm25 (lower is better). The indexes hold every organization's text, so the join to
+// the table (and its `org`) scopes the hits.
+const CONTACTS = `
+  SELECT c.body FROM contacts_fts f
+    JOIN contacts_search_ids i ON i.id = f.rowid
+    JOIN contacts c ON c.org = i.org AND c.audience_external_id = i.audience_external_id
+  WHERE contacts_fts MATCH ? AND i.org = ?
+  ORDER BY f.rank, json_extract(c.body, '$.createdAt') DESC, i.id DESC LIMIT ?`;
+const MESSAGES = `
+  SELECT m.body FROM session_messages_fts f JOIN session_messages m ON m.seq = f.rowid
+  WHERE session_messages_fts MATCH ? AND m.org = ?
+  ORDER BY f.rank, m.seq DESC LIMIT ?`;
+
+/** Search over the node database's FTS5 tables (schema step 3). */
+export function createSqliteSearchIndex(db: SqliteDb): SearchIndex {
+  return {
+    async contacts(org, text, limit) {
+      const terms = searchTerms(text);
+      const q = fts5Query(terms);
+      if (q === null) return [];
+      // A phone number matches the phone column only: its digits from the start.
+      const rows = db.stmt(CONTACTS).all(terms.phone ? `phone : ${q}` : q, org, limit) as { body: string }[];
+      return rows.map((r) => JSON.parse(r.body) as Contact);
+    },
+    async messages(org, text, limit) {
+      const q = fts5Query(searchTerms(text));
+      if (q === null) return [];
+      const rows = db.stmt(MESSAGES).all(q, org, limit) as { body: string }[];
+      return rows.map((r) => messageHit(JSON.parse(r.body) as SessionMessage));
+    },
+  };
+}
+
+/** A ticket list's text condition (`ticketFilter`): its subject or description in the FTS5 index. */
+export function sqliteTicketTextMatch(organizationId: string, text: string): { sql: string; args: unknown[] } | null {
+  const q = fts5Query(searchTerms(text));
+  if (q === null) return null;
+  return { sql: 'seq IN (SELECT i.seq FROM tickets_fts f JOIN tickets_search_ids i ON i.id = f.rowid WHERE tickets_fts MATCH ? AND i.org = ?)', args: [q, organizationId] };
+}

@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ContactRepo, SearchIndex } from '../../src/store/index.js';
+import type { SessionMessageRepo } from '../../src/store/session-messages/port.js';
+import type { SessionMessage } from '../../src/domain/messages.js';
+
+export interface SearchFixture {
+  search: SearchIndex;
+  contacts: ContactRepo;
+  messages: SessionMessageRepo;
+  close(): Promise<void>;
+}
+
+/** One suite for every adapter of the workspace's search. */
+export function runSearchContract(name: string, open: () => Promise<SearchFixture>) {
+  describe(`search contract: ${name}`, () => {
+    let f: SearchFixture;
+    beforeAll(async () => {
+      f = await open();
+    });
+    afterAll(async () => f.close());
+
+    let n = 0;
+    const say = async (org: string, aeid: string, text: string, over: Partial<SessionMessage> = {}) => {
+      const m: SessionMessage = {
+        _id: randomUUID(), sessionId: `s-${aeid}`, organizationId: org, channelId: 'ch', audienceExternalId: aeid, direction: 'inbound', sender: 'contact',
+        content: { type: 'text', text }, sentAt: new Date(Date.UTC(2026, 10, 23, 10, 0, n++)).toISOString(), messageId: `wamid.${randomUUID()}`, ...over,
+      };
+      await f.messages.registerSession({ sessionId: m.sessionId, organizationId: org, audienceExternalId: aeid, openedAt: m.sentAt });
+      await f.messages.append(m);
+      return m;
+    };
+    const contact = async (org: string, aeid: string, name: string | null, createdAt = new Date().toISOString()) => {
+      const c = await f.contacts.upsert({ id: randomUUID(), organizationId: org, audienceExternalId: aeid, name: null, createdAt });
+      if (name !== null) await f.contacts.setNameIfMissing(org, aeid, name);
+      return c;
+    };
+    const texts = async (org: string, q: string) => (await f.search.messages(org, q, 20)).map((h) => h.text);
+
+    it('finds messages by their words, case and accents folded, the last word as typed so far, never another organization\'s', async () => {
+      const a = randomUUID();
+      const b = randomUUID();
+      const m = await say(a, '4915100000001:9', 'Mein Paket ist beschädigt angekommen');
+      await say(a, '4915100000001:9', 'Danke schön');
+      await say(b, '4915100000009:9', 'Mein Paket ist beschädigt angekommen');
+      const hits = await f.search.messages(a, 'paket BESCHADIGT', 20);
+      expect(hits).toEqual([{ sessionId: m.sessionId, messageId: m._id, audienceExternalId: '4915100000001:9', text: m.content.text, sentAt: m.sentAt }]);
+      expect(await texts(a, 'beschädigt angek')).toEqual(['Mein Paket ist beschädigt angekommen']);
+      expect(await texts(a, 'paket danke')).toEqual([]);
+      expect(await texts(randomUUID(), 'paket')).toEqual([]);
+      // A media message is found by its caption.
+      await say(a, '4915100000001:9', '', { content: { type: 'image', mediaId: 'm1', caption: 'Foto vom Karton' } });
+      expect(await texts(a, 'karton')).toEqual(['Foto vom Karton']);
+    });
+
+    it('ranks the better match first, and the newest first among equal ones', async () => {
+      const a = randomUUID();
+      const older = await say(a, '4915100000002:9', 'where is my refund');
+      const newer = await say(a, '4915100000002:9', 'where is my refund');
+      await say(a, '4915100000002:9', 'refund refund refund refund');
+      const hits = await f.search.messages(a, 'refund', 20);
+      expect(hits.map((h) => h.text)).toEqual(['refund refund refund refund', 'where is my refund', 'where is my refund']);
+      expect(hits.slice(1).map((h) => h.messageId)).toEqual([newer._id, older._id]);
+      expect((await f.search.messages(a, 'refund', 1)).map((h) => h.text)).toEqual(['refund refund refund refund']);
+    });
+
+    it('finds contacts by name words and by phone digits from their start, never another organization\'s', async () => {
+      const a = randomUUID();
+      const b = randomUUID();
+      await contact(a, '4915112345678:9', 'José Núñez');
+      await contact(a, '4930999999999:9', 'Ann Müller');
+      await contact(b, '4915112345678:7', 'José Núñez');
+      const aeids = async (org: string, q: string) => (await f.search.contacts(org, q, 20)).map((c) => c.audienceExternalId);
+      expect(await aeids(a, 'jose')).toEqual(['4915112345678:9']);
+      expect(await aeids(a, 'NUNEZ jo')).toEqual(['4915112345678:9']);
+      expect(await aeids(a, 'muller')).toEqual(['4930999999999:9']);
+      expect(await aeids(a, '+49 151 1234')).toEqual(['4915112345678:9']);
+      expect(await aeids(a, '4915112345678')).toEqual(['4915112345678:9']);
+      expect(await aeids(a, '49')).toEqual(expect.arrayContaining(['4915112345678:9', '4930999999999:9']));
+      expect(await aeids(a, 'nobody')).toEqual([]);
+      expect((await f.search.contacts(b, 'jose', 20)).map((c) => c.organizationId)).toEqual([b]);
+    });
+
+    it('reads what a person types as words only: query syntax finds what its words find, and no words find nothing', async () => {
+      const a = randomUUID();
+      await say(a, '4915100000003:9', 'order NEAR the door');
+      for (const q of ['"', '*', '"order', 'order*', 'NEAR(order door)', "order' OR 1=1 --", 'order & !door', 'order:*', 'order | x', '(order)', 'a:b', '^order', '-door']) {
+        await expect(f.search.messages(a, q, 5)).resolves.toBeInstanceOf(Array);
+        await expect(f.search.contacts(a, q, 5)).resolves.toBeInstanceOf(Array);
+      }
+      expect(await texts(a, '"order')).toEqual(['order NEAR the door']);
+      expect(await texts(a, 'NEAR(order door)')).toEqual(['order NEAR the door']);
+      expect(await texts(a, '  !!! ')).toEqual([]);
+      expect(await f.search.contacts(a, '', 5)).toEqual([]);
+    });
+  });
+}
