@@ -16,10 +16,10 @@
  * 200,000) are written through the PostgreSQL stores' own methods,
  * BENCH_CS_CONCURRENCY at a time (not over HTTP, for speed). A clustered
  * node then serves that data: Redis `used_memory` beside the same node's
- * with 10,000 messages; the database's size on disk; p99 of the ticket
- * list, the conversation list (over HTTP, sequential) and a text search
- * over the organization's messages (the tsvector query the workspace's
- * search runs, through the pool).
+ * with 10,000 messages; the database's size on disk; p50/p99 over HTTP
+ * (sequential requests) of the ticket list, the conversation views (first
+ * page, a page 50 cursors deep, the counts), `GET /v1/search` (message text
+ * and contacts) and `GET /v1/tickets?q=`.
  *
  *   BENCH_CS_MESSAGES=1000000 BENCH_CS_TICKETS=200000 npm run bench -- clustered-storage
  */
@@ -227,7 +227,7 @@ async function scale(servers: Servers, stats: StatsClient): Promise<void> {
     try {
       const op = operatorApi(running.url, OPERATOR);
       const admin = await op(`/admin/v1/organizations/${orgId}/users`, { email: 'admin@scale.test', name: 'Admin', role: 'admin', password: 'correct horse battery' });
-      const key = (await op(`/admin/v1/organizations/${orgId}/api-keys`, { userId: admin.id, scopes: ['tickets:read', 'inbox:read'] })).key as string;
+      const key = (await op(`/admin/v1/organizations/${orgId}/api-keys`, { userId: admin.id, scopes: ['tickets:read', 'inbox:read', 'contacts:read'] })).key as string;
       const get = async (path: string) => {
         const r = await fetch(`${running.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
         if (r.status !== 200) throw new Error(`${path}: ${r.status} ${await r.text()}`);
@@ -235,20 +235,20 @@ async function scale(servers: Servers, stats: StatsClient): Promise<void> {
       };
       const ticketList = await p99(200, () => get('/v1/tickets?limit=20'));
       const ticketFiltered = await p99(200, () => get('/v1/tickets?status=open&limit=20&page=50'));
-      const conversationList = await p99(200, () => get('/v1/conversations?limit=20'));
-      const queued = await p99(200, () => get('/v1/conversations?status=queued&limit=20'));
+      const conversationList = await p99(200, () => get('/v1/conversations?view=all&limit=20'));
+      const waiting = await p99(200, () => get('/v1/conversations?view=waiting&sort=waiting&limit=20'));
+      // A page deep in the list: follow the cursor 50 pages, then time the next page.
+      let cursor: string | null = null;
+      for (let i = 0; i < 50; i++) {
+        const r = await fetch(`${running.url}/v1/conversations?view=all&limit=20${cursor === null ? '' : `&cursor=${cursor}`}`, { headers: { authorization: `Bearer ${key}` } });
+        cursor = ((await r.json()) as { nextCursor: string | null }).nextCursor;
+      }
+      const deepPage = await p99(200, () => get(`/v1/conversations?view=all&limit=20&cursor=${cursor}`));
+      const counts = await p99(100, () => get('/v1/conversations/counts'));
       let w = 0;
-      const search = await p99(200, async () => {
-        const q = words[w++ % words.length]!;
-        await db.rows(
-          "SELECT id, session_id FROM session_messages WHERE org = $1 AND search @@ plainto_tsquery('simple', sb_fold($2)) ORDER BY seq DESC LIMIT 20",
-          [orgId, q],
-        );
-      });
-      const ticketSearch = await p99(200, async () => {
-        const q = words[w++ % words.length]!;
-        await db.rows("SELECT ticket_id FROM tickets WHERE org = $1 AND search @@ plainto_tsquery('simple', sb_fold($2)) ORDER BY seq DESC LIMIT 20", [orgId, q]);
-      });
+      const search = await p99(200, () => get(`/v1/search?q=${encodeURIComponent(words[w++ % words.length]!)}&limit=20`));
+      const phone = await p99(200, () => get(`/v1/search?q=49160${String(w++ % 10_000).padStart(8, '0')}&limit=20`));
+      const ticketSearch = await p99(200, () => get(`/v1/tickets?q=${encodeURIComponent(words[w++ % words.length]!)}&limit=20`));
       console.log(`\n## Clustered storage at scale: ${MESSAGES.toLocaleString('en')} session messages, ${TICKETS.toLocaleString('en')} tickets\n`);
       console.log('| measure | value |');
       console.log('|---|---:|');
@@ -258,10 +258,13 @@ async function scale(servers: Servers, stats: StatsClient): Promise<void> {
       const row = (name: string, r: { p50: number; p99: number }) => console.log(`| ${name} p50 / p99 | ${r.p50.toFixed(1)} / ${r.p99.toFixed(1)} ms |`);
       row('GET /v1/tickets?limit=20', ticketList);
       row('GET /v1/tickets?status=open&page=50', ticketFiltered);
-      row('GET /v1/conversations?limit=20', conversationList);
-      row('GET /v1/conversations?status=queued', queued);
-      row("message text search (tsvector, newest 20)", search);
-      row('ticket text search (tsvector, newest 20)', ticketSearch);
+      row('GET /v1/conversations?view=all&limit=20', conversationList);
+      row('GET /v1/conversations?view=waiting&sort=waiting', waiting);
+      row('GET /v1/conversations, page 51 by cursor', deepPage);
+      row('GET /v1/conversations/counts', counts);
+      row('GET /v1/search?q=<a word in ~1/12 of the messages>', search);
+      row('GET /v1/search?q=<a phone number>', phone);
+      row('GET /v1/tickets?q=<a word>', ticketSearch);
     } finally {
       await running.close();
     }

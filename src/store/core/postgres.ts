@@ -10,6 +10,21 @@ import { orgKeys, type RedisClient } from '../redis/client.js';
 import { redisLease } from '../redis/lease.js';
 import { numbered, type PgDb, type PgQueryable } from '../postgres/db.js';
 
+/*
+ * A new ticket: the organization's next sequence (its counter row locked for the statement),
+ * the ticket under `<prefix><sequence, at least 6 digits>` as formatTicketId writes it, its two
+ * counts and its event in the outbox, the id set in both bodies.
+ */
+const INSERT_TICKET = `
+  WITH s AS (INSERT INTO ticket_seqs (org, seq) VALUES ($1, 1) ON CONFLICT (org) DO UPDATE SET seq = ticket_seqs.seq + 1 RETURNING seq),
+       i AS (SELECT seq, $2 || CASE WHEN length(seq::text) >= 6 THEN seq::text ELSE lpad(seq::text, 6, '0') END AS ticket_id FROM s),
+       t AS (INSERT INTO tickets (org, seq, ticket_id, status, priority, assignee_id, audience_id, body)
+             SELECT $1, i.seq, i.ticket_id, $3, $4, $5, $6, jsonb_set($7::jsonb, '{ticketId}', to_jsonb(i.ticket_id)) FROM i),
+       c AS (INSERT INTO ticket_counts (org, name, n) VALUES ($1, 'all', 1), ($1, $8, 1) ON CONFLICT (org, name) DO UPDATE SET n = ticket_counts.n + 1),
+       o AS (INSERT INTO outbox (org, event_id, event) SELECT $1, $9, jsonb_set($10::jsonb, '{data,ticketId}', to_jsonb(i.ticket_id)) FROM i
+             ON CONFLICT (org, event_id) DO UPDATE SET event = excluded.event)
+  SELECT seq FROM i`;
+
 export interface PostgresStoreOptions {
   /** Key prefix of what stays in Redis (sign-in sessions, failed-auth counters, the outbox relay's leases). */
   prefix: string;
@@ -37,16 +52,27 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
        ON CONFLICT (org, seq) DO UPDATE SET status = excluded.status, priority = excluded.priority, assignee_id = excluded.assignee_id, audience_id = excluded.audience_id, body = excluded.body`,
       [t.organizationId, seq, t.ticketId, t.status, t.priority, t.assigneeId, t.audienceId, JSON.stringify(t)],
     );
-  /** Inserts a new ticket with the next sequence of its organization (the row lock on its counter orders concurrent creates), and its event. */
+  /**
+   * Inserts a new ticket with the next sequence of its organization, its
+   * counts and its event, in one statement (one round trip; atomic on its
+   * own, or part of the caller's transaction). The counter's row lock orders
+   * concurrent creates, and is held only for the statement.
+   */
   const insertTicket = async (c: PgQueryable, ticket: NewTicket, event: TicketEventStamp): Promise<Ticket> => {
-    const r = await q(c, 'INSERT INTO ticket_seqs (org, seq) VALUES (?, 1) ON CONFLICT (org) DO UPDATE SET seq = ticket_seqs.seq + 1 RETURNING seq', [ticket.organizationId]);
-    const seq = Number(r.rows[0]!.seq);
-    const full = canonicalTicket({ ...ticket, ticketId: formatTicketId(new Date(ticket.createdAt), seq) });
-    await writeTicket(c, seq, full);
-    await bump(c, full.organizationId, 'all', 1);
-    await bump(c, full.organizationId, `s:${full.status}`, 1);
-    await outbox(c, event, full);
-    return full;
+    const draft = canonicalTicket({ ...ticket, ticketId: '' });
+    const r = await c.query<{ seq: string }>(INSERT_TICKET, [
+      ticket.organizationId,
+      formatTicketId(new Date(ticket.createdAt), 0).slice(0, -6),
+      draft.status,
+      draft.priority,
+      draft.assigneeId,
+      draft.audienceId,
+      JSON.stringify(draft),
+      `s:${draft.status}`,
+      event.id,
+      JSON.stringify({ ...event, organizationId: ticket.organizationId, data: draft } satisfies DomainEvent),
+    ]);
+    return { ...draft, ticketId: formatTicketId(new Date(ticket.createdAt), Number(r.rows[0]!.seq)) };
   };
   const ticketOf = async (c: PgQueryable, org: string, ticketId: string, lock = false) => {
     const r = await q(c, `SELECT seq, body FROM tickets WHERE org = ? AND ticket_id = ?${lock ? ' FOR UPDATE' : ''}`, [org, ticketId]);
@@ -173,7 +199,7 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
     },
     tickets: {
       async create(ticket: NewTicket, event) {
-        return db.tx((c) => insertTicket(c, ticket, event));
+        return insertTicket(db, ticket, event);
       },
       async createOnce(ticket: NewTicket, event, idem) {
         return db.tx(async (c) => {

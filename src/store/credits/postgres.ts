@@ -2,6 +2,25 @@ import type { Clock } from '../../clock.js';
 import type { PgDb, PgQueryable } from '../postgres/db.js';
 import { CREDIT_LEDGER_SIZE, CREDIT_RECORD_TTL_MS, type CreditEntry, type CreditRepo } from './port.js';
 
+/*
+ * A reservation in one statement: the balance row locked (FOR UPDATE reads its latest committed
+ * version, so concurrent reservations serialize on it), then, when the id is new and the balance
+ * covers the amount, the reservation, the new balance and its ledger entry (the entry
+ * CREDIT_LEDGER_SIZE places back leaves). An id reserved by a racing call meanwhile makes the
+ * insert a no-op and nothing else changes. No balance row yet: `has_row` is false and the caller
+ * takes the transactional path, which creates it.
+ */
+const RESERVE = `
+  WITH cur AS (SELECT balance, seq FROM credit_balances WHERE org = $1 FOR UPDATE),
+       known AS (SELECT 1 FROM credit_reservations WHERE org = $1 AND id = $2),
+       ok AS (SELECT balance, seq FROM cur WHERE NOT EXISTS (SELECT 1 FROM known) AND balance >= $3),
+       r AS (INSERT INTO credit_reservations (org, id, amount, state, at) SELECT $1, $2, $3, 'reserved', $4 FROM ok ON CONFLICT DO NOTHING RETURNING 1),
+       b AS (UPDATE credit_balances c SET balance = ok.balance - $3, seq = ok.seq + 1 FROM ok, r WHERE c.org = $1 RETURNING c.balance, c.seq),
+       l AS (INSERT INTO credit_ledger (org, seq, at, kind, amount, balance, reference) SELECT $1, b.seq, $5, 'charge', -$3, b.balance, $2 FROM b),
+       d AS (DELETE FROM credit_ledger WHERE org = $1 AND seq = (SELECT seq FROM b) - ${CREDIT_LEDGER_SIZE})
+  SELECT EXISTS (SELECT 1 FROM cur) AS has_row, (SELECT balance FROM cur) AS before, (SELECT balance FROM b) AS after,
+         EXISTS (SELECT 1 FROM known) AS known, EXISTS (SELECT 1 FROM ok) AS fits`;
+
 interface Locked {
   balance: number;
   seq: number;
@@ -85,9 +104,24 @@ export function createPostgresCreditRepo(db: PgDb, clock: Clock): CreditRepo {
       });
     },
     async reserve(org, id, amount) {
+      // Every send reserves: one statement (one round trip, atomic on its own) when the balance row exists.
+      const r = await db.rows<{ has_row: boolean; before: string | null; after: string | null; known: boolean; fits: boolean }>(RESERVE, [
+        org,
+        id,
+        amount,
+        clock.now(),
+        new Date(clock.now()).toISOString(),
+      ]);
+      const row = r[0]!;
+      if (row.has_row) {
+        const before = Number(row.before);
+        if (row.after !== null) return { ok: true, balance: Number(row.after) };
+        // Held or refunded (this send was charged already), or reserved by a racing call with the same id just now.
+        if (row.known || row.fits) return { ok: true, balance: before };
+        return { ok: false, balance: before };
+      }
       return db.tx(async (q) => {
         const cur = await lock(q, org);
-        // Held or refunded: this send was charged already.
         const known = await q.query('SELECT 1 FROM credit_reservations WHERE org = $1 AND id = $2', [org, id]);
         if (known.rowCount === 1) return { ok: true, balance: cur.balance };
         if (cur.balance < amount) return { ok: false, balance: cur.balance };
