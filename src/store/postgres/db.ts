@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { AppError, isAppError, unavailable } from '../../errors.js';
 
@@ -116,7 +117,8 @@ export class PgDb implements PgQueryable {
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<R>> {
     this.stats.statements++;
     try {
-      return await this.pool.query<R>(sql, params);
+      const q = prepared(sql, params);
+      return await (typeof q === 'string' ? this.pool.query<R>(q) : this.pool.query<R>(q));
     } catch (e) {
       throw asStorageError(e);
     }
@@ -140,7 +142,8 @@ export class PgDb implements PgQueryable {
       const q: PgQueryable = {
         query: (sql, params) => {
           stats.statements++;
-          return client.query(sql, params);
+          const q = prepared(sql, params);
+          return typeof q === 'string' ? client.query(q) : client.query(q);
         },
       };
       let broken: unknown;
@@ -199,6 +202,24 @@ export class PgDb implements PgQueryable {
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+const names = new Map<string, string>();
+
+/**
+ * A statement as a named prepared statement: each connection parses and
+ * plans it once, then only binds and runs it (the service's statements are a
+ * fixed set of texts with their values as parameters, never spliced in).
+ */
+function prepared(sql: string, params: unknown[] | undefined): pg.QueryConfig | string {
+  // Without parameters: sent as a simple query, which may hold several statements (a migration step).
+  if (params === undefined) return sql;
+  let name = names.get(sql);
+  if (name === undefined) {
+    name = `sb_${createHash('sha1').update(sql).digest('base64url').slice(0, 20)}`;
+    if (names.size < 10_000) names.set(sql, name);
+  }
+  return { name, text: sql, values: params };
 }
 
 /** `prefix` with LIKE's wildcards escaped. */
