@@ -61,7 +61,11 @@ function messagingSuite(name: string, start: (clock: ManualClock) => Promise<Tes
       // The network reports sent, delivered, read: published against the messageId, applied to the stored message.
       await eventually(async () => events('message_status', (d) => d.messageId === templateId).length === 3);
       expect(events('message_status', (d) => d.messageId === templateId).map((e) => (e.data as { status: string }).status)).toEqual(['sent', 'delivered', 'read']);
-      const history = await call('GET', `/v1/sessions/${sessionId}/messages`, { key: a.adminKey });
+      // A status's event is published before the status is stored (a stored status implies its event): wait for the last write.
+      const history = await eventually(async () => {
+        const h = await call('GET', `/v1/sessions/${sessionId}/messages`, { key: a.adminKey });
+        return h.body?.[0]?.status === 'read' ? h : undefined;
+      });
       expect(history.status).toBe(200);
       expect(history.body).toEqual([
         expect.objectContaining({
