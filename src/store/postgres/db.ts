@@ -114,10 +114,15 @@ export class PgDb implements PgQueryable {
     return r.rows[0]?.v ?? 0;
   }
 
-  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<R>> {
+  /**
+   * One statement. `prepare: false` sends it unnamed, planned for its values
+   * every time: for a statement whose best plan depends on them (a text
+   * search: a common word and a rare one want different plans).
+   */
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[], opts?: { prepare?: boolean }): Promise<pg.QueryResult<R>> {
     this.stats.statements++;
     try {
-      const q = prepared(sql, params);
+      const q = opts?.prepare === false ? { text: sql, values: params } : prepared(sql, params);
       return await (typeof q === 'string' ? this.pool.query<R>(q) : this.pool.query<R>(q));
     } catch (e) {
       throw asStorageError(e);
@@ -125,8 +130,8 @@ export class PgDb implements PgQueryable {
   }
 
   /** The rows of one statement. */
-  async rows<R extends pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<R[]> {
-    return (await this.query<R>(sql, params)).rows;
+  async rows<R extends pg.QueryResultRow>(sql: string, params?: unknown[], opts?: { prepare?: boolean }): Promise<R[]> {
+    return (await this.query<R>(sql, params, opts)).rows;
   }
 
   /** `fn` in one transaction on one connection (see Guarantees). */
