@@ -64,6 +64,17 @@ export function runSearchContract(name: string, open: () => Promise<SearchFixtur
       expect((await f.search.messages(a, 'refund', 1)).map((h) => h.text)).toEqual(['refund refund refund refund']);
     });
 
+    it('finds a word said many times (more than an adapter ranks at once) newest first, and a rare one among them', async () => {
+      const a = randomUUID();
+      let last: SessionMessage | undefined;
+      for (let i = 0; i < 520; i++) last = await say(a, '4915100000003:9', `refund ${i % 2 === 0 ? 'please' : 'now'}`);
+      const rare = await say(a, '4915100000003:9', 'order ZX81 refund');
+      const hits = await f.search.messages(a, 'refund', 3);
+      expect(hits.map((h) => h.messageId)).toContain(last!._id);
+      expect(hits).toHaveLength(3);
+      expect((await f.search.messages(a, 'zx81', 5)).map((h) => h.messageId)).toEqual([rare._id]);
+    });
+
     it('finds contacts by name words and by phone digits from their start, never another organization\'s', async () => {
       const a = randomUUID();
       const b = randomUUID();
