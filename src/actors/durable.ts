@@ -148,7 +148,8 @@ export interface DurableActorDeps {
  *   it (with a time to live), so the state stays small whatever the
  *   traffic: a repeat of a key whose digest is in the state gets the stored
  *   reply, or a 409 `idempotency_reply_expired` once it is gone, never a
- *   second effect; a reply whose state write failed is never read.
+ *   second effect. The reply is written once the state write succeeded, so
+ *   a stale owner (its write refused) never replaces the current owner's.
  * - Events are written to an outbox with the state, then published; the
  *   reply waits for publishing. If publishing fails the caller gets a
  *   retryable error, and the outbox is published again on the retry, on the
@@ -363,19 +364,20 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     } else if (outcome.state !== current.state || events.length > 0 || remember || outboxStale) {
       let replies = current.replies;
       let applied = current.applied;
-      let keep: Promise<void> | undefined;
+      let keepFor: string | undefined;
       if (remember && deps.replies !== undefined) {
-        const digest = idempotencyKeyDigest(key);
-        applied = [...(applied ?? []), digest].slice(-spec.maxIdempotencyKeys);
-        keep = keepReply(digest, outcome.reply);
+        keepFor = idempotencyKeyDigest(key);
+        applied = [...(applied ?? []), keepFor].slice(-spec.maxIdempotencyKeys);
       } else if (remember) {
         replies = [...replies, [key, outcome.reply]];
         if (replies.length > spec.maxIdempotencyKeys) replies = replies.slice(replies.length - spec.maxIdempotencyKeys);
       }
       const next: StoredActorState<S> = { state: outcome.state, version: (current.version ?? 0) + 1, replies, ...(applied === undefined ? {} : { applied }), outbox: [...current.outbox, ...events] };
       const changed = outcome.state !== current.state;
-      // The reply is kept beside the state write, not before it: a reply whose state write failed is never found (its digest is not in the state).
-      await Promise.all([save(next), keep]);
+      await save(next);
+      // The reply is kept once the state write (with its digest) succeeded: a stale owner, whose write
+      // is refused, never replaces the reply of the command the current owner applied.
+      if (keepFor !== undefined) await keepReply(keepFor, outcome.reply);
       current = next;
       outboxStale = false;
       if (changed) projectionStale = true;

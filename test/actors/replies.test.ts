@@ -2,6 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddedActorSystem, durableActor, type ActorSystem, type DurableActorSpec } from '../../src/actors/index.js';
 import type { AppError } from '../../src/errors.js';
 import { RedisActorStore } from '../../src/store/actors/redis.js';
+import { FencedWriteError, type ActorStateRef } from '../../src/store/actors/port.js';
+import { idempotencyKeyDigest } from '../../src/actors/durable.js';
+import type { Fence } from '../../src/domain/fence.js';
 import { PostgresActorReplyStore } from '../../src/store/actors/postgres.js';
 import { silentLogger } from '../../src/log.js';
 import { useRedisClients } from '../harness/use-servers.js';
@@ -44,8 +47,17 @@ afterEach(async () => {
   runs.length = 0;
 });
 
+/** A store whose writes can be refused as a stale owner's are. */
+class FencingStore extends RedisActorStore {
+  stale = false;
+  override async save(ref: ActorStateRef, value: unknown, fence: Fence): Promise<void> {
+    if (this.stale) throw new FencedWriteError(fence);
+    await super.save(ref, value, fence);
+  }
+}
+
 async function start(opts: { replies: boolean; now?: () => number; prefix: string }) {
-  const store = new RedisActorStore(await redis.client(), opts.prefix);
+  const store = new FencingStore(await redis.client(), opts.prefix);
   const db = await postgres.open();
   const replies = new PostgresActorReplyStore(db, 60_000, opts.now);
   const system = createEmbeddedActorSystem(testSettings(), { store, log: silentLogger });
@@ -53,7 +65,7 @@ async function start(opts: { replies: boolean; now?: () => number; prefix: strin
   await system.start();
   systems.push(system);
   const ask = (n: number, key: string) => system.ask({ type: 'sender', key: 'c1' }, { kind: 'send', n }, { idempotencyKey: key });
-  return { ask, replies };
+  return { ask, replies, store };
 }
 
 describe('remembered replies in PostgreSQL', () => {
@@ -90,5 +102,13 @@ describe('remembered replies in PostgreSQL', () => {
     expect(err.code).toBe('idempotency_reply_expired');
     expect(runs).toEqual([1]);
     expect(await a.replies.prune()).toBe(1);
+  });
+
+  it('keeps no reply of a command whose state write was refused (a stale owner never replaces the owner\'s reply)', async () => {
+    const a = await start({ replies: true, prefix: 're' });
+    a.store.stale = true;
+    const err = (await a.ask(1, 'k1').catch((e: unknown) => e)) as AppError;
+    expect(err.status).toBe(503); // ownership lost, retried by the caller until it gives up
+    expect(await a.replies.get({ type: 'sender', key: 'c1', partition: 0 }, idempotencyKeyDigest('k1'))).toBeNull();
   });
 });
