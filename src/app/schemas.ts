@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TICKET_PRIORITIES, TICKET_STATUSES, USER_ROLES } from '../domain/types.js';
+import { TICKET_ACTIVITY_FIELDS, TICKET_PRIORITIES, TICKET_STATUSES, USER_ROLES } from '../domain/types.js';
 import { SCOPES } from '../domain/scopes.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_RULE } from '../domain/password-rule.js';
 import { CONTACT_ID_MESSAGE, CONTACT_ID_PATTERN } from '../domain/contact-id.js';
@@ -116,6 +116,49 @@ export const ticketListSchema = z.object({
   total: z.number().int(),
   page: z.number().int(),
   totalPages: z.number().int(),
+});
+
+export const ticketActivityQuery = z.object({
+  cursor: z.string().regex(/^\d{1,15}$/, 'a cursor from an earlier page\'s nextCursor').optional().describe('the `nextCursor` of the page before; absent: from the start'),
+  limit: z.coerce.number().int().min(1).max(100).default(50).describe('1 to 100, default 50'),
+});
+export type TicketActivityQuery = z.infer<typeof ticketActivityQuery>;
+
+export const ticketCommentBody = z.object({ text: text(10_000).describe('the comment, 1 to 10,000 characters (surrounding spaces trimmed)') }).strict();
+
+const ticketActor = z
+  .object({
+    kind: z.enum(['api_key', 'session', 'mcp', 'system']).describe('api_key: through the REST API; session: a dashboard user; mcp: an MCP tool call; system: the service itself (or a ticket made before this was recorded)'),
+    userId: z.string().nullable().describe('the dashboard user (or the owner of the API key); null for system'),
+    userName: z.string().nullable().describe("that user's name now; null when the user is gone, or for system"),
+    keyId: z.string().nullable(),
+    keyName: z.string().nullable(),
+  })
+  .describe('who did it');
+
+export const ticketActivitySchema = z.object({
+  id: z.string(),
+  ticketId: z.string(),
+  organizationId: z.string(),
+  kind: z.enum(['created', 'changed', 'comment']).describe('created: the ticket was made; changed: fields changed (`changes`); comment: an agent commented (`text`)'),
+  actor: ticketActor,
+  at: z.string().describe('when, in UTC'),
+  changes: z
+    .array(
+      z.object({
+        field: z.enum(TICKET_ACTIVITY_FIELDS),
+        from: z.string().nullable(),
+        to: z.string().nullable(),
+      }),
+    )
+    .optional()
+    .describe('changed: each field that changed, from and to (subject, description, status, priority, assigneeId, resolutionDate)'),
+  text: z.string().optional().describe('comment: the text'),
+});
+
+export const ticketActivityListSchema = z.object({
+  entries: z.array(ticketActivitySchema).describe('oldest first'),
+  nextCursor: z.string().nullable().describe('pass as `cursor` for the entries after these; null when there are none (yet)'),
 });
 
 export const errorSchema = z.object({

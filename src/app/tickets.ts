@@ -3,11 +3,11 @@ import { badRequest, idempotencyKeyReused, notFound } from '../errors.js';
 import { requestFingerprint } from '../domain/fingerprint.js';
 import { IDEMPOTENCY_KEY_TTL_MS } from '../store/request-keys/port.js';
 import type { Clock } from '../clock.js';
-import type { Principal, Ticket, TicketOrigin } from '../domain/types.js';
+import type { Principal, Ticket, TicketActivity, TicketOrigin } from '../domain/types.js';
 import { applyTicketChanges, initialResolutionDate, resolutionDateOnOpenTicket, TICKET_ID_PATTERN } from '../domain/ticket-rules.js';
 import type { Store, TicketEventStamp } from '../store/index.js';
 import { requireScope } from './principal.js';
-import { UNASSIGNED, type CreateTicketInput, type ListTicketsInput, type UpdateTicketInput } from './schemas.js';
+import { UNASSIGNED, type CreateTicketInput, type ListTicketsInput, type TicketActivityQuery, type UpdateTicketInput } from './schemas.js';
 
 export interface TicketList {
   tickets: Ticket[];
@@ -16,12 +16,31 @@ export interface TicketList {
   totalPages: number;
 }
 
+/** Who did something to a ticket, as the activity shows it: `system` when the service itself did. */
+export interface TicketActor {
+  kind: TicketOrigin['kind'] | 'system';
+  userId: string | null;
+  /** The user's name now (null when the user is gone or it was the service). */
+  userName: string | null;
+  keyId: string | null;
+  keyName: string | null;
+}
+
+/** An activity entry as the API shows it: the actor with their name. */
+export type TicketActivityView = Omit<TicketActivity, 'actor'> & { actor: TicketActor };
+
+export interface TicketActivityList {
+  entries: TicketActivityView[];
+  /** Pass as `cursor` for the entries after these; null when there are none yet. */
+  nextCursor: string | null;
+}
+
 /**
  * Called after a ticket change committed. The change's event is already
  * recorded in the store's outbox with it; listeners only need to react
  * (the server kicks its outbox relay).
  */
-export type TicketListener = (event: 'ticket.created' | 'ticket.updated', ticket: Ticket, principal: Principal) => Promise<void>;
+export type TicketListener = (event: 'ticket.created' | 'ticket.updated' | 'ticket.commented', ticket: Ticket, principal: Principal) => Promise<void>;
 
 /**
  * Tickets as a caller sees them. Visibility follows the key's owner: an admin
@@ -40,7 +59,7 @@ export class TicketService {
     this.listeners.push(listener);
   }
 
-  private async emit(event: 'ticket.created' | 'ticket.updated', ticket: Ticket, principal: Principal): Promise<void> {
+  private async emit(event: 'ticket.created' | 'ticket.updated' | 'ticket.commented', ticket: Ticket, principal: Principal): Promise<void> {
     for (const l of this.listeners) await l(event, ticket, principal);
   }
 
@@ -148,7 +167,7 @@ export class TicketService {
     return { tickets: await Promise.all(tickets.map((t) => this.withAudience(t))), total, page: q.page, totalPages: Math.ceil(total / q.limit) };
   }
 
-  async update(principal: Principal, ticketId: string, input: UpdateTicketInput): Promise<Ticket> {
+  async update(principal: Principal, ticketId: string, input: UpdateTicketInput, via?: 'mcp'): Promise<Ticket> {
     requireScope(principal, 'tickets:update');
     const org = principal.organizationId;
     await this.checkAssignee(org, input.assigneeId);
@@ -170,11 +189,51 @@ export class TicketService {
           return applyTicketChanges(current, changes, now);
         },
           this.stamp('ticket.updated', now),
+          ticketOrigin(principal, via),
         )
       : null;
     if (!updated) throw notFound('ticket');
     await this.emit('ticket.updated', updated, principal);
     return this.withAudience(updated);
+  }
+
+  /** Adds an agent's comment to a ticket the caller can see; its `ticket.commented` event is recorded with it. */
+  async comment(principal: Principal, ticketId: string, text: string, via?: 'mcp'): Promise<TicketActivityView> {
+    requireScope(principal, 'tickets:update');
+    const now = new Date(this.clock.now()).toISOString();
+    const done = TICKET_ID_PATTERN.test(ticketId)
+      ? await this.store.tickets.comment(principal.organizationId, ticketId, { id: randomUUID(), text, actor: ticketOrigin(principal, via), at: now }, randomUUID(), (t) => this.visible(principal, t))
+      : null;
+    if (!done) throw notFound('ticket');
+    await this.emit('ticket.commented', done.ticket, principal);
+    const [view] = await this.withActors(principal.organizationId, [done.entry]);
+    return view!;
+  }
+
+  /** The ticket's creation, changes and comments, oldest first, a page at a time. */
+  async activity(principal: Principal, ticketId: string, q: TicketActivityQuery): Promise<TicketActivityList> {
+    requireScope(principal, 'tickets:read');
+    const ticket = await this.get(principal, ticketId);
+    const page = await this.store.tickets.activity(principal.organizationId, ticket.ticketId, q.cursor === undefined ? 0 : Number(q.cursor), q.limit);
+    return { entries: await this.withActors(principal.organizationId, page.entries), nextCursor: page.next === null ? null : String(page.next) };
+  }
+
+  private async withActors(organizationId: string, entries: TicketActivity[]): Promise<TicketActivityView[]> {
+    const ids = new Set(entries.flatMap((e) => (e.actor === null ? [] : [e.actor.userId])));
+    const names = new Map<string, string>();
+    await Promise.all(
+      [...ids].map(async (id) => {
+        const user = await this.store.users.get(organizationId, id);
+        if (user) names.set(id, user.name);
+      }),
+    );
+    return entries.map((e) => ({
+      ...e,
+      actor:
+        e.actor === null
+          ? { kind: 'system', userId: null, userName: null, keyId: null, keyName: null }
+          : { kind: e.actor.kind, userId: e.actor.userId, userName: names.get(e.actor.userId) ?? null, keyId: e.actor.keyId, keyName: e.actor.keyName },
+    }));
   }
 }
 

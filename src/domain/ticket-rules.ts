@@ -1,4 +1,4 @@
-import type { Ticket, TicketPriority, TicketStatus } from './types.js';
+import type { Ticket, TicketActivity, TicketFieldChange, TicketOrigin, TicketPriority, TicketStatus } from './types.js';
 
 export interface TicketChanges {
   title?: string;
@@ -78,4 +78,29 @@ export function canonicalTicket(t: Ticket): Ticket {
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
   };
+}
+
+/** The fields that differ between a ticket and its next version, in a fixed order (what a `changed` activity entry lists). */
+export function ticketFieldChanges(before: Ticket, after: Ticket): TicketFieldChange[] {
+  const pairs: [TicketFieldChange['field'], string | null, string | null][] = [
+    ['subject', before.title, after.title],
+    ['description', before.description, after.description],
+    ['status', before.status, after.status],
+    ['priority', before.priority, after.priority],
+    ['assigneeId', before.assigneeId, after.assigneeId],
+    ['resolutionDate', before.resolutionDate, after.resolutionDate],
+  ];
+  return pairs.filter(([, from, to]) => from !== to).map(([field, from, to]) => ({ field, from, to }));
+}
+
+/** The activity entry of a ticket's creation, by whoever the ticket says made it. */
+export function creationEntry(t: Ticket, id: string): TicketActivity {
+  return { id, ticketId: t.ticketId, organizationId: t.organizationId, kind: 'created', actor: t.createdBy ?? null, at: t.createdAt };
+}
+
+/** The activity entry of a change from `before` to `after`, at `after.updatedAt`; null when no field it follows changed. */
+export function changeEntry(before: Ticket, after: Ticket, actor: TicketOrigin | null, id: string): TicketActivity | null {
+  const changes = ticketFieldChanges(before, after);
+  if (changes.length === 0) return null;
+  return { id, ticketId: after.ticketId, organizationId: after.organizationId, kind: 'changed', actor, at: after.updatedAt, changes };
 }

@@ -124,6 +124,35 @@ export interface Ticket {
   updatedAt: string;
 }
 
+/** A ticket field whose changes the ticket's activity records (`title` is the API's `subject`). */
+export const TICKET_ACTIVITY_FIELDS = ['subject', 'description', 'status', 'priority', 'assigneeId', 'resolutionDate'] as const;
+export type TicketActivityField = (typeof TICKET_ACTIVITY_FIELDS)[number];
+
+export interface TicketFieldChange {
+  field: TicketActivityField;
+  from: string | null;
+  to: string | null;
+}
+
+/**
+ * One entry of a ticket's activity, written in the same atomic write as the
+ * change it records: its creation, a change of fields, or an agent's
+ * comment. `actor` is who did it (null: the service itself, or a ticket
+ * imported without one).
+ */
+export interface TicketActivity {
+  id: string;
+  ticketId: string;
+  organizationId: string;
+  kind: 'created' | 'changed' | 'comment';
+  actor: TicketOrigin | null;
+  at: string;
+  /** `changed`: each field that changed, from and to. */
+  changes?: TicketFieldChange[];
+  /** `comment`: what the agent wrote. */
+  text?: string;
+}
+
 /** Who is calling: resolved from an API key (`keyId` is the key's id) or a dashboard session (`keyId` is `session:<hash prefix>`). */
 export interface Principal {
   organizationId: string;

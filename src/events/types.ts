@@ -29,6 +29,7 @@ export const EVENT_TYPES = [
   'resource.updated',
   'ticket.created',
   'ticket.updated',
+  'ticket.commented',
   'handover.requested',
   'handover.opened',
   'conversation.assigned',

@@ -106,6 +106,7 @@ const BY_NAME: Record<string, string> = {
   contactname: 'Ann Example',
   profilename: 'Ann Example',
   keyname: 'CRM sync',
+  username: 'Ann Agent',
   subject: 'Order #1042 arrived damaged',
   title: 'Order #1042 arrived damaged',
   description: 'The parcel arrived with a torn box and a cracked lid; the customer asks for a replacement.',

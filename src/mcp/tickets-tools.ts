@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { TicketService } from '../app/tickets.js';
-import { assigneeFilter, audienceExternalId, isoDateTime, ticketListSchema, ticketPriority, ticketSchema, ticketStatus } from '../app/schemas.js';
+import { assigneeFilter, audienceExternalId, isoDateTime, ticketActivitySchema, ticketListSchema, ticketPriority, ticketSchema, ticketStatus } from '../app/schemas.js';
 import { defineTool, type ToolDef } from './tool.js';
 
 /*
@@ -105,7 +105,19 @@ export function ticketTools(tickets: TicketService): ToolDef[] {
         .refine((v) => Object.keys(v).length > 1, { message: 'send at least one field to change besides ticketId', path: [] }),
       output: ticketSchema,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-      run: (ctx, { ticketId: id, ...changes }) => tickets.update(ctx.principal, id, changes),
+      run: (ctx, { ticketId: id, ...changes }) => tickets.update(ctx.principal, id, changes, 'mcp'),
+    }),
+    defineTool({
+      name: 'comment_on_ticket',
+      title: 'Comment on a ticket',
+      description:
+        "Add a comment to a ticket's activity, for the team: what you found out, what you did, what the customer said. The customer never sees it. " +
+        'Returns the comment as its activity entry. Needs the API key scope tickets:update.',
+      scopes: ['tickets:update'],
+      input: z.object({ ticketId, text: z.string().trim().min(1).max(10_000).describe('The comment, 1 to 10,000 characters.') }).strict(),
+      output: ticketActivitySchema,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      run: (ctx, { ticketId: id, text }) => tickets.comment(ctx.principal, id, text, 'mcp'),
     }),
   ];
 }

@@ -272,8 +272,10 @@ export class InboxConnection implements FanoutSubscriber {
 /** What one user may see of an event: agents only tickets assigned to them or unassigned. */
 export function visibleTo(p: Principal, e: LoggedEvent): boolean {
   if (p.role === 'admin') return true;
-  if (e.event.type === 'ticket.created' || e.event.type === 'ticket.updated') {
-    const assignee = (e.event.data as { assigneeId?: string | null } | null)?.assigneeId ?? null;
+  if (e.event.type === 'ticket.created' || e.event.type === 'ticket.updated' || e.event.type === 'ticket.commented') {
+    // A comment's event carries its ticket beside the comment.
+    const data = e.event.data as { assigneeId?: string | null; ticket?: { assigneeId?: string | null } } | null;
+    const assignee = (e.event.type === 'ticket.commented' ? data?.ticket?.assigneeId : data?.assigneeId) ?? null;
     return assignee === null || assignee === p.userId;
   }
   return true;

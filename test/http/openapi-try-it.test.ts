@@ -83,7 +83,12 @@ describe('the try-it of every POST example', () => {
         expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
         return r.body.messageId as string;
       };
+      // And the ticket the ticket examples name: the create example's.
+      const ticketExample = doc.paths['/v1/tickets']!.post!.requestBody!.content['application/json']!.example;
+      const ticket = await svc.call('POST', '/v1/tickets', { ...as, body: swap(ticketExample, [[EXAMPLE_IDS.audienceExternalId, `${EXAMPLE_IDS.customerPhone}:${demo.phoneNumberId}`]]) });
+      expect(ticket.status, JSON.stringify(ticket.body)).toBe(201);
       const pairs: [string, string][] = [
+        [EXAMPLE_IDS.ticketId, ticket.body.ticketId],
         [EXAMPLE_IDS.messageId, await sent('/v1/messages/buttons')],
         [EXAMPLE_IDS.templateMessageId, await sent('/v2/wa/template')],
         [EXAMPLE_IDS.organizationId, demo.orgId],

@@ -51,6 +51,7 @@ describe('MCP platform tools: handover, history and sends', () => {
     expect(names).toEqual(
       [
         'create_ticket',
+        'comment_on_ticket',
         'get_conversation_history',
         'get_ticket',
         'list_tickets',

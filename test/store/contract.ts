@@ -220,6 +220,74 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
       expect(await store.outbox.pendingOrganizations()).toEqual(['o2']);
     });
 
+    it("records a ticket's creation, each change by its actor and each comment in its activity, in order, with the comment's event; never another organization's", async () => {
+      const ann = { kind: 'session' as const, userId: 'ann', keyId: null, keyName: null };
+      const bot = { kind: 'api_key' as const, userId: 'bob', keyId: 'k1', keyName: 'bot' };
+      const t = await store.tickets.create(newTicket('o1', { createdBy: bot }), stamp());
+      const other = await store.tickets.create(newTicket('o2'), stamp());
+      await store.tickets.update('o1', t.ticketId, (c) => ({ ...c, status: 'in_progress', title: 'Printer smoking', updatedAt: '2026-01-02T00:00:00.000Z' }), stamp('ticket.updated'), ann);
+      // A change of nothing the activity follows records no entry; an aborted one neither.
+      await store.tickets.update('o1', t.ticketId, (c) => ({ ...c, updatedAt: '2026-01-03T00:00:00.000Z' }), stamp('ticket.updated'), ann);
+      await store.tickets.update('o1', t.ticketId, () => null, stamp('ticket.updated'), ann);
+      const commentEvent = randomUUID();
+      const done = await store.tickets.comment('o1', t.ticketId, { id: 'c1', text: 'Called them', actor: ann, at: '2026-01-04T00:00:00.000Z' }, commentEvent, () => true);
+      expect(done?.entry).toEqual({ id: 'c1', ticketId: t.ticketId, organizationId: 'o1', kind: 'comment', actor: ann, at: '2026-01-04T00:00:00.000Z', text: 'Called them' });
+      expect(done?.ticket.title).toBe('Printer smoking');
+      // Refused by the caller's visibility, on a missing ticket and across organizations: nothing written.
+      expect(await store.tickets.comment('o1', t.ticketId, { id: 'c2', text: 'x', actor: ann, at: now() }, randomUUID(), () => false)).toBeNull();
+      expect(await store.tickets.comment('o1', 'T-000101-000099', { id: 'c3', text: 'x', actor: ann, at: now() }, randomUUID(), () => true)).toBeNull();
+      expect(await store.tickets.comment('o2', t.ticketId === other.ticketId ? 'T-000101-000098' : t.ticketId, { id: 'c4', text: 'x', actor: ann, at: now() }, randomUUID(), () => true)).toBeNull();
+
+      const all = await store.tickets.activity('o1', t.ticketId, 0, 100);
+      expect(all.next).toBeNull();
+      expect(all.entries.map((e) => e.kind)).toEqual(['created', 'changed', 'comment']);
+      expect(all.entries[0]).toMatchObject({ ticketId: t.ticketId, organizationId: 'o1', actor: bot, at: t.createdAt });
+      expect(all.entries[1]).toMatchObject({
+        actor: ann,
+        at: '2026-01-02T00:00:00.000Z',
+        changes: [
+          { field: 'subject', from: 'Printer on fire', to: 'Printer smoking' },
+          { field: 'status', from: 'open', to: 'in_progress' },
+        ],
+      });
+      expect(new Set(all.entries.map((e) => e.id)).size).toBe(3);
+
+      // Pages: each continues after the last, and an entry written later comes after the last cursor.
+      const first = await store.tickets.activity('o1', t.ticketId, 0, 2);
+      expect(first.entries.map((e) => e.kind)).toEqual(['created', 'changed']);
+      const second = await store.tickets.activity('o1', t.ticketId, first.next!, 2);
+      expect(second.entries.map((e) => e.id)).toEqual(['c1']);
+      expect(second.next).toBeNull();
+      await store.tickets.comment('o1', t.ticketId, { id: 'c5', text: 'Fixed', actor: null, at: now() }, randomUUID(), () => true);
+      expect((await store.tickets.activity('o1', t.ticketId, first.next!, 10)).entries.map((e) => e.id)).toEqual(['c1', 'c5']);
+
+      // Another organization's activity: its own ticket only, never o1's.
+      expect((await store.tickets.activity('o2', t.ticketId, 0, 10)).entries.every((e) => e.organizationId === 'o2')).toBe(true);
+      expect((await store.tickets.activity('o2', other.ticketId, 0, 10)).entries.map((e) => e.kind)).toEqual(['created']);
+
+      const events = (await store.outbox.peek('o1', 100)).map((e) => e.event);
+      const commented = events.find((e) => e.id === commentEvent);
+      expect(commented).toMatchObject({ type: 'ticket.commented', organizationId: 'o1', data: { comment: done!.entry, ticket: done!.ticket } });
+      expect(events.filter((e) => e.type === 'ticket.commented')).toHaveLength(2);
+    });
+
+    it('keeps one activity entry for each of concurrent changes and comments of one ticket', async () => {
+      const t = await store.tickets.create(newTicket('o1', { description: '' }), stamp());
+      await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          i % 2 === 0
+            ? store.tickets.update('o1', t.ticketId, (cur) => ({ ...cur, description: cur.description + `[${i}]` }), stamp('ticket.updated'), null)
+            : store.tickets.comment('o1', t.ticketId, { id: `c${i}`, text: `comment ${i}`, actor: null, at: now() }, randomUUID(), () => true),
+        ),
+      );
+      const { entries } = await store.tickets.activity('o1', t.ticketId, 0, 100);
+      expect(entries).toHaveLength(9);
+      expect(entries.filter((e) => e.kind === 'comment')).toHaveLength(4);
+      // The changes chain: each one's "from" is the one before's "to".
+      const descriptions = entries.filter((e) => e.kind === 'changed').map((e) => e.changes![0]!);
+      for (let i = 1; i < descriptions.length; i++) expect(descriptions[i]!.from).toBe(descriptions[i - 1]!.to);
+    });
+
     it('keeps every event of concurrent updates in the outbox exactly once', async () => {
       const t = await store.tickets.create(newTicket('o1', { description: '' }), stamp());
       const stamps = Array.from({ length: 10 }, () => stamp('ticket.updated'));

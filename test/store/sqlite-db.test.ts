@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, trun
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NODE_MIGRATIONS, openNodeDbIn, SqliteDb, StorageOpenError, type Migration } from '../../src/store/index.js';
+import { createSqliteStore, NODE_MIGRATIONS, openNodeDbIn, SqliteDb, StorageOpenError, type Migration } from '../../src/store/index.js';
 import { sqliteDatabase } from '../../src/store/sqlite/native.js';
 
 /** The guarantees of SqliteDb (src/store/sqlite/db.ts), one test each. */
@@ -333,6 +333,22 @@ describe('schema migrations', () => {
     expect(db.get('orgs', 'o1')).toEqual({ id: 'o1', name: 'Kept' });
     expect(db.raw.prepare('SELECT COUNT(*) AS n FROM events').get()).toEqual({ n: 0 });
     await db.close();
+  });
+
+  it("enters the creation of tickets made before the ticket activity existed (version 4) into their activity", async () => {
+    const dir = tempDir();
+    const file = join(dir, 'switchboard.db');
+    const v4 = SqliteDb.open(file, { migrations: NODE_MIGRATIONS.filter((m) => m.version <= 4) });
+    const by = { kind: 'api_key', userId: 'u1', keyId: 'k1', keyName: 'crm' };
+    const row = v4.raw.prepare('INSERT INTO tickets (org, seq, ticket_id, status, priority, assignee_id, audience_id, body) VALUES (?, ?, ?, ?, ?, NULL, NULL, ?)');
+    row.run('o1', 1, 'T-260101-000001', 'open', 'low', JSON.stringify({ ticketId: 'T-260101-000001', createdBy: by, createdAt: '2026-01-01T00:00:00.000Z' }));
+    row.run('o1', 2, 'T-260101-000002', 'open', 'low', JSON.stringify({ ticketId: 'T-260101-000002', createdBy: null, createdAt: '2026-01-01T01:00:00.000Z' }));
+    await v4.close();
+    const store = createSqliteStore(openNodeDbIn(dir));
+    const [first] = (await store.tickets.activity('o1', 'T-260101-000001', 0, 10)).entries;
+    expect(first).toMatchObject({ ticketId: 'T-260101-000001', organizationId: 'o1', kind: 'created', actor: by, at: '2026-01-01T00:00:00.000Z' });
+    expect((await store.tickets.activity('o1', 'T-260101-000002', 0, 10)).entries).toMatchObject([{ kind: 'created', actor: null }]);
+    await store.close();
   });
 
   it('applies only the missing steps to a database of an earlier version, keeping its data', async () => {

@@ -1,5 +1,17 @@
 import type { TicketService } from '../../app/tickets.js';
-import { createTicketBody, errorSchema, listTicketsQuery, ticketIdParams, ticketListSchema, ticketSchema, updateTicketBody } from '../../app/schemas.js';
+import {
+  createTicketBody,
+  errorSchema,
+  listTicketsQuery,
+  ticketActivityListSchema,
+  ticketActivityQuery,
+  ticketActivitySchema,
+  ticketCommentBody,
+  ticketIdParams,
+  ticketListSchema,
+  ticketSchema,
+  updateTicketBody,
+} from '../../app/schemas.js';
 import { idempotencyKey } from '../idempotency-key.js';
 import { EXAMPLE_IDS } from '../openapi-examples.js';
 import { defineRoute, type RouteDef } from '../route.js';
@@ -63,6 +75,41 @@ export function ticketRoutes(tickets: TicketService): RouteDef[] {
       body: updateTicketBody,
       responses: { 200: { description: 'the updated ticket', schema: ticketSchema }, 404: { description: 'no such ticket visible to this key', schema: errorSchema } },
       handler: async ({ principal, params, body }) => ({ body: await tickets.update(principal, params.ticketId, body) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/tickets/:ticketId/activity',
+      operationId: 'listTicketActivity',
+      summary: "A ticket's activity: its creation, every change and every comment, with who and when",
+      tag: 'Tickets',
+      auth: 'apiKey',
+      scope: 'tickets:read',
+      params: ticketIdParams,
+      query: ticketActivityQuery,
+      responses: {
+        200: { description: 'a page of entries, oldest first', schema: ticketActivityListSchema },
+        400: { description: 'a malformed cursor, or limit out of range', schema: errorSchema },
+        404: { description: 'no such ticket visible to this key', schema: errorSchema },
+      },
+      handler: async ({ principal, params, query }) => ({ body: await tickets.activity(principal, params.ticketId, query) }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/tickets/:ticketId/comments',
+      operationId: 'commentOnTicket',
+      example: { text: 'Called the customer: a replacement ships tomorrow.' },
+      summary: "Comment on a ticket (an entry of its activity; event `ticket.commented`)",
+      tag: 'Tickets',
+      auth: 'apiKey',
+      scope: 'tickets:update',
+      params: ticketIdParams,
+      body: ticketCommentBody,
+      responses: {
+        201: { description: 'the comment, as its activity entry', schema: ticketActivitySchema },
+        400: { description: 'no text, or more than 10,000 characters', schema: errorSchema },
+        404: { description: 'no such ticket visible to this key', schema: errorSchema },
+      },
+      handler: async ({ principal, params, body }) => ({ status: 201, body: await tickets.comment(principal, params.ticketId, body.text) }),
     }),
   ];
 }

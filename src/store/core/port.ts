@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, Contact, ContactChange, Organization, Ticket, TicketPriority, TicketStatus, User } from '../../domain/types.js';
+import type { ApiKeyRecord, Contact, ContactChange, Organization, Ticket, TicketActivity, TicketOrigin, TicketPriority, TicketStatus, User } from '../../domain/types.js';
 import type { DomainEvent } from '../../domain/events.js';
 import type { AuthSessionRepo, FailureCounter } from '../auth/port.js';
 
@@ -103,6 +103,26 @@ export interface TicketIdempotency {
   ttlMs: number;
 }
 
+/** A comment to add to a ticket's activity (the store fills in the ticket and organization). */
+export interface NewTicketComment {
+  id: string;
+  text: string;
+  actor: TicketOrigin | null;
+  at: string;
+}
+
+/** What a comment's `ticket.commented` event carries: the comment and the ticket as it is. */
+export interface TicketCommentedData {
+  comment: TicketActivity;
+  ticket: Ticket;
+}
+
+/** One page of a ticket's activity, oldest first; `next` continues after the last entry (null: no more). */
+export interface TicketActivityPage {
+  entries: TicketActivity[];
+  next: number | null;
+}
+
 /** `replayed`: the key was used before with the same body, `ticket` is that create's ticket; `reused`: with another body. */
 export type CreateOnceResult = { outcome: 'created' | 'replayed'; ticket: Ticket } | { outcome: 'reused' };
 
@@ -111,7 +131,8 @@ export interface TicketRepo {
    * Stores a new ticket and gives it a `ticketId` unique in its organization,
    * `T-<yymmdd>-<sequence>`. Newest-first order follows the sequence. The
    * event goes into the organization's outbox in the same atomic write, so a
-   * stored change always has its event (see `OutboxRepo`).
+   * stored change always has its event (see `OutboxRepo`). Its `created`
+   * activity entry (by the ticket's `createdBy`) is written with it.
    */
   create(ticket: NewTicket, event: TicketEventStamp): Promise<Ticket>;
   /**
@@ -128,9 +149,21 @@ export interface TicketRepo {
    * Read-modify-write with optimistic concurrency: `change` gets the current
    * ticket and returns the new one (or null to abort); retried when another
    * writer got in between. Returns the stored result, or null if not found / aborted.
-   * The event is recorded in the outbox atomically with the change (not when aborted).
+   * The event is recorded in the outbox atomically with the change (not when aborted),
+   * and so is a `changed` activity entry by `actor` listing the fields that
+   * differ (none when no field the activity follows changed).
    */
-  update(organizationId: string, ticketId: string, change: (current: Ticket) => Ticket | null, event: TicketEventStamp): Promise<Ticket | null>;
+  update(organizationId: string, ticketId: string, change: (current: Ticket) => Ticket | null, event: TicketEventStamp, actor?: TicketOrigin | null): Promise<Ticket | null>;
+  /**
+   * Adds a comment to the ticket's activity when the ticket exists and
+   * `visible` accepts it, with its `ticket.commented` event (`eventId`,
+   * data `TicketCommentedData`) in the same atomic write. Null when there is
+   * no such ticket or `visible` refused it. A ticket's entries are written one
+   * at a time, so their order is the order of `seq`.
+   */
+  comment(organizationId: string, ticketId: string, comment: NewTicketComment, eventId: string, visible: (t: Ticket) => boolean): Promise<{ ticket: Ticket; entry: TicketActivity } | null>;
+  /** The ticket's activity after position `after` (0: from the start), oldest first, at most `limit`. */
+  activity(organizationId: string, ticketId: string, after: number, limit: number): Promise<TicketActivityPage>;
   /** Newest first, using indexes (no full scan in the Redis adapter). */
   list(query: TicketQuery): Promise<TicketPage>;
 }

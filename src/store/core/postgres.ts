@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { conflict } from '../../errors.js';
 import { postgresTicketTextMatch } from '../search/postgres.js';
-import { changedContact, type ApiKeyRecord, type Contact, type Organization, type Ticket, type User } from '../../domain/types.js';
-import { canonicalTicket, formatTicketId } from '../../domain/ticket-rules.js';
+import { changedContact, type ApiKeyRecord, type Contact, type Organization, type Ticket, type TicketActivity, type User } from '../../domain/types.js';
+import { canonicalTicket, changeEntry, creationEntry, formatTicketId } from '../../domain/ticket-rules.js';
 import type { DomainEvent } from '../../domain/events.js';
-import type { NewTicket, Store, TicketEventStamp, TicketPage } from './port.js';
+import type { NewTicket, Store, TicketCommentedData, TicketEventStamp, TicketPage } from './port.js';
 import { countedFilter, ticketFilter } from './ticket-query.js';
 import { createRedisAuthSessionRepo, createRedisFailureCounter } from '../auth/index.js';
 import { orgKeys, type RedisClient } from '../redis/client.js';
@@ -13,7 +14,7 @@ import { numbered, type PgDb, type PgQueryable } from '../postgres/db.js';
 /*
  * A new ticket: the organization's next sequence (its counter row locked for the statement),
  * the ticket under `<prefix><sequence, at least 6 digits>` as formatTicketId writes it, its two
- * counts and its event in the outbox, the id set in both bodies.
+ * counts, its event in the outbox and its `created` activity entry, the id set in every body.
  */
 const INSERT_TICKET = `
   WITH s AS (INSERT INTO ticket_seqs (org, seq) VALUES ($1, 1) ON CONFLICT (org) DO UPDATE SET seq = ticket_seqs.seq + 1 RETURNING seq),
@@ -22,7 +23,8 @@ const INSERT_TICKET = `
              SELECT $1, i.seq, i.ticket_id, $3, $4, $5, $6, jsonb_set($7::jsonb, '{ticketId}', to_jsonb(i.ticket_id)) FROM i),
        c AS (INSERT INTO ticket_counts (org, name, n) VALUES ($1, 'all', 1), ($1, $8, 1) ON CONFLICT (org, name) DO UPDATE SET n = ticket_counts.n + 1),
        o AS (INSERT INTO outbox (org, event_id, event) SELECT $1, $9, jsonb_set($10::jsonb, '{data,ticketId}', to_jsonb(i.ticket_id)) FROM i
-             ON CONFLICT (org, event_id) DO UPDATE SET event = excluded.event)
+             ON CONFLICT (org, event_id) DO UPDATE SET event = excluded.event),
+       a AS (INSERT INTO ticket_activity (org, ticket_id, body) SELECT $1, i.ticket_id, jsonb_set($11::jsonb, '{ticketId}', to_jsonb(i.ticket_id)) FROM i)
   SELECT seq FROM i`;
 
 export interface PostgresStoreOptions {
@@ -41,10 +43,11 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
   const q = (c: PgQueryable, sql: string, args: unknown[] = []) => c.query(numbered(sql), args);
   const bump = (c: PgQueryable, org: string, name: string, by: number) =>
     q(c, 'INSERT INTO ticket_counts (org, name, n) VALUES (?, ?, ?) ON CONFLICT (org, name) DO UPDATE SET n = ticket_counts.n + excluded.n', [org, name, by]);
-  const outbox = (c: PgQueryable, stamp: TicketEventStamp, ticket: Ticket) => {
-    const event: DomainEvent = { ...stamp, organizationId: ticket.organizationId, data: ticket };
-    return q(c, 'INSERT INTO outbox (org, event_id, event) VALUES (?, ?, ?) ON CONFLICT (org, event_id) DO UPDATE SET event = excluded.event', [ticket.organizationId, stamp.id, JSON.stringify(event)]);
-  };
+  const record = (c: PgQueryable, event: DomainEvent) =>
+    q(c, 'INSERT INTO outbox (org, event_id, event) VALUES (?, ?, ?) ON CONFLICT (org, event_id) DO UPDATE SET event = excluded.event', [event.organizationId, event.id, JSON.stringify(event)]);
+  const outbox = (c: PgQueryable, stamp: TicketEventStamp, ticket: Ticket) => record(c, { ...stamp, organizationId: ticket.organizationId, data: ticket });
+  const writeActivity = (c: PgQueryable, entry: TicketActivity) =>
+    q(c, 'INSERT INTO ticket_activity (org, ticket_id, body) VALUES (?, ?, ?)', [entry.organizationId, entry.ticketId, JSON.stringify(entry)]);
   const writeTicket = (c: PgQueryable, seq: number, t: Ticket) =>
     q(
       c,
@@ -71,6 +74,7 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
       `s:${draft.status}`,
       event.id,
       JSON.stringify({ ...event, organizationId: ticket.organizationId, data: draft } satisfies DomainEvent),
+      JSON.stringify(creationEntry(draft, randomUUID())),
     ]);
     return { ...draft, ticketId: formatTicketId(new Date(ticket.createdAt), Number(r.rows[0]!.seq)) };
   };
@@ -232,7 +236,7 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
       async get(organizationId, ticketId) {
         return (await ticketOf(db, organizationId, ticketId))?.ticket ?? null;
       },
-      async update(organizationId, ticketId, change, event) {
+      async update(organizationId, ticketId, change, event, actor = null) {
         return db.tx(async (c) => {
           const found = await ticketOf(c, organizationId, ticketId, true);
           if (found === undefined) return null;
@@ -245,8 +249,32 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
             await bump(c, organizationId, `s:${stored.status}`, 1);
           }
           await outbox(c, event, stored);
+          const entry = changeEntry(found.ticket, stored, actor, randomUUID());
+          if (entry !== null) await writeActivity(c, entry);
           return next;
         });
+      },
+      async comment(organizationId, ticketId, cm, eventId, visible) {
+        // The ticket's row lock orders its activity: entries commit in the order of their seq.
+        return db.tx(async (c) => {
+          const found = await ticketOf(c, organizationId, ticketId, true);
+          if (found === undefined || !visible(found.ticket)) return null;
+          const ticket = found.ticket;
+          const entry: TicketActivity = { id: cm.id, ticketId: ticket.ticketId, organizationId, kind: 'comment', actor: cm.actor, at: cm.at, text: cm.text };
+          await writeActivity(c, entry);
+          await record(c, { id: eventId, type: 'ticket.commented', organizationId, createdAt: cm.at, data: { comment: entry, ticket } satisfies TicketCommentedData });
+          return { ticket, entry };
+        });
+      },
+      async activity(organizationId, ticketId, after, limit) {
+        const rows = await db.rows<{ seq: string; body: TicketActivity }>('SELECT seq, body FROM ticket_activity WHERE org = $1 AND ticket_id = $2 AND seq > $3 ORDER BY seq LIMIT $4', [
+          organizationId,
+          ticketId,
+          after,
+          limit + 1,
+        ]);
+        const page = rows.slice(0, limit);
+        return { entries: page.map((r) => r.body), next: rows.length > limit ? Number(page.at(-1)!.seq) : null };
       },
       async list(query): Promise<TicketPage> {
         const filter = ticketFilter(query, postgresTicketTextMatch);

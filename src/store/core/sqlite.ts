@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { conflict } from '../../errors.js';
 import { sqliteTicketTextMatch } from '../search/sqlite.js';
-import { changedContact, type ApiKeyRecord, type Contact, type Organization, type Ticket, type User } from '../../domain/types.js';
-import { canonicalTicket, formatTicketId } from '../../domain/ticket-rules.js';
+import { changedContact, type ApiKeyRecord, type Contact, type Organization, type Ticket, type TicketActivity, type User } from '../../domain/types.js';
+import { canonicalTicket, changeEntry, creationEntry, formatTicketId } from '../../domain/ticket-rules.js';
 import type { DomainEvent } from '../../domain/events.js';
-import type { NewTicket, Store, TicketEventStamp, TicketPage, TicketQuery } from './port.js';
+import type { NewTicket, Store, TicketCommentedData, TicketEventStamp, TicketPage, TicketQuery } from './port.js';
 import { countedFilter, ticketFilter } from './ticket-query.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { createMemoryFailureCounter, createSqliteAuthSessionRepo } from '../auth/index.js';
@@ -23,10 +24,11 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
   const bump = (org: string, name: string, by: number) =>
     s('INSERT INTO ticket_counts (org, name, n) VALUES (?, ?, ?) ON CONFLICT (org, name) DO UPDATE SET n = n + excluded.n').run(org, name, by);
   const count = (org: string, name: string) => (s('SELECT n FROM ticket_counts WHERE org = ? AND name = ?').get(org, name) as { n: number } | undefined)?.n ?? 0;
-  const outbox = (stamp: TicketEventStamp, ticket: Ticket) => {
-    const event: DomainEvent = { ...stamp, organizationId: ticket.organizationId, data: ticket };
-    s('INSERT INTO outbox (org, event_id, event) VALUES (?, ?, ?) ON CONFLICT (org, event_id) DO UPDATE SET event = excluded.event').run(ticket.organizationId, stamp.id, JSON.stringify(event));
-  };
+  const record = (event: DomainEvent) =>
+    s('INSERT INTO outbox (org, event_id, event) VALUES (?, ?, ?) ON CONFLICT (org, event_id) DO UPDATE SET event = excluded.event').run(event.organizationId, event.id, JSON.stringify(event));
+  const outbox = (stamp: TicketEventStamp, ticket: Ticket) => record({ ...stamp, organizationId: ticket.organizationId, data: ticket });
+  const writeActivity = (entry: TicketActivity) =>
+    s('INSERT INTO ticket_activity (org, ticket_id, body) VALUES (?, ?, ?)').run(entry.organizationId, entry.ticketId, JSON.stringify(entry));
   const ticketRow = (org: string, ticketId: string) =>
     s('SELECT seq, body FROM tickets WHERE org = ? AND ticket_id = ?').get(org, ticketId) as { seq: number; body: string } | undefined;
   const writeTicket = (seq: number, t: Ticket) =>
@@ -52,6 +54,7 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
     bump(full.organizationId, 'all', 1);
     bump(full.organizationId, `s:${full.status}`, 1);
     outbox(event, full);
+    writeActivity(creationEntry(full, randomUUID()));
     return full;
   };
   const contactOf = (org: string, aeid: string) => {
@@ -205,7 +208,7 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
         const row = ticketRow(organizationId, ticketId);
         return row ? canonicalTicket(JSON.parse(row.body) as Ticket) : null;
       },
-      async update(organizationId, ticketId, change, event) {
+      async update(organizationId, ticketId, change, event, actor = null) {
         return db.run(() => {
           const row = ticketRow(organizationId, ticketId);
           if (!row) return null;
@@ -219,8 +222,30 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
             bump(organizationId, `s:${stored.status}`, 1);
           }
           outbox(event, stored);
+          const entry = changeEntry(current, stored, actor, randomUUID());
+          if (entry !== null) writeActivity(entry);
           return next;
         });
+      },
+      async comment(organizationId, ticketId, c, eventId, visible) {
+        return db.run(() => {
+          const row = ticketRow(organizationId, ticketId);
+          if (!row) return null;
+          const ticket = canonicalTicket(JSON.parse(row.body) as Ticket);
+          if (!visible(ticket)) return null;
+          const entry: TicketActivity = { id: c.id, ticketId: ticket.ticketId, organizationId, kind: 'comment', actor: c.actor, at: c.at, text: c.text };
+          writeActivity(entry);
+          record({ id: eventId, type: 'ticket.commented', organizationId, createdAt: c.at, data: { comment: entry, ticket } satisfies TicketCommentedData });
+          return { ticket, entry };
+        });
+      },
+      async activity(organizationId, ticketId, after, limit) {
+        const rows = s('SELECT seq, body FROM ticket_activity WHERE org = ? AND ticket_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(organizationId, ticketId, after, limit + 1) as {
+          seq: number;
+          body: string;
+        }[];
+        const page = rows.slice(0, limit);
+        return { entries: page.map((r) => JSON.parse(r.body) as TicketActivity), next: rows.length > limit ? page.at(-1)!.seq : null };
       },
       async list(q: TicketQuery): Promise<TicketPage> {
         const filter = ticketFilter(q, sqliteTicketTextMatch);

@@ -360,4 +360,22 @@ const SANDBOX = `
   );
 `;
 
-export const NODE_PG_MIGRATIONS: PgMigration[] = [{ version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES + MESSAGING + SANDBOX }];
+// A ticket's activity (as the embedded database's step 5): creation, changes and comments in the order written; tickets made before get their creation entered.
+const TICKET_ACTIVITY = `
+  CREATE TABLE ticket_activity (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    org text NOT NULL,
+    ticket_id text NOT NULL,
+    body jsonb NOT NULL
+  );
+  CREATE INDEX ticket_activity_by_ticket ON ticket_activity (org, ticket_id, seq);
+  INSERT INTO ticket_activity (org, ticket_id, body)
+    SELECT org, ticket_id, jsonb_build_object('id', gen_random_uuid()::text, 'ticketId', ticket_id, 'organizationId', org, 'kind', 'created',
+      'actor', coalesce(body->'createdBy', 'null'::jsonb), 'at', body->'createdAt')
+    FROM tickets ORDER BY org, seq;
+`;
+
+export const NODE_PG_MIGRATIONS: PgMigration[] = [
+  { version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES + MESSAGING + SANDBOX },
+  { version: 2, name: 'ticket activity', sql: TICKET_ACTIVITY },
+];

@@ -229,6 +229,29 @@ export const NODE_MIGRATIONS: Migration[] = [
       `);
     },
   },
+  {
+    // A ticket's activity: its creation, each change of its fields and each comment, in the order
+    // written (`seq`), each in the same transaction as what it records. Tickets made before have
+    // their creation entered from what the ticket recorded of it.
+    version: 5,
+    up(db) {
+      db.exec(`
+        CREATE TABLE ticket_activity (
+          seq INTEGER PRIMARY KEY,
+          org TEXT NOT NULL,
+          ticket_id TEXT NOT NULL,
+          body TEXT NOT NULL
+        );
+        CREATE INDEX ticket_activity_by_ticket ON ticket_activity (org, ticket_id, seq);
+        INSERT INTO ticket_activity (org, ticket_id, body)
+          SELECT org, ticket_id, json_object(
+            'id', lower(hex(randomblob(16))), 'ticketId', ticket_id, 'organizationId', org, 'kind', 'created',
+            'actor', CASE WHEN json_type(body, '$.createdBy') = 'object' THEN json(json_extract(body, '$.createdBy')) ELSE NULL END,
+            'at', json_extract(body, '$.createdAt'))
+          FROM tickets ORDER BY org, seq;
+      `);
+    },
+  },
 ];
 
 /** A database of key-value collections only (the sandbox providers', standing for Google and Stripe). */

@@ -1211,6 +1211,40 @@ export interface paths {
         patch: operations["updateTicket"];
         trace?: never;
     };
+    "/v1/tickets/{ticketId}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A ticket's activity: its creation, every change and every comment, with who and when */
+        get: operations["listTicketActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tickets/{ticketId}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Comment on a ticket (an entry of its activity; event `ticket.commented`) */
+        post: operations["commentOnTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools": {
         parameters: {
             query?: never;
@@ -5629,7 +5663,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, handover.requested, handover.opened, conversation.assigned, conversation.resolved, *); "*" for all */
+                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, *); "*" for all */
                     events: string[];
                     /** @description https URL of the receiver */
                     url: string;
@@ -6123,7 +6157,7 @@ export interface operations {
                 "application/json": {
                     /** @description false disables deliveries; true re-enables (after a 410, for example) */
                     enabled?: boolean;
-                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, handover.requested, handover.opened, conversation.assigned, conversation.resolved, *); "*" for all */
+                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, *); "*" for all */
                     events?: string[];
                 };
             };
@@ -18197,6 +18231,486 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope tickets:update, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope tickets:update, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such ticket visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such ticket visible to this key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTicketActivity: {
+        parameters: {
+            query?: {
+                /** @description the `nextCursor` of the page before; absent: from the start */
+                cursor?: string;
+                /** @description 1 to 100, default 50 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @example T-260105-000001 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of entries, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "entries": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "ticketId": "T-260105-000001",
+                     *           "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *           "kind": "created",
+                     *           "actor": {
+                     *             "kind": "api_key",
+                     *             "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *             "userName": "user name example",
+                     *             "keyId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "keyName": "CRM sync"
+                     *           },
+                     *           "at": "2026-01-05T09:30:00.000Z",
+                     *           "changes": [
+                     *             {
+                     *               "field": "subject",
+                     *               "from": "4915112345678",
+                     *               "to": "4915112345678"
+                     *             }
+                     *           ],
+                     *           "text": "Hi Ann, your order #1042 has shipped."
+                     *         }
+                     *       ],
+                     *       "nextCursor": "eyJzIjoiW1wiYWxsXCIsXCJhY3Rpdml0eVwiXSIsImsiOiIyMDI2LTAxLTA1VDA5OjMwOjAwLjAwMFoifQ"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description oldest first */
+                        entries: {
+                            /** @description who did it */
+                            actor: {
+                                keyId: string | null;
+                                keyName: string | null;
+                                /**
+                                 * @description api_key: through the REST API; session: a dashboard user; mcp: an MCP tool call; system: the service itself (or a ticket made before this was recorded)
+                                 * @enum {string}
+                                 */
+                                kind: "api_key" | "session" | "mcp" | "system";
+                                /** @description the dashboard user (or the owner of the API key); null for system */
+                                userId: string | null;
+                                /** @description that user's name now; null when the user is gone, or for system */
+                                userName: string | null;
+                            };
+                            /** @description when, in UTC */
+                            at: string;
+                            /** @description changed: each field that changed, from and to (subject, description, status, priority, assigneeId, resolutionDate) */
+                            changes?: {
+                                /** @enum {string} */
+                                field: "subject" | "description" | "status" | "priority" | "assigneeId" | "resolutionDate";
+                                from: string | null;
+                                to: string | null;
+                            }[];
+                            id: string;
+                            /**
+                             * @description created: the ticket was made; changed: fields changed (`changes`); comment: an agent commented (`text`)
+                             * @enum {string}
+                             */
+                            kind: "created" | "changed" | "comment";
+                            organizationId: string;
+                            /** @description comment: the text */
+                            text?: string;
+                            ticketId: string;
+                        }[];
+                        /** @description pass as `cursor` for the entries after these; null when there are none (yet) */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description a malformed cursor, or limit out of range */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "a malformed cursor, or limit out of range"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope tickets:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "insufficient_scope",
+                     *         "message": "the key lacks the scope tickets:read"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such ticket visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such ticket visible to this key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    commentOnTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example T-260105-000001 */
+                ticketId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Called the customer: a replacement ships tomorrow."
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the comment, 1 to 10,000 characters (surrounding spaces trimmed) */
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the comment, as its activity entry */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *       "ticketId": "T-260105-000001",
+                     *       "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *       "kind": "created",
+                     *       "actor": {
+                     *         "kind": "api_key",
+                     *         "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "userName": "user name example",
+                     *         "keyId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "keyName": "CRM sync"
+                     *       },
+                     *       "at": "2026-01-05T09:30:00.000Z",
+                     *       "changes": [
+                     *         {
+                     *           "field": "subject",
+                     *           "from": "4915112345678",
+                     *           "to": "4915112345678"
+                     *         }
+                     *       ],
+                     *       "text": "Hi Ann, your order #1042 has shipped."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description who did it */
+                        actor: {
+                            keyId: string | null;
+                            keyName: string | null;
+                            /**
+                             * @description api_key: through the REST API; session: a dashboard user; mcp: an MCP tool call; system: the service itself (or a ticket made before this was recorded)
+                             * @enum {string}
+                             */
+                            kind: "api_key" | "session" | "mcp" | "system";
+                            /** @description the dashboard user (or the owner of the API key); null for system */
+                            userId: string | null;
+                            /** @description that user's name now; null when the user is gone, or for system */
+                            userName: string | null;
+                        };
+                        /** @description when, in UTC */
+                        at: string;
+                        /** @description changed: each field that changed, from and to (subject, description, status, priority, assigneeId, resolutionDate) */
+                        changes?: {
+                            /** @enum {string} */
+                            field: "subject" | "description" | "status" | "priority" | "assigneeId" | "resolutionDate";
+                            from: string | null;
+                            to: string | null;
+                        }[];
+                        id: string;
+                        /**
+                         * @description created: the ticket was made; changed: fields changed (`changes`); comment: an agent commented (`text`)
+                         * @enum {string}
+                         */
+                        kind: "created" | "changed" | "comment";
+                        organizationId: string;
+                        /** @description comment: the text */
+                        text?: string;
+                        ticketId: string;
+                    };
+                };
+            };
+            /** @description no text, or more than 10,000 characters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "text is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.text",
+                     *             "message": "text is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
                 };
             };
             /** @description missing or invalid credentials */
