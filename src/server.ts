@@ -30,7 +30,7 @@ import { sessionRoutes } from './http/routes/sessions.js';
 import { networkWebhookRoutes } from './http/routes/network-webhook.js';
 import { channelAdminRoutes, channelRoutes } from './http/routes/channels.js';
 import { sandboxRoutes } from './http/routes/sandbox.js';
-import { HandoverService, openActors, type ActorSystem } from './actors/index.js';
+import { ConversationTimers, HandoverService, openActors, type ActorSystem } from './actors/index.js';
 import { MetricsRegistry } from './metrics.js';
 import { serviceObservers, type ServiceObservers } from './service-metrics.js';
 import { handoverRoutes } from './http/routes/handover.js';
@@ -81,6 +81,8 @@ export interface Services {
   observers: ServiceObservers;
   /** The actor runtime: per-contact conversation actors, routed over NATS when clustered. */
   actors: ActorSystem;
+  /** The conversation actors' durable timers (`sweep()` runs one pass at once). */
+  timers: ConversationTimers;
   handover: HandoverService;
   /** The live inbox's operations (conversations and contacts), behind /ws and its REST twins. */
   inbox: InboxService;
@@ -171,6 +173,10 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const actors = await openActors(config, backing, { log, events, clock, metrics, messaging: messagingActorDeps, conversations: messaging.stores.conversations });
   closers.push(() => actors.close());
   readiness.push(...actors.readiness);
+  // The actors' durable timers (the bot's fallback): each node sweeps for the partitions it owns. Stopped before the actors.
+  const timers = new ConversationTimers({ index: messaging.stores.conversations, system: actors.system, clock, log: log.child({ component: 'timers' }) });
+  timers.start();
+  closers.push(() => timers.stop());
   const handover = new HandoverService(store.contacts, actors.system);
   messaging.attach(actorConversationGateway(actors.system));
   messaging.startRetention();
@@ -240,7 +246,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
     connected: tools ?? undefined,
   });
-  return { tools, config, log, clock, backing, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, handover, messaging, inbox, inboxSockets, sessions, authenticator };
+  return { tools, config, log, clock, backing, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, messaging, inbox, inboxSockets, sessions, authenticator };
 }
 
 /** `GET /v1/integrations`, connect, the tools and their callbacks (and the operator's return origins): at `{mcp_url}` as well when MCP_PORT is set. */

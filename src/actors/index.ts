@@ -35,4 +35,6 @@ export {
   type Transition,
 } from './conversation/rules.js';
 export { HandoverService } from './conversation/handover.js';
+export { ConversationTimers, type ConversationTimersOptions } from './conversation/timers.js';
+export { AUTOMATION } from './conversation/routing.js';
 export { openActors, type OpenedActors } from './open.js';

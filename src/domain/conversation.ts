@@ -23,6 +23,12 @@ export interface ConversationRecord {
   lastInboundAt: string | null;
   /** Messages from the customer in the current session (absent on records written before it was counted). */
   inboundCount?: number;
+  /**
+   * When the conversation's actor has something to do without being asked
+   * (the bot's fallback runs out): found by the sweeper of the node that owns
+   * the contact, which then tells the actor. Absent or null: nothing pending.
+   */
+  dueAt?: string | null;
   updatedAt: string;
   version: number;
 }

@@ -17,6 +17,8 @@ import { MediaTooLargeError, NetworkRejectedError, NetworkUnavailableError, type
 import { shapeFromDefinition } from '../network/template-rules.js';
 import type { SandboxNetwork } from '../network/sandbox/index.js';
 import { isLoopback } from '../webhooks/index.js';
+import { routingOf, type ChannelRouting } from '../domain/routing.js';
+import { mergeRouting, routingPatch, type RoutingPatch } from './routing-settings.js';
 
 const name = z.string().trim().min(1).max(120);
 /** Above the Cloud API's highest tier (1,000) only for networks or sandboxes that allow it. */
@@ -66,7 +68,14 @@ export const updateChannelBody = z
     messagesPerSecond: messagesPerSecond.optional(),
   })
   .refine((b) => Object.keys(b).length > 0, 'give at least one field');
-export type UpdateChannelBody = z.infer<typeof updateChannelBody>;
+export type UpdateChannelBody = z.infer<typeof updateChannelBody> & { routing?: RoutingPatch };
+
+/** What an organization's admin may change of a channel (`PATCH /v1/channels/{channelId}`): its name and its routing. */
+export const patchChannelBody = z
+  .object({ name: name.optional(), routing: routingPatch.optional() })
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of name, routing');
+export type PatchChannelBody = z.infer<typeof patchChannelBody>;
 
 export const templateBody = z.object({
   name: z.string().regex(/^[a-z0-9_]{1,512}$/, 'lowercase letters, digits and _'),
@@ -104,6 +113,8 @@ export interface ChannelView {
   allowedOrigins?: string[];
   /** Where the network must send its webhooks (configure it in Meta's app dashboard for `graph` channels). */
   webhook?: { url: string; verifyToken?: string };
+  /** Who answers first, bot fallback, auto-assignment, business hours (the defaults when never set). */
+  routing: ChannelRouting;
 }
 
 export interface ChannelServiceDeps {
@@ -141,7 +152,7 @@ export class ChannelService {
   }
 
   view(c: Channel, reveal?: { verifyToken?: string }): ChannelView {
-    const base = { id: c.id, organizationId: c.organizationId, name: c.name, kind: c.kind, createdAt: c.createdAt, updatedAt: c.updatedAt };
+    const base = { id: c.id, organizationId: c.organizationId, name: c.name, kind: c.kind, createdAt: c.createdAt, updatedAt: c.updatedAt, routing: routingOf(c) };
     if (c.kind === 'web_chat') return { ...base, allowedOrigins: c.allowedOrigins };
     const webhook: ChannelView['webhook'] = { url: this.d.publicBaseUrl().replace(/\/+$/, '') + webhookPath(c.id) };
     if (reveal?.verifyToken) webhook.verifyToken = reveal.verifyToken;
@@ -256,6 +267,7 @@ export class ChannelService {
             updatedAt: this.now(),
           }
         : { ...c, name: body.name ?? c.name, updatedAt: this.now() };
+    if (body.routing !== undefined) next.routing = mergeRouting(routingOf(c), body.routing);
     await this.d.channels.update(next);
     return this.view(next);
   }

@@ -4,6 +4,7 @@ export { MessagingService, audienceExternalIdOf, type AgentSend, type Conversati
 export {
   ChannelService,
   createChannelBody,
+  patchChannelBody,
   templateBody,
   templateView,
   topUpBody,
@@ -11,6 +12,7 @@ export {
   webhookPath,
   type ChannelView,
   type CreateChannelBody,
+  type PatchChannelBody,
   type TemplateBody,
   type TemplateView,
   type UpdateChannelBody,
@@ -20,3 +22,4 @@ export * from './requests.js';
 export * from './rules.js';
 export type * from './events.js';
 export { SandboxCustomer, type PhoneMessage } from './sandbox-customer.js';
+export { routingPatch, routingView, mergeRouting, type RoutingPatch } from './routing-settings.js';

@@ -147,6 +147,22 @@ export function runConversationIndexContract(name: string, open: () => Promise<{
       expect(results.filter(Boolean)).toHaveLength(1);
       expect((await repo.list({ organizationId: org, status: 'assigned', offset: 0, limit: 50 })).total).toBe(1);
     });
+    it('finds due timers across organizations, earliest first, up to a time, and forgets a cleared one', async () => {
+      const [o1, o2] = [randomUUID(), randomUUID()];
+      // Far in the past, so other cases' records (none due) and other runs never interleave.
+      await repo.put(record(o1, '1:9', { version: 1, dueAt: '2001-01-01T00:00:03.000Z' }));
+      await repo.put(record(o2, '2:9', { version: 1, dueAt: '2001-01-01T00:00:01.000Z' }));
+      await repo.put(record(o1, '3:9', { version: 1, dueAt: '2001-01-01T00:00:09.000Z' }));
+      await repo.put(record(o1, '4:9', { version: 1 }));
+      const due = (await repo.due('2001-01-01T00:00:05.000Z', 100)).filter((d) => d.organizationId === o1 || d.organizationId === o2);
+      expect(due).toEqual([
+        { organizationId: o2, audienceExternalId: '2:9', dueAt: '2001-01-01T00:00:01.000Z' },
+        { organizationId: o1, audienceExternalId: '1:9', dueAt: '2001-01-01T00:00:03.000Z' },
+      ]);
+      await repo.put(record(o2, '2:9', { version: 2 }));
+      const after = (await repo.due('2001-01-01T00:00:05.000Z', 100)).filter((d) => d.organizationId === o1 || d.organizationId === o2);
+      expect(after.map((d) => d.audienceExternalId)).toEqual(['1:9']);
+    });
   });
 }
 

@@ -5,6 +5,7 @@ import type { DurableActorSpec, HandlerMap, Outcome } from '../durable.js';
 import { assignAgent, currentSession, openHandover, requestHandover, takeConversation, transferConversation, type HandoverRefusal, type Transition } from './rules.js';
 import type { ConversationIndexRepo } from '../../store/conversations/port.js';
 import { conversationRecord } from './projection.js';
+import { afterHandoverChange, fireDue, type AutomationReason } from './routing.js';
 import { initialConversationState, type ConversationState, type HandoverState } from './state.js';
 import {
   messagingCommandSchema,
@@ -35,6 +36,8 @@ export const conversationCommandSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('handover.release'), ...contactRef, by: z.string().min(1).optional(), onlyFrom: z.string().min(1).optional() }),
   z.object({ kind: z.literal('handover.resolve'), ...contactRef, by: z.string().min(1), onlyFrom: z.string().min(1).optional() }),
   z.object({ kind: z.literal('state.get') }),
+  /** The sweeper found one of the conversation's timers due (the bot's fallback): do what is due, if it still is. */
+  z.object({ kind: z.literal('automation.tick') }),
 ]);
 
 export type ConversationCommand = z.infer<typeof conversationCommandSchema>;
@@ -56,6 +59,7 @@ export interface ConversationReplies {
   'handover.release': HandoverReply;
   'handover.resolve': HandoverReply;
   'state.get': ConversationState;
+  'automation.tick': { fired: string[] };
 }
 
 /** Data of `handover.requested` / `handover.opened` / `conversation.assigned` / `conversation.resolved` events. */
@@ -69,8 +73,12 @@ export interface HandoverEventData {
   agentId?: string;
   previousAgentId?: string | null;
   via?: 'take' | 'transfer';
-  /** The user who acted, when a user did. */
+  /** The user who acted, when a user did; `automation` when routing or a rule did. */
   by?: string;
+  /** Why automation acted (`by: "automation"`): the channel's first responder, the bot's fallback, or a rule. */
+  reason?: AutomationReason;
+  /** The rule that acted, when one did. */
+  ruleId?: string;
 }
 
 function event(type: string, s: ConversationState, id: string, now: Date, data: HandoverEventData): DomainEvent<HandoverEventData> {
@@ -163,7 +171,27 @@ export const conversationHandlers: HandlerMap<ConversationState, ConversationCom
   },
 
   'state.get': (s) => ({ state: s, reply: s }),
+
+  'automation.tick': (s, _cmd, { now, newId }) => {
+    const r = fireDue(s, now, newId());
+    // Nothing due (another node's sweep came first, or the timer was cleared): nothing to write or remember.
+    if (r.state === s) return { state: s, reply: { fired: [] }, forget: true };
+    return { state: r.state, reply: { fired: r.fired }, events: r.events };
+  },
 };
+
+/** Every handler, with the timers of the previous holder voided when a command changes who has the conversation. */
+function withRoutingTimers<C extends { kind: string }, R extends { [K in C['kind']]: unknown }>(handlers: HandlerMap<ConversationState, C, R>): HandlerMap<ConversationState, C, R> {
+  const out: Record<string, unknown> = {};
+  for (const [kind, h] of Object.entries(handlers) as [string, (s: ConversationState, c: never, ctx: never) => Outcome<ConversationState, unknown> | Promise<Outcome<ConversationState, unknown>>][]) {
+    out[kind] = async (s: ConversationState, c: never, ctx: never) => {
+      const o = await h(s, c, ctx);
+      const state = afterHandoverChange(s, o.state);
+      return state === o.state ? o : { ...o, state };
+    };
+  }
+  return out as HandlerMap<ConversationState, C, R>;
+}
 
 function heldBy(s: ConversationState, agentId: string): boolean {
   return s.handover.status === 'agent' && s.handover.agentId === agentId;
@@ -219,7 +247,10 @@ export function conversationActorSpec(
       if (!r.success) throw badRequest('invalid_command', 'invalid conversation command', z.treeifyError(r.error));
       return r.data;
     },
-    handlers: { ...conversationHandlers, ...(messaging ? messagingHandlers(messaging) : messagingUnavailableHandlers()) },
+    handlers: withRoutingTimers<ConversationCommand | MessagingCommand, ConversationReplies & MessagingReplies>({
+      ...conversationHandlers,
+      ...(messaging ? messagingHandlers(messaging) : messagingUnavailableHandlers()),
+    }),
     maxIdempotencyKeys,
     readOnly: ['state.get'],
     // A status changes no state unless it was parked or charges a late copy; its event needs no state write.

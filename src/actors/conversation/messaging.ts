@@ -20,6 +20,8 @@ import { currentSession, isWithHuman } from './rules.js';
 import { callbackData, echoOf, inFlightOf, unpaidAttemptOf, withInFlight, withoutInFlight, withoutParked, withParked, withUnpaid } from './send-recovery.js';
 import type { ConversationState, ParkedStatus, SendInFlight, Session } from './state.js';
 import { derivedMessageId, randomMessageId } from '../../domain/message-id.js';
+import { DEFAULT_ROUTING, routingOf } from '../../domain/routing.js';
+import { botAnswered, routeInbound } from './routing.js';
 
 /*
  * The conversation actor's messaging commands: sends, inbound
@@ -465,7 +467,11 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       };
       if (e.replyTo !== undefined) message.replyTo = e.replyTo;
       const counted: Session = { ...session, inboundCount: (session.inboundCount ?? 0) + 1 };
-      const next: ConversationState = { ...s, contactId, session: counted, lastInboundAt: laterInbound(s.lastInboundAt, at) };
+      const taken: ConversationState = { ...s, contactId, session: counted, lastInboundAt: laterInbound(s.lastInboundAt, at) };
+      // The channel's routing: straight to the queue, or the bot's fallback timer (its settings are read as of this message).
+      const channel = await deps.channels.get(s.organizationId, cmd.channelId);
+      const routed = routeInbound(s, taken, channel === null ? DEFAULT_ROUTING : routingOf(channel), ctx.now, stableId('route', s.organizationId, e.networkMessageId));
+      const next = routed.state;
       const data: InboundMessageEventData = {
         messageId: e.networkMessageId,
         channelId: cmd.channelId,
@@ -476,14 +482,15 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         profileName: e.profileName ?? null,
         content: e.content,
         receivedAt: at,
-        handover: isWithHuman(s.handover),
-        handoverStatus: s.handover.status,
+        // As the message leaves it: one that the channel's routing queued is the queue's, not the bot's.
+        handover: isWithHuman(next.handover),
+        handoverStatus: next.handover.status,
       };
       if (e.replyTo !== undefined) data.replyTo = e.replyTo;
       return {
         state: next,
         reply: { duplicate: false, sessionId: session.id },
-        events: [event('inbound_message', stableId('in', s.organizationId, e.networkMessageId), next, ctx.now, data)],
+        events: [event('inbound_message', stableId('in', s.organizationId, e.networkMessageId), next, ctx.now, data), ...routed.events],
         afterCommit: async () => {
           await deps.messages.append(message);
         },
@@ -598,7 +605,8 @@ function sentOutcome(
     timestamp: message.sentAt,
   };
   return {
-    state: next,
+    // The bot (or an agent) answered: the bot's fallback is off until the customer writes again. Automation's own messages do not count.
+    state: cmd.sender === 'system' ? next : botAnswered(next),
     reply: { outcome: 'sent', messageId, sessionId: message.sessionId, contactId: next.contactId, sentAt: message.sentAt, _id: message._id } satisfies SendReply,
     events: [event('message.sent', stableId('sent', s.organizationId, messageId), next, ctx.now, data)],
   };

@@ -1,10 +1,12 @@
 import type { ConversationRecord } from '../../domain/conversation.js';
+import { nextDueAt } from './routing.js';
 import type { ConversationState } from './state.js';
 
 /** The inbox's view of a conversation actor's state (its `ConversationRecord`). */
 export function conversationRecord(s: ConversationState, version: number, now: Date): ConversationRecord {
   const h = s.handover;
-  return {
+  const dueAt = nextDueAt(s);
+  const record: ConversationRecord = {
     organizationId: s.organizationId,
     audienceExternalId: s.audienceExternalId,
     contactId: s.contactId,
@@ -19,4 +21,6 @@ export function conversationRecord(s: ConversationState, version: number, now: D
     updatedAt: now.toISOString(),
     version,
   };
+  if (dueAt !== null) record.dueAt = dueAt;
+  return record;
 }

@@ -50,6 +50,18 @@ export interface ConversationState {
    * arrive, and it is charged then.
    */
   unpaidAttempts?: UnpaidAttempt[];
+  /** What routing and automation keep about the conversation (timers, what was sent once). */
+  automation?: AutomationState;
+}
+
+/**
+ * Durable timers and once-only marks of the channel's routing. A timer is
+ * projected as the conversation's `dueAt`, so the sweeper of the node that
+ * owns the contact finds it after any restart or failover.
+ */
+export interface AutomationState {
+  /** With the bot first: the customer's message the bot has to answer by then, else the conversation is queued. */
+  botReplyDueAt?: string;
 }
 
 export interface UnpaidAttempt {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { errorSchema, orgParams } from '../../app/schemas.js';
-import { createChannelBody, templateBody, topUpBody, updateChannelBody, type ChannelService } from '../../messaging/index.js';
+import { createChannelBody, patchChannelBody, routingPatch, routingView, templateBody, topUpBody, updateChannelBody, type ChannelService } from '../../messaging/index.js';
 import { EXAMPLE_IDS } from '../openapi-examples.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
@@ -18,6 +18,7 @@ export const channelView = z.object({
   messagesPerSecond: z.number().int().optional().describe('the throughput tier the number is paced to (WhatsApp channels)'),
   allowedOrigins: z.array(z.string()).optional(),
   webhook: z.object({ url: z.string(), verifyToken: z.string().optional().describe('shown once, when generated') }).optional(),
+  routing: routingView.describe('who answers first, bot fallback, auto-assignment and business hours (see docs/routing.md)'),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -199,6 +200,34 @@ export function channelRoutes(channels: ChannelService): RouteDef[] {
       auth: 'apiKey',
       responses: { 200: { description: 'channels', schema: z.object({ channels: z.array(channelView) }) } },
       handler: async ({ principal }) => ({ body: { channels: await channels.list(principal.organizationId) } }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/channels/:channelId',
+      operationId: 'getChannel',
+      summary: 'One channel of the organization, with its routing settings',
+      tag: 'Channels',
+      auth: 'apiKey',
+      params: z.object({ channelId: z.string().min(1).max(128) }),
+      responses: { 200: { description: 'the channel', schema: channelView }, 404: { description: 'no such channel in the organization', schema: errorSchema } },
+      handler: async ({ principal, params }) => ({ body: channels.view(await channels.get(principal.organizationId, params.channelId)) }),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/v1/channels/:channelId',
+      operationId: 'updateChannel',
+      summary: "Rename a channel or change its routing: who answers first, the bot's fallback, auto-assignment, business hours",
+      tag: 'Channels',
+      auth: 'apiKey',
+      scope: 'settings:manage',
+      params: z.object({ channelId: z.string().min(1).max(128) }),
+      body: patchChannelBody.meta({ examples: [{ routing: { firstResponder: 'bot', botFallbackSeconds: 120 } }] }),
+      example: { routing: routingPatch.parse({ firstResponder: 'agents', autoAssign: { enabled: true, capacity: 5 } }) },
+      responses: {
+        200: { description: 'the channel', schema: channelView },
+        404: { description: 'no such channel in the organization', schema: errorSchema },
+      },
+      handler: async ({ principal, params, body }) => ({ body: await channels.update(principal.organizationId, params.channelId, body) }),
     }),
     defineRoute({
       method: 'get',

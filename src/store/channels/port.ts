@@ -1,5 +1,6 @@
 import { AppError } from '../../errors.js';
 import type { SealedSecret, SecretBox } from '../secret-box.js';
+import type { ChannelRouting } from '../../domain/routing.js';
 
 export const CHANNEL_KINDS = ['whatsapp_cloud', 'web_chat'] as const;
 export type ChannelKind = (typeof CHANNEL_KINDS)[number];
@@ -14,6 +15,8 @@ interface ChannelBase {
   name: string;
   createdAt: string;
   updatedAt: string;
+  /** Who answers first, bot fallback, auto-assignment, business hours. Absent: `DEFAULT_ROUTING`. */
+  routing?: ChannelRouting;
 }
 
 export interface WhatsAppCredentials {

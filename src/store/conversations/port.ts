@@ -39,6 +39,11 @@ export interface ConversationIndexRepo {
   listView(query: ConversationViewQuery): Promise<ConversationKeysetPage>;
   /** How many conversations each view holds for the caller, with the same filters. */
   counts(query: ConversationCountQuery): Promise<ConversationCounts>;
+  /**
+   * Conversations of every organization whose `dueAt` is at or before `at`,
+   * earliest first, at most `limit`: the durable timers of the actors.
+   */
+  due(at: string, limit: number): Promise<{ organizationId: string; audienceExternalId: string; dueAt: string }[]>;
   /** Records what the user has opened of the conversation (replaces their previous marker). */
   markSeen(organizationId: string, userId: string, audienceExternalId: string, marker: ReadMarker): Promise<void>;
   /** The user's markers of these conversations; a conversation they never opened has none. */

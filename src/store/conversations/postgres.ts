@@ -1,10 +1,11 @@
 import type { ConversationRecord, ReadMarker } from '../../domain/conversation.js';
 import { numbered, type PgDb } from '../postgres/db.js';
 import type { ConversationIndexRepo } from './port.js';
-import { conversationCounts, conversationList, conversationViewPage, countsOf, keysetPage, PUT_CONVERSATION, putArgs, SELECT_CONVERSATION } from './sql.js';
+import { conversationCounts, conversationList, conversationViewPage, countsOf, keysetPage, PUT_CONVERSATION, putArgs, SELECT_CONVERSATION, SELECT_DUE } from './sql.js';
 
 const PUT = numbered(PUT_CONVERSATION);
 const GET = numbered(SELECT_CONVERSATION);
+const DUE = numbered(SELECT_DUE);
 
 /**
  * The conversation index in PostgreSQL: `conversations` (the embedded
@@ -32,6 +33,10 @@ export function createPostgresConversationIndex(db: PgDb): ConversationIndexRepo
     async counts(q) {
       const { sql, args } = conversationCounts(q);
       return countsOf(await db.rows<{ lane: string; mine: number; n: string }>(numbered(sql), args));
+    },
+    async due(at, limit) {
+      const rows = await db.rows<{ org: string; audience_external_id: string; due_at: string }>(DUE, [at, limit]);
+      return rows.map((r) => ({ organizationId: r.org, audienceExternalId: r.audience_external_id, dueAt: r.due_at }));
     },
     async markSeen(org, userId, aeid, marker) {
       await db.query(

@@ -19,6 +19,9 @@ export const PUT_CONVERSATION = `
 /** `PUT_CONVERSATION`'s arguments. */
 export const putArgs = (r: ConversationRecord) => [r.organizationId, r.audienceExternalId, r.status, r.assigneeId, r.updatedAt, r.queuedAt, r.version, JSON.stringify(r)];
 
+/** Due timers of every organization, earliest first (the partial index holds only conversations with one). */
+export const SELECT_DUE = 'SELECT org, audience_external_id, due_at FROM conversations WHERE due_at IS NOT NULL AND due_at <= ? ORDER BY due_at LIMIT ?';
+
 export const SELECT_CONVERSATION = 'SELECT body FROM conversations WHERE org = ? AND audience_external_id = ?';
 
 /**

@@ -1,7 +1,7 @@
 import type { ConversationRecord, ReadMarker } from '../../domain/conversation.js';
 import type { SqliteDb } from '../sqlite/db.js';
 import type { ConversationIndexRepo } from './port.js';
-import { conversationCounts, conversationList, conversationViewPage, countsOf, keysetPage, PUT_CONVERSATION, putArgs, SELECT_CONVERSATION } from './sql.js';
+import { conversationCounts, conversationList, conversationViewPage, countsOf, keysetPage, PUT_CONVERSATION, putArgs, SELECT_CONVERSATION, SELECT_DUE } from './sql.js';
 
 const SEEN = 'conversationsSeen';
 
@@ -35,6 +35,10 @@ export function createSqliteConversationIndex(db: SqliteDb): ConversationIndexRe
     async counts(q) {
       const { sql, args } = conversationCounts(q);
       return countsOf(s(sql).all(...args) as { lane: string; mine: number; n: number }[]);
+    },
+    async due(at, limit) {
+      const rows = s(SELECT_DUE).all(at, limit) as { org: string; audience_external_id: string; due_at: string }[];
+      return rows.map((r) => ({ organizationId: r.org, audienceExternalId: r.audience_external_id, dueAt: r.due_at }));
     },
     // Read markers are per user and small: `records`, keyed `<org>/<user>/<contact>`.
     async markSeen(org, userId, aeid, marker) {

@@ -375,7 +375,14 @@ const TICKET_ACTIVITY = `
     FROM tickets ORDER BY org, seq;
 `;
 
+// The conversation actors' durable timers (the bot's fallback): when each conversation is next due, for the sweeper.
+const CONVERSATION_TIMERS = `
+  ALTER TABLE conversations ADD COLUMN due_at text GENERATED ALWAYS AS (body->>'dueAt') STORED;
+  CREATE INDEX conversations_due ON conversations (due_at) WHERE due_at IS NOT NULL;
+`;
+
 export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES + MESSAGING + SANDBOX },
   { version: 2, name: 'ticket activity', sql: TICKET_ACTIVITY },
+  { version: 3, name: 'conversation timers', sql: CONVERSATION_TIMERS },
 ];

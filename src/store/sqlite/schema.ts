@@ -252,6 +252,17 @@ export const NODE_MIGRATIONS: Migration[] = [
       `);
     },
   },
+  {
+    // The conversation actors' durable timers (the bot's fallback): when each conversation is next due,
+    // generated from the stored record, indexed across organizations for the sweeper.
+    version: 6,
+    up(db) {
+      db.exec(`
+        ALTER TABLE conversations ADD COLUMN due_at TEXT GENERATED ALWAYS AS (json_extract(body, '$.dueAt')) VIRTUAL;
+        CREATE INDEX conversations_due ON conversations (due_at) WHERE due_at IS NOT NULL;
+      `);
+    },
+  },
 ];
 
 /** A database of key-value collections only (the sandbox providers', standing for Google and Stripe). */

@@ -629,6 +629,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/channels/{channelId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One channel of the organization, with its routing settings */
+        get: operations["getChannel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Rename a channel or change its routing: who answers first, the bot's fallback, auto-assignment, business hours */
+        patch: operations["updateChannel"];
+        trace?: never;
+    };
     "/v1/channels/{channelId}/media/{mediaId}": {
         parameters: {
             query?: never;
@@ -2076,6 +2094,29 @@ export interface operations {
                      *             "url": "https://example.com/hooks/switchboard",
                      *             "verifyToken": "verify-7Hq2Lm9Xp4"
                      *           },
+                     *           "routing": {
+                     *             "firstResponder": "bot",
+                     *             "botFallbackSeconds": 120,
+                     *             "autoAssign": {
+                     *               "enabled": true,
+                     *               "capacity": 5
+                     *             },
+                     *             "businessHours": {
+                     *               "timeZone": "Europe/Berlin",
+                     *               "weekly": {
+                     *                 "mon": [
+                     *                   {
+                     *                     "from": "09:00",
+                     *                     "to": "17:00"
+                     *                   }
+                     *                 ]
+                     *               },
+                     *               "holidays": [
+                     *                 "2026-12-25"
+                     *               ],
+                     *               "awayReply": "We are closed; we answer from 9:00."
+                     *             }
+                     *           },
                      *           "createdAt": "2026-01-05T09:30:00.000Z",
                      *           "updatedAt": "2026-01-05T09:30:00.000Z"
                      *         }
@@ -2099,6 +2140,52 @@ export interface operations {
                             network?: "graph" | "sandbox";
                             organizationId: string;
                             phoneNumberId?: string;
+                            /**
+                             * @description who answers first, bot fallback, auto-assignment and business hours (see docs/routing.md)
+                             * @example {
+                             *       "firstResponder": "bot",
+                             *       "botFallbackSeconds": 120,
+                             *       "autoAssign": {
+                             *         "enabled": true,
+                             *         "capacity": 5
+                             *       },
+                             *       "businessHours": {
+                             *         "timeZone": "Europe/Berlin",
+                             *         "weekly": {
+                             *           "mon": [
+                             *             {
+                             *               "from": "09:00",
+                             *               "to": "17:00"
+                             *             }
+                             *           ]
+                             *         },
+                             *         "holidays": [
+                             *           "2026-12-25"
+                             *         ],
+                             *         "awayReply": "We are closed; we answer from 9:00."
+                             *       }
+                             *     }
+                             */
+                            routing: {
+                                autoAssign: {
+                                    capacity: number | null;
+                                    enabled: boolean;
+                                };
+                                botFallbackSeconds: number | null;
+                                businessHours: {
+                                    awayReply: string | null;
+                                    holidays: string[];
+                                    timeZone: string;
+                                    weekly: {
+                                        [key: string]: {
+                                            from: string;
+                                            to: string;
+                                        }[];
+                                    };
+                                } | null;
+                                /** @enum {string} */
+                                firstResponder: "bot" | "agents";
+                            };
                             updatedAt: string;
                             webhook?: {
                                 url: string;
@@ -2240,6 +2327,29 @@ export interface operations {
                      *         "url": "https://example.com/hooks/switchboard",
                      *         "verifyToken": "verify-7Hq2Lm9Xp4"
                      *       },
+                     *       "routing": {
+                     *         "firstResponder": "bot",
+                     *         "botFallbackSeconds": 120,
+                     *         "autoAssign": {
+                     *           "enabled": true,
+                     *           "capacity": 5
+                     *         },
+                     *         "businessHours": {
+                     *           "timeZone": "Europe/Berlin",
+                     *           "weekly": {
+                     *             "mon": [
+                     *               {
+                     *                 "from": "09:00",
+                     *                 "to": "17:00"
+                     *               }
+                     *             ]
+                     *           },
+                     *           "holidays": [
+                     *             "2026-12-25"
+                     *           ],
+                     *           "awayReply": "We are closed; we answer from 9:00."
+                     *         }
+                     *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
                      *       "updatedAt": "2026-01-05T09:30:00.000Z",
                      *       "templateSync": {
@@ -2265,6 +2375,52 @@ export interface operations {
                         network?: "graph" | "sandbox";
                         organizationId: string;
                         phoneNumberId?: string;
+                        /**
+                         * @description who answers first, bot fallback, auto-assignment and business hours (see docs/routing.md)
+                         * @example {
+                         *       "firstResponder": "bot",
+                         *       "botFallbackSeconds": 120,
+                         *       "autoAssign": {
+                         *         "enabled": true,
+                         *         "capacity": 5
+                         *       },
+                         *       "businessHours": {
+                         *         "timeZone": "Europe/Berlin",
+                         *         "weekly": {
+                         *           "mon": [
+                         *             {
+                         *               "from": "09:00",
+                         *               "to": "17:00"
+                         *             }
+                         *           ]
+                         *         },
+                         *         "holidays": [
+                         *           "2026-12-25"
+                         *         ],
+                         *         "awayReply": "We are closed; we answer from 9:00."
+                         *       }
+                         *     }
+                         */
+                        routing: {
+                            autoAssign: {
+                                capacity: number | null;
+                                enabled: boolean;
+                            };
+                            botFallbackSeconds: number | null;
+                            businessHours: {
+                                awayReply: string | null;
+                                holidays: string[];
+                                timeZone: string;
+                                weekly: {
+                                    [key: string]: {
+                                        from: string;
+                                        to: string;
+                                    }[];
+                                };
+                            } | null;
+                            /** @enum {string} */
+                            firstResponder: "bot" | "agents";
+                        };
                         /** @description present for WhatsApp channels: the first sync of the template registry from the network */
                         templateSync?: {
                             /** @description why the sync failed; run the sync again */
@@ -2471,6 +2627,29 @@ export interface operations {
                      *         "url": "https://example.com/hooks/switchboard",
                      *         "verifyToken": "verify-7Hq2Lm9Xp4"
                      *       },
+                     *       "routing": {
+                     *         "firstResponder": "bot",
+                     *         "botFallbackSeconds": 120,
+                     *         "autoAssign": {
+                     *           "enabled": true,
+                     *           "capacity": 5
+                     *         },
+                     *         "businessHours": {
+                     *           "timeZone": "Europe/Berlin",
+                     *           "weekly": {
+                     *             "mon": [
+                     *               {
+                     *                 "from": "09:00",
+                     *                 "to": "17:00"
+                     *               }
+                     *             ]
+                     *           },
+                     *           "holidays": [
+                     *             "2026-12-25"
+                     *           ],
+                     *           "awayReply": "We are closed; we answer from 9:00."
+                     *         }
+                     *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
                      *       "updatedAt": "2026-01-05T09:30:00.000Z"
                      *     }
@@ -2491,6 +2670,52 @@ export interface operations {
                         network?: "graph" | "sandbox";
                         organizationId: string;
                         phoneNumberId?: string;
+                        /**
+                         * @description who answers first, bot fallback, auto-assignment and business hours (see docs/routing.md)
+                         * @example {
+                         *       "firstResponder": "bot",
+                         *       "botFallbackSeconds": 120,
+                         *       "autoAssign": {
+                         *         "enabled": true,
+                         *         "capacity": 5
+                         *       },
+                         *       "businessHours": {
+                         *         "timeZone": "Europe/Berlin",
+                         *         "weekly": {
+                         *           "mon": [
+                         *             {
+                         *               "from": "09:00",
+                         *               "to": "17:00"
+                         *             }
+                         *           ]
+                         *         },
+                         *         "holidays": [
+                         *           "2026-12-25"
+                         *         ],
+                         *         "awayReply": "We are closed; we answer from 9:00."
+                         *       }
+                         *     }
+                         */
+                        routing: {
+                            autoAssign: {
+                                capacity: number | null;
+                                enabled: boolean;
+                            };
+                            botFallbackSeconds: number | null;
+                            businessHours: {
+                                awayReply: string | null;
+                                holidays: string[];
+                                timeZone: string;
+                                weekly: {
+                                    [key: string]: {
+                                        from: string;
+                                        to: string;
+                                    }[];
+                                };
+                            } | null;
+                            /** @enum {string} */
+                            firstResponder: "bot" | "agents";
+                        };
                         updatedAt: string;
                         webhook?: {
                             url: string;
@@ -2704,6 +2929,29 @@ export interface operations {
                      *         "url": "https://example.com/hooks/switchboard",
                      *         "verifyToken": "verify-7Hq2Lm9Xp4"
                      *       },
+                     *       "routing": {
+                     *         "firstResponder": "bot",
+                     *         "botFallbackSeconds": 120,
+                     *         "autoAssign": {
+                     *           "enabled": true,
+                     *           "capacity": 5
+                     *         },
+                     *         "businessHours": {
+                     *           "timeZone": "Europe/Berlin",
+                     *           "weekly": {
+                     *             "mon": [
+                     *               {
+                     *                 "from": "09:00",
+                     *                 "to": "17:00"
+                     *               }
+                     *             ]
+                     *           },
+                     *           "holidays": [
+                     *             "2026-12-25"
+                     *           ],
+                     *           "awayReply": "We are closed; we answer from 9:00."
+                     *         }
+                     *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
                      *       "updatedAt": "2026-01-05T09:30:00.000Z"
                      *     }
@@ -2724,6 +2972,52 @@ export interface operations {
                         network?: "graph" | "sandbox";
                         organizationId: string;
                         phoneNumberId?: string;
+                        /**
+                         * @description who answers first, bot fallback, auto-assignment and business hours (see docs/routing.md)
+                         * @example {
+                         *       "firstResponder": "bot",
+                         *       "botFallbackSeconds": 120,
+                         *       "autoAssign": {
+                         *         "enabled": true,
+                         *         "capacity": 5
+                         *       },
+                         *       "businessHours": {
+                         *         "timeZone": "Europe/Berlin",
+                         *         "weekly": {
+                         *           "mon": [
+                         *             {
+                         *               "from": "09:00",
+                         *               "to": "17:00"
+                         *             }
+                         *           ]
+                         *         },
+                         *         "holidays": [
+                         *           "2026-12-25"
+                         *         ],
+                         *         "awayReply": "We are closed; we answer from 9:00."
+                         *       }
+                         *     }
+                         */
+                        routing: {
+                            autoAssign: {
+                                capacity: number | null;
+                                enabled: boolean;
+                            };
+                            botFallbackSeconds: number | null;
+                            businessHours: {
+                                awayReply: string | null;
+                                holidays: string[];
+                                timeZone: string;
+                                weekly: {
+                                    [key: string]: {
+                                        from: string;
+                                        to: string;
+                                    }[];
+                                };
+                            } | null;
+                            /** @enum {string} */
+                            firstResponder: "bot" | "agents";
+                        };
                         updatedAt: string;
                         webhook?: {
                             url: string;
@@ -8784,6 +9078,29 @@ export interface operations {
                      *             "url": "https://example.com/hooks/switchboard",
                      *             "verifyToken": "verify-7Hq2Lm9Xp4"
                      *           },
+                     *           "routing": {
+                     *             "firstResponder": "bot",
+                     *             "botFallbackSeconds": 120,
+                     *             "autoAssign": {
+                     *               "enabled": true,
+                     *               "capacity": 5
+                     *             },
+                     *             "businessHours": {
+                     *               "timeZone": "Europe/Berlin",
+                     *               "weekly": {
+                     *                 "mon": [
+                     *                   {
+                     *                     "from": "09:00",
+                     *                     "to": "17:00"
+                     *                   }
+                     *                 ]
+                     *               },
+                     *               "holidays": [
+                     *                 "2026-12-25"
+                     *               ],
+                     *               "awayReply": "We are closed; we answer from 9:00."
+                     *             }
+                     *           },
                      *           "createdAt": "2026-01-05T09:30:00.000Z",
                      *           "updatedAt": "2026-01-05T09:30:00.000Z"
                      *         }
@@ -8807,6 +9124,52 @@ export interface operations {
                             network?: "graph" | "sandbox";
                             organizationId: string;
                             phoneNumberId?: string;
+                            /**
+                             * @description who answers first, bot fallback, auto-assignment and business hours (see docs/routing.md)
+                             * @example {
+                             *       "firstResponder": "bot",
+                             *       "botFallbackSeconds": 120,
+                             *       "autoAssign": {
+                             *         "enabled": true,
+                             *         "capacity": 5
+                             *       },
+                             *       "businessHours": {
+                             *         "timeZone": "Europe/Berlin",
+                             *         "weekly": {
+                             *           "mon": [
+                             *             {
+                             *               "from": "09:00",
+                             *               "to": "17:00"
+                             *             }
+                             *           ]
+                             *         },
+                             *         "holidays": [
+                             *           "2026-12-25"
+                             *         ],
+                             *         "awayReply": "We are closed; we answer from 9:00."
+                             *       }
+                             *     }
+                             */
+                            routing: {
+                                autoAssign: {
+                                    capacity: number | null;
+                                    enabled: boolean;
+                                };
+                                botFallbackSeconds: number | null;
+                                businessHours: {
+                                    awayReply: string | null;
+                                    holidays: string[];
+                                    timeZone: string;
+                                    weekly: {
+                                        [key: string]: {
+                                            from: string;
+                                            to: string;
+                                        }[];
+                                    };
+                                } | null;
+                                /** @enum {string} */
+                                firstResponder: "bot" | "agents";
+                            };
                             updatedAt: string;
                             webhook?: {
                                 url: string;
@@ -8940,6 +9303,29 @@ export interface operations {
                      *         "url": "https://example.com/hooks/switchboard",
                      *         "verifyToken": "verify-7Hq2Lm9Xp4"
                      *       },
+                     *       "routing": {
+                     *         "firstResponder": "bot",
+                     *         "botFallbackSeconds": 120,
+                     *         "autoAssign": {
+                     *           "enabled": true,
+                     *           "capacity": 5
+                     *         },
+                     *         "businessHours": {
+                     *           "timeZone": "Europe/Berlin",
+                     *           "weekly": {
+                     *             "mon": [
+                     *               {
+                     *                 "from": "09:00",
+                     *                 "to": "17:00"
+                     *               }
+                     *             ]
+                     *           },
+                     *           "holidays": [
+                     *             "2026-12-25"
+                     *           ],
+                     *           "awayReply": "We are closed; we answer from 9:00."
+                     *         }
+                     *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
                      *       "updatedAt": "2026-01-05T09:30:00.000Z",
                      *       "templateSync": {
@@ -8965,6 +9351,52 @@ export interface operations {
                         network?: "graph" | "sandbox";
                         organizationId: string;
                         phoneNumberId?: string;
+                        /**
+                         * @description who answers first, bot fallback, auto-assignment and business hours (see docs/routing.md)
+                         * @example {
+                         *       "firstResponder": "bot",
+                         *       "botFallbackSeconds": 120,
+                         *       "autoAssign": {
+                         *         "enabled": true,
+                         *         "capacity": 5
+                         *       },
+                         *       "businessHours": {
+                         *         "timeZone": "Europe/Berlin",
+                         *         "weekly": {
+                         *           "mon": [
+                         *             {
+                         *               "from": "09:00",
+                         *               "to": "17:00"
+                         *             }
+                         *           ]
+                         *         },
+                         *         "holidays": [
+                         *           "2026-12-25"
+                         *         ],
+                         *         "awayReply": "We are closed; we answer from 9:00."
+                         *       }
+                         *     }
+                         */
+                        routing: {
+                            autoAssign: {
+                                capacity: number | null;
+                                enabled: boolean;
+                            };
+                            botFallbackSeconds: number | null;
+                            businessHours: {
+                                awayReply: string | null;
+                                holidays: string[];
+                                timeZone: string;
+                                weekly: {
+                                    [key: string]: {
+                                        from: string;
+                                        to: string;
+                                    }[];
+                                };
+                            } | null;
+                            /** @enum {string} */
+                            firstResponder: "bot" | "agents";
+                        };
                         /** @description present for WhatsApp channels: the first sync of the template registry from the network */
                         templateSync?: {
                             /** @description why the sync failed; run the sync again */
@@ -9139,6 +9571,572 @@ export interface operations {
                         /** @constant */
                         success: false;
                     };
+                };
+            };
+        };
+    };
+    getChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the channel */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *       "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *       "name": "Ann Example",
+                     *       "kind": "whatsapp_cloud",
+                     *       "network": "graph",
+                     *       "phoneNumberId": "106540352242922",
+                     *       "businessAccountId": "102290129340398",
+                     *       "displayPhoneNumber": "15550104477",
+                     *       "messagesPerSecond": 80,
+                     *       "allowedOrigins": [
+                     *         "https://shop.example.com"
+                     *       ],
+                     *       "webhook": {
+                     *         "url": "https://example.com/hooks/switchboard",
+                     *         "verifyToken": "verify-7Hq2Lm9Xp4"
+                     *       },
+                     *       "routing": {
+                     *         "firstResponder": "bot",
+                     *         "botFallbackSeconds": 120,
+                     *         "autoAssign": {
+                     *           "enabled": true,
+                     *           "capacity": 5
+                     *         },
+                     *         "businessHours": {
+                     *           "timeZone": "Europe/Berlin",
+                     *           "weekly": {
+                     *             "mon": [
+                     *               {
+                     *                 "from": "09:00",
+                     *                 "to": "17:00"
+                     *               }
+                     *             ]
+                     *           },
+                     *           "holidays": [
+                     *             "2026-12-25"
+                     *           ],
+                     *           "awayReply": "We are closed; we answer from 9:00."
+                     *         }
+                     *       },
+                     *       "createdAt": "2026-01-05T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        allowedOrigins?: string[];
+                        businessAccountId?: string;
+                        createdAt: string;
+                        displayPhoneNumber?: string | null;
+                        /** @description the channelId used in sends */
+                        id: string;
+                        /** @enum {string} */
+                        kind: "whatsapp_cloud" | "web_chat";
+                        /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                        messagesPerSecond?: number;
+                        name: string;
+                        /** @enum {string} */
+                        network?: "graph" | "sandbox";
+                        organizationId: string;
+                        phoneNumberId?: string;
+                        /**
+                         * @description who answers first, bot fallback, auto-assignment and business hours (see docs/routing.md)
+                         * @example {
+                         *       "firstResponder": "bot",
+                         *       "botFallbackSeconds": 120,
+                         *       "autoAssign": {
+                         *         "enabled": true,
+                         *         "capacity": 5
+                         *       },
+                         *       "businessHours": {
+                         *         "timeZone": "Europe/Berlin",
+                         *         "weekly": {
+                         *           "mon": [
+                         *             {
+                         *               "from": "09:00",
+                         *               "to": "17:00"
+                         *             }
+                         *           ]
+                         *         },
+                         *         "holidays": [
+                         *           "2026-12-25"
+                         *         ],
+                         *         "awayReply": "We are closed; we answer from 9:00."
+                         *       }
+                         *     }
+                         */
+                        routing: {
+                            autoAssign: {
+                                capacity: number | null;
+                                enabled: boolean;
+                            };
+                            botFallbackSeconds: number | null;
+                            businessHours: {
+                                awayReply: string | null;
+                                holidays: string[];
+                                timeZone: string;
+                                weekly: {
+                                    [key: string]: {
+                                        from: string;
+                                        to: string;
+                                    }[];
+                                };
+                            } | null;
+                            /** @enum {string} */
+                            firstResponder: "bot" | "agents";
+                        };
+                        updatedAt: string;
+                        webhook?: {
+                            url: string;
+                            /** @description shown once, when generated */
+                            verifyToken?: string;
+                        };
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such channel in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such channel in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "routing": {
+                 *         "firstResponder": "agents",
+                 *         "autoAssign": {
+                 *           "enabled": true,
+                 *           "capacity": 5
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    /**
+                     * @example {
+                     *       "firstResponder": "bot",
+                     *       "botFallbackSeconds": 120
+                     *     }
+                     */
+                    routing?: {
+                        autoAssign?: {
+                            /** @description open conversations an agent holds at most; null: no limit */
+                            capacity?: number | null;
+                            enabled?: boolean;
+                        };
+                        /** @description with `bot`: a customer message the bot has not answered in this many seconds queues the conversation; null: never */
+                        botFallbackSeconds?: number | null;
+                        /** @description null: always open */
+                        businessHours?: {
+                            /**
+                             * @description sent once per conversation to a customer who writes outside the hours
+                             * @default null
+                             */
+                            awayReply?: string | null;
+                            /**
+                             * @description local dates closed all day
+                             * @default []
+                             */
+                            holidays?: string[];
+                            /** @description the local time of the weekly hours and holidays */
+                            timeZone: string;
+                            /**
+                             * @description openings per weekday (mon … sun), local time; a day left out is closed
+                             * @default {}
+                             */
+                            weekly?: {
+                                [key: string]: {
+                                    from: string;
+                                    to: string;
+                                }[];
+                            };
+                        } | null;
+                        /**
+                         * @description `bot`: the bot answers first (a human on handover); `agents`: every new conversation goes straight to the queue
+                         * @enum {string}
+                         */
+                        firstResponder?: "bot" | "agents";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description the channel */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *       "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *       "name": "Ann Example",
+                     *       "kind": "whatsapp_cloud",
+                     *       "network": "graph",
+                     *       "phoneNumberId": "106540352242922",
+                     *       "businessAccountId": "102290129340398",
+                     *       "displayPhoneNumber": "15550104477",
+                     *       "messagesPerSecond": 80,
+                     *       "allowedOrigins": [
+                     *         "https://shop.example.com"
+                     *       ],
+                     *       "webhook": {
+                     *         "url": "https://example.com/hooks/switchboard",
+                     *         "verifyToken": "verify-7Hq2Lm9Xp4"
+                     *       },
+                     *       "routing": {
+                     *         "firstResponder": "bot",
+                     *         "botFallbackSeconds": 120,
+                     *         "autoAssign": {
+                     *           "enabled": true,
+                     *           "capacity": 5
+                     *         },
+                     *         "businessHours": {
+                     *           "timeZone": "Europe/Berlin",
+                     *           "weekly": {
+                     *             "mon": [
+                     *               {
+                     *                 "from": "09:00",
+                     *                 "to": "17:00"
+                     *               }
+                     *             ]
+                     *           },
+                     *           "holidays": [
+                     *             "2026-12-25"
+                     *           ],
+                     *           "awayReply": "We are closed; we answer from 9:00."
+                     *         }
+                     *       },
+                     *       "createdAt": "2026-01-05T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        allowedOrigins?: string[];
+                        businessAccountId?: string;
+                        createdAt: string;
+                        displayPhoneNumber?: string | null;
+                        /** @description the channelId used in sends */
+                        id: string;
+                        /** @enum {string} */
+                        kind: "whatsapp_cloud" | "web_chat";
+                        /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                        messagesPerSecond?: number;
+                        name: string;
+                        /** @enum {string} */
+                        network?: "graph" | "sandbox";
+                        organizationId: string;
+                        phoneNumberId?: string;
+                        /**
+                         * @description who answers first, bot fallback, auto-assignment and business hours (see docs/routing.md)
+                         * @example {
+                         *       "firstResponder": "bot",
+                         *       "botFallbackSeconds": 120,
+                         *       "autoAssign": {
+                         *         "enabled": true,
+                         *         "capacity": 5
+                         *       },
+                         *       "businessHours": {
+                         *         "timeZone": "Europe/Berlin",
+                         *         "weekly": {
+                         *           "mon": [
+                         *             {
+                         *               "from": "09:00",
+                         *               "to": "17:00"
+                         *             }
+                         *           ]
+                         *         },
+                         *         "holidays": [
+                         *           "2026-12-25"
+                         *         ],
+                         *         "awayReply": "We are closed; we answer from 9:00."
+                         *       }
+                         *     }
+                         */
+                        routing: {
+                            autoAssign: {
+                                capacity: number | null;
+                                enabled: boolean;
+                            };
+                            botFallbackSeconds: number | null;
+                            businessHours: {
+                                awayReply: string | null;
+                                holidays: string[];
+                                timeZone: string;
+                                weekly: {
+                                    [key: string]: {
+                                        from: string;
+                                        to: string;
+                                    }[];
+                                };
+                            } | null;
+                            /** @enum {string} */
+                            firstResponder: "bot" | "agents";
+                        };
+                        updatedAt: string;
+                        webhook?: {
+                            url: string;
+                            /** @description shown once, when generated */
+                            verifyToken?: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid request: a field, the query or the JSON itself */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "invalid request: a field, the query or the JSON itself"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such channel in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such channel in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -9748,6 +10746,29 @@ export interface operations {
                      *         "url": "https://example.com/hooks/switchboard",
                      *         "verifyToken": "verify-7Hq2Lm9Xp4"
                      *       },
+                     *       "routing": {
+                     *         "firstResponder": "bot",
+                     *         "botFallbackSeconds": 120,
+                     *         "autoAssign": {
+                     *           "enabled": true,
+                     *           "capacity": 5
+                     *         },
+                     *         "businessHours": {
+                     *           "timeZone": "Europe/Berlin",
+                     *           "weekly": {
+                     *             "mon": [
+                     *               {
+                     *                 "from": "09:00",
+                     *                 "to": "17:00"
+                     *               }
+                     *             ]
+                     *           },
+                     *           "holidays": [
+                     *             "2026-12-25"
+                     *           ],
+                     *           "awayReply": "We are closed; we answer from 9:00."
+                     *         }
+                     *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
                      *       "updatedAt": "2026-01-05T09:30:00.000Z"
                      *     }
@@ -9768,6 +10789,52 @@ export interface operations {
                         network?: "graph" | "sandbox";
                         organizationId: string;
                         phoneNumberId?: string;
+                        /**
+                         * @description who answers first, bot fallback, auto-assignment and business hours (see docs/routing.md)
+                         * @example {
+                         *       "firstResponder": "bot",
+                         *       "botFallbackSeconds": 120,
+                         *       "autoAssign": {
+                         *         "enabled": true,
+                         *         "capacity": 5
+                         *       },
+                         *       "businessHours": {
+                         *         "timeZone": "Europe/Berlin",
+                         *         "weekly": {
+                         *           "mon": [
+                         *             {
+                         *               "from": "09:00",
+                         *               "to": "17:00"
+                         *             }
+                         *           ]
+                         *         },
+                         *         "holidays": [
+                         *           "2026-12-25"
+                         *         ],
+                         *         "awayReply": "We are closed; we answer from 9:00."
+                         *       }
+                         *     }
+                         */
+                        routing: {
+                            autoAssign: {
+                                capacity: number | null;
+                                enabled: boolean;
+                            };
+                            botFallbackSeconds: number | null;
+                            businessHours: {
+                                awayReply: string | null;
+                                holidays: string[];
+                                timeZone: string;
+                                weekly: {
+                                    [key: string]: {
+                                        from: string;
+                                        to: string;
+                                    }[];
+                                };
+                            } | null;
+                            /** @enum {string} */
+                            firstResponder: "bot" | "agents";
+                        };
                         updatedAt: string;
                         webhook?: {
                             url: string;
@@ -18403,7 +19470,7 @@ export interface operations {
                      *           "actor": {
                      *             "kind": "api_key",
                      *             "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
-                     *             "userName": "user name example",
+                     *             "userName": "Ann Agent",
                      *             "keyId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *             "keyName": "CRM sync"
                      *           },
@@ -18628,7 +19695,7 @@ export interface operations {
                      *       "actor": {
                      *         "kind": "api_key",
                      *         "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
-                     *         "userName": "user name example",
+                     *         "userName": "Ann Agent",
                      *         "keyId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "keyName": "CRM sync"
                      *       },
