@@ -94,3 +94,5 @@ export interface TemplateInfo {
   components: { type?: string; text?: string; format?: string }[];
   updatedAt: string;
 }
+/** One entry of a ticket's activity (its creation, a change, a comment), `GET /v1/tickets/{ticketId}/activity`. */
+export type TicketActivityEntry = Ok<'/v1/tickets/{ticketId}/activity', 'get'>['entries'][number];

@@ -5,9 +5,10 @@ import type { SessionUser } from '../api/types';
 import { directory, userName } from '../directory';
 import { PRIORITIES, STATUSES, type TicketShape } from '../tickets';
 import { useObservable } from '../state';
+import { TicketActivity } from './TicketActivity';
 import { TicketOrigin } from './TicketOrigin';
 
-/** One ticket: edit its status, priority, assignee and description; its contact and conversation. */
+/** One ticket: edit its subject, status, priority, assignee and description; its contact and conversation; its activity and comments. */
 export function TicketDetail({ ticketId, user }: { ticketId: string; user: SessionUser }) {
   const people = useObservable(directory);
   const [t, setT] = useState<TicketShape | null>(null);
@@ -24,8 +25,9 @@ export function TicketDetail({ ticketId, user }: { ticketId: string; user: Sessi
   }, [ticketId]);
 
   useEffect(() => {
-    if (typeof t?.audienceExternalId === 'string') return setContact({ audienceExternalId: t.audienceExternalId, name: null });
     if (!t?.audienceId) return;
+    // Until the contact answers (or without the scope to read it), its phone number stands in for its name.
+    if (typeof t.audienceExternalId === 'string') setContact({ audienceExternalId: t.audienceExternalId, name: null });
     request<{ contact: { audienceExternalId: string; name: string | null } }>('GET', `/v1/contacts/${encodeURIComponent(t.audienceId)}`)
       .then((r) => setContact(r.contact))
       .catch(() => undefined);
@@ -41,7 +43,8 @@ export function TicketDetail({ ticketId, user }: { ticketId: string; user: Sessi
     if (changed.length === 0) return;
     setError(null);
     setSaved(false);
-    const body = Object.fromEntries(changed.map((k) => [k, (draft as Record<string, unknown>)[k]]));
+    // The API takes the ticket's `title` as `subject`.
+    const body = Object.fromEntries(changed.map((k) => [k === 'title' ? 'subject' : k, (draft as Record<string, unknown>)[k]]));
     try {
       const next = await ok(api.PATCH('/v1/tickets/{ticketId}', { params: { path: { ticketId } }, body }));
       setT(next as unknown as TicketShape);
@@ -61,18 +64,26 @@ export function TicketDetail({ ticketId, user }: { ticketId: string; user: Sessi
         {t.ticketId} · created {new Date(t.createdAt).toLocaleString()} · made by <TicketOrigin ticket={t} people={people} />
       </p>
       {t.audienceId && (
-        <p>
+        <p class="ticket-contact">
           Contact:{' '}
-          {contact ? (
-            <a href={`/inbox/${encodeURIComponent(contact.audienceExternalId)}`} data-route>
-              {contact.name ?? contact.audienceExternalId} — open the conversation
-            </a>
-          ) : (
-            <span class="muted">{t.audienceId}</span>
+          <a href={`/contacts/${encodeURIComponent(t.audienceId)}`} data-route data-contact={t.audienceId}>
+            {contact ? contactLabel(contact) : 'the contact'}
+          </a>
+          {contact && (
+            <>
+              {' · '}
+              <a href={`/inbox/${encodeURIComponent(contact.audienceExternalId)}`} data-route>
+                open the conversation
+              </a>
+            </>
           )}
         </p>
       )}
       <form onSubmit={save} class="ticket-edit">
+        <label>
+          Subject
+          <input name="subject" maxLength={500} required value={v.title} onInput={(e) => setDraft({ ...draft, title: e.currentTarget.value })} />
+        </label>
         <div class="row wrap">
           <label>
             Status
@@ -109,6 +120,12 @@ export function TicketDetail({ ticketId, user }: { ticketId: string; user: Sessi
         {saved && <p class="ok" role="status">Saved.</p>}
         <button type="submit" class="primary" disabled={changed.length === 0}>Save changes</button>
       </form>
+      <TicketActivity ticketId={t.ticketId} me={user} version={t.updatedAt} />
     </section>
   );
+}
+
+/** A contact's name, else its phone number (the part of its id before the channel's number). */
+function contactLabel(c: { audienceExternalId: string; name: string | null }): string {
+  return c.name ?? `+${c.audienceExternalId.split(':')[0]}`;
 }

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext } from 'playwright-core';
+import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
+import { ensureWebBuilt, launchChromium, screenshot, watchedPage } from './browser.js';
+
+const PASSWORD = 'correct horse battery';
+
+// Browser flows on a shared 2-core machine: a generous per-test limit (no timing is asserted).
+describe('tickets in the dashboard (Chromium)', { timeout: 120_000 }, () => {
+  let svc: TestService;
+  let browser: Browser;
+  let org: TestOrg;
+  const contexts: BrowserContext[] = [];
+  beforeAll(async () => {
+    await ensureWebBuilt();
+    [svc, browser] = await Promise.all([startTestService(), launchChromium()]);
+    org = await svc.createOrg('Ticket Org');
+  }, 120_000);
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close();
+    await svc?.close();
+  });
+
+  it("an agent edits a ticket's subject and status, comments, and sees every change with who made it; the contact shows by name with a link", async () => {
+    const contact = await org.contact('4915112340001:100200');
+    expect((await svc.call('PATCH', `/v1/contacts/${contact.id}`, { key: org.adminKey, body: { name: 'Rosa Díaz' } })).status).toBe(200);
+    const made = await svc.call('POST', '/v1/tickets', { key: org.adminKey, body: { subject: 'Parcel damaged', description: 'Box torn', audienceExternalId: contact.audienceExternalId } });
+    expect(made.status).toBe(201);
+    const ticketId = made.body.ticketId as string;
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    contexts.push(context);
+    const w = await watchedPage(context);
+    w.allow('/v1/auth/session', 401);
+    const page = w.page;
+    await page.goto(`${svc.url}/login`);
+    await page.getByLabel('Email').fill(`agent@${org.id}.test`);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/inbox$/);
+    await page.goto(`${svc.url}/tickets/${ticketId}`);
+
+    // The contact by name, linking to its page.
+    const link = page.locator('.ticket-contact a[data-contact]');
+    await link.filter({ hasText: 'Rosa Díaz' }).waitFor();
+    expect(await link.getAttribute('href')).toBe(`/contacts/${encodeURIComponent(contact.id)}`);
+
+    const activity = page.getByRole('list', { name: 'Ticket activity' });
+    await activity.locator('li[data-kind="created"]').filter({ hasText: 'Admin via API key' }).waitFor();
+
+    await page.getByLabel('Subject').fill('Parcel damaged in transit');
+    await page.getByLabel('Status').selectOption('in_progress');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await page.getByRole('heading', { name: 'Parcel damaged in transit' }).waitFor();
+    const change = activity.locator('li[data-kind="changed"]');
+    await change.filter({ hasText: 'changed the status from open to in progress' }).waitFor();
+    expect(await change.textContent()).toContain('Agent (you)');
+    expect(await change.textContent()).toContain('changed the subject from “Parcel damaged” to “Parcel damaged in transit”');
+
+    await page.getByLabel(/^Comment/).fill('Courier confirmed the damage; replacement on its way.');
+    await page.getByRole('button', { name: 'Comment', exact: true }).click();
+    await activity.locator('li[data-kind="comment"]').filter({ hasText: 'Courier confirmed the damage' }).waitFor();
+    expect(await page.getByLabel(/^Comment/).inputValue()).toBe('');
+    await screenshot(page, 'ticket-activity');
+
+    // The API tells the same story, in order, with the agent's dashboard session as the actor.
+    const api = await svc.call('GET', `/v1/tickets/${ticketId}/activity`, { key: org.adminKey });
+    expect(api.body.entries.map((e: { kind: string }) => e.kind)).toEqual(['created', 'changed', 'comment']);
+    expect(api.body.entries[1].actor).toMatchObject({ kind: 'session', userId: org.agentId, userName: 'Agent' });
+    expect(api.body.entries[2]).toMatchObject({ text: 'Courier confirmed the damage; replacement on its way.', actor: { kind: 'session', userId: org.agentId } });
+    expect((await svc.call('GET', `/v1/tickets/${ticketId}`, { key: org.adminKey })).body).toMatchObject({ title: 'Parcel damaged in transit', status: 'in_progress' });
+    expect(w.problems).toEqual([]);
+  });
+});
