@@ -30,7 +30,7 @@ import { sessionRoutes } from './http/routes/sessions.js';
 import { networkWebhookRoutes } from './http/routes/network-webhook.js';
 import { channelAdminRoutes, channelRoutes } from './http/routes/channels.js';
 import { sandboxRoutes } from './http/routes/sandbox.js';
-import { ConversationTimers, HandoverService, openActors, type ActorSystem } from './actors/index.js';
+import { ConversationTimers, HandoverService, openActors, timelineActorOf, type ActorSystem } from './actors/index.js';
 import { MetricsRegistry } from './metrics.js';
 import { serviceObservers, type ServiceObservers } from './service-metrics.js';
 import { handoverRoutes } from './http/routes/handover.js';
@@ -189,6 +189,15 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     messaging: messaging.service,
     actors: actors.system,
     clock,
+  });
+  // A ticket made for a contact shows in its conversation's timeline. The ticket is made either way: a
+  // failure here leaves the entry out (logged), and the actor's key (the ticket's id) writes it once.
+  tickets.onChange(async (type, ticket, principal) => {
+    if (type !== 'ticket.created' || ticket.audienceExternalId === null) return;
+    const actor = timelineActorOf(principal, ticket.createdBy?.kind === 'mcp' ? 'mcp' : undefined);
+    await inbox.ticketCreated(ticket.organizationId, { id: ticket.ticketId, subject: ticket.title, audienceExternalId: ticket.audienceExternalId }, actor).catch((e: unknown) => {
+      log.warn('ticket not written to its conversation timeline', { ticketId: ticket.ticketId, err: e });
+    });
   });
   // Presence and typing cross nodes on NATS core subjects (best effort, never stored).
   let bus: InProcessEphemeralBus | NatsEphemeralBus = new InProcessEphemeralBus();

@@ -17,7 +17,11 @@ export {
   type ConversationReplies,
   type HandoverEventData,
   type HandoverReply,
+  type NoteEventData,
+  type NoteReply,
+  MAX_NOTE_LENGTH,
 } from './conversation/actor.js';
+export { systemEntryText, timelineActorOf } from './conversation/timeline.js';
 export { conversationKey, initialConversationState, parseConversationKey, type ConversationState, type HandoverState, type Session, type SessionStatus } from './conversation/state.js';
 export {
   assignAgent,

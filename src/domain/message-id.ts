@@ -17,6 +17,6 @@ export function randomMessageId(): string {
  * An id derived from what names the message (an inbound message's network id, a keyed send's
  * idempotency key), so two runs of it store one record. `kind` keeps the derivations apart.
  */
-export function derivedMessageId(kind: 'inbound' | 'keyed-send', ...parts: string[]): string {
+export function derivedMessageId(kind: 'inbound' | 'keyed-send' | 'timeline', ...parts: string[]): string {
   return 'msg_' + createHash('sha256').update([kind, ...parts].join('\u0000')).digest('base64url').slice(0, 32);
 }

@@ -68,6 +68,37 @@ export interface NetworkErrorDetails {
   message: string;
 }
 
+/** What a system entry of the timeline records (`sender: "system"`). */
+export const TIMELINE_EVENTS = ['handover_requested', 'taken', 'transferred', 'handed_back', 'resolved', 'reopened', 'ticket_created'] as const;
+export type TimelineEvent = (typeof TIMELINE_EVENTS)[number];
+
+/** Who caused a timeline entry: an agent (dashboard user), the bot (MCP), a script (an API key), an automation, or the customer. */
+export const TIMELINE_ACTORS = ['agent', 'bot', 'api', 'automation', 'contact'] as const;
+export interface TimelineActor {
+  type: (typeof TIMELINE_ACTORS)[number];
+  /** The user who acted (every principal has one: an API key's owner). */
+  userId?: string;
+  /** The API key, when one was used. */
+  keyId?: string;
+  keyName?: string;
+}
+
+/**
+ * The structured part of a system entry: what happened to the conversation.
+ * `from` and `to` are agent ids (a transfer; `from` also on a hand back or
+ * resolve of a conversation an agent held).
+ */
+export interface SystemEntry {
+  event: TimelineEvent;
+  by?: TimelineActor;
+  from?: string | null;
+  to?: string;
+  ticketId?: string;
+  subject?: string;
+  /** Why automation acted (`handover_requested` by automation): first_responder, bot_fallback, rule. */
+  reason?: string;
+}
+
 /**
  * One message of a session, as stored and as `GET /v1/sessions/{id}/messages`
  * returns it (spec: Session message, plus the fields below).
@@ -78,7 +109,8 @@ export interface SessionMessage {
   organizationId: string;
   channelId: string;
   audienceExternalId: string;
-  direction: 'inbound' | 'outbound';
+  /** `internal`: a system entry or a private note, which never left the service. */
+  direction: 'inbound' | 'outbound' | 'internal';
   sender: MessageSender;
   content: MessageContent;
   sentAt: string;
@@ -92,8 +124,17 @@ export interface SessionMessage {
   replyTo?: string;
   /** The agent who sent it (sender `agent`). */
   agentId?: string;
+  /** A system entry (`sender: "system"`): what happened to the conversation; `content.text` says it in words. */
+  system?: SystemEntry;
+  /** A private note of an agent (`sender: "agent"`, `agentId`): for the organization's agents only, never sent. */
+  note?: true;
   /** Credits this send reserved; refunded if the network reports it failed. Internal: not in API responses. */
   charge?: { reservationId: string; amount: number };
+}
+
+/** Whether the customer-facing history leaves this message out (a private note). */
+export function isPrivateNote(m: Pick<SessionMessage, 'note'>): boolean {
+  return m.note === true;
 }
 
 /** A session message as `GET /v1/sessions/{sessionId}/messages` shows it (internal fields left out). */

@@ -34,6 +34,7 @@ export const EVENT_TYPES = [
   'handover.opened',
   'conversation.assigned',
   'conversation.resolved',
+  'conversation.note_added',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CONVERSATION_SORTS, CONVERSATION_STATUSES, CONVERSATION_VIEWS } from '../domain/conversation.js';
 import { buttonsSendSchema, mediaSendSchema, templateSendSchema, textSendSchema } from '../messaging/requests.js';
 import { sessionMessageSchema } from '../http/routes/sessions.js';
+import { MAX_NOTE_LENGTH } from '../actors/conversation/actor.js';
 
 /*
  * The inbox's shapes, shared by the WebSocket protocol and its REST twins,
@@ -54,7 +55,7 @@ export const conversationSummarySchema = z.object({
 export type ConversationSummary = z.infer<typeof conversationSummarySchema>;
 
 export const conversationDetailSchema = conversationSummarySchema.extend({
-  messages: z.array(sessionMessageSchema).describe("the latest session's last 50 messages, oldest first"),
+  messages: z.array(sessionMessageSchema).describe("the agents' timeline of the latest session: its last 50 entries, oldest first (messages, system entries with sender system, and private notes with note: true)"),
 });
 
 export const conversationListQuery = z.object({
@@ -138,3 +139,5 @@ export const contactListQuery = z.object({
   page: z.coerce.number().int().min(1).max(100_000).default(1),
   limit: z.coerce.number().int().min(1).max(100).default(25),
 });
+
+export const noteBody = z.object({ text: z.string().trim().min(1).max(MAX_NOTE_LENGTH).describe("the note: for the organization's agents only, never sent to the customer") }).strict();

@@ -3,8 +3,8 @@ import { AppError, badRequest, notFound } from '../errors.js';
 import type { Clock } from '../clock.js';
 import { CONVERSATION_VIEWS, unreadCount, type ConversationCountQuery, type ConversationKey, type ConversationRecord, type ConversationSort, type ConversationStatus, type ConversationView } from '../domain/conversation.js';
 import { changedContact, type Contact, type ContactChange, type Principal } from '../domain/types.js';
-import { CONVERSATION_ACTOR, conversationKey, serviceWindowClosesAt, type ActorClient, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverReply } from '../actors/index.js';
-import { publicMessage } from '../domain/messages.js';
+import { CONVERSATION_ACTOR, conversationKey, serviceWindowClosesAt, timelineActorOf, type ActorClient, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverReply, type NoteReply } from '../actors/index.js';
+import { publicMessage, type TimelineActor } from '../domain/messages.js';
 import type { GraphTemplateComponent } from '../domain/templates.js';
 import { buttonsMessage, mediaMessage, textMessage, type MessagingService } from '../messaging/index.js';
 import type { ContactRepo, UserRepo } from '../store/core/port.js';
@@ -25,7 +25,7 @@ export interface InboxServiceDeps {
   clock: Clock;
 }
 
-export type ConversationAction = 'take' | 'hand_back' | 'resolve' | 'transfer';
+export type ConversationAction = 'take' | 'hand_back' | 'resolve' | 'transfer' | 'queue';
 
 const DETAIL_MESSAGES = 50;
 /** At most this many custom attributes per contact. */
@@ -123,7 +123,8 @@ export class InboxService {
     const record = await this.d.conversations.get(principal.organizationId, audienceExternalId);
     if (record === null) throw notFound('conversation');
     const [summary] = await this.withUnread(principal, [record], await this.summaries(principal.organizationId, [record]));
-    const all = record.sessionId === null ? [] : ((await this.d.messages.listSession(principal.organizationId, record.sessionId)) ?? []);
+    // The agents' timeline: messages, system entries and private notes, in the order they happened.
+    const all = record.sessionId === null ? [] : ((await this.d.messages.listSession(principal.organizationId, record.sessionId, { notes: true })) ?? []);
     return { ...summary!, messages: all.slice(-DETAIL_MESSAGES).map(publicMessage) };
   }
 
@@ -185,6 +186,43 @@ export class InboxService {
     const contact = await this.contact(principal, audienceExternalId);
     const r = await this.ask(principal, audienceExternalId, 'take', { kind: 'handover.take', contactId: contact.id, agentId: principal.userId }, idempotencyKey);
     return this.after(principal, audienceExternalId, r);
+  }
+
+  /**
+   * Moves a conversation that is with the bot into the live-chat queue: the
+   * same actor command and event as `POST /v1/handover`, requested by the
+   * caller (an agent, or a script with its key).
+   */
+  async queue(principal: Principal, audienceExternalId: string, idempotencyKey?: string) {
+    requireScope(principal, 'inbox:write');
+    const contact = await this.contact(principal, audienceExternalId);
+    const r = await this.ask(principal, audienceExternalId, 'queue', { kind: 'handover.request', contactId: contact.id, actor: timelineActorOf(principal) }, idempotencyKey);
+    return this.after(principal, audienceExternalId, r);
+  }
+
+  /**
+   * A private note on the conversation's latest session: in the agents'
+   * timeline, on the socket and to webhooks as `conversation.note_added`;
+   * never sent to the customer, never in the customer-facing history.
+   */
+  async addNote(principal: Principal, audienceExternalId: string, text: string, idempotencyKey?: string) {
+    requireScope(principal, 'inbox:write');
+    const contact = await this.contact(principal, audienceExternalId);
+    const key = conversationKey(principal.organizationId, audienceExternalId);
+    const r = (await this.actors.ask(key, { kind: 'note.add', contactId: contact.id, agentId: principal.userId, text }, idempotencyKey === undefined ? {} : { idempotencyKey: `inbox.note:${principal.userId}:${idempotencyKey}` })) as NoteReply;
+    if (!r.success || r.messageId === undefined) throw new AppError(409, 'no_conversation', 'the contact has had no conversation yet: there is nothing to note on');
+    const note = await this.d.messages.get(principal.organizationId, r.messageId);
+    if (note === null) throw new AppError(503, 'not_ready', 'the note is recorded but not stored yet; retry with the same Idempotency-Key', undefined, { retryAfterSeconds: 1 });
+    return publicMessage(note);
+  }
+
+  /**
+   * A ticket made for a contact goes into the contact's timeline (latest
+   * session) as a system entry, once per ticket (its id is the command's
+   * key). A contact with no conversation yet has no timeline to show it in.
+   */
+  async ticketCreated(organizationId: string, ticket: { id: string; subject: string; audienceExternalId: string }, actor: TimelineActor): Promise<void> {
+    await this.actors.ask(conversationKey(organizationId, ticket.audienceExternalId), { kind: 'timeline.ticket', ticketId: ticket.id, subject: ticket.subject, actor }, { idempotencyKey: `timeline.ticket:${ticket.id}` });
   }
 
   async transfer(principal: Principal, audienceExternalId: string, agentId: string, idempotencyKey?: string) {
@@ -337,6 +375,10 @@ function refusal(r: HandoverReply): AppError {
       return h.status === 'agent'
         ? new AppError(409, 'not_assigned_to_you', 'another agent holds this conversation', { assigneeId: h.agentId })
         : new AppError(409, 'not_assigned', 'no agent holds this conversation', { status: h.status === 'queued' ? 'queued' : 'bot' });
+    case 'already_queued':
+      return new AppError(409, 'already_queued', 'the conversation is already waiting in the queue');
+    case 'with_agent':
+      return new AppError(409, 'with_agent', 'an agent has this conversation', { assigneeId: h.status === 'agent' ? h.agentId : null });
     case 'already_with_bot':
       return new AppError(409, 'already_with_bot', 'the bot already has this conversation');
     case 'no_conversation':

@@ -63,7 +63,7 @@ export function conversationTools(d: ConversationToolDeps): ToolDef[] {
       }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       run: async (ctx, args) => {
-        const r = await d.handover.request(ctx.principal, args.audienceExternalId);
+        const r = await d.handover.request(ctx.principal, args.audienceExternalId, undefined, 'mcp');
         return { success: r.success, ...(r.reason ? { reason: r.reason } : {}), status: r.handover.status, sessionId: r.sessionId };
       },
     }),

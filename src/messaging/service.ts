@@ -271,9 +271,11 @@ export class MessagingService {
    * and may lag, so the record order is the truthful one); 404 for an unknown
    * session or another organization's.
    */
-  async sessionMessages(principal: Principal, sessionId: string) {
+  async sessionMessages(principal: Principal, sessionId: string, opts: { notes?: boolean } = {}) {
     requireScope(principal, 'conversation:handover:request');
-    const list = await this.d.messages.listSession(principal.organizationId, sessionId);
+    // Agents' private notes only for a caller who works the inbox and asks for them.
+    if (opts.notes === true) requireScope(principal, 'inbox:read');
+    const list = await this.d.messages.listSession(principal.organizationId, sessionId, { notes: opts.notes === true });
     if (list === null) throw notFound('session');
     return list.map(publicMessage);
   }

@@ -113,7 +113,8 @@ function inboxSuite(name: string, start: () => Promise<TestService[]>) {
       await agent.waitFor((f) => f.type === 'message_status' && f.data.messageId === messageId && f.data.status === 'read');
       const detail = await nodes[0]!.call('GET', `/v1/conversations/${aeid}`, { key: a.adminKey });
       expect(detail.body.conversation).toMatchObject({ status: 'assigned', assigneeId: ann.id, contactName: 'Ann Customer', channelId: a.channelId, window: { open: true } });
-      expect(detail.body.conversation.messages.map((m: { sender: string }) => m.sender)).toEqual(['contact', 'agent']);
+      // The system entries of the handover and the take, in order with the messages.
+      expect(detail.body.conversation.messages.map((m: { sender: string; system?: { event: string } }) => m.system?.event ?? m.sender)).toEqual(['contact', 'handover_requested', 'taken', 'agent']);
       // While the agent has it the bot may not answer; after the hand back it may.
       const botBefore = await nodes[0]!.call('POST', '/v1/messages/text', { key: a.adminKey, body: { channelId: a.channelId, to: p, text: { body: 'bot here' } } });
       expect(botBefore.status).toBe(409);

@@ -169,10 +169,13 @@ describe('MCP platform tools: handover, history and sends', () => {
     const contact = await a.contact('4915200000009:777');
     const r = structured(await call(ca, 'get_conversation_history', { audienceExternalId: contact.audienceExternalId }));
     expect(r).toEqual({ sessionId: null, messages: [] });
-    // A handover opens a conversation; it has no message yet.
+    // A handover opens a conversation; it has no message yet, only the system entry of the handover, which names the bot.
     structured(await call(ca, 'request_handover', { audienceExternalId: contact.audienceExternalId }));
     const after = structured(await call(ca, 'get_conversation_history', { audienceExternalId: contact.audienceExternalId }));
-    expect(after).toEqual({ sessionId: expect.any(String), messages: [] });
+    expect(after).toEqual({
+      sessionId: expect.any(String),
+      messages: [expect.objectContaining({ sender: 'system', direction: 'internal', system: { event: 'handover_requested', by: expect.objectContaining({ type: 'bot' }) } })],
+    });
   });
 
   it('answers success: false for a channel that is not on the chat network', async () => {

@@ -259,6 +259,17 @@ export function runMessagingStoreContract(name: string, create: () => Promise<Me
         ...over,
       });
 
+      it("lists system entries with the messages, and agents' private notes only when asked for", async () => {
+        const sid = `tl-${randomUUID()}`;
+        const inbound = msg({ sessionId: sid, direction: 'inbound', sender: 'contact', status: undefined, content: { type: 'text', text: 'help' } });
+        const entry = msg({ sessionId: sid, direction: 'internal', sender: 'system', status: undefined, messageId: null, content: { type: 'text', text: 'Taken by agent u1' }, system: { event: 'taken', by: { type: 'agent', userId: 'u1' } } });
+        const note = msg({ sessionId: sid, direction: 'internal', sender: 'agent', agentId: 'u1', note: true, status: undefined, messageId: null, content: { type: 'text', text: 'private' } });
+        for (const m of [inbound, entry, note]) expect(await s.messages.append(m)).toBe(true);
+        expect((await s.messages.listSession('orgA', sid))!.map((m) => m.content.text)).toEqual(['help', 'Taken by agent u1']);
+        expect(await s.messages.listSession('orgA', sid, { notes: true })).toEqual([inbound, entry, note]);
+        expect(await s.messages.listSession('orgB', sid, { notes: true })).toBeNull();
+      });
+
       it('appends in order, once per _id, and lists a session of its organization only', async () => {
         const a = msg({ content: { type: 'template', text: 'first' } });
         const b = msg({ direction: 'inbound', sender: 'contact', status: undefined, content: { type: 'text', text: 'second' } });

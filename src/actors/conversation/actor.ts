@@ -6,7 +6,9 @@ import { assignAgent, currentSession, openHandover, requestHandover, takeConvers
 import type { ConversationIndexRepo } from '../../store/conversations/port.js';
 import { conversationRecord } from './projection.js';
 import { afterHandoverChange, fireDue, type AutomationReason } from './routing.js';
-import { initialConversationState, type ConversationState, type HandoverState } from './state.js';
+import { initialConversationState, type ConversationState, type HandoverState, type Session, type TimelineDraft } from './state.js';
+import { TIMELINE_ACTORS, type SystemEntry, type TimelineActor } from '../../domain/messages.js';
+import { noteDraft, systemDraft, timelineMessage, withTimeline } from './timeline.js';
 import {
   messagingCommandSchema,
   messagingHandlers,
@@ -26,15 +28,23 @@ export const CONVERSATION_ACTOR = 'conversation';
  * runtime needs no change.
  */
 const contactRef = { contactId: z.string().min(1) };
+/** Who acted, for the timeline's system entries (absent in commands sent before they existed). */
+const timelineActor = z.object({ type: z.enum(TIMELINE_ACTORS), userId: z.string().min(1).optional(), keyId: z.string().min(1).optional(), keyName: z.string().optional() });
+/** The longest private note, in characters. */
+export const MAX_NOTE_LENGTH = 4096;
 export const conversationCommandSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('handover.request'), ...contactRef }),
-  z.object({ kind: z.literal('handover.open'), ...contactRef }),
+  z.object({ kind: z.literal('handover.request'), ...contactRef, actor: timelineActor.optional() }),
+  z.object({ kind: z.literal('handover.open'), ...contactRef, actor: timelineActor.optional() }),
   z.object({ kind: z.literal('handover.assign'), ...contactRef, agentId: z.string().min(1) }),
   /** `by` names who acted (a user id), for the events. */
   z.object({ kind: z.literal('handover.take'), ...contactRef, agentId: z.string().min(1) }),
   z.object({ kind: z.literal('handover.transfer'), ...contactRef, agentId: z.string().min(1), by: z.string().min(1), onlyFrom: z.string().min(1).optional() }),
   z.object({ kind: z.literal('handover.release'), ...contactRef, by: z.string().min(1).optional(), onlyFrom: z.string().min(1).optional() }),
   z.object({ kind: z.literal('handover.resolve'), ...contactRef, by: z.string().min(1), onlyFrom: z.string().min(1).optional() }),
+  /** A private note of an agent, into the latest session's timeline. */
+  z.object({ kind: z.literal('note.add'), ...contactRef, agentId: z.string().min(1), text: z.string().min(1).max(MAX_NOTE_LENGTH) }),
+  /** A ticket was created for this contact: a system entry in the latest session's timeline. */
+  z.object({ kind: z.literal('timeline.ticket'), ticketId: z.string().min(1), subject: z.string().optional(), actor: timelineActor }),
   z.object({ kind: z.literal('state.get') }),
   /** The sweeper found one of the conversation's timers due (the bot's fallback): do what is due, if it still is. */
   z.object({ kind: z.literal('automation.tick') }),
@@ -50,6 +60,14 @@ export interface HandoverReply {
   handover: HandoverState;
 }
 
+export interface NoteReply {
+  success: boolean;
+  reason?: HandoverRefusal;
+  sessionId: string | null;
+  /** The stored note's `_id` in the session's history. */
+  messageId?: string;
+}
+
 export interface ConversationReplies {
   'handover.request': HandoverReply;
   'handover.open': HandoverReply;
@@ -58,6 +76,8 @@ export interface ConversationReplies {
   'handover.transfer': HandoverReply;
   'handover.release': HandoverReply;
   'handover.resolve': HandoverReply;
+  'note.add': NoteReply;
+  'timeline.ticket': { success: boolean; sessionId: string | null };
   'state.get': ConversationState;
   'automation.tick': { fired: string[] };
 }
@@ -79,6 +99,20 @@ export interface HandoverEventData {
   reason?: AutomationReason;
   /** The rule that acted, when one did. */
   ruleId?: string;
+  /** For `handover.requested`: who asked (an agent, the bot over MCP, a script with an API key, an automation). */
+  requestedBy?: TimelineActor;
+}
+
+/** Data of `conversation.note_added`: a private note, for the organization's agents (and webhooks), never the customer. */
+export interface NoteEventData {
+  audienceExternalId: string;
+  contactId: string;
+  sessionId: string;
+  /** The note's `_id` in the session's history. */
+  messageId: string;
+  agentId: string;
+  text: string;
+  createdAt: string;
 }
 
 function event(type: string, s: ConversationState, id: string, now: Date, data: HandoverEventData): DomainEvent<HandoverEventData> {
@@ -90,6 +124,25 @@ const refused = (s: ConversationState, reason: HandoverRefusal): Outcome<Convers
   reply: { success: false, reason, sessionId: s.session?.id ?? null, handover: s.handover },
 });
 
+/** Who acted, as a system entry names an agent acting in the inbox. */
+const agent = (userId: string | undefined): TimelineActor | undefined => (userId === undefined ? undefined : { type: 'agent', userId });
+
+/** A system entry, without the fields it does not have. */
+function entry(event: SystemEntry['event'], fields: Omit<SystemEntry, 'event'>): SystemEntry {
+  return { event, ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) };
+}
+
+/**
+ * The timeline entries of a change that puts the conversation in `session`:
+ * `reopened` first when that is a new session after a resolved one, then `entries`.
+ */
+function drafts(s: ConversationState, session: Session, now: Date, newId: () => string, by: TimelineActor | undefined, ...entries: SystemEntry[]): TimelineDraft[] {
+  const out: TimelineDraft[] = [];
+  if (s.session !== null && s.session.status === 'resolved' && session.id !== s.session.id) out.push(systemDraft(newId(), session.id, now, entry('reopened', { by })));
+  for (const e of entries) out.push(systemDraft(newId(), session.id, now, e));
+  return out;
+}
+
 export const conversationHandlers: HandlerMap<ConversationState, ConversationCommand, ConversationReplies> = {
   'handover.request': (s, cmd, { now, newId }) => {
     const t = requestHandover(s.handover, now);
@@ -97,18 +150,22 @@ export const conversationHandlers: HandlerMap<ConversationState, ConversationCom
     // The latest conversation goes to the queue; a contact with none yet (or
     // only a resolved one) gets a new conversation for the agent to pick up.
     const session = currentSession(s, now, newId());
-    const next: ConversationState = { ...s, contactId: cmd.contactId, session, handover: t.next };
+    const timeline = drafts(s, session, now, newId, cmd.actor, entry('handover_requested', { by: cmd.actor }));
+    const next: ConversationState = withTimeline({ ...s, contactId: cmd.contactId, session, handover: t.next }, timeline);
+    const data: HandoverEventData = { audienceExternalId: s.audienceExternalId, contactId: cmd.contactId, sessionId: session.id };
+    if (cmd.actor !== undefined) data.requestedBy = cmd.actor;
     return {
       state: next,
       reply: { success: true, sessionId: session.id, handover: t.next },
-      events: [event('handover.requested', next, newId(), now, { audienceExternalId: s.audienceExternalId, contactId: cmd.contactId, sessionId: session.id })],
+      events: [event('handover.requested', next, newId(), now, data)],
     };
   },
 
   'handover.open': (s, cmd, { now, newId }) => {
     const t = openHandover(s.handover);
     if (!t.ok || s.session === null) return refused(s, 'already_with_bot');
-    const next: ConversationState = { ...s, contactId: cmd.contactId, handover: t.next };
+    const timeline = drafts(s, s.session, now, newId, cmd.actor, entry('handed_back', { by: cmd.actor, from: holderOf(s) }));
+    const next: ConversationState = withTimeline({ ...s, contactId: cmd.contactId, handover: t.next }, timeline);
     return {
       state: next,
       reply: { success: true, sessionId: s.session.id, handover: t.next },
@@ -152,7 +209,8 @@ export const conversationHandlers: HandlerMap<ConversationState, ConversationCom
     if (cmd.onlyFrom !== undefined && s.handover.status === 'agent' && !heldBy(s, cmd.onlyFrom)) return refused(s, 'not_assigned');
     const t = openHandover(s.handover);
     if (!t.ok || s.session === null) return refused(s, 'already_with_bot');
-    const next: ConversationState = { ...s, contactId: cmd.contactId, handover: t.next };
+    const timeline = drafts(s, s.session, now, newId, agent(cmd.by), entry('handed_back', { by: agent(cmd.by), from: holderOf(s) }));
+    const next: ConversationState = withTimeline({ ...s, contactId: cmd.contactId, handover: t.next }, timeline);
     const data: HandoverEventData = { audienceExternalId: s.audienceExternalId, contactId: cmd.contactId, sessionId: s.session.id, previous: s.handover };
     if (cmd.by !== undefined) data.by = cmd.by;
     return { state: next, reply: { success: true, sessionId: s.session.id, handover: t.next }, events: [event('handover.opened', next, newId(), now, data)] };
@@ -162,12 +220,29 @@ export const conversationHandlers: HandlerMap<ConversationState, ConversationCom
   'handover.resolve': (s, cmd, { now, newId }) => {
     if (s.session === null || s.session.status !== 'open') return refused(s, 'no_conversation');
     if (cmd.onlyFrom !== undefined && s.handover.status === 'agent' && !heldBy(s, cmd.onlyFrom)) return refused(s, 'not_assigned');
-    const next: ConversationState = { ...s, contactId: cmd.contactId, session: { ...s.session, status: 'resolved' }, handover: { status: 'bot' } };
+    const timeline = drafts(s, s.session, now, newId, agent(cmd.by), entry('resolved', { by: agent(cmd.by), from: holderOf(s) }));
+    const next: ConversationState = withTimeline({ ...s, contactId: cmd.contactId, session: { ...s.session, status: 'resolved' }, handover: { status: 'bot' } }, timeline);
     return {
       state: next,
       reply: { success: true, sessionId: s.session.id, handover: next.handover },
       events: [event('conversation.resolved', next, newId(), now, { audienceExternalId: s.audienceExternalId, contactId: cmd.contactId, sessionId: s.session.id, previous: s.handover, by: cmd.by })],
     };
+  },
+
+  // Into the latest session, open or resolved (a note on a closed conversation is still about it); none yet: nothing to note on.
+  'note.add': (s, cmd, { now, newId }) => {
+    if (s.session === null) return { state: s, reply: { success: false, reason: 'no_conversation', sessionId: null } };
+    const draft = noteDraft(newId(), s.session.id, now, cmd.agentId, cmd.text);
+    const next: ConversationState = withTimeline({ ...s, contactId: cmd.contactId }, [draft]);
+    const messageId = timelineMessage(s, draft, '')._id;
+    const data: NoteEventData = { audienceExternalId: s.audienceExternalId, contactId: cmd.contactId, sessionId: s.session.id, messageId, agentId: cmd.agentId, text: cmd.text, createdAt: draft.at };
+    return { state: next, reply: { success: true, sessionId: s.session.id, messageId }, events: [event('conversation.note_added', next, newId(), now, data)] };
+  },
+
+  'timeline.ticket': (s, cmd, { now, newId }) => {
+    if (s.session === null) return { state: s, reply: { success: false, sessionId: null } };
+    const draft = systemDraft(newId(), s.session.id, now, entry('ticket_created', { by: cmd.actor, ticketId: cmd.ticketId, subject: cmd.subject }));
+    return { state: withTimeline(s, [draft]), reply: { success: true, sessionId: s.session.id } };
   },
 
   'state.get': (s) => ({ state: s, reply: s }),
@@ -197,6 +272,11 @@ function heldBy(s: ConversationState, agentId: string): boolean {
   return s.handover.status === 'agent' && s.handover.agentId === agentId;
 }
 
+/** The agent holding the conversation, if one does. */
+function holderOf(s: ConversationState): string | undefined {
+  return s.handover.status === 'agent' ? s.handover.agentId : undefined;
+}
+
 function assigned(
   s: ConversationState,
   contactId: string,
@@ -206,14 +286,43 @@ function assigned(
   how: { via: 'take' | 'transfer'; by: string },
 ): Outcome<ConversationState, HandoverReply> {
   const session = currentSession(s, now, newId());
-  const next: ConversationState = { ...s, contactId, session, handover: t.next };
   const agentId = t.next.status === 'agent' ? t.next.agentId : '';
   const previousAgentId = s.handover.status === 'agent' ? s.handover.agentId : null;
+  const by = agent(how.by);
+  const timeline = drafts(s, session, now, newId, by, how.via === 'take' ? entry('taken', { by, from: previousAgentId ?? undefined }) : entry('transferred', { by, from: previousAgentId, to: agentId }));
+  const next: ConversationState = withTimeline({ ...s, contactId, session, handover: t.next }, timeline);
   return {
     state: next,
     reply: { success: true, sessionId: session.id, handover: t.next },
     events: [event('conversation.assigned', next, newId(), now, { audienceExternalId: s.audienceExternalId, contactId, sessionId: session.id, agentId, previousAgentId, via: how.via, by: how.by })],
   };
+}
+
+/**
+ * Every handler, dropping the timeline entries of the change before: they
+ * were stored when it was projected, which the runtime makes sure of before
+ * it runs the next command.
+ */
+function droppingStoredTimeline<H extends Record<string, (s: ConversationState, cmd: never, ctx: never) => unknown>>(handlers: H): H {
+  return Object.fromEntries(
+    Object.entries(handlers).map(([kind, h]) => [
+      kind,
+      async (s: ConversationState, cmd: never, ctx: never) => {
+        const o = (await h(s, cmd, ctx)) as Outcome<ConversationState, unknown>;
+        if (o.state === s || s.timeline === undefined || o.state.timeline !== s.timeline) return o;
+        const { timeline: _stored, ...rest } = o.state;
+        return { ...o, state: rest };
+      },
+    ]),
+  ) as H;
+}
+
+/** The channel id of a conversation: the channel with its `audienceExternalId`'s phone number id (a web chat's: its own id). */
+async function channelIdOf(channels: MessagingHandlerDeps['channels'], organizationId: string, audienceExternalId: string): Promise<string> {
+  const suffix = audienceExternalId.slice(audienceExternalId.indexOf(':') + 1);
+  const byNumber = await channels.getByPhoneNumberId(suffix);
+  if (byNumber !== null && byNumber.organizationId === organizationId) return byNumber.id;
+  return (await channels.get(organizationId, suffix))?.id ?? suffix;
 }
 
 /**
@@ -227,16 +336,21 @@ export function conversationActorSpec(
   /** Where the inbox's conversation list is kept up to date (see `conversationRecord`). */
   index?: ConversationIndexRepo,
 ): DurableActorSpec<ConversationState, ConversationCommand | MessagingCommand, ConversationReplies & MessagingReplies> {
+  const project =
+    index === undefined && messaging === undefined
+      ? undefined
+      : async (state: ConversationState, version: number, now: Date) => {
+          // The change's timeline entries first, each once (by its `_id`), before anything of the next command.
+          if (messaging !== undefined && state.timeline !== undefined && state.timeline.length > 0) {
+            const channelId = await channelIdOf(messaging.channels, state.organizationId, state.audienceExternalId);
+            for (const d of state.timeline) await messaging.messages.append(timelineMessage(state, d, channelId));
+          }
+          // A contact nobody ever wrote to or named has nothing to list.
+          if (index === undefined || (state.contactId === null && state.session === null)) return;
+          await index.put(conversationRecord(state, version, now));
+        };
   return {
-    ...(index === undefined
-      ? {}
-      : {
-          project: async (state: ConversationState, version: number, now: Date) => {
-            // A contact nobody ever wrote to or named has nothing to list.
-            if (state.contactId === null && state.session === null) return;
-            await index.put(conversationRecord(state, version, now));
-          },
-        }),
+    ...(project === undefined ? {} : { project }),
     type: CONVERSATION_ACTOR,
     initial: initialConversationState,
     parse: (raw) => {
@@ -247,10 +361,9 @@ export function conversationActorSpec(
       if (!r.success) throw badRequest('invalid_command', 'invalid conversation command', z.treeifyError(r.error));
       return r.data;
     },
-    handlers: withRoutingTimers<ConversationCommand | MessagingCommand, ConversationReplies & MessagingReplies>({
-      ...conversationHandlers,
-      ...(messaging ? messagingHandlers(messaging) : messagingUnavailableHandlers()),
-    }),
+    handlers: withRoutingTimers<ConversationCommand | MessagingCommand, ConversationReplies & MessagingReplies>(
+      droppingStoredTimeline({ ...conversationHandlers, ...(messaging ? messagingHandlers(messaging) : messagingUnavailableHandlers()) }),
+    ),
     maxIdempotencyKeys,
     readOnly: ['state.get'],
     // A status changes no state unless it was parked or charges a late copy; its event needs no state write.

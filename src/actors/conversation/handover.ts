@@ -5,6 +5,7 @@ import type { ContactRepo } from '../../store/core/port.js';
 import type { ActorClient, ActorSystem } from '../system.js';
 import { CONVERSATION_ACTOR, type ConversationCommand, type ConversationReplies, type HandoverReply } from './actor.js';
 import { conversationKey } from './state.js';
+import { timelineActorOf } from './timeline.js';
 
 /** A caller's key names one operation: the same key on request and open are two commands. */
 const scoped = (op: string, key: string | undefined) => (key === undefined ? undefined : `handover.${op}:${key}`);
@@ -33,16 +34,20 @@ export class HandoverService {
   }
 
   /** Moves the contact's latest conversation to the live-chat queue; `success: false` when one is pending or an agent has it. */
-  async request(principal: Principal, audienceExternalId: string, idempotencyKey?: string): Promise<HandoverReply> {
+  async request(principal: Principal, audienceExternalId: string, idempotencyKey?: string, via?: 'mcp'): Promise<HandoverReply> {
     requireScope(principal, 'conversation:handover:request');
     const contact = await this.contact(principal, audienceExternalId);
-    return this.conversations.ask(conversationKey(principal.organizationId, audienceExternalId), { kind: 'handover.request', contactId: contact.id }, { idempotencyKey: scoped('request', idempotencyKey) });
+    return this.conversations.ask(
+      conversationKey(principal.organizationId, audienceExternalId),
+      { kind: 'handover.request', contactId: contact.id, actor: timelineActorOf(principal, via) },
+      { idempotencyKey: scoped('request', idempotencyKey) },
+    );
   }
 
   /** Hands the conversation back to the bot; `success: false` when the bot already has it. */
   async open(principal: Principal, audienceExternalId: string, idempotencyKey?: string): Promise<HandoverReply> {
     requireScope(principal, 'conversation:handover:open');
     const contact = await this.contact(principal, audienceExternalId);
-    return this.conversations.ask(conversationKey(principal.organizationId, audienceExternalId), { kind: 'handover.open', contactId: contact.id }, { idempotencyKey: scoped('open', idempotencyKey) });
+    return this.conversations.ask(conversationKey(principal.organizationId, audienceExternalId), { kind: 'handover.open', contactId: contact.id, actor: timelineActorOf(principal) }, { idempotencyKey: scoped('open', idempotencyKey) });
   }
 }

@@ -22,6 +22,7 @@ import type { ConversationState, ParkedStatus, SendInFlight, Session } from './s
 import { derivedMessageId, randomMessageId } from '../../domain/message-id.js';
 import { DEFAULT_ROUTING, routingOf } from '../../domain/routing.js';
 import { botAnswered, routeInbound } from './routing.js';
+import { systemDraft, timelineMessage } from './timeline.js';
 
 /*
  * The conversation actor's messaging commands: sends, inbound
@@ -467,11 +468,17 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       };
       if (e.replyTo !== undefined) message.replyTo = e.replyTo;
       const counted: Session = { ...session, inboundCount: (session.inboundCount ?? 0) + 1 };
+      // The customer writing again after an agent resolved the conversation reopens it: a system entry before the message.
+      const reopened =
+        s.session !== null && s.session.status === 'resolved' && session.id !== s.session.id
+          ? [systemDraft(`reopen:${e.networkMessageId}`, session.id, ctx.now, { event: 'reopened', by: { type: 'contact' } })]
+          : [];
       const taken: ConversationState = { ...s, contactId, session: counted, lastInboundAt: laterInbound(s.lastInboundAt, at) };
       // The channel's routing: straight to the queue, or the bot's fallback timer (its settings are read as of this message).
       const channel = await deps.channels.get(s.organizationId, cmd.channelId);
       const routed = routeInbound(s, taken, channel === null ? DEFAULT_ROUTING : routingOf(channel), ctx.now, stableId('route', s.organizationId, e.networkMessageId));
-      const next = routed.state;
+      // Reopened first (stored before the message), then what routing wrote (queued by automation).
+      const next = reopened.length === 0 ? routed.state : { ...routed.state, timeline: [...reopened, ...(routed.state.timeline !== s.timeline ? (routed.state.timeline ?? []) : [])] };
       const data: InboundMessageEventData = {
         messageId: e.networkMessageId,
         channelId: cmd.channelId,
@@ -492,6 +499,8 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         reply: { duplicate: false, sessionId: session.id },
         events: [event('inbound_message', stableId('in', s.organizationId, e.networkMessageId), next, ctx.now, data), ...routed.events],
         afterCommit: async () => {
+          // The entry is in the state too: if this stops before it, the projection stores it before anything else.
+          for (const d of reopened) await deps.messages.append(timelineMessage(s, d, cmd.channelId));
           await deps.messages.append(message);
         },
       };

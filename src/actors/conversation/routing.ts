@@ -3,6 +3,7 @@ import type { ChannelRouting } from '../../domain/routing.js';
 import type { HandoverEventData } from './actor.js';
 import { requestHandover } from './rules.js';
 import type { AutomationState, ConversationState } from './state.js';
+import { systemDraft, withTimeline } from './timeline.js';
 
 /*
  * The channel's routing, applied by the conversation actor: who answers a
@@ -39,7 +40,8 @@ function withAutomation(s: ConversationState, a: AutomationState): ConversationS
 export function queueByAutomation(s: ConversationState, now: Date, eventId: string, reason: AutomationReason, ruleId?: string): Routed {
   const t = requestHandover(s.handover, now);
   if (!t.ok || s.session === null || s.contactId === null) return { state: s, events: [] };
-  const next = withAutomation({ ...s, handover: t.next }, { ...s.automation, botReplyDueAt: undefined });
+  const entry = systemDraft(`auto:${eventId}`, s.session.id, now, { event: 'handover_requested', by: { type: 'automation' }, reason });
+  const next = withTimeline(withAutomation({ ...s, handover: t.next }, { ...s.automation, botReplyDueAt: undefined }), [entry]);
   const data: HandoverEventData = { audienceExternalId: s.audienceExternalId, contactId: s.contactId, sessionId: s.session.id, by: AUTOMATION, reason };
   if (ruleId !== undefined) data.ruleId = ruleId;
   return { state: next, events: [{ id: eventId, type: 'handover.requested', organizationId: s.organizationId, createdAt: now.toISOString(), data }] };

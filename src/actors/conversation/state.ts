@@ -1,3 +1,5 @@
+import type { SystemEntry } from '../../domain/messages.js';
+
 /**
  * The conversation actor's state: everything the service must decide about
  * one contact of one organization, owned by exactly one actor at a time.
@@ -52,6 +54,14 @@ export interface ConversationState {
   unpaidAttempts?: UnpaidAttempt[];
   /** What routing and automation keep about the conversation (timers, what was sent once). */
   automation?: AutomationState;
+  /**
+   * Timeline entries (system entries, private notes) the last change made:
+   * written with the state, fenced, and stored into the session's history
+   * by the projection after the commit (retried until it succeeds, before
+   * the next command), so each is stored once and in order with the
+   * messages. The next change drops them.
+   */
+  timeline?: TimelineDraft[];
 }
 
 /**
@@ -62,6 +72,18 @@ export interface ConversationState {
 export interface AutomationState {
   /** With the bot first: the customer's message the bot has to answer by then, else the conversation is queued. */
   botReplyDueAt?: string;
+}
+
+/** A timeline entry waiting to be stored in its session's history (`timeline.ts`). */
+export interface TimelineDraft {
+  /** Names the stored message: the same entry is stored once however often it is projected. */
+  id: string;
+  sessionId: string;
+  at: string;
+  text: string;
+  system?: SystemEntry;
+  /** A private note, by this agent. */
+  note?: { agentId: string };
 }
 
 export interface UnpaidAttempt {

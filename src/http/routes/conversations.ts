@@ -14,6 +14,7 @@ import {
   conversationId,
   conversationListQuery,
   conversationSummarySchema,
+  noteBody,
   replyMessageSchema,
   searchQuery,
   searchResultSchema,
@@ -22,6 +23,7 @@ import {
 import { EXAMPLE_IDS, ORDER_UPDATE_TEMPLATE } from '../openapi-examples.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { idempotencyKey } from './handover.js';
+import { sessionMessageSchema } from './sessions.js';
 
 const idParams = z.object({ id: conversationId });
 const contactIdParams = z.object({ id: z.string().min(1).max(100) });
@@ -29,7 +31,8 @@ const conversationResult = z.object({ success: z.literal(true), conversation: co
 const sentResult = z.object({ success: z.literal(true), messageId: z.string().describe("the network's message id (wamid)"), sessionId: z.string() });
 const notFoundResponse = { description: 'no such conversation in the organization', schema: errorSchema };
 const conflictResponse = {
-  description: '`already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`',
+  description:
+    '`already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent`',
   schema: errorSchema,
 };
 const unavailable = { description: 'the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key', schema: errorSchema };
@@ -143,6 +146,31 @@ export function conversationRoutes(inbox: InboxService, tickets: TicketService):
       handler: async ({ principal, params }) => ({ body: { success: true, conversation: await inbox.get(principal, params.id) } }),
     }),
     action('take', 'takeConversation', 'Take a conversation: exactly one of racing agents wins', (ctx) => inbox.take(ctx.principal, ctx.params.id, idempotencyKey(ctx))),
+    action(
+      'queue',
+      'queueConversation',
+      'Move a conversation that is with the bot into the live-chat queue (the handover of POST /v1/handover, requested by the caller); take works on it as on any queued one',
+      (ctx) => inbox.queue(ctx.principal, ctx.params.id, idempotencyKey(ctx)),
+    ),
+    defineRoute({
+      method: 'post',
+      path: '/v1/conversations/:id/notes',
+      operationId: 'addConversationNote',
+      example: { text: 'Called her back: the parcel is at the neighbour\'s, she will pick it up tonight.' },
+      summary: "Leave a private note on the conversation: for the organization's agents only, never sent to the customer",
+      tag: 'Inbox',
+      auth: 'apiKey',
+      scope: 'inbox:write',
+      params: idParams,
+      body: noteBody,
+      responses: {
+        201: { description: "the note, as the agents' timeline lists it (sender agent, note: true, direction internal)", schema: z.object({ success: z.literal(true), note: sessionMessageSchema }) },
+        404: notFoundResponse,
+        409: { description: '`no_conversation`: the contact has had no conversation yet', schema: errorSchema },
+        503: unavailable,
+      },
+      handler: async (ctx) => ({ status: 201, body: { success: true, note: await inbox.addNote(ctx.principal, ctx.params.id, ctx.body.text, idempotencyKey(ctx)) } }),
+    }),
     action('hand-back', 'handBackConversation', 'Hand the conversation back to the bot', (ctx) => inbox.handBack(ctx.principal, ctx.params.id, idempotencyKey(ctx))),
     action('resolve', 'resolveConversation', 'Resolve: close the session and give the contact back to the bot', (ctx) => inbox.resolve(ctx.principal, ctx.params.id, idempotencyKey(ctx))),
     defineRoute({

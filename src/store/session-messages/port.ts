@@ -43,8 +43,13 @@ export interface SessionMessageRepo {
   getSession(organizationId: string, sessionId: string): Promise<SessionRef | null>;
   /** The contact's sessions, newest first. */
   contactSessions(organizationId: string, audienceExternalId: string): Promise<SessionRef[]>;
-  /** The session's messages in the order they were recorded; null when the organization has no such session. */
-  listSession(organizationId: string, sessionId: string): Promise<SessionMessage[] | null>;
+  /**
+   * The session's messages in the order they were recorded (system entries
+   * among them); null when the organization has no such session. Agents'
+   * private notes only with `notes: true` (the agents' timeline): a caller
+   * that does not ask never gets them.
+   */
+  listSession(organizationId: string, sessionId: string, opts?: { notes?: boolean }): Promise<SessionMessage[] | null>;
   /**
    * Deletes up to `limit` of the oldest messages, of every organization,
    * older than `before` (the retention setting: by their send time embedded,

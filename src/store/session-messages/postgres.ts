@@ -1,5 +1,5 @@
 import { MESSAGE_STATUSES, nextStatus, type MessageStatus } from '../../domain/message-status.js';
-import type { SessionMessage } from '../../domain/messages.js';
+import { isPrivateNote, type SessionMessage } from '../../domain/messages.js';
 import { numbered, type PgDb } from '../postgres/db.js';
 import type { MessageLocation, SessionMessageRepo, SessionRef } from './port.js';
 import { INSERT_MESSAGE, REGISTER_SESSION, SELECT_BY_NETWORK_ID, SELECT_CONTACT_SESSIONS, SELECT_MESSAGE, SELECT_SESSION, SELECT_SESSION_MESSAGES } from './sql.js';
@@ -95,9 +95,11 @@ export function createPostgresSessionMessageRepo(db: PgDb): SessionMessageRepo {
       return db.rows<SessionRef>(numbered(SELECT_CONTACT_SESSIONS), [org, aeid]);
     },
     getSession: session,
-    async listSession(org, sid) {
+    async listSession(org, sid, opts) {
       const [ref, rows] = await Promise.all([session(org, sid), db.rows<{ body: SessionMessage }>(numbered(SELECT_SESSION_MESSAGES), [org, sid])]);
-      return ref === null ? null : rows.map((r) => r.body);
+      if (ref === null) return null;
+      const all = rows.map((r) => r.body);
+      return opts?.notes === true ? all : all.filter((m) => !isPrivateNote(m));
     },
   };
 }

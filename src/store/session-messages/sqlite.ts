@@ -1,5 +1,5 @@
 import { nextStatus } from '../../domain/message-status.js';
-import type { SessionMessage } from '../../domain/messages.js';
+import { isPrivateNote, type SessionMessage } from '../../domain/messages.js';
 import type { SqliteDb } from '../sqlite/db.js';
 import type { SessionMessageRepo, SessionRef } from './port.js';
 import { INSERT_MESSAGE, REGISTER_SESSION, SELECT_BY_NETWORK_ID, SELECT_CONTACT_SESSIONS, SELECT_MESSAGE, SELECT_SESSION, SELECT_SESSION_MESSAGES } from './sql.js';
@@ -69,9 +69,10 @@ export function createSqliteSessionMessageRepo(db: SqliteDb): SessionMessageRepo
     async getSession(org, sid) {
       return session(org, sid) ?? null;
     },
-    async listSession(org, sid) {
+    async listSession(org, sid, opts) {
       if (session(org, sid) === undefined) return null;
-      return (s(SELECT_SESSION_MESSAGES).all(org, sid) as { body: string }[]).map((r) => JSON.parse(r.body) as SessionMessage);
+      const all = (s(SELECT_SESSION_MESSAGES).all(org, sid) as { body: string }[]).map((r) => JSON.parse(r.body) as SessionMessage);
+      return opts?.notes === true ? all : all.filter((m) => !isPrivateNote(m));
     },
   };
 }

@@ -801,6 +801,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/conversations/{id}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Leave a private note on the conversation: for the organization's agents only, never sent to the customer */
+        post: operations["addConversationNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Move a conversation that is with the bot into the live-chat queue (the handover of POST /v1/handover, requested by the caller); take works on it as on any queued one */
+        post: operations["queueConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/conversations/{id}/reply": {
         parameters: {
             query?: never;
@@ -5957,7 +5991,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, *); "*" for all */
+                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, *); "*" for all */
                     events: string[];
                     /** @description https URL of the receiver */
                     url: string;
@@ -6451,7 +6485,7 @@ export interface operations {
                 "application/json": {
                     /** @description false disables deliveries; true re-enables (after a 410, for example) */
                     enabled?: boolean;
-                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, *); "*" for all */
+                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, *); "*" for all */
                     events?: string[];
                 };
             };
@@ -11947,6 +11981,21 @@ export interface operations {
                      *             ],
                      *             "replyTo": "support@example.com",
                      *             "agentId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *             "system": {
+                     *               "event": "handover_requested",
+                     *               "by": {
+                     *                 "type": "agent",
+                     *                 "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *                 "keyId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *                 "keyName": "CRM sync"
+                     *               },
+                     *               "from": "4915112345678",
+                     *               "to": "4915112345678",
+                     *               "ticketId": "T-260105-000001",
+                     *               "subject": "Order #1042 arrived damaged",
+                     *               "reason": "reason example"
+                     *             },
+                     *             "note": true,
                      *             "channelId": "ch_Q8wLr3VnT5kZx2Hb",
                      *             "audienceExternalId": "4915112345678:106540352242922"
                      *           }
@@ -11967,14 +12016,14 @@ export interface operations {
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
                             lastInboundAt: string | null;
-                            /** @description the latest session's last 50 messages, oldest first */
+                            /** @description the agents' timeline of the latest session: its last 50 entries, oldest first (messages, system entries with sender system, and private notes with note: true) */
                             messages: {
                                 /**
                                  * @description this service's id of the stored message, the same scheme for every message whoever sent it: msg_ and 32 URL-safe base64 characters (the network's id is messageId)
                                  * @example msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx
                                  */
                                 _id: string;
-                                /** @description the agent who sent it (sender agent) */
+                                /** @description the agent who sent it (sender agent), or wrote the note */
                                 agentId?: string;
                                 audienceExternalId: string;
                                 channelId: string;
@@ -11986,8 +12035,11 @@ export interface operations {
                                 } & {
                                     [key: string]: unknown;
                                 };
-                                /** @enum {string} */
-                                direction: "inbound" | "outbound";
+                                /**
+                                 * @description internal: a system entry or a private note, never sent to the customer, never counted as unread, never charged
+                                 * @enum {string}
+                                 */
+                                direction: "inbound" | "outbound" | "internal";
                                 /** @description the network's reasons, for a failed message */
                                 errors?: {
                                     code: number;
@@ -11999,9 +12051,17 @@ export interface operations {
                                  * @example wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==
                                  */
                                 messageId: string | null;
+                                /**
+                                 * @description an agent's private note (sender agent): only in the agents' timeline, never sent to the customer
+                                 * @constant
+                                 */
+                                note?: true;
                                 /** @description the network message this one replies to (a button tap names the message whose button it was) */
                                 replyTo?: string;
-                                /** @enum {string} */
+                                /**
+                                 * @description contact, bot or agent; system for a system entry of the timeline (what happened to the conversation), which never reached the customer
+                                 * @enum {string}
+                                 */
                                 sender: "contact" | "bot" | "agent" | "system";
                                 sentAt: string;
                                 sessionId: string;
@@ -12012,6 +12072,33 @@ export interface operations {
                                 status?: "accepted" | "sent" | "delivered" | "read" | "failed";
                                 /** @description when the status last changed */
                                 statusUpdatedAt?: string;
+                                /** @description a system entry (sender system): what happened; content.text says it in words */
+                                system?: {
+                                    /** @description who did it */
+                                    by?: {
+                                        keyId?: string;
+                                        keyName?: string;
+                                        /**
+                                         * @description agent (a dashboard user), bot (over MCP), api (a script with an API key), automation, or contact (the customer)
+                                         * @enum {string}
+                                         */
+                                        type: "agent" | "bot" | "api" | "automation" | "contact";
+                                        /** @description the user who acted (an API key acts for its owner) */
+                                        userId?: string;
+                                    };
+                                    /** @enum {string} */
+                                    event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created";
+                                    /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
+                                    from?: string | null;
+                                    /** @description handover_requested by automation: why (first_responder, bot_fallback, rule) */
+                                    reason?: string;
+                                    /** @description ticket_created: the ticket's subject */
+                                    subject?: string;
+                                    /** @description ticket_created: the ticket */
+                                    ticketId?: string;
+                                    /** @description the agent it went to (transferred) */
+                                    to?: string;
+                                };
                             }[];
                             phone: string;
                             queuedAt: string | null;
@@ -12285,7 +12372,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12296,7 +12383,589 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    addConversationNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the contact's audienceExternalId, `<phone>:<phone number id>`
+                 * @example 4915112345678:106540352242922
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Called her back: the parcel is at the neighbour's, she will pick it up tonight."
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the note: for the organization's agents only, never sent to the customer */
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the note, as the agents' timeline lists it (sender agent, note: true, direction internal) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "note": {
+                     *         "_id": "msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx",
+                     *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "sender": "contact",
+                     *         "content": {
+                     *           "type": "text",
+                     *           "text": "Hi Ann, your order #1042 has shipped.",
+                     *           "mediaUrl": "https://example.com/hooks/switchboard"
+                     *         },
+                     *         "sentAt": "2026-01-05T09:30:00.000Z",
+                     *         "direction": "inbound",
+                     *         "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==",
+                     *         "status": "accepted",
+                     *         "statusUpdatedAt": "2026-01-05T09:30:00.000Z",
+                     *         "errors": [
+                     *           {
+                     *             "code": 131047,
+                     *             "title": "Order #1042 arrived damaged",
+                     *             "message": "Delivered to the customer"
+                     *           }
+                     *         ],
+                     *         "replyTo": "support@example.com",
+                     *         "agentId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "system": {
+                     *           "event": "handover_requested",
+                     *           "by": {
+                     *             "type": "agent",
+                     *             "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *             "keyId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "keyName": "CRM sync"
+                     *           },
+                     *           "from": "4915112345678",
+                     *           "to": "4915112345678",
+                     *           "ticketId": "T-260105-000001",
+                     *           "subject": "Order #1042 arrived damaged",
+                     *           "reason": "reason example"
+                     *         },
+                     *         "note": true,
+                     *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
+                     *         "audienceExternalId": "4915112345678:106540352242922"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        note: {
+                            /**
+                             * @description this service's id of the stored message, the same scheme for every message whoever sent it: msg_ and 32 URL-safe base64 characters (the network's id is messageId)
+                             * @example msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx
+                             */
+                            _id: string;
+                            /** @description the agent who sent it (sender agent), or wrote the note */
+                            agentId?: string;
+                            audienceExternalId: string;
+                            channelId: string;
+                            content: {
+                                mediaUrl?: string;
+                                text?: string;
+                                /** @enum {string} */
+                                type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "unsupported";
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            /**
+                             * @description internal: a system entry or a private note, never sent to the customer, never counted as unread, never charged
+                             * @enum {string}
+                             */
+                            direction: "inbound" | "outbound" | "internal";
+                            /** @description the network's reasons, for a failed message */
+                            errors?: {
+                                code: number;
+                                message: string;
+                                title: string;
+                            }[];
+                            /**
+                             * @description the chat network's message id (wamid…); null for a send the network never accepted
+                             * @example wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==
+                             */
+                            messageId: string | null;
+                            /**
+                             * @description an agent's private note (sender agent): only in the agents' timeline, never sent to the customer
+                             * @constant
+                             */
+                            note?: true;
+                            /** @description the network message this one replies to (a button tap names the message whose button it was) */
+                            replyTo?: string;
+                            /**
+                             * @description contact, bot or agent; system for a system entry of the timeline (what happened to the conversation), which never reached the customer
+                             * @enum {string}
+                             */
+                            sender: "contact" | "bot" | "agent" | "system";
+                            sentAt: string;
+                            sessionId: string;
+                            /**
+                             * @description outbound messages: accepted, sent, delivered, read or failed
+                             * @enum {string}
+                             */
+                            status?: "accepted" | "sent" | "delivered" | "read" | "failed";
+                            /** @description when the status last changed */
+                            statusUpdatedAt?: string;
+                            /** @description a system entry (sender system): what happened; content.text says it in words */
+                            system?: {
+                                /** @description who did it */
+                                by?: {
+                                    keyId?: string;
+                                    keyName?: string;
+                                    /**
+                                     * @description agent (a dashboard user), bot (over MCP), api (a script with an API key), automation, or contact (the customer)
+                                     * @enum {string}
+                                     */
+                                    type: "agent" | "bot" | "api" | "automation" | "contact";
+                                    /** @description the user who acted (an API key acts for its owner) */
+                                    userId?: string;
+                                };
+                                /** @enum {string} */
+                                event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created";
+                                /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
+                                from?: string | null;
+                                /** @description handover_requested by automation: why (first_responder, bot_fallback, rule) */
+                                reason?: string;
+                                /** @description ticket_created: the ticket's subject */
+                                subject?: string;
+                                /** @description ticket_created: the ticket */
+                                ticketId?: string;
+                                /** @description the agent it went to (transferred) */
+                                to?: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description invalid request: a field, the query or the JSON itself */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "text is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.text",
+                     *             "message": "text is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such conversation in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such conversation in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `no_conversation`: the contact has had no conversation yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "no_conversation",
+                     *         "message": "the contact has had no conversation yet"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    queueConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the contact's audienceExternalId, `<phone>:<phone number id>`
+                 * @example 4915112345678:106540352242922
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the conversation after the change */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "conversation": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "audienceExternalId": "4915112345678:106540352242922",
+                     *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "contactName": "Ann Example",
+                     *         "phone": "4915112345678",
+                     *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
+                     *         "status": "bot",
+                     *         "assigneeId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "queuedAt": "2026-01-05T09:30:00.000Z",
+                     *         "assignedAt": "2026-01-05T09:30:00.000Z",
+                     *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "sessionStatus": "open",
+                     *         "window": {
+                     *           "open": true,
+                     *           "closesAt": "2026-01-05T09:30:00.000Z"
+                     *         },
+                     *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                     *         "unreadCount": 2,
+                     *         "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        conversation: {
+                            assignedAt: string | null;
+                            assigneeId: string | null;
+                            audienceExternalId: string;
+                            /** @description the channel the conversation runs on; null when no channel of the organization has its phone number id any more */
+                            channelId: string | null;
+                            contactId: string | null;
+                            /** @description the name the customer goes by on the chat network, when known */
+                            contactName: string | null;
+                            /** @description the conversation id: the contact's audienceExternalId */
+                            id: string;
+                            lastInboundAt: string | null;
+                            phone: string;
+                            queuedAt: string | null;
+                            /** @description the latest session (conversation episode) */
+                            sessionId: string | null;
+                            sessionStatus: ("open" | "resolved") | null;
+                            /**
+                             * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
+                             * @enum {string}
+                             */
+                            status: "bot" | "queued" | "assigned";
+                            /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                            unreadCount?: number;
+                            updatedAt: string;
+                            window: {
+                                /** @description 24 hours after the customer's last message; null before they ever wrote */
+                                closesAt: string | null;
+                                /** @description free-form messages (text, buttons, media) may be sent */
+                                open: boolean;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such conversation in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such conversation in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "already_taken",
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
                      *       }
                      *     }
                      */
@@ -12550,7 +13219,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12561,7 +13230,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
                      *       }
                      *     }
                      */
@@ -12857,7 +13526,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12868,7 +13537,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
                      *       }
                      *     }
                      */
@@ -13765,7 +14434,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13776,7 +14445,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
                      *       }
                      *     }
                      */
@@ -14072,7 +14741,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14083,7 +14752,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
                      *       }
                      *     }
                      */
@@ -14328,7 +14997,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14339,7 +15008,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
                      *       }
                      *     }
                      */
@@ -18201,7 +18870,10 @@ export interface operations {
     };
     listSessionMessages: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description notes: the agents' timeline, with private notes among the messages (needs inbox:read too); without it, never a note */
+                include?: "notes";
+            };
             header?: never;
             path: {
                 /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
@@ -18211,7 +18883,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description the messages */
+            /** @description the messages, with system entries (sender system) in the order they happened */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -18242,6 +18914,21 @@ export interface operations {
                      *         ],
                      *         "replyTo": "support@example.com",
                      *         "agentId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "system": {
+                     *           "event": "handover_requested",
+                     *           "by": {
+                     *             "type": "agent",
+                     *             "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *             "keyId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "keyName": "CRM sync"
+                     *           },
+                     *           "from": "4915112345678",
+                     *           "to": "4915112345678",
+                     *           "ticketId": "T-260105-000001",
+                     *           "subject": "Order #1042 arrived damaged",
+                     *           "reason": "reason example"
+                     *         },
+                     *         "note": true,
                      *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
                      *         "audienceExternalId": "4915112345678:106540352242922"
                      *       }
@@ -18253,7 +18940,7 @@ export interface operations {
                          * @example msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx
                          */
                         _id: string;
-                        /** @description the agent who sent it (sender agent) */
+                        /** @description the agent who sent it (sender agent), or wrote the note */
                         agentId?: string;
                         audienceExternalId: string;
                         channelId: string;
@@ -18265,8 +18952,11 @@ export interface operations {
                         } & {
                             [key: string]: unknown;
                         };
-                        /** @enum {string} */
-                        direction: "inbound" | "outbound";
+                        /**
+                         * @description internal: a system entry or a private note, never sent to the customer, never counted as unread, never charged
+                         * @enum {string}
+                         */
+                        direction: "inbound" | "outbound" | "internal";
                         /** @description the network's reasons, for a failed message */
                         errors?: {
                             code: number;
@@ -18278,9 +18968,17 @@ export interface operations {
                          * @example wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==
                          */
                         messageId: string | null;
+                        /**
+                         * @description an agent's private note (sender agent): only in the agents' timeline, never sent to the customer
+                         * @constant
+                         */
+                        note?: true;
                         /** @description the network message this one replies to (a button tap names the message whose button it was) */
                         replyTo?: string;
-                        /** @enum {string} */
+                        /**
+                         * @description contact, bot or agent; system for a system entry of the timeline (what happened to the conversation), which never reached the customer
+                         * @enum {string}
+                         */
                         sender: "contact" | "bot" | "agent" | "system";
                         sentAt: string;
                         sessionId: string;
@@ -18291,7 +18989,52 @@ export interface operations {
                         status?: "accepted" | "sent" | "delivered" | "read" | "failed";
                         /** @description when the status last changed */
                         statusUpdatedAt?: string;
+                        /** @description a system entry (sender system): what happened; content.text says it in words */
+                        system?: {
+                            /** @description who did it */
+                            by?: {
+                                keyId?: string;
+                                keyName?: string;
+                                /**
+                                 * @description agent (a dashboard user), bot (over MCP), api (a script with an API key), automation, or contact (the customer)
+                                 * @enum {string}
+                                 */
+                                type: "agent" | "bot" | "api" | "automation" | "contact";
+                                /** @description the user who acted (an API key acts for its owner) */
+                                userId?: string;
+                            };
+                            /** @enum {string} */
+                            event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created";
+                            /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
+                            from?: string | null;
+                            /** @description handover_requested by automation: why (first_responder, bot_fallback, rule) */
+                            reason?: string;
+                            /** @description ticket_created: the ticket's subject */
+                            subject?: string;
+                            /** @description ticket_created: the ticket */
+                            ticketId?: string;
+                            /** @description the agent it went to (transferred) */
+                            to?: string;
+                        };
                     }[];
+                };
+            };
+            /** @description invalid query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "invalid query parameter"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description missing or invalid credentials */
@@ -18312,7 +19055,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the key lacks the scope conversation:handover:request */
+            /** @description `insufficient_scope`: include=notes without inbox:read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18323,11 +19066,19 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "insufficient_scope",
-                     *         "message": "the key lacks the scope conversation:handover:request"
+                     *         "message": "include=notes without inbox:read"
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
                 };
             };
             /** @description no such session in the organization */
