@@ -190,6 +190,22 @@ function timelineSuite(name: string, start: () => Promise<TestService>) {
       expect((await post(`/v1/conversations/${direct}/queue`, b.adminKey)).status).toBe(404);
       expect((await post(`/v1/conversations/${direct}/queue`, await a.keyWith(['inbox:read']))).status).toBe(403);
     });
+
+    it("writes the queueing by the channel's routing as a handover requested by automation, after the message", async () => {
+      const routing = (firstResponder: string) => svc.call('PATCH', `/v1/channels/${a.channelId}`, { key: a.adminKey, body: { routing: { firstResponder } } });
+      expect((await routing('agents')).status).toBe(200);
+      try {
+        const aeid = await write(a, 'Hi, anyone there?');
+        const d = await eventually(async () => {
+          const c = await detail(aeid);
+          return c.messages.length >= 2 ? c : null;
+        });
+        expect(timeline(d.messages)).toEqual(['contact:Hi, anyone there?', 'system:handover_requested']);
+        expect(d.messages[1]).toMatchObject({ system: { event: 'handover_requested', by: { type: 'automation' }, reason: 'first_responder' }, content: { text: 'Handover requested by an automation' } });
+      } finally {
+        expect((await routing('bot')).status).toBe(200);
+      }
+    });
   });
 }
 
