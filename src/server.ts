@@ -8,6 +8,7 @@ import { createLogger, type Logger } from './log.js';
 import { closeNodeBacking, createPostgresStore, createSqliteStore, openNodeBacking, type NodeBacking, type Store } from './store/index.js';
 import { AccountService } from './app/accounts.js';
 import { TicketService } from './app/tickets.js';
+import { CannedReplyService } from './app/canned-replies.js';
 import { OperatorAuth } from './app/operator.js';
 import { demoBanner, seedDemo, type DemoCredentials } from './app/bootstrap.js';
 import { createHttpApp } from './http/app.js';
@@ -19,7 +20,7 @@ import { ticketRoutes } from './http/routes/tickets.js';
 import { integrationRoutes } from './http/routes/integrations.js';
 import { McpGateway, mcpBaseUrl, startMcpListener } from './mcp/index.js';
 import { openEventLog, OutboxRelay, type EventLog } from './events/index.js';
-import { openWebhookStores } from './store/index.js';
+import { createPostgresCannedReplyStore, createSqliteCannedReplyStore, openWebhookStores } from './store/index.js';
 import { createWebhooks, type Webhooks } from './webhooks/index.js';
 import { ResourceService } from './resources/index.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
@@ -44,6 +45,7 @@ import { AuthSessions, FailedAuthThrottle, RequestAuthenticator } from './auth/i
 import { authRoutes } from './http/routes/auth.js';
 import { settingsRoutes } from './http/routes/settings.js';
 import { teamRoutes } from './http/routes/team.js';
+import { cannedReplyRoutes } from './http/routes/canned-replies.js';
 import { docsAssets } from './http/docs-page.js';
 import { bearerToken } from './http/app.js';
 import { DEFAULT_WEB_DIR, webAppHandlers } from './http/web-app.js';
@@ -63,6 +65,8 @@ export interface Services {
   store: Store;
   accounts: AccountService;
   tickets: TicketService;
+  /** The organization's canned replies (the composer's `/` snippets). */
+  cannedReplies: CannedReplyService;
   operator: OperatorAuth;
   readiness: ReadinessCheck[];
   /** The durable event log: publish domain events here before acknowledging the operation. */
@@ -177,6 +181,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const timers = new ConversationTimers({ index: messaging.stores.conversations, system: actors.system, clock, log: log.child({ component: 'timers' }) });
   timers.start();
   closers.push(() => timers.stop());
+  const cannedReplies = new CannedReplyService(backing.kind === 'clustered' ? createPostgresCannedReplyStore(backing.pg) : createSqliteCannedReplyStore(backing.db), clock);
   const handover = new HandoverService(store.contacts, actors.system);
   messaging.attach(actorConversationGateway(actors.system));
   messaging.startRetention();
@@ -255,7 +260,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
     connected: tools ?? undefined,
   });
-  return { tools, config, log, clock, backing, store, accounts, tickets, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, messaging, inbox, inboxSockets, sessions, authenticator };
+  return { tools, config, log, clock, backing, store, accounts, tickets, cannedReplies, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, messaging, inbox, inboxSockets, sessions, authenticator };
 }
 
 /** `GET /v1/integrations`, connect, the tools and their callbacks (and the operator's return origins): at `{mcp_url}` as well when MCP_PORT is set. */
@@ -273,7 +278,7 @@ export function buildRoutes(s: Services, state: { shuttingDown: boolean }): Rout
   const routes: RouteDef[] = [...authRoutes(s.sessions), ...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
   routes.push(...handoverRoutes(s.handover), ...conversationRoutes(s.inbox, s.tickets), ...metricsRoutes(s.metrics, s.config.METRICS_TOKEN));
   routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
-  routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels), ...teamRoutes(s.accounts));
+  routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels), ...teamRoutes(s.accounts), ...cannedReplyRoutes(s.cannedReplies));
   if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));
   routes.push(...toolGatewayRoutes(s));
   let openApi: Record<string, unknown> | undefined;

@@ -107,6 +107,7 @@ const BY_NAME: Record<string, string> = {
   profilename: 'Ann Example',
   keyname: 'CRM sync',
   username: 'Ann Agent',
+  shortcode: 'thanks',
   subject: 'Order #1042 arrived damaged',
   title: 'Order #1042 arrived damaged',
   description: 'The parcel arrived with a torn box and a cracked lid; the customer asks for a replacement.',

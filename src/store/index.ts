@@ -32,3 +32,6 @@ export type * from './search/port.js';
 export { createSqliteSearchIndex } from './search/sqlite.js';
 export { createPostgresSearchIndex } from './search/postgres.js';
 export { searchTerms, fts5Query, tsQuery, snippet, type SearchTerms } from './search/query.js';
+export type * from './canned-replies/port.js';
+export { createSqliteCannedReplyStore } from './canned-replies/sqlite.js';
+export { createPostgresCannedReplyStore } from './canned-replies/postgres.js';

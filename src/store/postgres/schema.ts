@@ -381,8 +381,21 @@ const CONVERSATION_TIMERS = `
   CREATE INDEX conversations_due ON conversations (due_at) WHERE due_at IS NOT NULL;
 `;
 
+// Canned replies (`canned-replies/postgres.ts`), as the embedded database's step 7.
+const CANNED_REPLIES = `
+  CREATE TABLE canned_replies (
+    org text NOT NULL,
+    id text NOT NULL,
+    short_code text NOT NULL,
+    body jsonb NOT NULL,
+    PRIMARY KEY (org, id),
+    UNIQUE (org, short_code)
+  );
+`;
+
 export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES + MESSAGING + SANDBOX },
   { version: 2, name: 'ticket activity', sql: TICKET_ACTIVITY },
   { version: 3, name: 'conversation timers', sql: CONVERSATION_TIMERS },
+  { version: 4, name: 'canned replies', sql: CANNED_REPLIES },
 ];

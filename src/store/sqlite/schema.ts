@@ -263,6 +263,22 @@ export const NODE_MIGRATIONS: Migration[] = [
       `);
     },
   },
+  {
+    // Canned replies: an organization's snippets, each short code once per organization.
+    version: 7,
+    up(db) {
+      db.exec(`
+        CREATE TABLE canned_replies (
+          org TEXT NOT NULL,
+          id TEXT NOT NULL,
+          short_code TEXT NOT NULL,
+          body TEXT NOT NULL,
+          PRIMARY KEY (org, id)
+        ) WITHOUT ROWID;
+        CREATE UNIQUE INDEX canned_replies_by_code ON canned_replies (org, short_code);
+      `);
+    },
+  },
 ];
 
 /** A database of key-value collections only (the sandbox providers', standing for Google and Stripe). */

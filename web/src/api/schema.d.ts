@@ -611,6 +611,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/canned-replies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's canned replies, by short code */
+        get: operations["listCannedReplies"];
+        put?: never;
+        /** Add a canned reply */
+        post: operations["createCannedReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/canned-replies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a canned reply */
+        delete: operations["deleteCannedReply"];
+        options?: never;
+        head?: never;
+        /** Change a canned reply (only the fields sent change) */
+        patch: operations["updateCannedReply"];
+        trace?: never;
+    };
     "/v1/channels": {
         parameters: {
             query?: never;
@@ -9037,6 +9073,735 @@ export interface operations {
                         /** @constant */
                         success: false;
                     };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCannedReplies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every canned reply of the organization */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "cannedReplies": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *           "shortCode": "thanks",
+                     *           "text": "Hi Ann, your order #1042 has shipped.",
+                     *           "createdAt": "2026-01-05T09:30:00.000Z",
+                     *           "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        cannedReplies: {
+                            createdAt: string;
+                            id: string;
+                            organizationId: string;
+                            shortCode: string;
+                            text: string;
+                            updatedAt: string;
+                        }[];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "insufficient_scope",
+                     *         "message": "the key lacks the scope inbox:read"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCannedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "shortCode": "thanks",
+                 *       "text": "Thank you {{contact.name}}! {{agent.name}} here: I am looking into it now."
+                 *     }
+                 */
+                "application/json": {
+                    /** @description what the agent types after / in the composer: 1 to 32 letters, digits, _ or - (stored in lower case); unique in the organization */
+                    shortCode: string;
+                    /** @description the reply, 1 to 4096 characters, stored as written; the composer fills its placeholders when inserting it ({{contact.name}}: the contact's name (its phone number when it has none); {{contact.phone}}: the contact's phone number, with +; {{agent.name}}: the agent's name) */
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the canned reply */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "cannedReply": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *         "shortCode": "thanks",
+                     *         "text": "Hi Ann, your order #1042 has shipped.",
+                     *         "createdAt": "2026-01-05T09:30:00.000Z",
+                     *         "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        cannedReply: {
+                            createdAt: string;
+                            id: string;
+                            organizationId: string;
+                            shortCode: string;
+                            text: string;
+                            updatedAt: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description a bad short code, an empty or too long text, or `unknown_placeholder`: a {{…}} that names nothing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unknown_placeholder",
+                     *         "message": "a bad short code, an empty or too long text, or unknown_placeholder: a {{…}} that names nothing"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `short_code_taken`: the organization has a reply with this short code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "short_code_taken",
+                     *         "message": "the organization has a reply with this short code"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_canned_replies`: the organization keeps 500 already */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_canned_replies",
+                     *         "message": "the organization keeps 500 already"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteCannedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such canned reply in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such canned reply in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateCannedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Thanks {{contact.name}}, all sorted!"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description what the agent types after / in the composer: 1 to 32 letters, digits, _ or - (stored in lower case); unique in the organization */
+                    shortCode?: string;
+                    /** @description the reply, 1 to 4096 characters, stored as written; the composer fills its placeholders when inserting it ({{contact.name}}: the contact's name (its phone number when it has none); {{contact.phone}}: the contact's phone number, with +; {{agent.name}}: the agent's name) */
+                    text?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the canned reply */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "cannedReply": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *         "shortCode": "thanks",
+                     *         "text": "Hi Ann, your order #1042 has shipped.",
+                     *         "createdAt": "2026-01-05T09:30:00.000Z",
+                     *         "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        cannedReply: {
+                            createdAt: string;
+                            id: string;
+                            organizationId: string;
+                            shortCode: string;
+                            text: string;
+                            updatedAt: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description a bad short code, an empty or too long text, `unknown_placeholder`, or nothing to change */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unknown_placeholder",
+                     *         "message": "a bad short code, an empty or too long text, unknown_placeholder, or nothing to change"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such canned reply in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such canned reply in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `short_code_taken`: another reply has this short code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "short_code_taken",
+                     *         "message": "another reply has this short code"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
