@@ -51,6 +51,15 @@ export interface HandlerContext<S = unknown> {
    * Throws like the final write (`ownership_lost`, retryable 503).
    */
   checkpoint(state: S): Promise<void>;
+  /**
+   * This actor's own memory of what its commands stored (a message it
+   * appended, a status it wrote), so that a later command can skip reading
+   * it back. It is emptied whenever the actor reloads its state or a command
+   * fails, and a handler bounds what it keeps; a handler must treat it as a
+   * hint that saves a read, never as a fence (every conditional write still
+   * checks the store). Absent: nothing is remembered.
+   */
+  memo?: Map<string, unknown>;
 }
 
 export type Handler<S, C, R> = (state: S, command: C, ctx: HandlerContext<S>) => Outcome<S, R> | Promise<Outcome<S, R>>;
@@ -190,6 +199,8 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
 ): Actor {
   const ref = { type: ctx.address.type, key: ctx.address.key, partition: ctx.fence.partition };
   const readOnly = new Set<string>(spec.readOnly ?? []);
+  /** The command's writes commit in a unit that does not hold the state (clustered PostgreSQL, state in Redis). */
+  const split = deps.commits !== undefined && deps.commits.holdsActorState === false;
   const reportKinds = new Set<string>(spec.reportKinds ?? []);
   const newId = deps.newId ?? randomUUID;
   let current: StoredActorState<S> = { state: spec.initial(ctx.address.key), replies: [], outbox: [] };
@@ -200,6 +211,8 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
   let reloadBeforeNext = false;
   /** The read model may lag the state: project before anything else. */
   let projectionStale = false;
+  /** See `HandlerContext.memo`. */
+  const memo = new Map<string, unknown>();
 
   const project = async () => {
     if (spec.project === undefined) return;
@@ -222,6 +235,7 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
       throw actorUnavailable('conversation state could not be read; retry shortly');
     }
     current = stored ?? { state: spec.initial(ctx.address.key), replies: [], outbox: [] };
+    memo.clear();
     outboxStale = false;
     reloadBeforeNext = false;
     // Whether the last run projected before it stopped is unknown; the projection keeps the highest version, so this is harmless.
@@ -236,6 +250,9 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
   };
 
   const save = async (next: StoredActorState<S>) => {
+    // The state is stored elsewhere (clustered): what the handler wrote so far commits first, so the
+    // state never names a write (a sent message, a refund) that is not there.
+    if (split) await settle();
     try {
       await deps.store.save(ref, next, ctx.fence);
     } catch (e) {
@@ -313,6 +330,31 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     }
   };
 
+  /**
+   * Split unit: commits what the command wrote after its state write (the reply, the effect, the
+   * projection, which joins them here) before the events are published, so a consumer of an event
+   * finds what it reports stored. A failed commit loses them together: the effect and the projection
+   * are made again by a retry (503), a reply alone is logged (a retry of its key is refused with 409).
+   */
+  const commitAfterState = async (hadEffect: boolean, kept: Promise<void>) => {
+    const projected = projectionStale && spec.project !== undefined;
+    // Not waited for before the commit, which is sent behind it: the three cost one round trip.
+    const projecting = projected ? project() : Promise.resolve();
+    projecting.catch(() => {});
+    try {
+      await deps.commits!.settle();
+    } catch (e) {
+      await kept;
+      await projecting.catch(() => {});
+      if (projected) projectionStale = true;
+      ctx.log.warn('writes after the state write did not commit', { err: e });
+      if (!hadEffect && !projected) return;
+      await flushOutbox().catch(() => {});
+      throw actorUnavailable('the change is recorded but not finished; retry');
+    }
+    await projecting;
+  };
+
   const flushOutbox = async () => {
     while (current.outbox.length > 0) {
       const ev = current.outbox[0]!;
@@ -354,17 +396,18 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     };
     // Read alongside the handler: the check a report's state write would have made.
     const fence = reportKinds.has(command.kind) ? readFence() : null;
-    const outcome = await handler(current.state, command, { key: ctx.address.key, now: new Date(ctx.clock.now()), newId, checkpoint });
+    const outcome = await handler(current.state, command, { key: ctx.address.key, now: new Date(ctx.clock.now()), newId, checkpoint, memo });
     const events = outcome.events ?? [];
     const effect = outcome.afterCommit;
     const remember = key !== undefined && !readOnly.has(command.kind) && effect === undefined && outcome.forget !== true;
+    let keepFor: string | undefined;
+    let kept: Promise<void> = Promise.resolve();
     if (fence !== null && outcome.state === current.state && events.length > 0 && !remember && current.outbox.length === 0) {
       // A report: its events go to the log in place of a state write (the outbox stays empty, so the flush below has nothing to do).
       await publishReport(fence, events);
     } else if (outcome.state !== current.state || events.length > 0 || remember || outboxStale) {
       let replies = current.replies;
       let applied = current.applied;
-      let keepFor: string | undefined;
       if (remember && deps.replies !== undefined) {
         keepFor = idempotencyKeyDigest(key);
         applied = [...(applied ?? []), keepFor].slice(-spec.maxIdempotencyKeys);
@@ -376,15 +419,20 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
       const changed = outcome.state !== current.state;
       await save(next);
       // The reply is kept once the state write (with its digest) succeeded: a stale owner, whose write
-      // is refused, never replaces the reply of the command the current owner applied.
-      if (keepFor !== undefined) await keepReply(keepFor, outcome.reply);
+      // is refused, never replaces the reply of the command the current owner applied. In a split unit
+      // it is sent now and answered with the writes that follow (one transaction, one round trip).
+      if (keepFor !== undefined) kept = keepReply(keepFor, outcome.reply);
+      if (!split) await kept;
       current = next;
       outboxStale = false;
       if (changed) projectionStale = true;
     }
+    // Split: the writes after the state write (the reply, the effect, the projection) are one
+    // transaction, committed before the events go out; a lone effect needs none around it.
+    const lone = split && keepFor === undefined && !projectionStale && deps.commits!.apart !== undefined;
     if (effect !== undefined) {
       try {
-        await effect();
+        await (lone ? deps.commits!.apart!(effect) : effect());
       } catch (e) {
         ctx.log.warn('write after commit failed; the command must run again', { kind: command.kind, err: e });
         // What was committed still goes out (at least once; a re-run records the same event ids again).
@@ -392,6 +440,8 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
         throw actorUnavailable('the change is recorded but not finished; retry');
       }
     }
+    if (split) await commitAfterState(effect !== undefined, kept);
+    await kept;
     await flushOutbox();
     if (projectionStale) await project();
     return outcome.reply;
@@ -404,10 +454,11 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
 
     async onMessage(raw: unknown, meta: MessageMeta) {
       const commits = deps.commits;
-      if (commits === undefined) return handle(raw, meta);
       try {
-        return await commits.together(() => handle(raw, meta));
+        return await (commits === undefined ? handle(raw, meta) : commits.together(() => handle(raw, meta)));
       } catch (e) {
+        // What a failed command remembered may not have been stored.
+        memo.clear();
         // The transaction did not commit: what this actor holds in memory may be ahead of the store.
         if (isAppError(e) && e.code === 'storage_unavailable') reloadBeforeNext = true;
         throw e;

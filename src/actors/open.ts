@@ -72,7 +72,8 @@ export async function openActors(
       store,
       events: deps.events,
       // Embedded, the state, its events, the messages and the inbox list are one database: one transaction per command.
-      commits: backing.kind === 'sqlite' ? backing.db : undefined,
+      // Clustered, a command's PostgreSQL writes: one transaction before its fenced state write in Redis, one after.
+      commits: backing.kind === 'sqlite' ? backing.db : backing.pg,
       replies,
     }),);
   await system.start();

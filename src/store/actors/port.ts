@@ -50,15 +50,25 @@ export interface ActorReplyStore {
 }
 
 /**
- * Writes to several stores committed as one, where the backing can (the
- * embedded node's one SQLite database; `SqliteDb` is one). Clustered, Redis
- * has no such transaction across stores and the writes stay ordered instead.
+ * Writes to several stores committed as one: the embedded node's one SQLite
+ * database (`SqliteDb`, which also holds the actor state) or the clustered
+ * node's PostgreSQL (`PgDb`, which does not: the state is in Redis).
  */
 export interface CommitScope {
   /** Runs `fn` with every write it makes in one commit; resolves once that commit is durable. */
   together<T>(fn: () => Promise<T>): Promise<T>;
   /** Inside `together`: makes the writes so far durable now (before an outside effect). */
   settle(): Promise<void>;
+  /**
+   * False when the actor state is stored elsewhere (clustered: the fenced
+   * write goes to Redis): then a command's writes commit in two
+   * transactions, those made before the state write (committed before it)
+   * and those after it (committed before its events are published).
+   * Absent: the state is in the same commit.
+   */
+  readonly holdsActorState?: boolean;
+  /** Runs `fn` outside the unit: each of its writes commits on its own (a lone write needs no transaction around it). */
+  apart?<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 /** Who holds a partition's lease, and under which epoch. */

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { AppError, isAppError, unavailable } from '../../errors.js';
@@ -24,6 +25,27 @@ export interface PgOpenOptions {
   applicationName?: string;
   /** A schema of its own for every table (created when missing); unset: the database's default (`public`). */
   schema?: string;
+}
+
+/**
+ * The writes of one `together` call: one transaction on one connection,
+ * opened by its first write and committed by `settle` or when the call ends.
+ */
+interface PgUnit {
+  /** False once `together` returned: work it left behind runs on the pool as plain statements. */
+  open: boolean;
+  /** The transaction holding its writes so far, once it wrote. */
+  tx: UnitTx | null;
+  /** `tx` calls inside the unit, one after the other (each is a savepoint of the unit's transaction). */
+  nested: Promise<unknown>;
+}
+
+interface UnitTx {
+  client: Promise<pg.PoolClient>;
+  /** Statements sent in it whose answer has not come yet. */
+  pending: Promise<unknown>[];
+  /** The first statement of it that failed: the transaction is lost (PostgreSQL rolls it back). */
+  failed: { error: unknown } | null;
 }
 
 // Any key will do as long as every node uses the same one: it serializes the nodes' migration runs.
@@ -53,12 +75,32 @@ const SOCKET_ERROR = /^E[A-Z]+$/;
  *   `storage_unavailable` (retryable); nothing of a transaction that failed
  *   stays. Anything else (a constraint, a bug) rejects with the driver's
  *   error.
+ * - `together(fn)` is the unit of work of `SqliteDb.together`: every write
+ *   `fn` makes through this database (in any store, across its awaits) goes
+ *   into one transaction on one connection, opened by its first write, and
+ *   commits when `fn` ends; `together` resolves once that commit is done and
+ *   rejects (with nothing of the transaction kept) when it failed. Reads
+ *   before the first write run on the pool; after it, on the transaction's
+ *   connection (they see its writes). `settle()` inside it commits the
+ *   writes so far and waits for them (before an outside effect, or before
+ *   writing to another store whose commit must follow them); the next write
+ *   opens a new transaction. It is a commit, not a rollback scope: if `fn`
+ *   throws, what it wrote commits, unless a statement of it failed (then
+ *   PostgreSQL rolled the transaction back and `together` rejects with that
+ *   failure). A `tx` inside it is a savepoint of its transaction. The
+ *   statements of a unit are pipelined: sent without waiting for the ones
+ *   before, so writes made in one turn of the event loop, and the commit
+ *   that follows them, cost one round trip.
  * - The key-value methods keep small collections in `records`, one JSONB
  *   value per (collection, key), like the embedded database does.
  */
 export class PgDb implements PgQueryable {
   /** Transactions committed and statements run since start (for benchmarks and metrics). */
   readonly stats = { transactions: 0, statements: 0 };
+  /** The state of an actor is not in this database: the runtime commits a command's writes here before its fenced state write (see `CommitScope`). */
+  readonly holdsActorState = false;
+
+  private readonly units = new AsyncLocalStorage<PgUnit>();
 
   private constructor(readonly pool: pg.Pool) {}
 
@@ -69,6 +111,8 @@ export class PgDb implements PgQueryable {
       max: opts.poolSize ?? 10,
       application_name: opts.applicationName ?? 'switchboard',
       idleTimeoutMillis: 30_000,
+      // A unit of work sends its statements without waiting for the answers to the ones before.
+      pipeline: true,
       options: opts.schema === undefined ? undefined : `-c search_path=${opts.schema}`,
     });
     // An idle client whose server went away emits here; without a listener it would end the process.
@@ -120,6 +164,8 @@ export class PgDb implements PgQueryable {
    * search: a common word and a rare one want different plans).
    */
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[], opts?: { prepare?: boolean }): Promise<pg.QueryResult<R>> {
+    const unit = this.units.getStore();
+    if (unit !== undefined && unit.open && (unit.tx !== null || !isRead(sql))) return this.inUnit<R>(unit, sql, params);
     this.stats.statements++;
     try {
       const q = opts?.prepare === false ? { text: sql, values: params } : prepared(sql, params);
@@ -134,8 +180,10 @@ export class PgDb implements PgQueryable {
     return (await this.query<R>(sql, params, opts)).rows;
   }
 
-  /** `fn` in one transaction on one connection (see Guarantees). */
+  /** `fn` in one transaction on one connection (see Guarantees); inside `together`, a savepoint of the unit's transaction. */
   async tx<T>(fn: (q: PgQueryable) => Promise<T>): Promise<T> {
+    const unit = this.units.getStore();
+    if (unit !== undefined && unit.open) return this.savepoint(unit, fn);
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient;
       try {
@@ -169,6 +217,151 @@ export class PgDb implements PgQueryable {
         client.release(broken instanceof Error ? broken : undefined);
       }
     }
+  }
+
+  /**
+   * Runs `fn` with every write it makes here in one transaction; resolves
+   * with its result once that committed. Nested calls join the outer unit.
+   * See the class guarantees.
+   */
+  async together<T>(fn: () => Promise<T>): Promise<T> {
+    const outer = this.units.getStore();
+    if (outer !== undefined && outer.open) return fn();
+    const unit: PgUnit = { open: true, tx: null, nested: Promise.resolve() };
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+    try {
+      outcome = { ok: true, value: await this.units.run(unit, fn) };
+    } catch (e) {
+      outcome = { ok: false, error: e };
+    }
+    unit.open = false;
+    // Its writes are durable (or known lost) before it answers, even when it failed part way
+    // (then its own failure is the answer: it already says the unit did not finish).
+    try {
+      await this.commitUnit(unit);
+    } catch (e) {
+      if (outcome.ok) throw e;
+    }
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  }
+
+  /** Inside `together`: commits the unit's writes so far and waits for them. Elsewhere: nothing to do. */
+  async settle(): Promise<void> {
+    const unit = this.units.getStore();
+    if (unit === undefined || !unit.open) return;
+    await this.commitUnit(unit);
+  }
+
+  /** Runs `fn` outside any unit: its statements run on the pool, each committing on its own. */
+  apart<T>(fn: () => Promise<T>): Promise<T> {
+    return this.units.exit(fn);
+  }
+
+  /** A statement of a unit: on its transaction's connection, opening the transaction first. */
+  private async inUnit<R extends pg.QueryResultRow>(unit: PgUnit, sql: string, params: unknown[] | undefined): Promise<pg.QueryResult<R>> {
+    const tx = (unit.tx ??= this.begin());
+    this.stats.statements++;
+    const client = await tx.client;
+    const q = prepared(sql, params);
+    const sent = typeof q === 'string' ? client.query<R>(q) : client.query<R>(q);
+    tx.pending.push(sent);
+    try {
+      return await sent;
+    } catch (e) {
+      tx.failed ??= { error: e };
+      throw asStorageError(e);
+    }
+  }
+
+  /** Opens a unit's transaction: a connection, and BEGIN sent with the statements of the same turn. */
+  private begin(): UnitTx {
+    const tx: UnitTx = { client: null as unknown as Promise<pg.PoolClient>, pending: [], failed: null };
+    tx.client = this.pool.connect().then(
+      (client) => {
+        // One write for BEGIN and the statements that follow it in this turn of the event loop.
+        const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
+        stream?.cork?.();
+        process.nextTick(() => stream?.uncork?.());
+        this.stats.statements++;
+        const begun = client.query('BEGIN');
+        tx.pending.push(begun);
+        begun.catch((e: unknown) => {
+          tx.failed ??= { error: e };
+        });
+        return client;
+      },
+      (e: unknown) => {
+        tx.failed ??= { error: e };
+        throw asStorageError(e);
+      },
+    );
+    // Nobody may wait on it if the unit's first write failed to get a connection and was caught.
+    tx.client.catch(() => {});
+    return tx;
+  }
+
+  /** Commits a unit's open transaction (COMMIT sent behind its statements) and waits for it; rejects when it was lost. */
+  private async commitUnit(unit: PgUnit): Promise<void> {
+    await unit.nested;
+    const tx = unit.tx;
+    if (tx === null) return;
+    unit.tx = null;
+    let client: pg.PoolClient;
+    try {
+      client = await tx.client;
+    } catch (e) {
+      throw asStorageError(e);
+    }
+    let broken: Error | undefined;
+    try {
+      // Sent at once, behind statements that may still be on their way: PostgreSQL answers them in order.
+      this.stats.statements++;
+      const commit = client.query('COMMIT');
+      await Promise.allSettled(tx.pending);
+      let committed: pg.QueryResult;
+      try {
+        committed = await commit;
+      } catch (e) {
+        tx.failed ??= { error: e };
+        broken = e instanceof Error ? e : new Error(String(e));
+        throw asStorageError(e);
+      }
+      // COMMIT of a transaction that a failed statement aborted answers ROLLBACK.
+      if (tx.failed !== null || committed.command !== 'COMMIT') {
+        const e = tx.failed?.error ?? new Error('the transaction was rolled back');
+        throw isAppError(e) ? e : asStorageError(e);
+      }
+      this.stats.transactions++;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** A `tx` inside a unit: a savepoint of its transaction, one at a time, so `fn` fails as a whole. */
+  private savepoint<T>(unit: PgUnit, fn: (q: PgQueryable) => Promise<T>): Promise<T> {
+    const q: PgQueryable = { query: (sql, params) => this.inUnit(unit, sql, params) };
+    const run = unit.nested.then(async () => {
+      await q.query('SAVEPOINT unit_tx');
+      try {
+        const out = await fn(q);
+        await q.query('RELEASE SAVEPOINT unit_tx');
+        return out;
+      } catch (e) {
+        const tx = unit.tx;
+        // A failed statement aborted the transaction; rolling back to the savepoint saves the rest of it.
+        if (tx !== null) {
+          const failed = tx.failed;
+          tx.failed = null;
+          await q.query('ROLLBACK TO SAVEPOINT unit_tx').catch(() => {
+            tx.failed = failed;
+          });
+        }
+        throw e;
+      }
+    });
+    unit.nested = run.catch(() => {});
+    return run;
   }
 
   // Key-value collections (`records`).
@@ -225,6 +418,11 @@ function prepared(sql: string, params: unknown[] | undefined): pg.QueryConfig | 
     if (names.size < 10_000) names.set(sql, name);
   }
   return { name, text: sql, values: params };
+}
+
+/** A statement that only reads (it takes no row lock): inside a unit it needs no transaction of its own. */
+function isRead(sql: string): boolean {
+  return /^\s*SELECT\b/i.test(sql) && !/\bFOR\s+(UPDATE|SHARE|NO\s+KEY|KEY)\b/i.test(sql);
 }
 
 /** `prefix` with LIKE's wildcards escaped. */
