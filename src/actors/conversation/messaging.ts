@@ -147,6 +147,24 @@ export function keyedSendRecordId(organizationId: string, audienceExternalId: st
   return derivedMessageId('keyed-send', organizationId, audienceExternalId, sendKey);
 }
 
+/** Messages an actor keeps in its memo (`HandlerContext.memo`), newest last: a send's status webhooks come while it is among them. */
+const MEMO_MESSAGES = 8;
+
+/** `m` as this actor just stored it: its statuses need not read it back. */
+function rememberMessage(ctx: HandlerContext, m: SessionMessage): void {
+  const memo = ctx.memo;
+  if (memo === undefined) return;
+  const k = `message:${m._id}`;
+  memo.delete(k);
+  memo.set(k, m);
+  if (memo.size > MEMO_MESSAGES) memo.delete(memo.keys().next().value!);
+}
+
+/** The message with record id `id` as this actor last stored it, if it remembers it. */
+function recalledMessage(ctx: HandlerContext, id: string | undefined): SessionMessage | null {
+  return id === undefined ? null : ((ctx.memo?.get(`message:${id}`) as SessionMessage | undefined) ?? null);
+}
+
 function event<T>(type: string, id: string, s: ConversationState, now: Date, data: T): DomainEvent<T> {
   return { id, type, organizationId: s.organizationId, createdAt: now.toISOString(), data };
 }
@@ -283,6 +301,8 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
 
       /** The reply, state and events of a send whose message is stored, with the statuses reported before it was. */
       const finish = async (base: ConversationState, stored: SessionMessage, session?: Session, knownContactId?: string) => {
+        // As stored, unless statuses parked for it change it now (then its statuses read it back).
+        if (!(base.parkedStatuses ?? []).some((p) => p.networkMessageId === stored.messageId)) rememberMessage(ctx, stored);
         const applied = await applyParked(base, stored, ctx);
         // The contact this run already made sure of is not written a second time.
         const contactId = knownContactId ?? (await ensureContact(deps, applied.state, ctx, null));
@@ -519,7 +539,9 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       }
       const drained = await drainParked(s0, ctx);
       const s = drained.state;
-      const hinted = cmd.messageRecordId === undefined ? null : await deps.messages.get(s.organizationId, cmd.messageRecordId);
+      // The message as this actor stored it (its send, its last status) saves reading it back; the
+      // status write below is conditional on the stored status whichever was read.
+      const hinted = recalledMessage(ctx, cmd.messageRecordId) ?? (cmd.messageRecordId === undefined ? null : await deps.messages.get(s.organizationId, cmd.messageRecordId));
       const m = hinted !== null && hinted.messageId === e.networkMessageId ? hinted : await deps.messages.getByNetworkId(s.organizationId, e.networkMessageId);
       if (m === null) {
         // Reported before its message is stored (a copy whose sender stopped or paused before storing it):
@@ -546,6 +568,8 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         // network's redelivery and records it), and only forward, whoever writes (advanceStatus).
         afterCommit: async () => {
           const r = await deps.messages.advanceStatus(updated);
+          if (r.applied) rememberMessage(ctx, updated);
+          else ctx.memo?.delete(`message:${updated._id}`);
           if (r.status === 'failed') await refundFailed(m);
         },
       };
