@@ -124,6 +124,23 @@ function postgresCpu(postmaster: number): number {
   return total;
 }
 /** PostgreSQL transactions committed in the database so far (its statistics, flushed within about a second). */
+/**
+ * With BENCH_MSG_PG_DETAIL=1: every statement the in-process node sends to
+ * PostgreSQL, counted by its text (the driver's `Client.query`, so a
+ * transaction's BEGIN and COMMIT count too), for the statements-per-send list.
+ */
+const pgStatements = new Map<string, number>();
+if (process.env.BENCH_MSG_PG_DETAIL) {
+  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const q = args[0];
+    const text = typeof q === 'string' ? q : ((q as { text?: string } | null)?.text ?? '?');
+    const short = text.replace(/\s+/g, ' ').slice(0, 110);
+    pgStatements.set(short, (pgStatements.get(short) ?? 0) + 1);
+    return query.apply(this, args);
+  } as typeof pg.Client.prototype.query;
+}
+
 async function pgCommits(db: pg.Client): Promise<number> {
   return Number((await db.query('SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()')).rows[0].xact_commit);
 }
@@ -364,6 +381,7 @@ async function measure(
   const before = (await sandbox.control('GET', '/stats')) as Row['network'];
   const commits0 = target.commits?.() ?? 0;
   const pg0 = (await target.pgCommits?.()) ?? 0;
+  pgStatements.clear();
   const writes0 = target.writes?.() ?? 0;
   const cpu0: Record<string, number> = { [target.inProcess]: selfCpu(), sandbox: cpuOf(sandbox.proc.pid!), redis: await redisCpu(redis), ...(await extraCpu()) };
   for (const [k, pid] of Object.entries(target.pids)) cpu0[k] = cpuOf(pid);
@@ -388,12 +406,18 @@ async function measure(
   // PostgreSQL's statistics reach pg_stat_database within a second of a transaction.
   if (target.pgCommits) await new Promise((res) => setTimeout(res, 1500));
   const pg1 = (await target.pgCommits?.()) ?? 0;
+  const statements = new Map(pgStatements);
   const byCommand = await redisCommands(redis);
   const cmds = [...byCommand.values()].reduce((a, b) => a + b, 0);
   const upkeep = idleRate * ((performance.now() - t0) / 1000);
   const sends = Math.max(1, r.ok);
   if (process.env.BENCH_MSG_REDIS_DETAIL && cmds > 0) {
     console.log(`${name}: Redis commands per send by name: ${[...byCommand].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${(v / sends).toFixed(2)}`).join(', ')}`);
+  }
+  if (process.env.BENCH_MSG_PG_DETAIL && target.pgCommits) {
+    const total = [...statements.values()].reduce((a, b) => a + b, 0);
+    console.log(`${name}: PostgreSQL statements per send ${(total / sends).toFixed(2)}, by text:`);
+    for (const [k, v] of [...statements].sort((a, b) => b[1] - a[1])) if (v / sends >= 0.01) console.log(`  ${(v / sends).toFixed(2)}  ${k}`);
   }
   const cpuPer1000: Record<string, number> = { 'load generator': (r.cpuSeconds / sends) * 1000 };
   for (const k of Object.keys(cpu1)) cpuPer1000[k] = ((cpu1[k]! - cpu0[k]!) / sends) * 1000;
