@@ -182,8 +182,16 @@ export interface DurableActorDeps {
  *   own writes, the state with its idempotency key, the events, the
  *   `afterCommit` write and the projection — is one transaction: a crash or
  *   a failed commit keeps all of it or none, and the reply waits for that
- *   commit. Without it (clustered) the writes are ordered as above, each one
- *   re-runnable.
+ *   commit. With `commits` whose database does not hold the state
+ *   (`holdsActorState: false`; clustered: PostgreSQL, the state in Redis),
+ *   a command's writes there are two transactions: the handler's own
+ *   writes, committed before the fenced state write (so the state never
+ *   names a message or a refund that is not stored), and the reply, the
+ *   `afterCommit` write and the projection, committed after it and before
+ *   the events are published (a lone `afterCommit` write needs no
+ *   transaction: it runs `apart`). Each write stays re-runnable, as the
+ *   rules of docs/actors.md require, since the state write between them
+ *   is not part of either.
  */
 export function durableActor<S, C extends Command, Replies extends { [K in C['kind']]: unknown }>(
   spec: DurableActorSpec<S, C, Replies>,
