@@ -135,6 +135,12 @@ export const configSchema = z.object({
   SANDBOX_STATUS_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(250),
   /** Sandbox: messages per second one sandbox phone number accepts; past it sends fail with 130429. */
   SANDBOX_MAX_MPS: z.coerce.number().int().min(1).max(100_000).default(80),
+  /**
+   * Sandboxes: the port the sandbox chat network's Graph API answers on, at the root of an origin of its
+   * own (a Cloud API client takes `http://<host>:<port>` as its Graph base URL). Unset: 12110, or a
+   * free port when PORT is 0. `0`: a free port (printed at start and at `GET /sandbox`).
+   */
+  SANDBOX_GRAPH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Key that encrypts channel secrets and tool credentials at rest: 32 bytes as base64 or hex. Unset in embedded mode: generated under DATA_DIR (`messaging/secrets.key`). Clustered, every node needs the same one: WhatsApp channels are refused (500 `secrets_key_missing`) until then. */
   SECRETS_KEY: z
     .string()
@@ -148,6 +154,12 @@ export const configSchema = z.object({
   SANDBOX_TOOLS: bool.optional(),
   /** Connected tools: where the adapters reach the sandbox providers. Unset: this process (`http://127.0.0.1:PORT/sandbox`). */
   SANDBOX_TOOLS_URL: optionalUrl,
+  /** Sandboxes: the port the sandbox Google APIs (Gmail v1, Calendar v3) answer on at the root (googleapis' `rootUrl`). Unset: 12120, or a free port when PORT is 0. */
+  SANDBOX_GOOGLE_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Sandboxes: the port the sandbox Google OAuth 2.0 endpoints answer on at the root (`/o/oauth2/v2/auth`, `/token`, `/revoke`). Unset: 12121, or a free port when PORT is 0. */
+  SANDBOX_GOOGLE_OAUTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Sandboxes: the port the sandbox Stripe API answers on at the root (the `stripe` client's `host`/`port`/`protocol`). Unset: 12111 (stripe-mock's), or a free port when PORT is 0. */
+  SANDBOX_STRIPE_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Sandbox providers: lifetime of the access tokens the sandbox identity provider issues, in seconds. */
   SANDBOX_TOOLS_TOKEN_TTL_S: z.coerce.number().int().min(1).max(86_400).default(3600),
   /** Connected tools: origins a connect `return_url` may point at, comma-separated (more with `npm run admin -- tools allow-origin`). */
@@ -288,4 +300,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (missing.length > 0) throw new ConfigError(missing);
   }
   return { ...cfg, mode: clustered ? 'clustered' : 'embedded', redis };
+}
+
+/** Default ports of the sandboxes' own origins (a free port each when PORT is 0, as in tests). */
+export const SANDBOX_DEFAULT_PORTS = { graph: 12110, stripe: 12111, google: 12120, googleOAuth: 12121 } as const;
+
+export type SandboxOrigin = keyof typeof SANDBOX_DEFAULT_PORTS;
+
+/** The port each sandbox's own origin listens on: its variable, else the default (0 when PORT is 0). */
+export function sandboxPort(cfg: Config, which: SandboxOrigin): number {
+  const set = { graph: cfg.SANDBOX_GRAPH_PORT, stripe: cfg.SANDBOX_STRIPE_PORT, google: cfg.SANDBOX_GOOGLE_PORT, googleOAuth: cfg.SANDBOX_GOOGLE_OAUTH_PORT }[which];
+  if (set !== undefined) return set;
+  return cfg.PORT === 0 ? 0 : SANDBOX_DEFAULT_PORTS[which];
 }

@@ -21,7 +21,7 @@ async function main(): Promise<void> {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES') {
       const port = (e as { port?: number }).port ?? config.PORT;
-      const variable = port === config.MCP_PORT ? 'MCP_PORT' : 'PORT';
+      const variable = (e as { variable?: string }).variable ?? (port === config.MCP_PORT ? 'MCP_PORT' : 'PORT');
       process.stderr.write(`switchboard: cannot listen on ${config.HOST}:${port} (${code}): stop what holds the port, or set ${variable}\n`);
       process.exit(1);
     }

@@ -30,8 +30,9 @@ import { messageRoutes } from './http/routes/messages.js';
 import { sessionRoutes } from './http/routes/sessions.js';
 import { networkWebhookRoutes } from './http/routes/network-webhook.js';
 import { channelAdminRoutes, channelRoutes } from './http/routes/channels.js';
-import { sandboxRoutes } from './http/routes/sandbox.js';
+import { sandboxDirectoryRoutes, sandboxRoutes } from './http/routes/sandbox.js';
 import { ConversationTimers, HandoverService, openActors, timelineActorOf, type ActorSystem } from './actors/index.js';
+import { SandboxOrigins } from './http/sandbox-origins.js';
 import { MetricsRegistry } from './metrics.js';
 import { serviceObservers, type ServiceObservers } from './service-metrics.js';
 import { handoverRoutes } from './http/routes/handover.js';
@@ -98,6 +99,8 @@ export interface Services {
   authenticator: RequestAuthenticator;
   /** Connected tools (email, calendar, payment) and their sandbox providers; null without a secrets key. */
   tools: ConnectedTools | null;
+  /** The sandboxes at the root of origins of their own (their own ports), started by `startServer`. */
+  sandboxes: SandboxOrigins;
 }
 
 export interface ServiceOptions {
@@ -248,6 +251,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   metrics.gauge('switchboard_inbox_buffered_bytes', 'Bytes queued but not yet sent to this node\'s inbox sockets (slow clients).', () => inboxSockets.stats().bufferedBytes);
   const tools = await ConnectedTools.open({ config, log, clock, version: VERSION, backing, authenticate: (key, address) => authenticator.apiKey(key, address) });
   if (tools) closers.push(() => tools.close());
+  const sandboxes = new SandboxOrigins(config, messaging, tools, log.child({ component: 'sandboxes' }));
+  closers.push(() => sandboxes.close());
   // The MCP gateway calls the same services as the REST routes.
   const mcp = new McpGateway({
     version: VERSION,
@@ -260,7 +265,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
     connected: tools ?? undefined,
   });
-  return { tools, config, log, clock, backing, store, accounts, tickets, cannedReplies, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, messaging, inbox, inboxSockets, sessions, authenticator };
+  return { sandboxes, tools, config, log, clock, backing, store, accounts, tickets, cannedReplies, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, messaging, inbox, inboxSockets, sessions, authenticator };
 }
 
 /** `GET /v1/integrations`, connect, the tools and their callbacks (and the operator's return origins): at `{mcp_url}` as well when MCP_PORT is set. */
@@ -280,6 +285,9 @@ export function buildRoutes(s: Services, state: { shuttingDown: boolean }): Rout
   routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
   routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels), ...teamRoutes(s.accounts), ...cannedReplyRoutes(s.cannedReplies));
   if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));
+  if (s.sandboxes.on) {
+    routes.push(...sandboxDirectoryRoutes({ urls: () => s.sandboxes.urls(), credentials: (p) => s.sandboxes.credentials(p), authenticate: (key, address) => s.authenticator.apiKey(key, address) }));
+  }
   routes.push(...toolGatewayRoutes(s));
   let openApi: Record<string, unknown> | undefined;
   let asyncApi: Record<string, unknown> | undefined;
@@ -363,8 +371,10 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
             authenticate: (key) => services.authenticator.apiKey(key),
             routes: toolGatewayRoutes(services).filter((r) => r.auth !== 'operator'),
           });
+    await services.sandboxes.listen();
   } catch (err) {
     if (server.listening) await new Promise((r) => server.close(r));
+    await mcpListener?.close(0);
     await closeAll(services);
     throw err;
   }
@@ -385,7 +395,8 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
       services.log.warn('could not create the demo sandbox channel', { err });
       return null;
     });
-    process.stdout.write(demoBanner(demo, url, channel === null ? [] : channel.split('\n')));
+    const sandboxLines = services.sandboxes.bannerLines();
+    process.stdout.write(demoBanner(demo, url, [...(channel === null ? [] : channel.split('\n')), ...(sandboxLines.length > 0 ? ['', ...sandboxLines] : [])]));
   }
   services.log.info('listening', { port, mode: config.mode });
   // Best effort: a store that cannot list channels now must not stop the start.

@@ -77,6 +77,9 @@ function phoneView(m: SandboxMessage): PhoneMessage {
   const s = m.sent;
   if (s?.type === 'text') v.text = s.text.body;
   if (s?.type === 'interactive') v.text = s.interactive.body.text;
+  if (s?.type === 'reaction') v.text = s.reaction.emoji === '' ? '(reaction removed)' : `${s.reaction.emoji} (reaction to ${s.reaction.message_id})`;
+  if (s?.type === 'location') v.text = [s.location.name, s.location.address, `${s.location.latitude}, ${s.location.longitude}`].filter((x) => x !== undefined && x !== '').join(' — ');
+  if (s?.type === 'contacts') v.text = s.contacts.map((c) => [c.name.formatted_name, ...(c.phones ?? []).map((p) => p.phone ?? p.wa_id ?? '')].filter((x) => x !== '').join(' ')).join('; ');
   if (s?.type === 'template') {
     // Messages the sandbox stored before it kept the rendering show the template's name only.
     if (m.template) v.template = { name: s.template.name, language: s.template.language.code, ...m.template };

@@ -24,25 +24,56 @@ export interface GraphReplyButton {
   reply: { id: string; title: string };
 }
 
+/** An interactive message: reply buttons, a list, a call-to-action URL button, or a request for the customer's location. */
+export type GraphInteractive =
+  | {
+      type: 'button';
+      header?: { type: 'text'; text: string };
+      body: { text: string };
+      footer?: { text: string };
+      action: { buttons: GraphReplyButton[] };
+    }
+  | {
+      type: 'list';
+      header?: { type: 'text'; text: string };
+      body: { text: string };
+      footer?: { text: string };
+      action: { button: string; sections: { title?: string; rows: { id: string; title: string; description?: string }[] }[] };
+    }
+  | {
+      type: 'cta_url';
+      header?: { type: 'text'; text: string };
+      body: { text: string };
+      footer?: { text: string };
+      action: { name: 'cta_url'; parameters: { display_text: string; url: string } };
+    }
+  | { type: 'location_request_message'; body: { text: string }; action: { name: 'send_location' } };
+
+/** A contact card of a `contacts` message (the Cloud API's and the webhooks' shape). */
+export interface GraphContactCard {
+  name: { formatted_name: string; first_name?: string; last_name?: string; middle_name?: string; suffix?: string; prefix?: string };
+  addresses?: { street?: string; city?: string; state?: string; zip?: string; country?: string; country_code?: string; type?: string }[];
+  birthday?: string;
+  emails?: { email?: string; type?: string }[];
+  org?: { company?: string; department?: string; title?: string };
+  phones?: { phone?: string; type?: string; wa_id?: string }[];
+  urls?: { url?: string; type?: string }[];
+}
+
 /** The message part of a send request (everything except `messaging_product`, `to`). */
 export type GraphMessage =
   | { type: 'template'; template: GraphTemplate }
   | { type: 'text'; text: { body: string; preview_url?: boolean } }
-  | {
-      type: 'interactive';
-      interactive: {
-        type: 'button';
-        header?: { type: 'text'; text: string };
-        body: { text: string };
-        footer?: { text: string };
-        action: { buttons: GraphReplyButton[] };
-      };
-    }
+  | { type: 'interactive'; interactive: GraphInteractive }
   | { type: 'image'; image: GraphMedia }
   | { type: 'video'; video: GraphMedia }
   | { type: 'audio'; audio: GraphMedia }
   | { type: 'document'; document: GraphMedia }
-  | { type: 'sticker'; sticker: GraphMedia };
+  | { type: 'sticker'; sticker: GraphMedia }
+  /** An emoji on a message of the conversation; an empty emoji takes the reaction back. */
+  | { type: 'reaction'; reaction: { message_id: string; emoji: string } }
+  | { type: 'location'; location: { latitude: number; longitude: number; name?: string; address?: string } }
+  | { type: 'contacts'; contacts: GraphContactCard[] };
 
 export type GraphSendRequest = GraphMessage & {
   messaging_product: 'whatsapp';

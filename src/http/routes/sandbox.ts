@@ -4,6 +4,9 @@ import { phoneDigits } from '../../messaging/index.js';
 import type { SandboxCustomer } from '../../messaging/sandbox-customer.js';
 import { EXAMPLE_IDS } from '../openapi-examples.js';
 import { defineRoute, type RouteDef } from '../route.js';
+import { bearerToken } from '../app.js';
+import { AppError } from '../../errors.js';
+import type { Principal } from '../../domain/types.js';
 import { CUSTOMER_MEDIA_TYPES, SANDBOX_MEDIA_MAX_BYTES } from '../../network/sandbox/index.js';
 
 const params = z.object({ channelId: z.string().min(1).max(128), phone: phoneDigits });
@@ -86,6 +89,55 @@ export function sandboxRoutes(customer: SandboxCustomer): RouteDef[] {
       summary: "Sandbox: the customer's phone — the conversation with the business number, oldest first",
       responses: { 200: { description: 'messages both ways, with their buttons and statuses', schema: z.object({ messages: z.array(z.unknown()) }) }, ...errors },
       handler: async ({ principal, params: p }) => ({ body: { messages: await customer.phone(principal, p.channelId, p.phone) } }),
+    }),
+  ];
+}
+
+/** What `GET /sandbox` reads: the sandboxes' base URLs, and an organization's credentials for them. */
+export interface SandboxDirectory {
+  urls(): Record<'graph' | 'google' | 'googleOAuth' | 'stripe', string | null>;
+  credentials(principal: Principal): Promise<unknown>;
+  authenticate(key: string, address?: string): Promise<Principal>;
+}
+
+const baseUrl = (what: string) => z.string().nullable().describe(`${what} (null when that sandbox is off, or this node does not listen yet)`);
+const directorySchema = z.object({
+  graph: baseUrl("the sandbox chat network's Graph API: a Cloud API client's Graph base URL (paths /v21.0/{phone-number-id}/messages …)"),
+  google: baseUrl("the sandbox Google APIs (Gmail v1, Calendar v3): googleapis' rootUrl"),
+  googleOAuth: baseUrl("the sandbox Google OAuth 2.0 endpoints: /o/oauth2/v2/auth, /token, /revoke (google-auth-library's endpoints)"),
+  stripe: baseUrl("the sandbox Stripe API: the stripe client's protocol, host and port"),
+  credentials: z
+    .object({
+      googleOAuth: z.object({ clientId: z.string(), clientSecret: z.string(), redirectUris: z.array(z.string()), loopbackRedirectUris: z.string(), scopes: z.array(z.string()) }).optional(),
+      stripe: z.object({ keyPrefix: z.string(), createAccount: z.object({ method: z.literal('POST'), url: z.string(), authorization: z.string(), body: z.string() }) }).optional(),
+      graph: z.object({ apiVersion: z.string(), channels: z.array(z.object({ channelId: z.string(), name: z.string(), phoneNumberId: z.string(), businessAccountId: z.string(), accessToken: z.string() })) }).optional(),
+    })
+    .optional()
+    .describe("with an API key: the sandbox OAuth client, how to get a sandbox Stripe key, and the Graph access token of each of the organization's sandbox channels"),
+});
+
+/** `GET /sandbox`: where the sandboxes answer (public), and with an API key the organization's credentials for them. */
+export function sandboxDirectoryRoutes(dir: SandboxDirectory): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/sandbox',
+      operationId: 'getSandboxes',
+      tag: 'Sandbox network',
+      auth: 'none',
+      summary: "The sandboxes' base URLs (each at the root of an origin of its own, for the providers' official clients); with `Authorization: Bearer <API key>`, the credentials to use them",
+      responses: {
+        200: { description: 'base URLs, and credentials when an API key was given', schema: directorySchema },
+        401: { description: 'an Authorization header that is not a valid API key', schema: errorSchema },
+      },
+      handler: async ({ req }) => {
+        const key = bearerToken(req);
+        if (req.headers.authorization !== undefined && key === undefined) throw new AppError(401, 'unauthorized', 'Authorization must be Bearer <API key>');
+        const urls = dir.urls();
+        if (key === undefined) return { body: urls };
+        const principal = await dir.authenticate(key, req.ip);
+        return { body: { ...urls, credentials: await dir.credentials(principal) } };
+      },
     }),
   ];
 }

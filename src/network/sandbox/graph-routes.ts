@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { jsonTooDeep } from '../../json-depth.js';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { graphError } from '../graph-api.js';
@@ -14,8 +15,9 @@ function bearer(req: Request): string | undefined {
 const VERSION = /^v\d+\.\d+$/;
 
 /**
- * The sandbox network's Graph API over HTTP, mounted at `/sandbox/graph`:
- * the real adapter reaches it exactly as it reaches graph.facebook.com, with
+ * The sandbox network's Graph API over HTTP, mounted at `/sandbox/graph` of
+ * the service and at the root of its own origin (SANDBOX_GRAPH_PORT): the
+ * real adapter reaches it exactly as it reaches graph.facebook.com, with
  * `SANDBOX_GRAPH_URL` (default `<this service>/sandbox/graph/v21.0`) as base.
  */
 export function sandboxGraphRouter(sandbox: SandboxNetwork): Router {
@@ -29,6 +31,14 @@ export function sandboxGraphRouter(sandbox: SandboxNetwork): Router {
       },
     }),
   );
+  // The request headers Graph answers carry (a trace id to quote to Meta's support, the version served).
+  r.use((req, res, next) => {
+    res.setHeader('x-fb-trace-id', randomBytes(8).toString('base64url'));
+    res.setHeader('x-fb-request-id', randomBytes(16).toString('base64url'));
+    const version = /^\/(v\d+\.\d+)\//.exec(req.path)?.[1];
+    if (version !== undefined) res.setHeader('facebook-api-version', version);
+    next();
+  });
   const reply = (fn: (req: Request) => Promise<GraphReply>) => async (req: Request, res: Response) => {
     if (!VERSION.test(String(req.params.version))) {
       const e = graphError(100, `Unknown path components: /${req.params.version}`);

@@ -184,7 +184,7 @@ export class SandboxNetwork {
           return { index: b.index, text: b.text, payload: p?.type === 'payload' ? p.payload : b.text };
         });
       record.template = renderTemplateMessage(t.components, msg.template.components);
-    } else if (msg.type === 'interactive') {
+    } else if (msg.type === 'interactive' && msg.interactive.type === 'button') {
       record.buttons = msg.interactive.action.buttons.map((b) => ({ id: b.reply.id, title: b.reply.title }));
     }
     await this.o.state.putMessage(record);
@@ -363,7 +363,7 @@ export class SandboxNetwork {
     if ('status' in found) return found;
     const m = found.media;
     const url = `${filesBaseUrl.replace(/\/+$/, '')}/${encodeURIComponent(m.id)}?ext=${m.at}&hash=${m.sha256.slice(0, 16)}`;
-    return { status: 200, body: { messaging_product: 'whatsapp', url, mime_type: m.mimeType, sha256: m.sha256, file_size: m.fileSize, id: m.id } };
+    return { status: 200, body: { messaging_product: 'whatsapp', url, mime_type: m.mimeType, sha256: m.sha256, file_size: String(m.fileSize), id: m.id } };
   }
 
   /** The download behind a media URL: the bytes, for the bearer of the receiving number's token only. */

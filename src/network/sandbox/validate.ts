@@ -44,15 +44,60 @@ const templatePayload = z.object({
   language: z.object({ code: z.string().min(1), policy: z.literal('deterministic').optional() }),
   components: z.array(component).optional(),
 });
-const interactivePayload = z.object({
-  type: z.string(),
-  header: z.object({ type: z.literal('text'), text: z.string().max(60) }).optional(),
-  body: z.object({ text: z.string().min(1).max(1024) }),
-  footer: z.object({ text: z.string().max(60) }).optional(),
-  action: z.object({
-    buttons: z.array(z.object({ type: z.literal('reply'), reply: z.object({ id: z.string().min(1).max(256), title: z.string().min(1).max(20) }) })),
+const header = z.object({ type: z.literal('text'), text: z.string().max(60) }).optional();
+const footer = z.object({ text: z.string().max(60) }).optional();
+const interactiveBody = z.object({ text: z.string().min(1).max(1024) });
+const interactivePayload = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('button'),
+    header,
+    body: interactiveBody,
+    footer,
+    action: z.object({
+      buttons: z.array(z.object({ type: z.literal('reply'), reply: z.object({ id: z.string().min(1).max(256), title: z.string().min(1).max(20) }) })),
+    }),
   }),
+  z.object({
+    type: z.literal('list'),
+    header,
+    body: interactiveBody.extend({ text: z.string().min(1).max(4096) }),
+    footer,
+    action: z.object({
+      button: z.string().min(1).max(20),
+      sections: z
+        .array(z.object({ title: z.string().min(1).max(24).optional(), rows: z.array(z.object({ id: z.string().min(1).max(200), title: z.string().min(1).max(24), description: z.string().max(72).optional() })).min(1) }))
+        .min(1)
+        .max(10),
+    }),
+  }),
+  z.object({
+    type: z.literal('cta_url'),
+    header,
+    body: interactiveBody,
+    footer,
+    action: z.object({ name: z.literal('cta_url'), parameters: z.object({ display_text: z.string().min(1).max(20), url: z.string().min(1) }) }),
+  }),
+  z.object({ type: z.literal('location_request_message'), body: interactiveBody, action: z.object({ name: z.literal('send_location') }) }),
+]);
+const reactionPayload = z.object({ message_id: z.string().min(1).max(256), emoji: z.string().max(16) });
+const locationPayload = z.object({
+  latitude: z.coerce.number().min(-90).max(90),
+  longitude: z.coerce.number().min(-180).max(180),
+  name: z.string().max(1000).optional(),
+  address: z.string().max(1000).optional(),
 });
+const typed = z.object({ type: z.string().max(32).optional() });
+const contactCard = z.object({
+  name: z.object({ formatted_name: z.string().min(1).max(1000), first_name: z.string().max(1000).optional(), last_name: z.string().max(1000).optional(), middle_name: z.string().max(1000).optional(), suffix: z.string().max(1000).optional(), prefix: z.string().max(1000).optional() }),
+  addresses: z.array(typed.extend({ street: z.string().optional(), city: z.string().optional(), state: z.string().optional(), zip: z.string().optional(), country: z.string().optional(), country_code: z.string().optional() })).optional(),
+  birthday: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'birthday is YYYY-MM-DD').optional(),
+  emails: z.array(typed.extend({ email: z.string().optional() })).optional(),
+  org: z.object({ company: z.string().optional(), department: z.string().optional(), title: z.string().optional() }).optional(),
+  phones: z.array(typed.extend({ phone: z.string().optional(), wa_id: z.string().optional() })).optional(),
+  urls: z.array(typed.extend({ url: z.string().optional() })).optional(),
+});
+const contactsPayload = z.array(contactCard).min(1).max(257);
+const issue = (e: z.ZodError) => `${e.issues[0]?.path.join('.') ?? ''} ${e.issues[0]?.message ?? ''}`.trim();
 
 function fail(code: KnownGraphErrorCode, details: string): ParsedSend {
   return { ok: false, code, details };
@@ -113,13 +158,39 @@ function parseMessage(raw: Record<string, unknown>, type: string, to: string, in
     }
     case 'interactive': {
       const i = interactivePayload.safeParse(payload);
-      if (!i.success) return fail(100, `Invalid parameter: interactive (${i.error.issues[0]?.path.join('.') ?? ''} ${i.error.issues[0]?.message ?? ''})`);
-      if (i.data.type !== 'button') return fail(100, `the sandbox supports interactive messages of type button, not ${i.data.type}`);
-      const buttons = i.data.action.buttons;
-      if (buttons.length < 1 || buttons.length > 3) return fail(131009, 'interactive buttons: 1 to 3 are allowed');
-      if (new Set(buttons.map((x) => x.reply.id)).size !== buttons.length) return fail(131009, 'interactive button ids must be unique');
-      if (new Set(buttons.map((x) => x.reply.title)).size !== buttons.length) return fail(131009, 'interactive button titles must be unique');
-      return { ok: true, to, input, message: { type: 'interactive', interactive: { ...i.data, type: 'button' } } };
+      if (!i.success) return fail(100, `Invalid parameter: interactive (${issue(i.error)})`);
+      const it = i.data;
+      if (it.type === 'button') {
+        const buttons = it.action.buttons;
+        if (buttons.length < 1 || buttons.length > 3) return fail(131009, 'interactive buttons: 1 to 3 are allowed');
+        if (new Set(buttons.map((x) => x.reply.id)).size !== buttons.length) return fail(131009, 'interactive button ids must be unique');
+        if (new Set(buttons.map((x) => x.reply.title)).size !== buttons.length) return fail(131009, 'interactive button titles must be unique');
+      } else if (it.type === 'list') {
+        const rows = it.action.sections.flatMap((x) => x.rows);
+        if (rows.length > 10) return fail(131009, 'interactive list: at most 10 rows in all sections');
+        if (it.action.sections.length > 1 && it.action.sections.some((x) => x.title === undefined)) return fail(131009, 'interactive list: every section needs a title when there are several');
+        if (new Set(rows.map((r) => r.id)).size !== rows.length) return fail(131009, 'interactive list row ids must be unique');
+      } else if (it.type === 'cta_url' && !linkOk(it.action.parameters.url)) {
+        return fail(131009, 'interactive cta_url: parameters.url is not a valid URL');
+      }
+      return { ok: true, to, input, message: { type: 'interactive', interactive: it } as GraphMessage };
+    }
+    case 'reaction': {
+      const r = reactionPayload.safeParse(payload);
+      if (!r.success) return fail(100, `Invalid parameter: reaction (${issue(r.error)})`);
+      // An empty emoji takes the reaction back; otherwise one emoji (with its modifiers and joiners).
+      if (r.data.emoji !== '' && !/^\p{Extended_Pictographic}|^\p{Regional_Indicator}/u.test(r.data.emoji)) return fail(131009, 'reaction.emoji must be an emoji');
+      return { ok: true, to, input, message: { type: 'reaction', reaction: r.data } };
+    }
+    case 'location': {
+      const l = locationPayload.safeParse(payload);
+      if (!l.success) return fail(100, `Invalid parameter: location (${issue(l.error)})`);
+      return { ok: true, to, input, message: { type: 'location', location: l.data } };
+    }
+    case 'contacts': {
+      const c = contactsPayload.safeParse(payload);
+      if (!c.success) return fail(100, `Invalid parameter: contacts (${issue(c.error)})`);
+      return { ok: true, to, input, message: { type: 'contacts', contacts: c.data } };
     }
     default: {
       if (!(MEDIA_TYPES as readonly string[]).includes(type)) return fail(100, `Invalid parameter: type ${type} is not supported`);

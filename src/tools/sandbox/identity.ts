@@ -40,6 +40,20 @@ interface AccessToken {
   refreshToken: string;
 }
 
+/**
+ * A loopback redirect (`http://127.0.0.1:<port>/…`, `http://[::1]:…`, `http://localhost:…`), which
+ * Google accepts on any port for desktop clients: how a developer's own program on their machine
+ * signs in to the sandbox with the sandbox client.
+ */
+export function isLoopbackRedirect(uri: string): boolean {
+  try {
+    const u = new URL(uri);
+    return u.protocol === 'http:' && ['127.0.0.1', '[::1]', 'localhost'].includes(u.hostname) && u.username === '' && u.password === '' && u.hash === '';
+  } catch {
+    return false;
+  }
+}
+
 const oauthError = (status: number, error: string, description: string): SandboxReply => ({ status, body: { error, error_description: description } });
 
 /**
@@ -71,12 +85,13 @@ export class SandboxIdentity {
   /**
    * GET …/o/oauth2/v2/auth: checks the request, then shows the consent page.
    * `redirect_uri` must be one of `registeredRedirectUris` exactly, as
-   * Google compares it: anything else gets the error page, never a redirect.
+   * Google compares it, or a loopback address (any port, as for Google's
+   * desktop clients): anything else gets the error page, never a redirect.
    */
   authorize(q: Record<string, unknown>, actionUrl: string, registeredRedirectUris: readonly string[]): SandboxReply {
     const s = (k: string) => (typeof q[k] === 'string' ? (q[k] as string) : '');
     if (s('client_id') !== SANDBOX_CLIENT_ID) return { status: 400, html: sandboxPage('Error 401: invalid_client', '<h1>Access blocked: invalid_client</h1><p>The OAuth client was not found.</p>') };
-    if (!registeredRedirectUris.includes(s('redirect_uri'))) {
+    if (!registeredRedirectUris.includes(s('redirect_uri')) && !isLoopbackRedirect(s('redirect_uri'))) {
       return { status: 400, html: sandboxPage('Error 400: redirect_uri_mismatch', '<h1>Error 400: redirect_uri_mismatch</h1><p>The redirect URI is missing or not registered for this client.</p>') };
     }
     const redirect = new URL(s('redirect_uri'));

@@ -12,12 +12,15 @@ interface StoredMessage {
   sizeEstimate: number;
   snippet: string;
   payload: GmailPart;
+  /** The message as it was received or sent (RFC 822), base64url: `format=raw` and the attachments' bytes. Absent on messages stored before it was kept. */
+  raw?: string;
   /** For search: lower-cased text, from, to, subject. */
   index: { from: string; to: string; subject: string; text: string; hasAttachment: boolean };
 }
 
 const SYSTEM_LABELS = ['INBOX', 'SENT', 'DRAFT', 'SPAM', 'TRASH', 'UNREAD', 'STARRED', 'IMPORTANT', 'CATEGORY_PERSONAL', 'CATEGORY_UPDATES'];
 const hexId = () => randomBytes(8).toString('hex');
+const attachmentIdOf = (messageId: string, partId: string) => `ANGjd${messageId}${partId.replace(/\./g, '_')}`;
 
 /**
  * The sandbox mailbox: Gmail API v1 (`users/me` of the signed-in sandbox
@@ -44,7 +47,7 @@ export class SandboxMailbox {
   /** Stores a message from raw RFC 5322 text, with its labels; returns it. */
   async deliver(email: string, raw: string, labelIds: string[], threadId?: string, at = Date.now()): Promise<StoredMessage> {
     const id = hexId();
-    const payload = parseMime(raw, (partId) => `ANGjd${id}${partId.replace(/\./g, '_')}`);
+    const payload = parseMime(raw, (partId) => attachmentIdOf(id, partId));
     const read = readPayload(payload);
     const h = (n: string) => payload.headers.find((x) => x.name.toLowerCase() === n)?.value ?? '';
     const m: StoredMessage = {
@@ -56,6 +59,7 @@ export class SandboxMailbox {
       sizeEstimate: Buffer.byteLength(raw),
       snippet: read.text.replace(/\s+/g, ' ').trim().slice(0, 140),
       payload,
+      raw: Buffer.from(raw, 'utf8').toString('base64url'),
       index: { from: h('from').toLowerCase(), to: `${h('to')} ${h('cc')}`.toLowerCase(), subject: h('subject').toLowerCase(), text: read.text.toLowerCase(), hasAttachment: read.attachments.length > 0 },
     };
     await this.db.put('sbMail', this.key(email, id), m);
@@ -155,14 +159,47 @@ export class SandboxMailbox {
     if (m === undefined) return googleError(404, 'Requested entity was not found.');
     const format = typeof q.format === 'string' ? q.format : 'full';
     if (!['full', 'metadata', 'minimal', 'raw'].includes(format)) return googleError(400, `Invalid value at 'format' (${format})`);
-    const { index: _index, payload, ...rest } = m;
+    const { index: _index, payload, raw, ...rest } = m;
     if (format === 'minimal') return { status: 200, body: rest };
+    if (format === 'raw') {
+      if (raw === undefined) return googleError(400, 'This message was stored before the sandbox kept raw messages: format=raw is not available for it');
+      return { status: 200, body: { ...rest, raw } };
+    }
     if (format === 'metadata') {
       const want = q.metadataHeaders === undefined ? undefined : (Array.isArray(q.metadataHeaders) ? q.metadataHeaders : [q.metadataHeaders]).map((x) => String(x).toLowerCase());
       const headers = payload.headers.filter((h) => want === undefined || want.includes(h.name.toLowerCase()));
       return { status: 200, body: { ...rest, payload: { partId: '', mimeType: payload.mimeType, filename: '', headers, body: { size: 0 } } } };
     }
     return { status: 200, body: { ...rest, payload } };
+  }
+
+  /** `messages.attachments.get`: the bytes of an attachment the message lists, base64url, as Gmail answers. */
+  async attachment(email: string, id: string, attachmentId: string): Promise<SandboxReply> {
+    const m = await this.db.get<StoredMessage>('sbMail', this.key(email, id));
+    if (m === undefined || m.raw === undefined) return googleError(404, 'Requested entity was not found.');
+    let found: Buffer | null = null;
+    // The ids are the ones `deliver` gave: parsing the same raw message again finds the same part.
+    parseMime(Buffer.from(m.raw, 'base64url').toString('utf8'), (partId, data) => {
+      const aid = attachmentIdOf(m.id, partId);
+      if (aid === attachmentId) found = data;
+      return aid;
+    });
+    if (found === null) return googleError(404, 'Requested entity was not found.');
+    const data = found as Buffer;
+    return { status: 200, body: { attachmentId, size: data.length, data: data.toString('base64url') } };
+  }
+
+  /** `threads.get`: the thread's messages, oldest first, in the format asked for. */
+  async thread(email: string, threadId: string, q: Record<string, unknown>): Promise<SandboxReply> {
+    const msgs = (await this.messages(email)).filter((m) => m.threadId === threadId).sort((a, b) => Number(a.internalDate) - Number(b.internalDate));
+    if (msgs.length === 0) return googleError(404, 'Requested entity was not found.');
+    const messages: unknown[] = [];
+    for (const m of msgs) {
+      const one = await this.get(email, m.id, q);
+      if (one.status !== 200) return one;
+      messages.push(one.body);
+    }
+    return { status: 200, body: { id: threadId, historyId: msgs[msgs.length - 1]!.historyId, messages } };
   }
 
   private decodeRaw(raw: unknown): string | null {

@@ -6,7 +6,7 @@ import { googleError, type SandboxReply } from './google-errors.js';
 import { SandboxIdentity } from './identity.js';
 import { SandboxMailbox } from './mailbox.js';
 import { SandboxCalendar } from './calendar.js';
-import { SandboxPayments } from './payments.js';
+import { SandboxPayments, STRIPE_API_VERSION, stripeError, stripeRequestId, type StripeAccount } from './payments.js';
 import type { SandboxOutbound } from './outbound.js';
 import type { Principal } from '../../domain/types.js';
 import { isAppError } from '../../errors.js';
@@ -16,6 +16,9 @@ export const SANDBOX_PROVIDERS_PATH = '/sandbox/providers';
 
 export const GMAIL_SCOPE = 'https://www.googleapis.com/auth/gmail.modify';
 export const CALENDAR_SCOPE = 'https://www.googleapis.com/auth/calendar';
+
+const q = (req: Request) => req.query as Record<string, unknown>;
+const b = (req: Request) => (req.body ?? {}) as Record<string, unknown>;
 
 export type FaultTarget = 'token' | 'gmail' | 'calendar' | 'stripe';
 
@@ -84,6 +87,11 @@ export class SandboxProviders {
     });
   }
 
+  /** The redirect URIs registered for the sandbox OAuth client (besides loopback ones, which any port may use). */
+  registeredRedirectUris(): string[] {
+    return this.opts.redirectUris();
+  }
+
   addFault(f: Fault): void {
     this.faults.push(f);
   }
@@ -96,102 +104,180 @@ export class SandboxProviders {
     return f;
   }
 
-  router(): Router {
+  /** Parses bodies (JSON, form) and marks every answer as the sandbox's. */
+  private base(): Router {
     const r = Router();
     r.use(express.json({ limit: '25mb' }), express.urlencoded({ extended: true, limit: '1mb' }));
     r.use((_req, res, next) => {
       res.setHeader('x-sandbox-provider', 'true');
       next();
     });
-    const send = (res: Response, out: SandboxReply) => {
-      for (const [k, v] of Object.entries(out.headers ?? {})) res.setHeader(k, v);
-      if (out.redirect !== undefined) return res.redirect(out.status, out.redirect);
-      if (out.html !== undefined) return res.status(out.status).type('html').send(out.html);
-      if (out.body === undefined) return res.status(out.status).end();
-      res.status(out.status).json(out.body);
-    };
-    const fault = (target: FaultTarget) => (_req: Request, res: Response, next: NextFunction) => {
+    return r;
+  }
+
+  private send(res: Response, out: SandboxReply): void {
+    for (const [k, v] of Object.entries(out.headers ?? {})) res.setHeader(k, v);
+    if (out.redirect !== undefined) return res.redirect(out.status, out.redirect);
+    if (out.html !== undefined) return void res.status(out.status).type('html').send(out.html);
+    if (out.body === undefined) return void res.status(out.status).end();
+    res.status(out.status).json(out.body);
+  }
+
+  private fault(target: FaultTarget) {
+    return (_req: Request, res: Response, next: NextFunction) => {
       const f = this.takeFault(target);
       if (f === undefined) return next();
       if (f.retryAfter !== undefined) res.setHeader('retry-after', String(f.retryAfter));
       if (f.garbage) return res.status(f.status).type('html').send('<html><body>502 Bad Gateway</body></html>');
-      if (target === 'stripe') return res.status(f.status).json({ error: { type: f.status === 429 ? 'rate_limit_error' : f.status === 401 ? 'invalid_request_error' : 'api_error', message: `sandbox fault ${f.status}` } });
+      if (target === 'stripe') return this.send(res, stripeError(f.status, `sandbox fault ${f.status}`, { type: f.status === 429 ? 'rate_limit_error' : f.status === 401 ? 'invalid_request_error' : 'api_error' }));
       if (target === 'token') return res.status(f.status).json({ error: f.status === 400 ? 'invalid_grant' : 'internal_failure', error_description: `sandbox fault ${f.status}` });
-      send(res, googleError(f.status, `sandbox fault ${f.status}`));
+      this.send(res, googleError(f.status, `sandbox fault ${f.status}`));
     };
-    const q = (req: Request) => req.query as Record<string, unknown>;
-    const b = (req: Request) => (req.body ?? {}) as Record<string, unknown>;
-    const wrap = (fn: (req: Request, res: Response) => Promise<SandboxReply> | SandboxReply) => async (req: Request, res: Response) => {
+  }
+
+  /** Runs a handler; a failure becomes the provider's own 500 (`failed`). */
+  private wrap(fn: (req: Request, res: Response) => Promise<SandboxReply> | SandboxReply, failed: () => SandboxReply = () => googleError(500, 'Internal error')) {
+    return async (req: Request, res: Response) => {
       try {
-        send(res, await fn(req, res));
+        this.send(res, await fn(req, res));
       } catch (err) {
         this.opts.log.error('sandbox provider failed', { err });
-        send(res, googleError(500, 'Internal error'));
+        this.send(res, failed());
       }
     };
+  }
 
-    // Identity provider (Google OAuth 2.0 shapes).
-    const authPath = '/google/o/oauth2/v2/auth';
-    r.get(authPath, wrap((req) => this.identity.authorize(q(req), `${this.opts.publicUrl()}${SANDBOX_PROVIDERS_PATH}${authPath}`, this.opts.redirectUris())));
-    r.post(authPath, wrap((req) => this.identity.decide(b(req))));
-    r.post('/google/token', fault('token'), wrap((req) => this.identity.token(b(req))));
-    r.post('/google/revoke', wrap((req) => this.identity.revoke({ ...q(req), ...b(req) })));
+  /** Google's OAuth 2.0 endpoints at `/o/oauth2/v2/auth`, `/token`, `/revoke` of `r`; `authUrl` is where the consent page posts back. */
+  private oauthRoutes(r: Router, authUrl: () => string): void {
+    const authPath = '/o/oauth2/v2/auth';
+    r.get(authPath, this.wrap((req) => this.identity.authorize(q(req), authUrl(), this.opts.redirectUris())));
+    r.post(authPath, this.wrap((req) => this.identity.decide(b(req))));
+    r.post('/token', this.fault('token'), this.wrap((req) => this.identity.token(b(req))));
+    r.post('/revoke', this.wrap((req) => this.identity.revoke({ ...q(req), ...b(req) })));
+  }
 
-    // Gmail API v1.
+  /** Gmail API v1 (`/gmail/v1/…`) and Calendar API v3 (`/calendar/v3/…`) on `r`. */
+  private googleApiRoutes(r: Router): void {
+    const authFailure = (who: null | 'scope'): SandboxReply =>
+      who === null ? googleError(401, 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.') : googleError(403, 'Request had insufficient authentication scopes.');
     const gmail = (fn: (email: string, req: Request) => Promise<SandboxReply> | SandboxReply) =>
-      wrap((req) => {
+      this.wrap((req) => {
         if (req.params.user !== 'me') return googleError(403, 'Delegation denied for the sandbox user');
         const who = this.identity.authenticate(req.headers.authorization, 'https://www.googleapis.com/auth/gmail');
-        if (who === null) return googleError(401, 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
-        if (who === 'scope') return googleError(403, 'Request had insufficient authentication scopes.');
+        if (who === null || who === 'scope') return authFailure(who);
         return fn(who.email, req);
       });
-    const g = '/google/gmail/v1/users/:user';
-    r.get(`${g}/profile`, fault('gmail'), gmail((e) => this.mailbox.profile(e)));
-    r.get(`${g}/messages`, fault('gmail'), gmail((e, req) => this.mailbox.list(e, q(req))));
-    r.post(`${g}/messages/send`, fault('gmail'), gmail((e, req) => this.mailbox.send(e, b(req))));
-    r.get(`${g}/messages/:id`, fault('gmail'), gmail((e, req) => this.mailbox.get(e, String(req.params.id), q(req))));
-    r.post(`${g}/messages/:id/modify`, fault('gmail'), gmail((e, req) => this.mailbox.modify(e, String(req.params.id), b(req))));
-    r.post(`${g}/drafts`, fault('gmail'), gmail((e, req) => this.mailbox.createDraft(e, b(req))));
-    r.get(`${g}/labels`, fault('gmail'), gmail((e) => this.mailbox.labels(e)));
+    const g = '/gmail/v1/users/:user';
+    const fg = this.fault('gmail');
+    r.get(`${g}/profile`, fg, gmail((e) => this.mailbox.profile(e)));
+    r.get(`${g}/messages`, fg, gmail((e, req) => this.mailbox.list(e, q(req))));
+    r.post(`${g}/messages/send`, fg, gmail((e, req) => this.mailbox.send(e, b(req))));
+    r.get(`${g}/messages/:id`, fg, gmail((e, req) => this.mailbox.get(e, String(req.params.id), q(req))));
+    r.get(`${g}/messages/:id/attachments/:attachmentId`, fg, gmail((e, req) => this.mailbox.attachment(e, String(req.params.id), String(req.params.attachmentId))));
+    r.post(`${g}/messages/:id/modify`, fg, gmail((e, req) => this.mailbox.modify(e, String(req.params.id), b(req))));
+    r.get(`${g}/threads/:id`, fg, gmail((e, req) => this.mailbox.thread(e, String(req.params.id), q(req))));
+    r.post(`${g}/drafts`, fg, gmail((e, req) => this.mailbox.createDraft(e, b(req))));
+    r.get(`${g}/labels`, fg, gmail((e) => this.mailbox.labels(e)));
 
-    // Google Calendar API v3.
     const cal = (fn: (email: string, req: Request) => Promise<SandboxReply> | SandboxReply) =>
-      wrap((req) => {
+      this.wrap((req) => {
         const who = this.identity.authenticate(req.headers.authorization, CALENDAR_SCOPE);
-        if (who === null) return googleError(401, 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
-        if (who === 'scope') return googleError(403, 'Request had insufficient authentication scopes.');
+        if (who === null || who === 'scope') return authFailure(who);
         return fn(who.email, req);
       });
-    const c = '/google/calendar/v3';
-    r.get(`${c}/users/me/calendarList`, fault('calendar'), cal((e) => this.calendar.calendarList(e)));
-    r.post(`${c}/freeBusy`, fault('calendar'), cal((e, req) => this.calendar.freeBusy(e, b(req))));
-    r.get(`${c}/calendars/:cal/events`, fault('calendar'), cal((e, req) => this.calendar.list(e, String(req.params.cal), q(req))));
-    r.post(`${c}/calendars/:cal/events`, fault('calendar'), cal((e, req) => this.calendar.insert(e, String(req.params.cal), b(req), q(req))));
-    r.get(`${c}/calendars/:cal/events/:id`, fault('calendar'), cal((e, req) => this.calendar.get(e, String(req.params.cal), String(req.params.id), q(req))));
-    r.patch(`${c}/calendars/:cal/events/:id`, fault('calendar'), cal((e, req) => this.calendar.patch(e, String(req.params.cal), String(req.params.id), b(req))));
-    r.delete(`${c}/calendars/:cal/events/:id`, fault('calendar'), cal((e, req) => this.calendar.remove(e, String(req.params.cal), String(req.params.id))));
+    const c = '/calendar/v3';
+    const fc = this.fault('calendar');
+    r.get(`${c}/users/me/calendarList`, fc, cal((e) => this.calendar.calendarList(e)));
+    r.post(`${c}/freeBusy`, fc, cal((e, req) => this.calendar.freeBusy(e, b(req))));
+    r.get(`${c}/calendars/:cal/events`, fc, cal((e, req) => this.calendar.list(e, String(req.params.cal), q(req))));
+    r.post(`${c}/calendars/:cal/events`, fc, cal((e, req) => this.calendar.insert(e, String(req.params.cal), b(req), q(req))));
+    r.get(`${c}/calendars/:cal/events/:id`, fc, cal((e, req) => this.calendar.get(e, String(req.params.cal), String(req.params.id), q(req))));
+    r.patch(`${c}/calendars/:cal/events/:id`, fc, cal((e, req) => this.calendar.patch(e, String(req.params.cal), String(req.params.id), b(req))));
+    r.delete(`${c}/calendars/:cal/events/:id`, fc, cal((e, req) => this.calendar.remove(e, String(req.params.cal), String(req.params.id))));
+  }
 
-    // Stripe API.
-    const stripe = (fn: (a: Parameters<SandboxPayments['account']>[0], req: Request) => Promise<SandboxReply> | SandboxReply) =>
-      wrap(async (req) => {
+  /** Stripe's API (`/v1/…`) on `r`, every answer with a `Request-Id`, unknown paths in Stripe's error shape. */
+  private stripeApiRoutes(r: Router): void {
+    r.use((req, res, next) => {
+      res.setHeader('request-id', stripeRequestId());
+      res.setHeader('stripe-version', req.get('stripe-version') ?? STRIPE_API_VERSION);
+      next();
+    });
+    const failed = () => stripeError(500, 'An unknown error occurred', { type: 'api_error' });
+    const stripe = (fn: (a: StripeAccount, req: Request) => Promise<SandboxReply> | SandboxReply) =>
+      this.wrap(async (req) => {
         const a = await this.payments.authenticate(req.headers.authorization);
         if ('status' in a) return a;
         return fn(a, req);
-      });
-    const s = '/stripe/v1';
-    r.get(`${s}/account`, fault('stripe'), stripe((a) => this.payments.account(a)));
-    r.post(`${s}/checkout/sessions`, fault('stripe'), stripe((a, req) => this.payments.createSession(a, b(req), req.get('idempotency-key'))));
-    r.get(`${s}/checkout/sessions/:id`, fault('stripe'), stripe((a, req) => this.payments.retrieve(a, String(req.params.id))));
-    r.post(`${s}/checkout/sessions/:id/expire`, fault('stripe'), stripe((a, req) => this.payments.expire(a, String(req.params.id))));
-    r.post(`${s}/webhook_endpoints`, fault('stripe'), stripe((a, req) => this.payments.createEndpoint(a, b(req))));
-    r.delete(`${s}/webhook_endpoints/:id`, fault('stripe'), stripe((a, req) => this.payments.deleteEndpoint(a, String(req.params.id))));
-    r.get('/stripe/pay/:id', wrap((req) => this.payments.checkoutPage(String(req.params.id), `${this.opts.publicUrl()}${SANDBOX_PROVIDERS_PATH}/stripe/pay/${encodeURIComponent(String(req.params.id))}`)));
-    r.post('/stripe/pay/:id', wrap((req) => this.payments.pay(String(req.params.id), b(req))));
+      }, failed);
+    const fs = this.fault('stripe');
+    const id = (req: Request) => String(req.params.id);
+    r.get('/v1/account', fs, stripe((a) => this.payments.account(a)));
+    r.post('/v1/checkout/sessions', fs, stripe((a, req) => this.payments.createSession(a, b(req), req.get('idempotency-key'))));
+    r.get('/v1/checkout/sessions', fs, stripe((a, req) => this.payments.listSessions(a, q(req))));
+    r.get('/v1/checkout/sessions/:id', fs, stripe((a, req) => this.payments.retrieve(a, id(req))));
+    r.post('/v1/checkout/sessions/:id/expire', fs, stripe((a, req) => this.payments.expire(a, id(req))));
+    r.get('/v1/payment_intents/:id', fs, stripe((a, req) => this.payments.paymentIntent(a, id(req))));
+    r.get('/v1/events', fs, stripe((a, req) => this.payments.listEvents(a, q(req))));
+    r.get('/v1/events/:id', fs, stripe((a, req) => this.payments.event(a, id(req))));
+    r.post('/v1/webhook_endpoints', fs, stripe((a, req) => this.payments.createEndpoint(a, b(req))));
+    r.get('/v1/webhook_endpoints', fs, stripe((a, req) => this.payments.listEndpoints(a, q(req))));
+    r.get('/v1/webhook_endpoints/:id', fs, stripe((a, req) => this.payments.endpoint(a, id(req))));
+    r.delete('/v1/webhook_endpoints/:id', fs, stripe((a, req) => this.payments.deleteEndpoint(a, id(req))));
+  }
 
-    // Sandbox-only controls.
-    // Anyone could otherwise make an account and have the service's own origin redirect and deliver for it.
-    r.post('/stripe/accounts', wrap(async (req) => {
+  private stripeFallbacks(r: Router): void {
+    r.use((req, res) => this.send(res, stripeError(404, `Unrecognized request URL (${req.method}: ${req.originalUrl.split('?')[0]}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`)));
+    r.use((_err: unknown, _req: Request, res: Response, _next: NextFunction) => this.send(res, stripeError(400, 'Invalid request: the body could not be read.')));
+  }
+
+  private googleFallbacks(r: Router): void {
+    r.use((req, res) => this.send(res, googleError(404, `The requested URL ${req.originalUrl.split('?')[0]} was not found on this server.`)));
+    r.use((_err: unknown, _req: Request, res: Response, _next: NextFunction) => this.send(res, googleError(400, 'Invalid JSON payload received.')));
+  }
+
+  /** The Google APIs at the root of an origin of their own: googleapis' `rootUrl`. */
+  googleApisRouter(): Router {
+    const r = this.base();
+    this.googleApiRoutes(r);
+    this.googleFallbacks(r);
+    return r;
+  }
+
+  /** Google's OAuth endpoints at the root of an origin of their own (`baseUrl`, where the consent page posts back). */
+  googleOAuthRouter(baseUrl: () => string): Router {
+    const r = this.base();
+    this.oauthRoutes(r, () => `${baseUrl()}/o/oauth2/v2/auth`);
+    this.googleFallbacks(r);
+    return r;
+  }
+
+  /** Stripe's API at the root of an origin of its own: the `stripe` client's `host`/`port`/`protocol`. */
+  stripeRouter(): Router {
+    const r = this.base();
+    this.stripeApiRoutes(r);
+    this.stripeFallbacks(r);
+    return r;
+  }
+
+  /**
+   * Everything under `/sandbox/providers` of the service (how the service's
+   * own adapters reach the sandbox): `/google/…` (OAuth and APIs),
+   * `/stripe/…` (API, checkout pages, account sign-up), `/control/…`.
+   */
+  router(): Router {
+    const r = this.base();
+    const google = Router();
+    this.oauthRoutes(google, () => `${this.opts.publicUrl()}${SANDBOX_PROVIDERS_PATH}/google/o/oauth2/v2/auth`);
+    this.googleApiRoutes(google);
+    this.googleFallbacks(google);
+    r.use('/google', google);
+
+    const stripe = Router();
+    stripe.get('/pay/:id', this.wrap((req) => this.payments.checkoutPage(String(req.params.id), `${this.opts.publicUrl()}${SANDBOX_PROVIDERS_PATH}/stripe/pay/${encodeURIComponent(String(req.params.id))}`)));
+    stripe.post('/pay/:id', this.wrap((req) => this.payments.pay(String(req.params.id), b(req))));
+    // Sandbox-only: anyone could otherwise make an account and have the service's own origin redirect and deliver for it.
+    stripe.post('/accounts', this.wrap(async (req) => {
       let principal: Principal;
       try {
         principal = await this.opts.authenticate(/^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1], req.ip);
@@ -201,7 +287,12 @@ export class SandboxProviders {
       }
       return { status: 201, body: await this.payments.createAccount(typeof b(req).name === 'string' && b(req).name !== '' ? String(b(req).name) : 'Sandbox Shop', principal.organizationId) };
     }));
-    r.post('/control/faults', wrap((req) => {
+    this.stripeApiRoutes(stripe);
+    this.stripeFallbacks(stripe);
+    r.use('/stripe', stripe);
+
+    // Sandbox-only controls.
+    r.post('/control/faults', this.wrap((req) => {
       const f = b(req);
       const target = String(f.target) as FaultTarget;
       const status = Number(f.status);
@@ -209,12 +300,11 @@ export class SandboxProviders {
       this.addFault({ target, status, count: Number.isInteger(Number(f.count)) && Number(f.count) > 0 ? Number(f.count) : 1, ...(f.retryAfter !== undefined ? { retryAfter: Number(f.retryAfter) } : {}), ...(f.garbage === true || f.garbage === 'true' ? { garbage: true } : {}) });
       return { status: 204 };
     }));
-    r.post('/control/google/users/:email/expire-tokens', wrap((req) => ({ status: 200, body: { expired: this.identity.expireAccessTokens(String(req.params.email).toLowerCase()) } })));
-    r.post('/control/google/users/:email/revoke', wrap(async (req) => ({ status: 200, body: { revoked: await this.identity.revokeUser(String(req.params.email).toLowerCase()) } })));
-    r.get('/control/stats', wrap(() => ({ status: 200, body: { refreshGrants: this.identity.refreshGrants } })));
+    r.post('/control/google/users/:email/expire-tokens', this.wrap((req) => ({ status: 200, body: { expired: this.identity.expireAccessTokens(String(req.params.email).toLowerCase()) } })));
+    r.post('/control/google/users/:email/revoke', this.wrap(async (req) => ({ status: 200, body: { revoked: await this.identity.revokeUser(String(req.params.email).toLowerCase()) } })));
+    r.get('/control/stats', this.wrap(() => ({ status: 200, body: { refreshGrants: this.identity.refreshGrants } })));
 
-    r.use((req, res) => send(res, googleError(404, `The sandbox providers have no ${req.method} ${req.path}`)));
-    r.use((_err: unknown, _req: Request, res: Response, _next: NextFunction) => send(res, googleError(400, 'The request body could not be read')));
+    this.googleFallbacks(r);
     return r;
   }
 }

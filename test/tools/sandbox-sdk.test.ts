@@ -1,0 +1,339 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Stripe from 'stripe';
+import { gmail as gmailApi } from '@googleapis/gmail';
+import { calendar as calendarApi } from '@googleapis/calendar';
+import { CodeChallengeMethod, OAuth2Client } from 'google-auth-library';
+import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
+import { fieldProblems } from './provider-fields.js';
+
+/*
+ * The sandboxes as a developer meets them: the providers' official clients,
+ * configured with nothing but their documented base-URL options and the
+ * credentials `GET /sandbox` hands out. Every object the sandboxes return is
+ * held to the field lists of the clients' own typings
+ * (test/fixtures/provider-fields.json).
+ */
+
+interface Directory {
+  graph: string;
+  google: string;
+  googleOAuth: string;
+  stripe: string;
+  credentials?: any;
+}
+
+/** Signs in on the sandbox consent page as `email` and returns the `code` the redirect carries. */
+async function consent(authUrl: string, email: string): Promise<URL> {
+  const page = await (await fetch(authUrl)).text();
+  const action = /<form method="post" action="([^"]+)"/.exec(page)?.[1]?.replace(/&amp;/g, '&');
+  const request = /name="request" value="([^"]+)"/.exec(page)?.[1];
+  if (action === undefined || request === undefined) throw new Error(`no consent form: ${page.slice(0, 300)}`);
+  const r = await fetch(action, { method: 'POST', body: new URLSearchParams({ request, email, decision: 'approve' }), redirect: 'manual' });
+  expect(r.status).toBe(302);
+  return new URL(r.headers.get('location')!);
+}
+
+describe('the sandboxes driven by the official clients, by base URL only', () => {
+  let svc: TestService;
+  let a: TestOrg;
+  let b: TestOrg;
+  let dir: Directory;
+  let stripeA: Stripe;
+  let stripeB: Stripe;
+  let receiver: Server;
+  const received: { signature: string; body: string }[] = [];
+
+  beforeAll(async () => {
+    // The webhook receiver of the developer's app runs on this machine.
+    svc = await startTestService({ env: { WEBHOOK_ALLOW_LOOPBACK: 'true' } });
+    a = await svc.createOrg('A');
+    b = await svc.createOrg('B');
+    receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        received.push({ signature: String(req.headers['stripe-signature']), body });
+        res.end('{}');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    dir = (await (await fetch(`${svc.url}/sandbox`)).json()) as Directory;
+    const stripeFor = async (key: string, name: string) => {
+      const account = (await (await fetch(`${svc.url}/sandbox/providers/stripe/accounts`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ name }) })).json()) as { api_key: string };
+      const u = new URL(dir.stripe);
+      return new Stripe(account.api_key, { host: u.hostname, port: Number(u.port), protocol: 'http', maxNetworkRetries: 0 });
+    };
+    stripeA = await stripeFor(a.adminKey, 'Lid Shop');
+    stripeB = await stripeFor(b.adminKey, 'Other Shop');
+  });
+  afterAll(async () => {
+    await new Promise((r) => receiver?.close(r));
+    await svc?.close();
+  });
+
+  it('GET /sandbox: the four base URLs at the roots of origins of their own; with an API key the credentials', async () => {
+    for (const k of ['graph', 'google', 'googleOAuth', 'stripe'] as const) expect(dir[k]).toMatch(/^http:\/\/localhost:\d+$/);
+    expect(new Set([dir.graph, dir.google, dir.googleOAuth, dir.stripe]).size).toBe(4);
+    expect(dir.credentials).toBeUndefined();
+    const withKey = (await svc.call('GET', '/sandbox', { key: a.adminKey })).body;
+    expect(withKey.credentials.googleOAuth).toMatchObject({ clientId: expect.any(String), clientSecret: expect.any(String) });
+    expect(withKey.credentials.stripe.createAccount.url).toBe(`${svc.running.url}/sandbox/providers/stripe/accounts`);
+    expect((await svc.call('GET', '/sandbox', { key: 'sk_not_a_key' })).status).toBe(401);
+  });
+
+  describe('Stripe (stripe with host, port and protocol)', () => {
+    it('account: every field Stripe always returns; Request-Id req_… on the answer', async () => {
+      const account = await stripeA.accounts.retrieveCurrent();
+      expect(fieldProblems('stripe', 'account', account)).toEqual([]);
+      expect(account).toMatchObject({ object: 'account', type: 'standard', details_submitted: true, payouts_enabled: true, email: expect.stringContaining('@') });
+      expect(account.lastResponse.requestId).toMatch(/^req_[A-Za-z0-9]{14}$/);
+    });
+
+    it('checkout session: create, retrieve, list, expire; complete objects; metadata kept', async () => {
+      const created = await stripeA.checkout.sessions.create({
+        mode: 'payment',
+        line_items: [{ quantity: 2, price_data: { currency: 'eur', unit_amount: 1250, product_data: { name: 'Replacement lid' } } }],
+        success_url: 'https://shop.example/thanks?session={CHECKOUT_SESSION_ID}',
+        metadata: { order: '1042' },
+        locale: 'de',
+      });
+      expect(fieldProblems('stripe', 'checkout.session', created)).toEqual([]);
+      expect(created).toMatchObject({ object: 'checkout.session', status: 'open', payment_status: 'unpaid', amount_total: 2500, metadata: { order: '1042' }, locale: 'de', ui_mode: 'hosted', payment_method_types: ['card'] });
+      const again = await stripeA.checkout.sessions.retrieve(created.id);
+      expect(again.id).toBe(created.id);
+      expect(fieldProblems('stripe', 'checkout.session', again)).toEqual([]);
+      expect((await stripeA.checkout.sessions.list({ limit: 1 })).data.map((s) => s.id)).toEqual([created.id]);
+      const expired = await stripeA.checkout.sessions.expire(created.id);
+      expect(expired).toMatchObject({ status: 'expired', url: null });
+      expect(fieldProblems('stripe', 'checkout.session', expired)).toEqual([]);
+    });
+
+    it('webhook endpoint: create (description and metadata kept) and list; a paid session → its payment intent and its event, retrievable, signed webhook the SDK verifies', async () => {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/stripe`;
+      const endpoint = await stripeA.webhookEndpoints.create({ url, enabled_events: ['checkout.session.completed'], description: 'orders', metadata: { team: 'support' } });
+      expect(fieldProblems('stripe', 'webhook_endpoint', endpoint)).toEqual([]);
+      expect(endpoint).toMatchObject({ description: 'orders', metadata: { team: 'support' }, livemode: false, secret: expect.stringMatching(/^whsec_/) });
+      const listed = await stripeA.webhookEndpoints.list();
+      expect(listed.data.map((e) => e.id)).toEqual([endpoint.id]);
+      expect(listed.data[0]!.secret).toBeUndefined();
+      expect(fieldProblems('stripe', 'webhook_endpoint', listed.data[0])).toEqual([]);
+
+      const session = await stripeA.checkout.sessions.create({ mode: 'payment', line_items: [{ quantity: 1, price_data: { currency: 'eur', unit_amount: 900, product_data: { name: 'Mug' } } }] });
+      // The customer pays on the sandbox's checkout page.
+      const page = await (await fetch(session.url!)).text();
+      const action = /<form method="post" action="([^"]+)"/.exec(page)![1]!.replace(/&amp;/g, '&');
+      expect((await fetch(action, { method: 'POST', body: new URLSearchParams({ email: 'ada@example.com', card: '4242424242424242' }) })).status).toBe(200);
+
+      const paid = await stripeA.checkout.sessions.retrieve(session.id);
+      expect(paid).toMatchObject({ status: 'complete', payment_status: 'paid', customer_details: { email: 'ada@example.com' } });
+      expect(fieldProblems('stripe', 'checkout.session', paid)).toEqual([]);
+      const intent = await stripeA.paymentIntents.retrieve(paid.payment_intent as string);
+      expect(fieldProblems('stripe', 'payment_intent', intent)).toEqual([]);
+      expect(intent).toMatchObject({ id: paid.payment_intent, status: 'succeeded', amount: 900, amount_received: 900, currency: 'eur', receipt_email: 'ada@example.com' });
+
+      const events = await stripeA.events.list({ type: 'checkout.session.completed' });
+      expect(events.data).toHaveLength(1);
+      const event = await stripeA.events.retrieve(events.data[0]!.id);
+      expect(fieldProblems('stripe', 'event', event)).toEqual([]);
+      expect(event).toMatchObject({ type: 'checkout.session.completed', request: { id: null, idempotency_key: null }, data: { object: { id: session.id, payment_status: 'paid' } } });
+
+      expect(received).toHaveLength(1);
+      const delivered = stripeA.webhooks.constructEvent(received[0]!.body, received[0]!.signature, endpoint.secret!);
+      expect(delivered.id).toBe(event.id);
+    });
+
+    it("another account's objects answer 404 (resource_missing), never its data", async () => {
+      const mine = await stripeA.checkout.sessions.list({ limit: 100 });
+      const paid = mine.data.find((s) => s.payment_status === 'paid')!;
+      for (const call of [() => stripeB.checkout.sessions.retrieve(paid.id), () => stripeB.paymentIntents.retrieve(paid.payment_intent as string), () => stripeB.events.retrieve((mine.data[0] as any).id.replace('cs_', 'evt_'))]) {
+        await expect(call()).rejects.toMatchObject({ type: 'StripeInvalidRequestError', statusCode: 404 });
+      }
+      expect((await stripeB.events.list()).data).toEqual([]);
+      expect((await stripeB.webhookEndpoints.list()).data).toEqual([]);
+      expect((await stripeB.checkout.sessions.list()).data).toEqual([]);
+    });
+
+    it('an unknown path answers in Stripe\'s error shape: the SDK raises its typed error with the request id', async () => {
+      const err = await stripeA.rawRequest('GET', '/v1/not_a_resource').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
+      expect(err).toMatchObject({ statusCode: 404, type: 'StripeInvalidRequestError', requestId: expect.stringMatching(/^req_/) });
+      expect((err as Error).message).toContain('Unrecognized request URL');
+      const raw = await fetch(`${dir.stripe}/nothing/here`);
+      expect(raw.headers.get('request-id')).toMatch(/^req_/);
+      expect(await raw.json()).toEqual({ error: { type: 'invalid_request_error', message: expect.stringContaining('Unrecognized request URL') } });
+    });
+  });
+
+  describe('Google (google-auth-library endpoints, googleapis rootUrl)', () => {
+    let oauth: OAuth2Client;
+
+    it('OAuth: authorization code with PKCE exchanged by google-auth-library at the sandbox endpoints (loopback redirect URI)', async () => {
+      const creds = (await svc.call('GET', '/sandbox', { key: a.adminKey })).body.credentials.googleOAuth;
+      oauth = new OAuth2Client({
+        clientId: creds.clientId,
+        clientSecret: creds.clientSecret,
+        redirectUri: 'http://127.0.0.1:8765/oauth2callback',
+        endpoints: { oauth2AuthBaseUrl: `${dir.googleOAuth}/o/oauth2/v2/auth`, oauth2TokenUrl: `${dir.googleOAuth}/token`, oauth2RevokeUrl: `${dir.googleOAuth}/revoke` },
+      });
+      const { codeVerifier, codeChallenge } = await oauth.generateCodeVerifierAsync();
+      const authUrl = oauth.generateAuthUrl({ access_type: 'offline', scope: creds.scopes, state: 'st-1', code_challenge_method: CodeChallengeMethod.S256, code_challenge: codeChallenge! });
+      const back = await consent(authUrl, 'dev@example.com');
+      expect(back.origin + back.pathname).toBe('http://127.0.0.1:8765/oauth2callback');
+      expect(back.searchParams.get('state')).toBe('st-1');
+      const { tokens } = await oauth.getToken({ code: back.searchParams.get('code')!, codeVerifier });
+      expect(tokens).toMatchObject({ access_token: expect.stringMatching(/^ya29\./), refresh_token: expect.any(String), token_type: 'Bearer' });
+      oauth.setCredentials(tokens);
+    });
+
+    it('Gmail: profile, messages list/get (full and raw), attachments.get, send', async () => {
+      const gmail = gmailApi({ version: 'v1', auth: oauth, rootUrl: `${dir.google}/` });
+      const profile = (await gmail.users.getProfile({ userId: 'me' })).data;
+      expect(profile).toMatchObject({ emailAddress: 'dev@example.com', messagesTotal: 3 });
+      expect(fieldProblems('gmail', 'Profile', profile)).toEqual([]);
+      const list = (await gmail.users.messages.list({ userId: 'me', q: 'has:attachment' })).data;
+      expect(fieldProblems('gmail', 'ListMessagesResponse', list)).toEqual([]);
+      expect(list.messages).toHaveLength(1);
+      const id = list.messages![0]!.id!;
+      const full = (await gmail.users.messages.get({ userId: 'me', id })).data;
+      expect(fieldProblems('gmail', 'Message', full)).toEqual([]);
+      for (const f of ['id', 'threadId', 'labelIds', 'snippet', 'payload', 'sizeEstimate', 'historyId', 'internalDate']) expect(full, f).toHaveProperty(f);
+      const raw = (await gmail.users.messages.get({ userId: 'me', id, format: 'raw' })).data;
+      expect(raw.payload).toBeUndefined();
+      const rfc822 = Buffer.from(raw.raw!, 'base64url').toString('utf8');
+      expect(rfc822).toMatch(/^From: Billing <billing@example.com>\r\n/);
+      expect(rfc822).toContain('Content-Disposition: attachment; filename="receipt-11.pdf"');
+      const part = full.payload!.parts!.find((p) => p.filename === 'receipt-11.pdf')!;
+      const attachment = (await gmail.users.messages.attachments.get({ userId: 'me', messageId: id, id: part.body!.attachmentId! })).data;
+      expect(fieldProblems('gmail', 'MessagePartBody', attachment)).toEqual([]);
+      expect(Buffer.from(attachment.data!, 'base64url').toString()).toBe('%PDF-1.4 sandbox receipt');
+      expect(attachment.size).toBe(part.body!.size);
+      await expect(gmail.users.messages.attachments.get({ userId: 'me', messageId: id, id: 'ANGjdnot-listed' })).rejects.toMatchObject({ status: 404 });
+
+      const mail = ['To: someone@example.com', 'Subject: Hello from the SDK', 'Content-Type: text/plain; charset="UTF-8"', '', 'Sent through @googleapis/gmail.'].join('\r\n');
+      const sent = (await gmail.users.messages.send({ userId: 'me', requestBody: { raw: Buffer.from(mail).toString('base64url') } })).data;
+      expect(sent.labelIds).toContain('SENT');
+      const back = (await gmail.users.messages.get({ userId: 'me', id: sent.id!, format: 'raw' })).data;
+      expect(Buffer.from(back.raw!, 'base64url').toString()).toContain('Subject: Hello from the SDK');
+      const thread = (await gmail.users.threads.get({ userId: 'me', id: sent.threadId! })).data;
+      expect(fieldProblems('gmail', 'Thread', thread)).toEqual([]);
+      expect(thread.messages!.map((m) => m.id)).toEqual([sent.id]);
+    });
+
+    it('Calendar: events insert and list', async () => {
+      const calendar = calendarApi({ version: 'v3', auth: oauth, rootUrl: `${dir.google}/` });
+      const start = new Date(Date.now() + 86_400_000);
+      start.setUTCMinutes(0, 0, 0);
+      const inserted = (await calendar.events.insert({ calendarId: 'primary', requestBody: { summary: 'Call about order 1042', start: { dateTime: start.toISOString() }, end: { dateTime: new Date(start.getTime() + 1_800_000).toISOString() } } })).data;
+      expect(fieldProblems('calendar', 'Event', inserted)).toEqual([]);
+      expect(inserted).toMatchObject({ summary: 'Call about order 1042', status: 'confirmed' });
+      const events = (await calendar.events.list({ calendarId: 'primary', timeMin: new Date().toISOString(), singleEvents: true, orderBy: 'startTime' })).data;
+      expect(fieldProblems('calendar', 'Events', events)).toEqual([]);
+      expect(events.items!.map((e) => e.id)).toContain(inserted.id);
+      for (const e of events.items!) expect(fieldProblems('calendar', 'Event', e)).toEqual([]);
+    });
+
+    it("unknown paths answer in Google's error shape; another user's token does not reach this mailbox", async () => {
+      const r = await fetch(`${dir.google}/gmail/v1/users/me/nothing`, { headers: { authorization: `Bearer ${oauth.credentials.access_token}` } });
+      expect(r.status).toBe(404);
+      expect(await r.json()).toMatchObject({ error: { code: 404, status: 'NOT_FOUND', errors: [expect.objectContaining({ reason: 'notFound' })] } });
+      expect((await fetch(`${dir.googleOAuth}/nothing`)).status).toBe(404);
+      // Someone else signs in: their mailbox is their own.
+      const other = new OAuth2Client({ clientId: oauth._clientId, clientSecret: oauth._clientSecret, redirectUri: 'http://localhost:9/cb', endpoints: { oauth2AuthBaseUrl: `${dir.googleOAuth}/o/oauth2/v2/auth`, oauth2TokenUrl: `${dir.googleOAuth}/token` } });
+      const { codeVerifier, codeChallenge } = await other.generateCodeVerifierAsync();
+      const back = await consent(other.generateAuthUrl({ scope: ['https://www.googleapis.com/auth/gmail.modify'], code_challenge_method: CodeChallengeMethod.S256, code_challenge: codeChallenge! }), 'someone@example.com');
+      other.setCredentials((await other.getToken({ code: back.searchParams.get('code')!, codeVerifier })).tokens);
+      const theirs = gmailApi({ version: 'v1', auth: other, rootUrl: `${dir.google}/` });
+      const mine = gmailApi({ version: 'v1', auth: oauth, rootUrl: `${dir.google}/` });
+      const mail = ['To: someone@example.com', 'Subject: Second hello', '', 'Now that you have a sandbox mailbox.'].join('\r\n');
+      const sent = (await mine.users.messages.send({ userId: 'me', requestBody: { raw: Buffer.from(mail).toString('base64url') } })).data;
+      const inbox = (await theirs.users.messages.list({ userId: 'me', q: 'subject:"Second hello"' })).data;
+      // Their own copy, delivered to their mailbox: not the sender's message.
+      expect(inbox.messages).toHaveLength(1);
+      expect(inbox.messages![0]!.id).not.toBe(sent.id);
+      await expect(theirs.users.messages.get({ userId: 'me', id: sent.id! })).rejects.toMatchObject({ status: 404 });
+      expect((await mine.users.messages.list({ userId: 'me', q: 'subject:"Second hello"' })).data.messages!.map((m) => m.id)).toEqual([sent.id]);
+    });
+  });
+
+  describe('the chat network (a Cloud API client with its Graph base URL)', () => {
+    it('sends reaction, location, contacts and interactive lists; media info has file_size as a string; Graph errors and request headers', async () => {
+      const creds = (await svc.call('GET', '/sandbox', { key: a.adminKey })).body.credentials.graph;
+      expect(creds.channels).toEqual([]);
+      const channel = (await svc.call('POST', '/v1/channels', { key: a.adminKey, body: { kind: 'whatsapp_cloud', name: 'Sandbox', network: 'sandbox' } })).body;
+      const [ch] = (await svc.call('GET', '/sandbox', { key: a.adminKey })).body.credentials.graph.channels;
+      expect(ch).toMatchObject({ channelId: channel.id, phoneNumberId: channel.phoneNumberId, accessToken: expect.stringMatching(/^EAA/) });
+      expect((await svc.call('GET', '/sandbox', { key: b.adminKey })).body.credentials.graph.channels).toEqual([]);
+
+      const graph = (path: string, init: { method?: string; body?: unknown; token?: string } = {}) =>
+        fetch(`${dir.graph}/v21.0/${path}`, { method: init.method ?? 'GET', headers: { authorization: `Bearer ${init.token ?? ch.accessToken}`, 'content-type': 'application/json' }, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+      const send = (message: Record<string, unknown>) => graph(`${ch.phoneNumberId}/messages`, { method: 'POST', body: { messaging_product: 'whatsapp', to: '4915112345678', ...message } });
+      // The customer writes first (the window opens).
+      const hello = await svc.call('POST', `/v1/sandbox/channels/${channel.id}/customers/4915112345678/media`, { key: a.adminKey, body: { kind: 'image', mimeType: 'image/png', data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==' } });
+      expect(hello.status).toBe(201);
+      const phone = (await svc.call('GET', `/v1/sandbox/channels/${channel.id}/customers/4915112345678/messages`, { key: a.adminKey })).body.messages;
+      const mediaId = phone[0].media.id as string;
+      const media = await graph(mediaId);
+      expect(media.headers.get('x-fb-trace-id')).toBeTruthy();
+      expect(media.headers.get('x-fb-request-id')).toBeTruthy();
+      expect(media.headers.get('facebook-api-version')).toBe('v21.0');
+      const info = (await media.json()) as Record<string, unknown>;
+      expect(info).toEqual({ messaging_product: 'whatsapp', url: expect.stringMatching(new RegExp(`^${dir.graph}/files/`)), mime_type: 'image/png', sha256: expect.any(String), file_size: expect.stringMatching(/^\d+$/), id: mediaId });
+
+      const accepted = [
+        { type: 'reaction', reaction: { message_id: phone[0].id, emoji: '👍' } },
+        { type: 'reaction', reaction: { message_id: phone[0].id, emoji: '' } },
+        { type: 'location', location: { latitude: 52.52, longitude: 13.405, name: 'Shop', address: 'Alexanderplatz 1, Berlin' } },
+        { type: 'contacts', contacts: [{ name: { formatted_name: 'Ada Lovelace', first_name: 'Ada' }, phones: [{ phone: '+49 151 1234567', type: 'WORK', wa_id: '491511234567' }], emails: [{ email: 'ada@example.com', type: 'WORK' }] }] },
+        { type: 'interactive', interactive: { type: 'list', body: { text: 'Pick a slot' }, action: { button: 'Slots', sections: [{ title: 'Tomorrow', rows: [{ id: 'am', title: 'Morning' }, { id: 'pm', title: 'Afternoon', description: '14-17h' }] }] } } },
+        { type: 'interactive', interactive: { type: 'cta_url', body: { text: 'Track your parcel' }, action: { name: 'cta_url', parameters: { display_text: 'Track', url: 'https://shop.example/track/1042' } } } },
+        { type: 'interactive', interactive: { type: 'location_request_message', body: { text: 'Where should we deliver?' }, action: { name: 'send_location' } } },
+      ];
+      for (const m of accepted) {
+        const r = await send(m);
+        expect(r.status, JSON.stringify(m)).toBe(200);
+        expect(((await r.json()) as any).messages[0].id).toMatch(/^wamid\./);
+      }
+      const shown = (await svc.call('GET', `/v1/sandbox/channels/${channel.id}/customers/4915112345678/messages`, { key: a.adminKey })).body.messages;
+      expect(shown.map((m: { type: string }) => m.type)).toEqual(['image', 'reaction', 'reaction', 'location', 'contacts', 'interactive', 'interactive', 'interactive']);
+      expect(shown[3].text).toContain('Alexanderplatz 1, Berlin');
+      expect(shown[4].text).toContain('Ada Lovelace');
+
+      const refused = [
+        { type: 'reaction', reaction: { emoji: '👍' } },
+        { type: 'reaction', reaction: { message_id: phone[0].id, emoji: 'not an emoji' } },
+        { type: 'location', location: { latitude: 95, longitude: 13 } },
+        { type: 'contacts', contacts: [{ name: { first_name: 'Ada' } }] },
+        { type: 'contacts', contacts: [] },
+        { type: 'interactive', interactive: { type: 'list', body: { text: 'x' }, action: { button: 'Slots', sections: [{ rows: Array.from({ length: 11 }, (_, i) => ({ id: `r${i}`, title: `Row ${i}` })) }] } } },
+      ];
+      for (const m of refused) {
+        const r = await send(m);
+        expect(r.status, JSON.stringify(m)).toBe(400);
+        expect(((await r.json()) as any).error).toMatchObject({ type: 'OAuthException', code: expect.any(Number), fbtrace_id: expect.any(String) });
+      }
+      // Another organization's channel token does not reach this number.
+      const other = (await svc.call('POST', '/v1/channels', { key: b.adminKey, body: { kind: 'whatsapp_cloud', name: 'B', network: 'sandbox' } })).body;
+      const [otherCh] = (await svc.call('GET', '/sandbox', { key: b.adminKey })).body.credentials.graph.channels;
+      expect(otherCh.channelId).toBe(other.id);
+      const crossed = await graph(`${ch.phoneNumberId}/messages`, { method: 'POST', token: otherCh.accessToken, body: { messaging_product: 'whatsapp', to: '4915112345678', type: 'text', text: { body: 'hi' } } });
+      expect(crossed.status).toBe(400);
+      expect(((await crossed.json()) as any).error).toMatchObject({ code: 100, error_subcode: 33 });
+      const unknown = await fetch(`${dir.graph}/v21.0/${ch.phoneNumberId}/nothing`, { headers: { authorization: `Bearer ${ch.accessToken}` } });
+      expect(unknown.status).toBe(400);
+      expect(((await unknown.json()) as any).error).toMatchObject({ type: 'OAuthException', code: 100 });
+    });
+  });
+});
+
+describe('the field check itself', () => {
+  it('names a missing always-present field, a nested one, and a field the definition does not have', () => {
+    expect(fieldProblems('stripe', 'account', { id: 'acct_1', object: 'account', charges_enabled: true, details_submitted: true, email: null, payouts_enabled: true, type: 'standard' })).toEqual([]);
+    expect(fieldProblems('stripe', 'account', { id: 'acct_1', object: 'account', charges_enabled: true, details_submitted: true, email: null, type: 'standard', colour: 'red' })).toEqual(['unknown colour', 'missing payouts_enabled']);
+    expect(fieldProblems('stripe', 'event', { id: 'evt_1', object: 'event', api_version: null, created: 1, livemode: false, pending_webhooks: 0, request: { id: null }, type: 'checkout.session.completed', data: { object: { id: 'cs_1' } } })).toEqual(
+      expect.arrayContaining(['missing request.idempotency_key', 'missing data.object.payment_status']),
+    );
+    expect(fieldProblems('gmail', 'Message', { id: 'm1', rawBody: 'x' })).toEqual(['unknown rawBody']);
+  });
+});
