@@ -25,6 +25,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FREE_SANDBOX_PORTS } from '../process/launch.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -140,7 +141,7 @@ describe('the README and docs run as printed', () => {
     const port = await freePort();
     service = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: root,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(work, 'data'), LOG_LEVEL: 'warn', SANDBOX_STATUS_DELAY_MS: '20' },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: join(work, 'data'), LOG_LEVEL: 'warn', SANDBOX_STATUS_DELAY_MS: '20', ...FREE_SANDBOX_PORTS },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     service.stdout!.on('data', (d: Buffer) => (banner += d.toString()));

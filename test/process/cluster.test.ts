@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startNats, startPostgres, startRedis, type PostgresProcess, type ServerProcess } from '../harness/servers.js';
 import { clusterEnv } from '../harness/use-servers.js';
+import { FREE_SANDBOX_PORTS } from './launch.js';
 
 /**
  * The docker-compose topology, with processes: real redis-server and
@@ -63,6 +64,7 @@ describe('three service processes on shared Redis and NATS', () => {
           OPERATOR_TOKEN: OPERATOR,
           SECRETS_KEY: 'b'.repeat(64),
           SANDBOX_NETWORK: 'true',
+          ...FREE_SANDBOX_PORTS,
           WEBHOOK_ALLOW_LOOPBACK: 'true',
           LOG_LEVEL: 'warn',
         },

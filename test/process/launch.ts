@@ -1,8 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 
-/** The real entry point (`src/main.ts` through tsx) as a child process, its stdout and stderr collected. */
+/** The sandboxes' own origins on free ports: processes started side by side must not all take the fixed defaults. */
+export const FREE_SANDBOX_PORTS = { SANDBOX_GRAPH_PORT: '0', SANDBOX_GOOGLE_PORT: '0', SANDBOX_GOOGLE_OAUTH_PORT: '0', SANDBOX_STRIPE_PORT: '0' };
+
+/** The real entry point (`src/main.ts` through tsx) as a child process, its stdout and stderr collected; the sandboxes on free ports unless `env` says otherwise. */
 export function launch(env: Record<string, string>): { proc: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { PATH: process.env.PATH, ...FREE_SANDBOX_PORTS, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));

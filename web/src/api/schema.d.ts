@@ -508,6 +508,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The sandboxes' base URLs (each at the root of an origin of its own, for the providers' official clients); with `Authorization: Bearer <API key>`, the credentials to use them */
+        get: operations["getSandboxes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys": {
         parameters: {
             query?: never;
@@ -7999,6 +8016,133 @@ export interface operations {
                             [key: string]: string;
                         };
                         status: string;
+                    };
+                };
+            };
+        };
+    };
+    getSandboxes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description base URLs, and credentials when an API key was given */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "graph": "graph example",
+                     *       "google": "google example",
+                     *       "googleOAuth": "google oauth example",
+                     *       "stripe": "stripe example",
+                     *       "credentials": {
+                     *         "googleOAuth": {
+                     *           "clientId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "clientSecret": "client secret example",
+                     *           "redirectUris": [
+                     *             "redirect uris example"
+                     *           ],
+                     *           "loopbackRedirectUris": "loopback redirect uris example",
+                     *           "scopes": [
+                     *             "tickets:read"
+                     *           ]
+                     *         },
+                     *         "stripe": {
+                     *           "keyPrefix": "key prefix example",
+                     *           "createAccount": {
+                     *             "method": "POST",
+                     *             "url": "https://example.com/hooks/switchboard",
+                     *             "authorization": "authorization example",
+                     *             "body": "Hi Ann, your order #1042 has shipped."
+                     *           }
+                     *         },
+                     *         "graph": {
+                     *           "apiVersion": "api version example",
+                     *           "channels": [
+                     *             {
+                     *               "channelId": "ch_Q8wLr3VnT5kZx2Hb",
+                     *               "name": "Ann Example",
+                     *               "phoneNumberId": "106540352242922",
+                     *               "businessAccountId": "102290129340398",
+                     *               "accessToken": "EAAJB4x9Zk2qLm7Pt3Vn"
+                     *             }
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description with an API key: the sandbox OAuth client, how to get a sandbox Stripe key, and the Graph access token of each of the organization's sandbox channels */
+                        credentials?: {
+                            googleOAuth?: {
+                                clientId: string;
+                                clientSecret: string;
+                                loopbackRedirectUris: string;
+                                redirectUris: string[];
+                                scopes: string[];
+                            };
+                            graph?: {
+                                apiVersion: string;
+                                channels: {
+                                    accessToken: string;
+                                    businessAccountId: string;
+                                    channelId: string;
+                                    name: string;
+                                    phoneNumberId: string;
+                                }[];
+                            };
+                            stripe?: {
+                                createAccount: {
+                                    authorization: string;
+                                    body: string;
+                                    /** @constant */
+                                    method: "POST";
+                                    url: string;
+                                };
+                                keyPrefix: string;
+                            };
+                        };
+                        /** @description the sandbox Google APIs (Gmail v1, Calendar v3): googleapis' rootUrl (null when that sandbox is off, or this node does not listen yet) */
+                        google: string | null;
+                        /** @description the sandbox Google OAuth 2.0 endpoints: /o/oauth2/v2/auth, /token, /revoke (google-auth-library's endpoints) (null when that sandbox is off, or this node does not listen yet) */
+                        googleOAuth: string | null;
+                        /** @description the sandbox chat network's Graph API: a Cloud API client's Graph base URL (paths /v21.0/{phone-number-id}/messages …) (null when that sandbox is off, or this node does not listen yet) */
+                        graph: string | null;
+                        /** @description the sandbox Stripe API: the stripe client's protocol, host and port (null when that sandbox is off, or this node does not listen yet) */
+                        stripe: string | null;
+                    };
+                };
+            };
+            /** @description an Authorization header that is not a valid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "an Authorization header that is not a valid API key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
                     };
                 };
             };
