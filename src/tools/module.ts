@@ -123,6 +123,7 @@ export class ConnectedTools {
           log: deps.log.child({ component: 'sandbox-providers' }),
           publicUrl,
           redirectUris: () => [`${publicUrl()}${OAUTH_CALLBACK_PATH}`],
+          serviceOrigins: () => [publicUrl(), ...(opened.tools?.selfUrl == null ? [] : [opened.tools.selfUrl])],
           authenticate: deps.authenticate,
           outbound,
           tokenTtlSeconds: config.SANDBOX_TOOLS_TOKEN_TTL_S,

@@ -114,6 +114,26 @@ const directorySchema = z.object({
     })
     .optional()
     .describe("with an API key: the sandbox OAuth client, how to get a sandbox Stripe key, and the Graph access token of each of the organization's sandbox channels"),
+}).meta({
+  examples: [
+    {
+      graph: 'http://localhost:12110',
+      google: 'http://localhost:12120',
+      googleOAuth: 'http://localhost:12121',
+      stripe: 'http://localhost:12111',
+      credentials: {
+        googleOAuth: {
+          clientId: 'switchboard-sandbox.apps.sandbox.local',
+          clientSecret: 'Hn3vX0cY7qL2mB9sT4wK8pR1zD6fG5jA',
+          redirectUris: ['http://localhost:3000/v1/tools/oauth/callback'],
+          loopbackRedirectUris: 'any http://127.0.0.1:<port>/… or http://localhost:<port>/… (as Google allows for desktop clients)',
+          scopes: ['https://www.googleapis.com/auth/gmail.modify', 'https://www.googleapis.com/auth/calendar'],
+        },
+        stripe: { keyPrefix: 'sk_test_sbx_', createAccount: { method: 'POST', url: 'http://localhost:3000/sandbox/providers/stripe/accounts', authorization: 'Bearer <an API key of your organization>', body: '{"name":"My Shop"} (optional): the answer carries api_key' } },
+        graph: { apiVersion: 'v21.0', channels: [{ channelId: 'ch_01J9Z3Q4R5S6T7V8W9X0Y1Z2A3', name: 'Sandbox WhatsApp', phoneNumberId: '106540352242922', businessAccountId: '102290129340398', accessToken: 'EAASBXq1w2e3r4t5y6u7i8o9p0a1s2d3f4g5h6j7k8l9' }] },
+      },
+    },
+  ],
 });
 
 /** `GET /sandbox`: where the sandboxes answer (public), and with an API key the organization's credentials for them. */

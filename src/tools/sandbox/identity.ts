@@ -43,12 +43,17 @@ interface AccessToken {
 /**
  * A loopback redirect (`http://127.0.0.1:<port>/…`, `http://[::1]:…`, `http://localhost:…`), which
  * Google accepts on any port for desktop clients: how a developer's own program on their machine
- * signs in to the sandbox with the sandbox client.
+ * signs in to the sandbox with the sandbox client. Not on the port of a loopback origin of the
+ * service itself (`serviceOrigins`): codes for the service go only to its registered URI.
  */
-export function isLoopbackRedirect(uri: string): boolean {
+export function isLoopbackRedirect(uri: string, serviceOrigins: readonly string[] = []): boolean {
+  const loopback = (u: URL) => ['127.0.0.1', '[::1]', 'localhost'].includes(u.hostname);
   try {
     const u = new URL(uri);
-    return u.protocol === 'http:' && ['127.0.0.1', '[::1]', 'localhost'].includes(u.hostname) && u.username === '' && u.password === '' && u.hash === '';
+    if (u.protocol !== 'http:' || !loopback(u) || u.username !== '' || u.password !== '' || u.hash !== '') return false;
+    // The service itself on this machine (under any loopback name) takes codes only at its registered URI.
+    const port = (x: URL) => x.port || '80';
+    return !serviceOrigins.map((o) => new URL(o)).some((o) => loopback(o) && port(o) === port(u));
   } catch {
     return false;
   }
@@ -88,10 +93,10 @@ export class SandboxIdentity {
    * Google compares it, or a loopback address (any port, as for Google's
    * desktop clients): anything else gets the error page, never a redirect.
    */
-  authorize(q: Record<string, unknown>, actionUrl: string, registeredRedirectUris: readonly string[]): SandboxReply {
+  authorize(q: Record<string, unknown>, actionUrl: string, registeredRedirectUris: readonly string[], serviceOrigins: readonly string[] = []): SandboxReply {
     const s = (k: string) => (typeof q[k] === 'string' ? (q[k] as string) : '');
     if (s('client_id') !== SANDBOX_CLIENT_ID) return { status: 400, html: sandboxPage('Error 401: invalid_client', '<h1>Access blocked: invalid_client</h1><p>The OAuth client was not found.</p>') };
-    if (!registeredRedirectUris.includes(s('redirect_uri')) && !isLoopbackRedirect(s('redirect_uri'))) {
+    if (!registeredRedirectUris.includes(s('redirect_uri')) && !isLoopbackRedirect(s('redirect_uri'), serviceOrigins)) {
       return { status: 400, html: sandboxPage('Error 400: redirect_uri_mismatch', '<h1>Error 400: redirect_uri_mismatch</h1><p>The redirect URI is missing or not registered for this client.</p>') };
     }
     const redirect = new URL(s('redirect_uri'));

@@ -38,8 +38,10 @@ export interface SandboxProvidersOptions {
   log: Logger;
   /** The base URL people's browsers reach this service under (consent and checkout pages). */
   publicUrl: () => string;
-  /** The redirect URIs registered for the service's OAuth client: `redirect_uri` must be one of them exactly. */
+  /** The redirect URIs registered for the service's OAuth client: `redirect_uri` must be one of them exactly, or a loopback one (a developer's program). */
   redirectUris: () => string[];
+  /** Where the service itself answers (public and own URLs): no loopback redirect may point there. */
+  serviceOrigins?: () => string[];
   /** An API key of an organization of the service (for creating a sandbox Stripe account); throws an AppError. */
   authenticate(key: string | undefined, address?: string): Promise<Principal>;
   /** Where the sandbox may send requests (webhook deliveries), through the address guard. */
@@ -150,7 +152,7 @@ export class SandboxProviders {
   /** Google's OAuth 2.0 endpoints at `/o/oauth2/v2/auth`, `/token`, `/revoke` of `r`; `authUrl` is where the consent page posts back. */
   private oauthRoutes(r: Router, authUrl: () => string): void {
     const authPath = '/o/oauth2/v2/auth';
-    r.get(authPath, this.wrap((req) => this.identity.authorize(q(req), authUrl(), this.opts.redirectUris())));
+    r.get(authPath, this.wrap((req) => this.identity.authorize(q(req), authUrl(), this.opts.redirectUris(), this.opts.serviceOrigins?.() ?? [])));
     r.post(authPath, this.wrap((req) => this.identity.decide(b(req))));
     r.post('/token', this.fault('token'), this.wrap((req) => this.identity.token(b(req))));
     r.post('/revoke', this.wrap((req) => this.identity.revoke({ ...q(req), ...b(req) })));

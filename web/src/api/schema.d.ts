@@ -8038,40 +8038,41 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "graph": "graph example",
-                     *       "google": "google example",
-                     *       "googleOAuth": "google oauth example",
-                     *       "stripe": "stripe example",
+                     *       "graph": "http://localhost:12110",
+                     *       "google": "http://localhost:12120",
+                     *       "googleOAuth": "http://localhost:12121",
+                     *       "stripe": "http://localhost:12111",
                      *       "credentials": {
                      *         "googleOAuth": {
-                     *           "clientId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *           "clientSecret": "client secret example",
+                     *           "clientId": "switchboard-sandbox.apps.sandbox.local",
+                     *           "clientSecret": "Hn3vX0cY7qL2mB9sT4wK8pR1zD6fG5jA",
                      *           "redirectUris": [
-                     *             "redirect uris example"
+                     *             "http://localhost:3000/v1/tools/oauth/callback"
                      *           ],
-                     *           "loopbackRedirectUris": "loopback redirect uris example",
+                     *           "loopbackRedirectUris": "any http://127.0.0.1:<port>/… or http://localhost:<port>/… (as Google allows for desktop clients)",
                      *           "scopes": [
-                     *             "tickets:read"
+                     *             "https://www.googleapis.com/auth/gmail.modify",
+                     *             "https://www.googleapis.com/auth/calendar"
                      *           ]
                      *         },
                      *         "stripe": {
-                     *           "keyPrefix": "key prefix example",
+                     *           "keyPrefix": "sk_test_sbx_",
                      *           "createAccount": {
                      *             "method": "POST",
-                     *             "url": "https://example.com/hooks/switchboard",
-                     *             "authorization": "authorization example",
-                     *             "body": "Hi Ann, your order #1042 has shipped."
+                     *             "url": "http://localhost:3000/sandbox/providers/stripe/accounts",
+                     *             "authorization": "Bearer <an API key of your organization>",
+                     *             "body": "{\"name\":\"My Shop\"} (optional): the answer carries api_key"
                      *           }
                      *         },
                      *         "graph": {
-                     *           "apiVersion": "api version example",
+                     *           "apiVersion": "v21.0",
                      *           "channels": [
                      *             {
-                     *               "channelId": "ch_Q8wLr3VnT5kZx2Hb",
-                     *               "name": "Ann Example",
+                     *               "channelId": "ch_01J9Z3Q4R5S6T7V8W9X0Y1Z2A3",
+                     *               "name": "Sandbox WhatsApp",
                      *               "phoneNumberId": "106540352242922",
                      *               "businessAccountId": "102290129340398",
-                     *               "accessToken": "EAAJB4x9Zk2qLm7Pt3Vn"
+                     *               "accessToken": "EAASBXq1w2e3r4t5y6u7i8o9p0a1s2d3f4g5h6j7k8l9"
                      *             }
                      *           ]
                      *         }
