@@ -39,7 +39,7 @@ import { handoverRoutes } from './http/routes/handover.js';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { asyncApiRoute, conversationRoutes } from './http/routes/conversations.js';
 import { InboxService } from './inbox/index.js';
-import { buildAsyncApi, InboxServer, InProcessCredentialNotices, InProcessEphemeralBus, NatsCredentialNotices, NatsEphemeralBus, type CredentialNotices } from './ws/index.js';
+import { announcingConversationIndex, buildAsyncApi, InboxServer, InProcessCredentialNotices, InProcessEphemeralBus, NatsCredentialNotices, NatsEphemeralBus, type CredentialNotices } from './ws/index.js';
 import { hashApiKey } from './domain/secrets.js';
 import { connect as connectNats } from '@nats-io/transport-node';
 import { AuthSessions, FailedAuthThrottle, RequestAuthenticator } from './auth/index.js';
@@ -177,7 +177,19 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   closers.push(() => messaging.close());
   const resends = metrics.counter('switchboard_send_resends_total', 'Keyed sends sent to the chat network again because no status came for an earlier attempt (the one case that can deliver a second copy)');
   const messagingActorDeps = { ...messaging.actorDeps, onResend: () => resends.inc() };
-  const actors = await openActors(config, backing, { log, events, clock, metrics, messaging: messagingActorDeps, conversations: messaging.stores.conversations });
+  // Presence, typing and conversation row changes cross nodes on NATS core subjects (best effort, never stored);
+  // open before the actors, whose index writes announce the rows, and closed after them.
+  let bus: InProcessEphemeralBus | NatsEphemeralBus = new InProcessEphemeralBus();
+  // So do notices of changed credentials: every node closes the sockets that outlived theirs.
+  let notices: CredentialNotices = new InProcessCredentialNotices();
+  if (config.NATS_URL !== undefined) {
+    const nc = await connectNats({ servers: config.NATS_URL, name: `${config.NODE_ID ?? 'node'}-inbox`, maxReconnectAttempts: -1, noAsyncTraces: true });
+    closers.push(() => nc.drain());
+    bus = new NatsEphemeralBus(nc, config.KEY_PREFIX, log.child({ component: 'inbox' }));
+    notices = new NatsCredentialNotices(nc, config.KEY_PREFIX, log.child({ component: 'inbox' }));
+  }
+  const conversations = announcingConversationIndex(messaging.stores.conversations, bus);
+  const actors = await openActors(config, backing, { log, events, clock, metrics, messaging: messagingActorDeps, conversations });
   closers.push(() => actors.close());
   readiness.push(...actors.readiness);
   // The actors' durable timers (the bot's fallback): each node sweeps for the partitions it owns. Stopped before the actors.
@@ -207,16 +219,6 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       log.warn('ticket not written to its conversation timeline', { ticketId: ticket.ticketId, err: e });
     });
   });
-  // Presence and typing cross nodes on NATS core subjects (best effort, never stored).
-  let bus: InProcessEphemeralBus | NatsEphemeralBus = new InProcessEphemeralBus();
-  // So do notices of changed credentials: every node closes the sockets that outlived theirs.
-  let notices: CredentialNotices = new InProcessCredentialNotices();
-  if (config.NATS_URL !== undefined) {
-    const nc = await connectNats({ servers: config.NATS_URL, name: `${config.NODE_ID ?? 'node'}-inbox`, maxReconnectAttempts: -1, noAsyncTraces: true });
-    closers.push(() => nc.drain());
-    bus = new NatsEphemeralBus(nc, config.KEY_PREFIX, log.child({ component: 'inbox' }));
-    notices = new NatsCredentialNotices(nc, config.KEY_PREFIX, log.child({ component: 'inbox' }));
-  }
   accounts.onCredentialsChanged((c) => notices.publish(c));
   sessions.onCredentialsChanged((c) => notices.publish(c));
   const inboxSockets = new InboxServer({

@@ -139,9 +139,9 @@ export class InboxConnection implements FanoutSubscriber {
     this.deliverNow(e);
   }
 
-  /** Presence and typing of the other agents (a user's own are not echoed). */
+  /** Presence and typing of the other agents (a user's own are not echoed), and conversation rows (to everyone). */
   ephemeral(frame: EphemeralFrame): void {
-    if (frame.userId === this.principal.userId) return;
+    if (frame.type !== 'conversation' && frame.userId === this.principal.userId) return;
     this.send(JSON.stringify(frame));
   }
 

@@ -1,11 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
+import type { z } from 'zod';
+import type { serverFrameSchemas } from './protocol.js';
 
-/** A frame for the other agents of an organization that is relayed, never stored: presence and typing. */
+/** A conversation's row as the index now holds it: the `conversation` frame of the protocol. */
+export type ConversationChange = z.infer<(typeof serverFrameSchemas)['conversation']>['conversation'];
+
+/**
+ * A frame for the agents of an organization that is relayed, never stored:
+ * presence, typing, and a conversation's changed row (written to the index
+ * after the change, so a list refreshed on it shows the change).
+ */
 export type EphemeralFrame =
   | { type: 'presence'; userId: string; status: 'online' | 'away' | 'offline' }
-  | { type: 'typing'; userId: string; conversationId: string };
+  | { type: 'typing'; userId: string; conversationId: string }
+  | { type: 'conversation'; conversation: ConversationChange };
 
 export interface EphemeralMessage {
   organizationId: string;
@@ -49,7 +59,7 @@ export class NatsEphemeralBus implements EphemeralBus {
     try {
       this.nc.publish(`${this.prefix}.inbox.ephemeral.${msg.organizationId}`, JSON.stringify(msg));
     } catch (err) {
-      // Presence and typing are best effort: a lost one is refreshed or simply not shown.
+      // Presence, typing and row changes are best effort: a lost one is refreshed, not shown, or reloaded on reconnect.
       this.log.debug('inbox: ephemeral publish failed', { err });
     }
   }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { createTicketBody, updateTicketBody } from '../app/schemas.js';
 import { agentTemplateSchema, conversationId, replyMessageSchema } from '../inbox/schemas.js';
 import { EVENT_TYPES } from '../events/types.js';
+import { CONVERSATION_STATUSES } from '../domain/conversation.js';
 
 /*
  * The live inbox's WebSocket protocol: every frame in both directions, as zod
@@ -62,6 +63,24 @@ export const serverFrameSchemas = {
     .describe('`since` is older than the log keeps: reload lists over REST; live events from `seq` on follow'),
   presence: z.object({ type: z.literal('presence'), userId: z.string(), status: z.enum(['online', 'away', 'offline']) }).describe('an agent came online, went away or offline (not stored)'),
   typing: z.object({ type: z.literal('typing'), userId: z.string(), conversationId: z.string() }).describe('an agent is typing in a conversation (not stored)'),
+  conversation: z
+    .object({
+      type: z.literal('conversation'),
+      conversation: z.object({
+        id: z.string().describe('the conversation id (audienceExternalId)'),
+        contactId: z.string().nullable(),
+        status: z.enum(CONVERSATION_STATUSES),
+        assigneeId: z.string().nullable(),
+        queuedAt: z.string().nullable(),
+        assignedAt: z.string().nullable(),
+        sessionId: z.string().nullable(),
+        sessionStatus: z.enum(['open', 'resolved']).nullable(),
+        lastInboundAt: z.string().nullable(),
+        updatedAt: z.string(),
+        version: z.number().int().describe('grows with every change of the conversation: an older version than one already seen is stale'),
+      }),
+    })
+    .describe("a conversation's row changed (lane, assignee, session, activity), sent once the inbox's lists hold the change: move it between views and refresh counts on it (not stored, no seq)"),
   ack: z.object({ type: z.literal('ack'), commandId: z.string(), result: z.unknown() }).describe('a command succeeded; `result` is what its REST twin answers'),
   error: z.object({ type: z.literal('error'), commandId: z.string().optional(), error: errorBody }).describe('a frame or command was refused; same codes as REST'),
 } as const;

@@ -125,6 +125,30 @@ function inboxSuite(name: string, start: () => Promise<TestService[]>) {
       expect(botAfter.body).toMatchObject({ success: true });
     });
 
+    it("every socket of the organization hears a conversation's changed row once the views hold it (queued, taken, resolved), another organization's never", async () => {
+      const annWs = await connect(nodes[0]!, ann.key);
+      const other = await connect(last(), b.adminKey);
+      const { aeid } = await queued(a);
+      const row = (pred: (c: Record<string, any>) => boolean) => annWs.waitFor((f) => f.type === 'conversation' && f.conversation.id === aeid && pred(f.conversation));
+      const ids = async (query: string) => (await nodes[0]!.call('GET', `/v1/conversations?${query}`, { key: ann.key })).body.conversations.map((c: { id: string }) => c.id);
+      const waiting = await row((c) => c.status === 'queued');
+      // The frame comes after the index write: the view it names already lists the conversation.
+      expect(await ids('view=waiting&limit=100')).toContain(aeid);
+      expect((await nodes[0]!.call('POST', `/v1/conversations/${aeid}/take`, { key: bob.key })).status).toBe(200);
+      const taken = await row((c) => c.status === 'assigned');
+      expect(taken.conversation).toMatchObject({ assigneeId: bob.id, sessionId: waiting.conversation.sessionId });
+      expect(taken.conversation.version).toBeGreaterThan(waiting.conversation.version);
+      expect(await ids('view=others&limit=100')).toContain(aeid);
+      expect((await nodes[0]!.call('POST', `/v1/conversations/${aeid}/resolve`, { key: bob.key })).status).toBe(200);
+      const resolved = await row((c) => c.sessionStatus === 'resolved');
+      expect(resolved.conversation).toMatchObject({ status: 'bot', assigneeId: null });
+      expect(await ids('view=resolved&limit=100')).toContain(aeid);
+      // The other organization's socket heard its own welcome and nothing of these.
+      const mine = await queued(b);
+      await other.waitFor((f) => f.type === 'conversation' && f.conversation.id === mine.aeid);
+      expect(other.frames.filter((f) => f.type === 'conversation' && f.conversation.id === aeid)).toEqual([]);
+    });
+
     it('reconnecting with the last seq gets exactly what was missed, in order, without duplicates', async () => {
       const watcher = await connect(nodes[0]!, a.adminKey); // stays connected: the reference
       const agent = await connect(last(), ann.key);
@@ -433,7 +457,7 @@ describe('the protocol document', () => {
       expect(doc.asyncapi).toBe('3.0.0');
       expect(doc.channels.inbox.address).toBe('/ws');
       const names = Object.keys(doc.components.messages);
-      for (const t of ['take', 'reply', 'send_template', 'hand_back', 'resolve', 'transfer', 'typing', 'presence', 'ticket_create', 'ticket_update', 'welcome', 'event', 'replay_done', 'resync_required', 'server_ack', 'server_error']) {
+      for (const t of ['take', 'reply', 'send_template', 'hand_back', 'resolve', 'transfer', 'typing', 'presence', 'ticket_create', 'ticket_update', 'welcome', 'event', 'replay_done', 'resync_required', 'conversation', 'server_ack', 'server_error']) {
         expect(names).toContain(t);
       }
       // The schema that validates a reply is the one documented: its message is a one-of of text, buttons and media.
