@@ -1,52 +1,20 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { OPERATOR_TOKEN, startTestService, type TestOrg, type TestService } from '../harness/service.js';
-import { ensureWebBuilt, launchChromium, screenshot, watchedPage, type Watched } from './browser.js';
-
-const PASSWORD = 'correct horse battery';
+import { describe, expect, it } from 'vitest';
+import { OPERATOR_TOKEN } from '../harness/service.js';
+import { screenshot, watchedPage } from './browser.js';
+import { PASSWORD, useDashboardSuite } from './suite.js';
 
 // Browser flows on a shared 2-core machine: a generous per-test limit (no timing is asserted).
 describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
-  let svc: TestService;
-  let browser: Browser;
-  let org: TestOrg;
-  const contexts: BrowserContext[] = [];
-  beforeAll(async () => {
-    await ensureWebBuilt();
-    // Webhooks to this machine's receiver below; a failed delivery is not retried, so it can be resent at once.
-    [svc, browser] = await Promise.all([startTestService({ env: { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_RETRY_WINDOW_MS: '0' } }), launchChromium()]);
-    org = await svc.createOrg('Dashboard Org');
-  }, 120_000);
-  afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    await svc?.close();
-  });
-
-  async function open(viewport = { width: 1280, height: 800 }): Promise<{ context: BrowserContext; w: Watched }> {
-    const context = await browser.newContext({ viewport });
-    contexts.push(context);
-    const w = await watchedPage(context);
-    // The session check of a visitor who is not signed in is a 401 by contract.
-    w.allow('/v1/auth/session', 401);
-    return { context, w };
-  }
-
-  async function signIn(page: Page, email: string): Promise<void> {
-    await page.goto(`${svc.url}/login`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(/\/inbox$/);
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
-  }
+  // Webhooks to this machine's receiver below; a failed delivery is not retried, so it can be resent at once.
+  const suite = useDashboardSuite('Dashboard Org', { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_RETRY_WINDOW_MS: '0' });
+  const { open, signIn } = suite;
 
   it('sends a visitor who is not signed in from / to /login, at 360 px and on a desktop', async () => {
     for (const viewport of [{ width: 360, height: 740 }, { width: 1280, height: 800 }]) {
       const { context, w } = await open(viewport);
-      await w.page.goto(`${svc.url}/`);
+      await w.page.goto(`${suite.svc.url}/`);
       await w.page.getByRole('heading', { name: 'Sign in to Switchboard' }).waitFor();
       // The app replaces the URL right after it renders the form: wait for it rather than race it.
       await w.page.waitForURL((u) => u.pathname === '/login');
@@ -62,9 +30,9 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
 
   it('a deep link asked for before signing in is where the sign-in leads', async () => {
     const { w } = await open();
-    await w.page.goto(`${svc.url}/tickets?status=open`);
+    await w.page.goto(`${suite.svc.url}/tickets?status=open`);
     await w.page.waitForURL(/\/login\?next=/);
-    await w.page.getByLabel('Email').fill(`admin@${org.id}.test`);
+    await w.page.getByLabel('Email').fill(`admin@${suite.org.id}.test`);
     await w.page.getByLabel('Password').fill(PASSWORD);
     await w.page.keyboard.press('Enter');
     await w.page.waitForURL(/\/tickets\?status=open$/);
@@ -73,10 +41,10 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
   });
 
   it('10 wrong passwords give 429: the page says when to try again, and the right password is refused too until then', async () => {
-    const other = await svc.createOrg('Throttled Org');
+    const other = await suite.svc.createOrg('Throttled Org');
     const { w } = await open();
     w.allow('/v1/auth/login', 401, 429);
-    await w.page.goto(`${svc.url}/login`);
+    await w.page.goto(`${suite.svc.url}/login`);
     const email = `agent@${other.id}.test`;
     for (let i = 1; i <= 10; i++) {
       await w.page.getByLabel('Email').fill(email);
@@ -97,9 +65,9 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
 
   it('an agent sees no settings, and opening them by URL shows a refusal (the API refuses too)', async () => {
     const { w } = await open();
-    await signIn(w.page, `agent@${org.id}.test`);
+    await signIn(w.page, `agent@${suite.org.id}.test`);
     expect(await w.page.getByRole('link', { name: 'Settings' }).count()).toBe(0);
-    await w.page.goto(`${svc.url}/settings/api-keys`);
+    await w.page.goto(`${suite.svc.url}/settings/api-keys`);
     await w.page.getByRole('alert').filter({ hasText: 'Settings are for admins' }).waitFor();
     expect(await w.page.getByRole('heading', { name: 'API keys' }).count()).toBe(0);
     w.allow('/api/v1/webhooks', 403);
@@ -111,13 +79,13 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
 
   it('logout ends the session in every tab', async () => {
     const { context, w } = await open();
-    await signIn(w.page, `admin@${org.id}.test`);
+    await signIn(w.page, `admin@${suite.org.id}.test`);
     const second = await watchedPage(context);
     second.allow('/v1/auth/session', 401);
     // The signed-out tab's inbox socket may try to reconnect, and its queue count refresh, before it leaves.
     second.allow('/v1/inbox/token', 401);
     second.allow('/v1/conversations', 401);
-    await second.page.goto(`${svc.url}/tickets`);
+    await second.page.goto(`${suite.svc.url}/tickets`);
     await second.page.getByRole('heading', { name: 'Tickets' }).waitFor();
     await w.page.getByRole('button', { name: 'Sign out' }).click();
     await w.page.waitForURL(/\/login$/);
@@ -134,16 +102,16 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
 
   it('an admin signs in, creates an agent and an API key whose secret is shown once; the new agent can sign in and the key works', async () => {
     const { w } = await open();
-    await signIn(w.page, `admin@${org.id}.test`);
+    await signIn(w.page, `admin@${suite.org.id}.test`);
     await w.page.getByRole('link', { name: 'Settings' }).click();
     await w.page.getByRole('heading', { name: 'Users' }).waitFor();
     const newUser = w.page.getByRole('form', { name: 'New user' });
     await newUser.getByLabel('Name').fill('Nina Agent');
-    await newUser.getByLabel('Email').fill(`nina@${org.id}.test`);
+    await newUser.getByLabel('Email').fill(`nina@${suite.org.id}.test`);
     await newUser.getByLabel('Role').selectOption('agent');
     await newUser.getByLabel('First password').fill(PASSWORD);
     await newUser.getByRole('button', { name: 'Create user' }).click();
-    await w.page.getByTestId('users').locator(`tr[data-user="nina@${org.id}.test"]`).waitFor();
+    await w.page.getByTestId('users').locator(`tr[data-user="nina@${suite.org.id}.test"]`).waitFor();
     await screenshot(w.page, 'settings-users');
 
     await w.page.getByRole('link', { name: 'API keys' }).click();
@@ -162,23 +130,23 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
     await w.page.reload();
     await w.page.getByTestId('api-keys').locator('tr[data-key="CRM sync"]').waitFor();
     expect(await w.page.content()).not.toContain(secret);
-    const listed = await svc.call('GET', '/v1/tickets', { key: secret });
+    const listed = await suite.svc.call('GET', '/v1/tickets', { key: secret });
     expect(listed.status).toBe(200);
 
     const nina = await open();
-    await signIn(nina.w.page, `nina@${org.id}.test`);
+    await signIn(nina.w.page, `nina@${suite.org.id}.test`);
     expect(nina.w.problems).toEqual([]);
     expect(w.problems).toEqual([]);
   });
 
   it("an admin syncs a sandbox channel's templates, sees each one's status and variables, and the credits with their history", async () => {
-    const ch = await svc.call('POST', `/admin/v1/organizations/${org.id}/channels`, { key: OPERATOR_TOKEN, body: { kind: 'whatsapp_cloud', name: 'Sandbox WhatsApp', network: 'sandbox' } });
+    const ch = await suite.svc.call('POST', `/admin/v1/organizations/${suite.org.id}/channels`, { key: OPERATOR_TOKEN, body: { kind: 'whatsapp_cloud', name: 'Sandbox WhatsApp', network: 'sandbox' } });
     expect(ch.status).toBe(201);
-    const topUp = await svc.call('POST', `/admin/v1/organizations/${org.id}/credits/top-up`, { key: OPERATOR_TOKEN, body: { amount: 250, operationId: 'dashboard-test' } });
+    const topUp = await suite.svc.call('POST', `/admin/v1/organizations/${suite.org.id}/credits/top-up`, { key: OPERATOR_TOKEN, body: { amount: 250, operationId: 'dashboard-test' } });
     expect(topUp.status).toBe(200);
     const { w } = await open();
-    await signIn(w.page, `admin@${org.id}.test`);
-    await w.page.goto(`${svc.url}/settings/channels`);
+    await signIn(w.page, `admin@${suite.org.id}.test`);
+    await w.page.goto(`${suite.svc.url}/settings/channels`);
     await w.page.getByRole('button', { name: 'Templates' }).click();
     await w.page.getByRole('button', { name: 'Sync from the network' }).click();
     await w.page.getByRole('status').filter({ hasText: /^Synced \d+ templates/ }).waitFor();
@@ -204,8 +172,8 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
     try {
       const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
       const { w } = await open();
-      await signIn(w.page, `admin@${org.id}.test`);
-      await w.page.goto(`${svc.url}/settings/webhooks`);
+      await signIn(w.page, `admin@${suite.org.id}.test`);
+      await w.page.goto(`${suite.svc.url}/settings/webhooks`);
       const form = w.page.getByRole('form', { name: 'Register a webhook' });
       await form.getByLabel(/^URL/).fill(hook);
       await form.getByLabel(/^Events/).fill('ticket.created');
@@ -213,7 +181,7 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
       const first = (await w.page.getByTestId('webhook-secret').locator('code').textContent())!.trim();
       expect(first.length).toBeGreaterThan(16);
 
-      expect((await svc.call('POST', '/v1/tickets', { key: org.adminKey, body: { subject: 'Webhook me', description: 'a ticket.created event' } })).status).toBe(201);
+      expect((await suite.svc.call('POST', '/v1/tickets', { key: suite.org.adminKey, body: { subject: 'Webhook me', description: 'a ticket.created event' } })).status).toBe(201);
       await w.page.getByRole('button', { name: 'Deliveries' }).click();
       const deliveries = w.page.getByTestId('deliveries');
       const until = async (text: string) => {
@@ -243,10 +211,10 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
   });
 
   it('a ticket made with an API key is listed beside one an agent makes in the page', async () => {
-    const made = await svc.call('POST', '/v1/tickets', { key: org.adminKey, body: { subject: 'Printer on fire (API)', description: 'reported by the bot', priority: 'high' } });
+    const made = await suite.svc.call('POST', '/v1/tickets', { key: suite.org.adminKey, body: { subject: 'Printer on fire (API)', description: 'reported by the bot', priority: 'high' } });
     expect(made.status).toBe(201);
     const { w } = await open();
-    await signIn(w.page, `agent@${org.id}.test`);
+    await signIn(w.page, `agent@${suite.org.id}.test`);
     await w.page.getByRole('link', { name: 'Tickets' }).click();
     await w.page.getByRole('button', { name: 'New ticket' }).click();
     await w.page.getByLabel('Subject').fill('Customer wants a callback (UI)');
@@ -268,7 +236,7 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
     await w.page.getByLabel('Description').fill('called back, waiting for parts');
     await w.page.getByRole('button', { name: 'Save changes' }).click();
     await w.page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    const list = await svc.call('GET', '/v1/tickets', { key: org.adminKey });
+    const list = await suite.svc.call('GET', '/v1/tickets', { key: suite.org.adminKey });
     const edited = list.body.tickets.find((t: { title: string }) => t.title === 'Customer wants a callback (UI)');
     expect(edited).toMatchObject({ status: 'in_progress', priority: 'urgent', description: 'called back, waiting for parts' });
 

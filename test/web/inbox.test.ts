@@ -1,58 +1,35 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { OPERATOR_TOKEN, startTestService, type TestOrg, type TestService } from '../harness/service.js';
-import { ensureWebBuilt, launchChromium, screenshot, watchedPage, type Watched } from './browser.js';
-
-const PASSWORD = 'correct horse battery';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { OPERATOR_TOKEN } from '../harness/service.js';
+import { screenshot, watchedPage } from './browser.js';
+import { PASSWORD, useDashboardSuite } from './suite.js';
 
 // Browser flows on a shared 2-core machine: a generous per-test limit (no timing is asserted).
 describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
-  let svc: TestService;
-  let browser: Browser;
-  let org: TestOrg;
+  const suite = useDashboardSuite('Inbox Org', { SANDBOX_STATUS_DELAY_MS: '50' });
   let channel: { id: string; phoneNumberId: string };
-  const contexts: BrowserContext[] = [];
   beforeAll(async () => {
-    await ensureWebBuilt();
-    [svc, browser] = await Promise.all([startTestService({ env: { SANDBOX_STATUS_DELAY_MS: '50' } }), launchChromium()]);
-    org = await svc.createOrg('Inbox Org');
-    const ch = await svc.call('POST', `/admin/v1/organizations/${org.id}/channels`, { key: OPERATOR_TOKEN, body: { kind: 'whatsapp_cloud', name: 'Sandbox WhatsApp', network: 'sandbox' } });
+    const ch = await suite.svc.call('POST', `/admin/v1/organizations/${suite.org.id}/channels`, { key: OPERATOR_TOKEN, body: { kind: 'whatsapp_cloud', name: 'Sandbox WhatsApp', network: 'sandbox' } });
     expect(ch.status).toBe(201);
     channel = ch.body;
-    const second = await svc.call('POST', `/admin/v1/organizations/${org.id}/users`, { key: OPERATOR_TOKEN, body: { email: `bob@${org.id}.test`, name: 'Bob', role: 'agent', password: PASSWORD } });
+    const second = await suite.svc.call('POST', `/admin/v1/organizations/${suite.org.id}/users`, { key: OPERATOR_TOKEN, body: { email: `bob@${suite.org.id}.test`, name: 'Bob', role: 'agent', password: PASSWORD } });
     expect(second.status).toBe(201);
-  }, 120_000);
-  afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    await svc?.close();
   });
+  const agent = (email: string, viewport?: { width: number; height: number }) => suite.signedIn(email, viewport);
 
-  async function agent(email: string, viewport = { width: 1280, height: 800 }): Promise<Watched> {
-    const context = await browser.newContext({ viewport });
-    contexts.push(context);
-    const w = await watchedPage(context);
-    w.allow('/v1/auth/session', 401);
-    await w.page.goto(`${svc.url}/login`);
-    await w.page.getByLabel('Email').fill(email);
-    await w.page.getByLabel('Password').fill(PASSWORD);
-    await w.page.getByRole('button', { name: 'Sign in' }).click();
-    await w.page.waitForURL(/\/inbox$/);
-    await w.page.getByTestId('connection').filter({ hasText: 'Live' }).waitFor();
-    return w;
-  }
-
-  const queueRow = (page: Page, id: string) => page.getByTestId('queue').locator(`a[data-conversation="${id}"]`);
+  /** A conversation's row in the list on screen (the Waiting view unless another was opened). */
+  const row = (page: Page, id: string) => page.getByTestId('conversations').locator(`a[data-conversation="${id}"]`);
+  const queueRow = row;
 
   it('the sandbox loop: the customer writes, the bot hands over, the agent sees it live, takes it, replies, the customer sees the reply, it is read; a second agent sees it taken; the customer sends a photo; the agent transfers it to a teammate, who hands it back', async () => {
     const phone = '4915112340001';
     const id = `${phone}:${channel.phoneNumberId}`;
-    const ann = await agent(`agent@${org.id}.test`);
-    const bob = await agent(`bob@${org.id}.test`);
+    const ann = await agent(`agent@${suite.org.id}.test`);
+    const bob = await agent(`bob@${suite.org.id}.test`);
 
     // The customer writes, in the simulator (Ann's second tab), and the bot asks for a human.
     const sim = await watchedPage(ann.page.context());
-    await sim.page.goto(`${svc.url}/simulator`);
+    await sim.page.goto(`${suite.svc.url}/simulator`);
     await sim.page.getByLabel('Customer phone (digits)').fill(phone);
     await sim.page.getByLabel('Profile name').fill('Ann Customer');
     await sim.page.getByRole('button', { name: 'Open the phone' }).click();
@@ -60,7 +37,7 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
     await sim.page.getByRole('button', { name: 'Send', exact: true }).click();
     await sim.page.getByTestId('customer-panel').getByText('My order never arrived').waitFor();
     await screenshot(sim.page, 'simulator');
-    const handover = await svc.call('POST', '/v1/handover', { key: org.adminKey, body: { audienceExternalId: id } });
+    const handover = await suite.svc.call('POST', '/v1/handover', { key: suite.org.adminKey, body: { audienceExternalId: id } });
     expect(handover.status).toBe(200);
 
     // Both agents see it queued without a reload, with a notice.
@@ -68,7 +45,7 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
     await queueRow(bob.page, id).waitFor();
     await ann.page.getByRole('status').filter({ hasText: 'is waiting for an agent' }).first().waitFor();
     await screenshot(ann.page, 'inbox');
-    await bob.page.goto(`${svc.url}/inbox/${encodeURIComponent(id)}`);
+    await bob.page.goto(`${suite.svc.url}/inbox/${encodeURIComponent(id)}`);
     await bob.page.getByTestId('conversation-state').filter({ hasText: 'waiting for an agent' }).waitFor();
 
     // The customer's message is unread for Ann, also after a reload (the count is the server's, per agent).
@@ -84,8 +61,11 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
     await bob.page.getByTestId('conversation-state').filter({ hasText: 'Taken by' }).waitFor();
     await queueRow(bob.page, id).waitFor({ state: 'detached' });
     expect(await bob.page.getByRole('button', { name: 'Take' }).count()).toBe(0);
-    await ann.page.getByTestId('mine').locator(`a[data-conversation="${id}"]`).waitFor();
-    expect(await ann.page.getByTestId('mine').locator(`a[data-conversation="${id}"]`).getByLabel(/unread/).count()).toBe(0);
+    // Her own view lists it, read; the conversation stays open beside it.
+    await ann.page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: /^Mine/ }).click();
+    await ann.page.waitForURL(/\?view=mine$/);
+    await row(ann.page, id).waitFor();
+    expect(await row(ann.page, id).getByLabel(/unread/).count()).toBe(0);
 
     // Ann replies inside the window; the customer's phone shows it; it reaches "read" in Ann's view.
     await ann.page.getByTestId('window').filter({ hasText: 'Window open' }).waitFor();
@@ -118,7 +98,7 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
     await ann.page.getByTestId('conversation-state').filter({ hasText: 'Taken by Bob' }).waitFor();
     await bob.page.getByRole('button', { name: 'Hand back to bot' }).click();
     await bob.page.getByTestId('conversation-state').filter({ hasText: 'with the bot' }).waitFor();
-    await ann.page.getByTestId('mine').locator(`a[data-conversation="${id}"]`).waitFor({ state: 'detached' });
+    await row(ann.page, id).waitFor({ state: 'detached' });
     await ann.page.getByTestId('conversation-state').filter({ hasText: 'with the bot' }).waitFor();
 
     for (const w of [ann, bob, sim]) expect(w.problems).toEqual([]);
@@ -128,10 +108,10 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
     // A contact who never wrote: the window is closed from the start.
     const phone = '4915112340002';
     const id = `${phone}:${channel.phoneNumberId}`;
-    await svc.call('POST', `/admin/v1/organizations/${org.id}/contacts`, { key: OPERATOR_TOKEN, body: { audienceExternalId: id } });
-    await svc.call('POST', '/v1/handover', { key: org.adminKey, body: { audienceExternalId: id } });
-    const admin = await agent(`admin@${org.id}.test`, { width: 360, height: 740 });
-    await admin.page.goto(`${svc.url}/inbox/${encodeURIComponent(id)}`);
+    await suite.svc.call('POST', `/admin/v1/organizations/${suite.org.id}/contacts`, { key: OPERATOR_TOKEN, body: { audienceExternalId: id } });
+    await suite.svc.call('POST', '/v1/handover', { key: suite.org.adminKey, body: { audienceExternalId: id } });
+    const admin = await agent(`admin@${suite.org.id}.test`, { width: 360, height: 740 });
+    await admin.page.goto(`${suite.svc.url}/inbox/${encodeURIComponent(id)}`);
     await admin.page.getByRole('button', { name: 'Take' }).click();
     await admin.page.getByTestId('conversation-state').filter({ hasText: 'Taken by Admin (you)' }).waitFor();
     await admin.page.getByTestId('window').filter({ hasText: 'Window closed' }).waitFor();
@@ -144,10 +124,10 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
   });
 
   it("another organization's conversation opened by URL shows 'no such conversation'", async () => {
-    const other = await svc.createOrg('Other Org');
+    const other = await suite.svc.createOrg('Other Org');
     const ann = await agent(`agent@${other.id}.test`);
     ann.allow('/v1/conversations/', 404);
-    await ann.page.goto(`${svc.url}/inbox/${encodeURIComponent(`4915112340001:${channel.phoneNumberId}`)}`);
+    await ann.page.goto(`${suite.svc.url}/inbox/${encodeURIComponent(`4915112340001:${channel.phoneNumberId}`)}`);
     await ann.page.getByRole('alert').filter({ hasText: 'No such conversation' }).waitFor();
     expect(ann.problems).toEqual([]);
   });

@@ -1,38 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { OPERATOR_TOKEN, startTestService, type TestOrg, type TestService } from '../harness/service.js';
-import { ensureWebBuilt, launchChromium, screenshot, watchedPage, type Watched } from './browser.js';
-
-const PASSWORD = 'correct horse battery';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { OPERATOR_TOKEN } from '../harness/service.js';
+import { screenshot, type Watched } from './browser.js';
+import { useDashboardSuite } from './suite.js';
 
 // Browser flows on a shared 2-core machine: a generous per-test limit (no timing is asserted).
 describe("the dashboard's settings for channels and connected tools, and the simulator's templates, in Chromium", { timeout: 120_000 }, () => {
-  let svc: TestService;
-  let browser: Browser;
-  let org: TestOrg;
-  const contexts: BrowserContext[] = [];
-  beforeAll(async () => {
-    await ensureWebBuilt();
-    // A channel on the real network gets nowhere here: its first template sync fails at once.
-    [svc, browser] = await Promise.all([startTestService({ env: { GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v21.0', SANDBOX_STATUS_DELAY_MS: '0' } }), launchChromium()]);
-    org = await svc.createOrg('Settings Org');
-  }, 120_000);
-  afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    await svc?.close();
-  });
+  // A channel on the real network gets nowhere here: its first template sync fails at once.
+  const suite = useDashboardSuite('Settings Org', { GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v21.0', SANDBOX_STATUS_DELAY_MS: '0' });
 
   async function admin(): Promise<Watched> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    contexts.push(context);
-    const w = await watchedPage(context);
-    w.allow('/v1/auth/session', 401);
-    await w.page.goto(`${svc.url}/login`);
-    await w.page.getByLabel('Email').fill(`admin@${org.id}.test`);
-    await w.page.getByLabel('Password').fill(PASSWORD);
-    await w.page.getByRole('button', { name: 'Sign in' }).click();
-    await w.page.waitForURL(/\/inbox$/);
+    const { w } = await suite.open({ width: 1280, height: 860 });
+    await suite.signIn(w.page, `admin@${suite.org.id}.test`);
     return w;
   }
 
@@ -49,7 +28,7 @@ describe("the dashboard's settings for channels and connected tools, and the sim
     await w.page.getByTestId('channel-created').filter({ hasText: /The channel Sandbox support was created\. \d+ templates synced/ }).waitFor();
     const card = channelCard(w.page, 'Sandbox support');
     await card.getByText('WhatsApp on the sandbox network').waitFor();
-    const listed = (await svc.call('GET', '/v1/channels', { key: org.adminKey })).body.channels;
+    const listed = (await suite.svc.call('GET', '/v1/channels', { key: suite.org.adminKey })).body.channels;
     expect(listed).toEqual([expect.objectContaining({ name: 'Sandbox support', network: 'sandbox' })]);
 
     // The templates opened with the new channel; a sync from here fills the same table.
@@ -62,7 +41,7 @@ describe("the dashboard's settings for channels and connected tools, and the sim
 
   it('a WhatsApp channel on the real network shows its webhook URL and verify token to copy, and a new token on demand', async () => {
     const w = await admin();
-    await w.page.goto(`${svc.url}/settings/channels`);
+    await w.page.goto(`${suite.svc.url}/settings/channels`);
     await w.page.getByRole('button', { name: 'New channel' }).click();
     await w.page.getByLabel('WhatsApp Business number').check();
     await w.page.getByLabel('Name', { exact: true }).fill('Real number');
@@ -74,12 +53,12 @@ describe("the dashboard's settings for channels and connected tools, and the sim
     await w.page.getByRole('button', { name: 'Create channel' }).click();
     const created = w.page.getByTestId('channel-created');
     await created.filter({ hasText: 'The first template sync failed' }).waitFor();
-    const channel = (await svc.call('GET', '/v1/channels', { key: org.adminKey })).body.channels.find((c: { name: string }) => c.name === 'Real number');
+    const channel = (await suite.svc.call('GET', '/v1/channels', { key: suite.org.adminKey })).body.channels.find((c: { name: string }) => c.name === 'Real number');
     expect(await created.getByTestId('webhook-url').textContent()).toBe(channel.webhook.url);
     expect(channel.webhook.url).toMatch(new RegExp(`/webhooks/whatsapp/${channel.id}$`));
     const token = (await created.getByTestId('verify-token').textContent())!;
     // The token shown is the one the channel verifies Meta's subscription with.
-    const verify = (t: string) => svc.call('GET', `/webhooks/whatsapp/${channel.id}?hub.mode=subscribe&hub.verify_token=${encodeURIComponent(t)}&hub.challenge=4242`);
+    const verify = (t: string) => suite.svc.call('GET', `/webhooks/whatsapp/${channel.id}?hub.mode=subscribe&hub.verify_token=${encodeURIComponent(t)}&hub.challenge=4242`);
     expect(await verify(token)).toMatchObject({ status: 200 });
     await created.getByRole('button', { name: 'Copy verify token' }).waitFor();
     // Listed with its webhook URL to copy; the token is not shown again.
@@ -101,7 +80,7 @@ describe("the dashboard's settings for channels and connected tools, and the sim
 
   it('an admin connects a sandbox mailbox by signing in at the provider, and a sandbox payment account by key, sees them listed, and disconnects them', async () => {
     const w = await admin();
-    await w.page.goto(`${svc.url}/settings/tools`);
+    await w.page.goto(`${suite.svc.url}/settings/tools`);
     await w.page.getByText('No tool is connected.').waitFor();
     await w.page.getByLabel('Integration').selectOption('email');
     await w.page.getByLabel('Name', { exact: true }).fill('Support mailbox');
@@ -119,7 +98,7 @@ describe("the dashboard's settings for channels and connected tools, and the sim
     await row.getByText('support@shop.example').waitFor();
 
     // Payment: a sandbox Stripe account's key.
-    const account = await fetch(`${svc.url}/sandbox/providers/stripe/accounts`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${org.adminKey}` }, body: JSON.stringify({ name: 'Settings Shop' }) });
+    const account = await fetch(`${suite.svc.url}/sandbox/providers/stripe/accounts`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${suite.org.adminKey}` }, body: JSON.stringify({ name: 'Settings Shop' }) });
     expect(account.status).toBe(201);
     const { api_key: key } = (await account.json()) as { api_key: string };
     await w.page.getByLabel('Integration').selectOption('payment');
@@ -130,7 +109,7 @@ describe("the dashboard's settings for channels and connected tools, and the sim
     await pay.getByText('connected', { exact: true }).waitFor();
     await screenshot(w.page, 'settings-tools');
 
-    const tools = (await svc.call('GET', '/v1/tools', { key: org.adminKey })).body.tools;
+    const tools = (await suite.svc.call('GET', '/v1/tools', { key: suite.org.adminKey })).body.tools;
     expect(tools.map((t: { name: string; status: string; sandbox: boolean }) => [t.name, t.status, t.sandbox])).toEqual([['Support mailbox', 'active', true], ['Shop payments', 'active', true]]);
 
     for (const name of ['Support mailbox', 'Shop payments']) {
@@ -139,21 +118,21 @@ describe("the dashboard's settings for channels and connected tools, and the sim
       await w.page.getByTestId('tools').locator('tr', { hasText: name }).waitFor({ state: 'detached' });
     }
     await w.page.getByText('No tool is connected.').waitFor();
-    expect((await svc.call('GET', '/v1/tools', { key: org.adminKey })).body.tools).toEqual([]);
+    expect((await suite.svc.call('GET', '/v1/tools', { key: suite.org.adminKey })).body.tools).toEqual([]);
     expect(w.problems).toEqual([]);
   });
 
   it("the simulator shows a template as the customer reads it: header, body with its variables filled, footer, buttons", async () => {
-    const ch = await svc.call('POST', `/admin/v1/organizations/${org.id}/channels`, { key: OPERATOR_TOKEN, body: { kind: 'whatsapp_cloud', name: 'Simulator line', network: 'sandbox' } });
+    const ch = await suite.svc.call('POST', `/admin/v1/organizations/${suite.org.id}/channels`, { key: OPERATOR_TOKEN, body: { kind: 'whatsapp_cloud', name: 'Simulator line', network: 'sandbox' } });
     expect(ch.status).toBe(201);
-    await svc.call('POST', `/admin/v1/organizations/${org.id}/credits/top-up`, { key: OPERATOR_TOKEN, body: { amount: 100 } });
+    await suite.svc.call('POST', `/admin/v1/organizations/${suite.org.id}/credits/top-up`, { key: OPERATOR_TOKEN, body: { amount: 100 } });
     const phone = '4915112349901';
-    const send = (template: unknown) => svc.call('POST', '/v2/wa/template', { key: org.adminKey, body: { channelId: ch.body.id, to: phone, template } });
+    const send = (template: unknown) => suite.svc.call('POST', '/v2/wa/template', { key: suite.org.adminKey, body: { channelId: ch.body.id, to: phone, template } });
     expect((await send({ name: 'order_update', language: { code: 'en_US', policy: 'deterministic' }, components: [{ type: 'body', parameters: ['Ann', 'A-1001', 'Monday'].map((text) => ({ type: 'text', text })) }] })).status).toBe(201);
     expect((await send({ name: 'hello_world', language: { code: 'en_US', policy: 'deterministic' } })).status).toBe(201);
 
     const w = await admin();
-    await w.page.goto(`${svc.url}/simulator`);
+    await w.page.goto(`${suite.svc.url}/simulator`);
     await w.page.getByLabel('Channel').selectOption({ label: 'Simulator line' });
     await w.page.getByLabel('Customer phone (digits)').fill(phone);
     await w.page.getByRole('button', { name: 'Open the phone' }).click();

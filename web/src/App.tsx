@@ -10,6 +10,7 @@ import { SettingsScreen } from './screens/SettingsScreen';
 import { SimulatorScreen } from './screens/SimulatorScreen';
 import { NotFound } from './components/NotFound';
 import { AccountScreen } from './screens/AccountScreen';
+import { ContactScreen } from './screens/ContactScreen';
 
 export function App() {
   const user = useObservable(session);
@@ -40,6 +41,7 @@ export function App() {
   if (path === '/inbox' || path.startsWith('/inbox/')) screen = <InboxScreen user={user} conversationId={path.startsWith('/inbox/') ? decodeURIComponent(path.slice(7)) : null} />;
   else if (path === '/tickets' || path.startsWith('/tickets/')) screen = <TicketsScreen user={user} ticketId={path.startsWith('/tickets/') ? decodeURIComponent(path.slice(9)) : null} />;
   else if (path === '/settings' || path.startsWith('/settings/')) screen = <SettingsScreen user={user} section={path.slice(10) || 'users'} />;
+  else if (path.startsWith('/contacts/') && path.length > 10) screen = <ContactScreen key={path} user={user} contactId={decodeURIComponent(path.slice(10))} />;
   else if (path === '/simulator') screen = <SimulatorScreen />;
   else if (path === '/account') screen = <AccountScreen user={user} />;
   else screen = <NotFound />;

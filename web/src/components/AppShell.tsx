@@ -6,6 +6,8 @@ import { InboxContext } from '../inbox/context';
 import { logout } from '../session';
 import { useObservable } from '../state';
 import { QueuedNotices } from './QueuedNotices';
+import { SearchBox } from './SearchBox';
+import { enableNotifications, notificationState } from '../inbox/notify';
 
 /** The signed-in frame: navigation, the user, sign out, and the live inbox every screen shares. */
 export function AppShell({ user, path, children }: { user: SessionUser; path: string; children: ComponentChildren }) {
@@ -27,7 +29,9 @@ export function AppShell({ user, path, children }: { user: SessionUser; path: st
           <NavLink href="/simulator" current={path === '/simulator'}>Customer simulator</NavLink>
           {user.role === 'admin' && <NavLink href="/settings" current={path.startsWith('/settings')}>Settings</NavLink>}
         </nav>
+        <SearchBox />
         <div class="who">
+          <NotificationSwitch />
           <a class="user" href="/account" data-route title={`${user.email}: your account`}>{user.name}</a>
           <span class="role">{user.role}</span>
           <button type="button" class="link" onClick={() => void logout()}>Sign out</button>
@@ -49,14 +53,22 @@ function NavLink({ href, current, children }: { href: string; current: boolean; 
 
 function UnreadBadge({ inbox }: { inbox: Inbox }) {
   const unread = useObservable(inbox.unread);
-  const lists = useObservable(inbox.lists);
+  const counts = useObservable(inbox.counts);
   let n = 0;
   for (const v of unread.values()) n += v;
-  const waiting = lists.queueTotal;
+  const waiting = counts?.waiting ?? 0;
   return (
     <>
       {waiting > 0 && <span class="badge queue" title={`${waiting} waiting`} data-testid="queue-count">{waiting}</span>}
       {n > 0 && <span class="badge unread" title={`${n} unread`}>{n}</span>}
     </>
   );
+}
+
+/** Browser notifications are the agent's choice: a button asks once; refused ones are said so. */
+function NotificationSwitch() {
+  const state = useObservable(notificationState);
+  if (state === 'default') return <button type="button" class="link" onClick={() => void enableNotifications()}>Enable notifications</button>;
+  if (state === 'denied') return <span class="muted small" title="Allow them in the browser's site settings">Notifications blocked</span>;
+  return null;
 }

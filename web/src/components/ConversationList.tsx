@@ -10,23 +10,26 @@ function ago(iso: string | null): string {
   return `${Math.floor(s / 86400)} d`;
 }
 
-/** A list of conversations (the queue, or the agent's own), each a link to its view. */
-export function ConversationList({ title, conversations, total, unread, selected, empty, onMore, testid }: {
-  title: string;
+function meta(c: ConversationSummary): string {
+  if (c.status === 'queued') return `waiting ${ago(c.queuedAt)}`;
+  if (c.status === 'bot' && c.sessionStatus === 'resolved') return `resolved · ${ago(c.updatedAt)}`;
+  return ago(c.updatedAt);
+}
+
+/** One view's conversations, each a link to its view (keeping the list's address), and "load more" while pages follow. */
+export function ConversationList({ label, conversations, unread, selected, empty, more, loadingMore, onMore, linkSearch }: {
+  label: string;
   conversations: ConversationSummary[];
-  total?: number;
   unread: ReadonlyMap<string, number>;
   selected: string | null;
   empty: string;
-  onMore?: () => void;
-  testid: string;
+  more: boolean;
+  loadingMore: boolean;
+  onMore: () => void;
+  linkSearch: string;
 }) {
-  const count = total ?? conversations.length;
   return (
-    <section class="conv-list" aria-label={title} data-testid={testid}>
-      <h2>
-        {title} <span class="count">{count}</span>
-      </h2>
+    <section class="conv-list" aria-label={label} data-testid="conversations">
       {conversations.length === 0 ? (
         <p class="empty">{empty}</p>
       ) : (
@@ -35,9 +38,9 @@ export function ConversationList({ title, conversations, total, unread, selected
             const n = unread.get(c.id) ?? 0;
             return (
               <li key={c.id}>
-                <a href={`/inbox/${encodeURIComponent(c.id)}`} data-route aria-current={selected === c.id ? 'true' : undefined} data-conversation={c.id}>
+                <a href={`/inbox/${encodeURIComponent(c.id)}${linkSearch}`} data-route aria-current={selected === c.id ? 'true' : undefined} data-conversation={c.id} data-status={c.status}>
                   <span class="name">{displayName(c)}</span>
-                  <span class="meta">{c.status === 'queued' ? `waiting ${ago(c.queuedAt)}` : ago(c.lastInboundAt ?? c.updatedAt)}</span>
+                  <span class="meta">{meta(c)}</span>
                   {n > 0 && <span class="badge unread" aria-label={`${n} unread`}>{n}</span>}
                 </a>
               </li>
@@ -45,9 +48,9 @@ export function ConversationList({ title, conversations, total, unread, selected
           })}
         </ul>
       )}
-      {onMore && conversations.length < count && (
-        <button type="button" onClick={onMore}>
-          Show more ({count - conversations.length} not shown)
+      {more && (
+        <button type="button" onClick={onMore} disabled={loadingMore}>
+          {loadingMore ? 'Loading…' : 'Load more'}
         </button>
       )}
     </section>

@@ -11,6 +11,9 @@ import { Composer } from './Composer';
 import { CustomerPanel } from './CustomerPanel';
 import { MessageList } from './MessageList';
 import { WindowCountdown, windowOpen } from './WindowCountdown';
+import { TicketForm } from './TicketForm';
+import { usePath } from '../router';
+import { ticketPrefill } from '../ticket-prefill';
 
 const STATUS_TEXT: Record<ConversationSummary['status'], string> = { bot: 'with the bot', queued: 'waiting for an agent', assigned: 'with an agent' };
 
@@ -42,6 +45,11 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
   const [missing, setMissing] = useState(false);
   const [busy, setBusy] = useState(false);
   const [transferTo, setTransferTo] = useState('');
+  const [ticket, setTicket] = useState<'closed' | 'open' | string>('closed');
+  const { query } = usePath();
+  // A search hit: the session it is in (an earlier one, maybe), and the message to show.
+  const focusSession = query.get('session');
+  const focusMessage = query.get('message');
   const refetch = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   const lastTyping = useRef(0);
   const shown = useRef<MessageShape[]>([]);
@@ -59,10 +67,13 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
       const { messages: recent, ...summary } = conversation;
       setConv(summary);
       inbox.upsert(summary);
-      setMessages((shown) => mergeStatuses(recent, shown));
       setMissing(false);
-      // The summary carries the last 50; the full history of the session comes from the sessions API.
-      if (recent.length >= 50) await loadMessages(summary.sessionId);
+      const earlier = focusSession !== null && focusSession !== summary.sessionId;
+      if (!earlier) setMessages((shown) => mergeStatuses(recent, shown));
+      // The summary carries the last 50; the full history of a session comes from the sessions API
+      // (also for a searched message older than those, or in an earlier session).
+      const focusMissing = focusMessage !== null && !recent.some((m) => m._id === focusMessage);
+      if (earlier || recent.length >= 50 || focusMissing) await loadMessages(earlier ? focusSession : summary.sessionId);
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) setMissing(true);
       else setError(describeError(e));
@@ -91,7 +102,7 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
       clearTimeout(refetch.current);
       inbox.setOpen(null);
     };
-  }, [id]);
+  }, [id, focusSession, focusMessage]);
 
   if (missing) return <section class="panel" role="alert"><h1>No such conversation</h1><p>It does not exist, or it belongs to another organization.</p></section>;
   if (!conv) return <section class="panel conversation">{error ? <p class="error" role="alert">{error}</p> : <p class="muted">Loading…</p>}</section>;
@@ -132,6 +143,12 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
           <h1 id="conv-title">{displayName(conv)}</h1>
           <p class="sub">
             +{conv.phone} · {channel?.name ?? conv.channelId}
+            {conv.contactId !== null && (
+              <>
+                {' · '}
+                <a href={`/contacts/${encodeURIComponent(conv.contactId)}`} data-route>Contact page</a>
+              </>
+            )}
           </p>
           <p class="state" data-testid="conversation-state" data-status={conv.status}>
             {conv.status === 'assigned' ? `Taken by ${userName(conv.assigneeId, user)}` : STATUS_TEXT[conv.status]}
@@ -154,6 +171,9 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
                 Resolve
               </button>
             )}
+            <button type="button" aria-expanded={ticket !== 'closed'} onClick={() => setTicket(ticket === 'closed' ? 'open' : 'closed')}>
+              Create ticket
+            </button>
             {mineOrAdmin && agents.length > 0 && (
               <form class="inline" onSubmit={(e) => { e.preventDefault(); if (transferTo) void act('Could not transfer', () => post('transfer', { agentId: transferTo })); }}>
                 <label>
@@ -171,7 +191,20 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
           </div>
         </header>
         {error && <p class="error" role="alert">{error}</p>}
-        <MessageList messages={messages} me={user} channelId={conv.channelId} />
+        {ticket === 'open' && (
+          <TicketForm user={user} contact={conv.audienceExternalId} prefill={ticketPrefill({ contactId: conv.contactId, name: displayName(conv), conversationId: conv.id, messages, me: user })} onCreated={(t) => setTicket(t)} />
+        )}
+        {ticket !== 'open' && ticket !== 'closed' && (
+          <p class="notice-inline" role="status">
+            Ticket <a href={`/tickets/${encodeURIComponent(ticket)}`} data-route>{ticket}</a> created.
+          </p>
+        )}
+        {focusSession !== null && focusSession !== conv.sessionId && (
+          <p class="notice-inline" data-testid="earlier-session">
+            An earlier session of this conversation. <a href={`/inbox/${encodeURIComponent(id)}`} data-route>Show the latest</a>
+          </p>
+        )}
+        <MessageList messages={messages} me={user} channelId={conv.channelId} highlight={focusMessage} />
         {mineOrAdmin && conv.channelId !== null ? (
           <Composer
             windowIsOpen={open}

@@ -87,17 +87,22 @@ function Content({ m, channelId }: { m: MessageShape; channelId: string | null }
   );
 }
 
-/** A conversation's messages, oldest first, kept scrolled to the newest. */
-export function MessageList({ messages, me, channelId }: { messages: MessageShape[]; me: SessionUser; channelId: string | null }) {
+/** A conversation's messages, oldest first, kept scrolled to the newest; or to `highlight` (a message's `_id`), marked, while it is given. */
+export function MessageList({ messages, me, channelId, highlight = null }: { messages: MessageShape[]; me: SessionUser; channelId: string | null; highlight?: string | null }) {
   const end = useRef<HTMLLIElement>(null);
+  const list = useRef<HTMLOListElement>(null);
   const last = messages[messages.length - 1]?._id;
+  const found = highlight !== null && messages.some((m) => m._id === highlight);
   useEffect(() => {
-    end.current?.scrollIntoView({ block: 'end' });
-  }, [last]);
+    if (highlight === null) end.current?.scrollIntoView({ block: 'end' });
+  }, [last, highlight]);
+  useEffect(() => {
+    if (found && highlight !== null) list.current?.querySelector(`[data-entry="${CSS.escape(highlight)}"]`)?.scrollIntoView({ block: 'center' });
+  }, [found, highlight]);
   return (
-    <ol class="messages" aria-label="Messages" data-testid="messages">
+    <ol class="messages" aria-label="Messages" data-testid="messages" ref={list}>
       {messages.map((m) => (
-        <li key={m._id} class={`msg ${m.direction}`} data-sender={m.sender} data-message-id={m.messageId ?? undefined}>
+        <li key={m._id} class={`msg ${m.direction}${m._id === highlight ? ' highlight' : ''}`} data-sender={m.sender} data-message-id={m.messageId ?? undefined} data-entry={m._id} aria-current={m._id === highlight ? 'true' : undefined}>
           <div class="from">
             <span class="sender">{senderLabel(m, me)}</span>
             <time dateTime={m.sentAt}>{timeOfDay.format(new Date(m.sentAt))}</time>

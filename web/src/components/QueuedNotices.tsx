@@ -1,10 +1,11 @@
 import type { Inbox } from '../inbox/inbox';
 import { useObservable } from '../state';
+import { enableNotifications, notificationState } from '../inbox/notify';
 
 /** In-page notices of conversations that were just queued (and the switch for browser notifications). */
 export function QueuedNotices({ inbox }: { inbox: Inbox }) {
   const notices = useObservable(inbox.notices);
-  const canAsk = typeof Notification !== 'undefined' && Notification.permission === 'default';
+  const canAsk = useObservable(notificationState) === 'default';
   return (
     <div class="notices" aria-live="polite">
       {notices.map((n) => (
@@ -16,7 +17,7 @@ export function QueuedNotices({ inbox }: { inbox: Inbox }) {
         </div>
       ))}
       {notices.length > 0 && canAsk && (
-        <button type="button" class="link small" onClick={() => void Notification.requestPermission()}>
+        <button type="button" class="link small" onClick={() => void enableNotifications()}>
           Also notify me when this tab is in the background
         </button>
       )}

@@ -6,11 +6,11 @@ import { directory } from '../directory';
 import { PRIORITIES } from '../tickets';
 import { useObservable } from '../state';
 
-/** Creates a ticket; an agent may leave it unassigned or take it, an admin may assign anyone. */
-export function TicketForm({ user, onCreated, contact }: { user: SessionUser; onCreated: (ticketId: string) => void; contact?: string }) {
+/** Creates a ticket; an agent may leave it unassigned or take it, an admin may assign anyone. `prefill` starts the subject and description. */
+export function TicketForm({ user, onCreated, contact, prefill }: { user: SessionUser; onCreated: (ticketId: string) => void; contact?: string; prefill?: { subject: string; description: string } }) {
   const people = useObservable(directory);
-  const [subject, setSubject] = useState('');
-  const [description, setDescription] = useState('');
+  const [subject, setSubject] = useState(prefill?.subject ?? '');
+  const [description, setDescription] = useState(prefill?.description ?? '');
   const [priority, setPriority] = useState<(typeof PRIORITIES)[number]>('medium');
   const [assigneeId, setAssigneeId] = useState('');
   const [aeid, setAeid] = useState(contact ?? '');
@@ -44,7 +44,7 @@ export function TicketForm({ user, onCreated, contact }: { user: SessionUser; on
       </label>
       <label>
         Description
-        <textarea name="description" required rows={3} maxLength={20000} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+        <textarea name="description" required rows={prefill ? 8 : 3} maxLength={20000} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
       </label>
       <div class="row wrap">
         <label>

@@ -15,9 +15,11 @@ export type ResyncRequiredFrame = Frame<'resync_required'>;
 export type ReplayDoneFrame = Frame<'replay_done'>;
 export type PresenceFrame = Frame<'presence'>;
 export type TypingFrame = Frame<'typing'>;
+export type ConversationFrame = Frame<'conversation'>;
+export type ConversationRow = ConversationFrame['conversation'];
 export type AckFrame = Frame<'ack'>;
 export type ErrorFrame = Frame<'error'>;
-export type ServerFrame = WelcomeFrame | EventFrame | ResyncRequiredFrame | ReplayDoneFrame | PresenceFrame | TypingFrame | AckFrame | ErrorFrame;
+export type ServerFrame = WelcomeFrame | EventFrame | ResyncRequiredFrame | ReplayDoneFrame | PresenceFrame | TypingFrame | ConversationFrame | AckFrame | ErrorFrame;
 export type ClientCommand = z.infer<typeof clientCommandSchema>;
 
 /** The events that change a conversation's row or history. */

@@ -1,17 +1,9 @@
 import { request } from '../api/client';
-import type { ConversationDetail, ConversationPage, ConversationSummary, SessionUser } from '../api/types';
+import type { ConversationCounts, ConversationDetail, ConversationSummary, ConversationViewPage, SessionUser } from '../api/types';
 import { Observable } from '../state';
-import { CONVERSATION_EVENTS, conversationIdOf, isEventFrame, type ClientCommand, type EventFrame, type ServerFrame } from './frames';
+import { CONVERSATION_EVENTS, conversationIdOf, isEventFrame, type ClientCommand, type ConversationRow, type EventFrame, type ServerFrame } from './frames';
+import { away, notify, setTitleCount } from './notify';
 import { InboxSocket } from './socket';
-
-export const PAGE_SIZE = 100;
-
-export interface InboxLists {
-  queue: ConversationSummary[];
-  queueTotal: number;
-  mine: ConversationSummary[];
-  loaded: boolean;
-}
 
 export interface QueuedNotice {
   id: string;
@@ -20,44 +12,76 @@ export interface QueuedNotice {
 }
 
 type ConversationListener = (f: EventFrame) => void;
+type RowListener = (c: ConversationSummary) => void;
 
-const byQueuedAt = (a: ConversationSummary, b: ConversationSummary) => (a.queuedAt ?? a.updatedAt).localeCompare(b.queuedAt ?? b.updatedAt);
-const byUpdatedDesc = (a: ConversationSummary, b: ConversationSummary) => b.updatedAt.localeCompare(a.updatedAt);
+const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** Counts are fetched again this long after the last row change of a burst. */
+const COUNTS_DELAY_MS = 250;
 
 export function displayName(c: Pick<ConversationSummary, 'contactName' | 'phone'>): string {
   return c.contactName ?? `+${c.phone}`;
 }
 
+/** A known summary with a `conversation` frame's row applied. */
+function patched(k: ConversationSummary, r: ConversationRow): ConversationSummary {
+  const closes = r.lastInboundAt === null ? null : Date.parse(r.lastInboundAt) + SERVICE_WINDOW_MS;
+  return {
+    ...k,
+    contactId: r.contactId,
+    status: r.status,
+    assigneeId: r.assigneeId,
+    queuedAt: r.queuedAt,
+    assignedAt: r.assignedAt,
+    sessionId: r.sessionId,
+    sessionStatus: r.sessionStatus,
+    lastInboundAt: r.lastInboundAt,
+    updatedAt: r.updatedAt,
+    window: { open: closes !== null && Date.now() < closes, closesAt: closes === null ? null : new Date(closes).toISOString() },
+  };
+}
+
 /**
- * The signed-in agent's live view of the team inbox: the queue, their own
- * conversations and unread counts, kept current by the `/ws` socket.
+ * The signed-in agent's live link to the team inbox, shared by every screen:
+ * the conversations it has seen (each list on screen loads its own pages and
+ * follows the rows from here), the counts per view, unread counts, notices,
+ * browser notifications and the tab title.
  *
  * Guarantees:
- * - the lists are loaded over REST at the first welcome and again on `resync_required`;
- *   after that each conversation event refreshes that one conversation's summary
- *   (so a missing or reordered event never leaves a stale row for longer than the next event);
- * - a conversation is in `queue` exactly when its last known status is `queued`, in `mine`
- *   when it is `assigned` to this user;
- * - unread counts are the server's (`unreadCount`, per user, so they survive a reload and follow the
- *   user across devices); an inbound message of a conversation not on screen counts at once, before
- *   the server's count catches up; opening a conversation marks it seen on the server.
+ * - at every `welcome` (first connect and each reconnect) and `resync_required`, the counts and
+ *   the agent's own conversations are loaded again over REST and `onResync` listeners (the lists
+ *   on screen) reload, so nothing missed while disconnected stays wrong;
+ * - in between, each `conversation` frame (sent once the server's lists hold the change) updates
+ *   that conversation's row for every listener, an older version never replacing a newer one, and
+ *   the counts are fetched again;
+ * - unread counts are the server's (`unreadCount`, per user); an inbound message of a conversation
+ *   not on screen counts at once, before the server's count catches up; opening a conversation
+ *   marks it seen on the server;
+ * - a conversation newly queued gives a notice (and a browser notification when allowed and the tab
+ *   is not looked at); so does a customer's message in a conversation this agent holds; the tab
+ *   title counts the waiting conversations plus the unread messages of the agent's own.
  */
 export class Inbox {
-  readonly lists = new Observable<InboxLists>({ queue: [], queueTotal: 0, mine: [], loaded: false });
+  readonly counts = new Observable<ConversationCounts | null>(null);
   readonly unread = new Observable<ReadonlyMap<string, number>>(new Map());
   readonly connection = new Observable<'connecting' | 'open' | 'reconnecting' | 'closed'>('connecting');
   readonly notices = new Observable<QueuedNotice[]>([]);
   private readonly known = new Map<string, ConversationSummary>();
+  private readonly versions = new Map<string, number>();
   private readonly listeners = new Map<string, Set<ConversationListener>>();
+  private readonly rowListeners = new Set<RowListener>();
+  private readonly resyncListeners = new Set<() => void>();
   private readonly pending = new Map<string, Promise<void>>();
+  /** Conversations a `handover.requested` named whose row does not show them queued yet. */
+  private readonly requested = new Set<string>();
   private readonly socket: InboxSocket;
-  private queuePagesLoaded = 0;
   private openConversation: string | null = null;
-  private welcomed = false;
+  private countsTimer: ReturnType<typeof setTimeout> | undefined;
   private commandSeq = 0;
 
   constructor(readonly user: SessionUser) {
     this.socket = new InboxSocket({ frame: (f) => this.onFrame(f), state: (s) => this.connection.set(s) });
+    this.unread.subscribe(() => this.publishTitle());
+    this.counts.subscribe(() => this.publishTitle());
   }
 
   start(): void {
@@ -66,6 +90,8 @@ export class Inbox {
 
   stop(): void {
     this.socket.stop();
+    clearTimeout(this.countsTimer);
+    setTitleCount(0);
   }
 
   /** Subscribes to the events of one conversation (the open conversation view). */
@@ -74,6 +100,22 @@ export class Inbox {
     if (!set) this.listeners.set(conversationId, (set = new Set()));
     set.add(fn);
     return () => set.delete(fn);
+  }
+
+  /** Every conversation row that changed or was loaded (the lists on screen place it). */
+  onRow(fn: RowListener): () => void {
+    this.rowListeners.add(fn);
+    return () => this.rowListeners.delete(fn);
+  }
+
+  /** Called at every (re)connect: what a list loaded before may have missed changes. */
+  onResync(fn: () => void): () => void {
+    this.resyncListeners.add(fn);
+    return () => this.resyncListeners.delete(fn);
+  }
+
+  get(id: string): ConversationSummary | undefined {
+    return this.known.get(id);
   }
 
   /** The conversation on screen: marked seen, its unread count cleared and kept at zero. */
@@ -104,70 +146,88 @@ export class Inbox {
     this.socket.send({ ...cmd, id: `hint-${Date.now()}-${this.commandSeq++}` });
   }
 
-  /** Records a summary the caller fetched (the conversation view, an action's answer). */
+  /**
+   * Records a summary the caller fetched (a list's page, the conversation view, an action's answer).
+   * A summary older than the row already known (a fetch that a frame overtook) only brings its unread count.
+   */
   upsert(c: ConversationSummary, atLeastUnread = 0): void {
-    this.known.set(c.id, c);
+    const k = this.known.get(c.id);
+    const row = k !== undefined && k.updatedAt > c.updatedAt ? { ...k, unreadCount: c.unreadCount } : c;
+    this.known.set(c.id, row);
     if (c.unreadCount !== undefined && c.id !== this.openConversation) this.setUnread(c.id, Math.max(c.unreadCount, atLeastUnread));
-    this.publish();
+    this.changed(row);
   }
 
-  async loadMoreQueue(): Promise<void> {
-    const page = await request<ConversationPage>('GET', `/v1/conversations?status=queued&limit=${PAGE_SIZE}&page=${this.queuePagesLoaded + 1}`);
-    this.queuePagesLoaded++;
-    for (const c of page.conversations) this.upsert(c);
-    this.publishWith(page.total);
+  private changed(c: ConversationSummary): void {
+    for (const fn of this.rowListeners) fn(c);
+    if (c.status === 'queued' && this.requested.delete(c.id)) this.noticeQueued(c);
+    else if (c.status !== 'queued') this.dismissAbout(c.id);
+    this.publishTitle();
   }
 
-  private async reload(): Promise<void> {
-    const [queued, mine] = await Promise.all([
-      request<ConversationPage>('GET', `/v1/conversations?status=queued&limit=${PAGE_SIZE}&page=1`),
-      request<ConversationPage>('GET', `/v1/conversations?status=assigned&assigneeId=${encodeURIComponent(this.user.id)}&limit=${PAGE_SIZE}&page=1`),
-    ]);
-    this.known.clear();
-    this.unread.set(new Map());
-    this.queuePagesLoaded = 1;
-    for (const c of [...queued.conversations, ...mine.conversations]) this.upsert(c);
-    this.publishWith(queued.total);
+  /** A notice is about a conversation waiting: once someone took it (or the bot has it again), it goes. */
+  private dismissAbout(id: string): void {
+    if (this.notices.value.some((n) => n.conversationId === id)) this.notices.set(this.notices.value.filter((n) => n.conversationId !== id));
   }
 
-  /** Queued conversations the server has beyond the pages loaded (the header's count includes them). */
-  private unloadedQueued = 0;
-
-  private publishWith(serverQueuedTotal: number): void {
-    const loadedQueued = [...this.known.values()].filter((c) => c.status === 'queued').length;
-    this.unloadedQueued = Math.max(0, serverQueuedTotal - loadedQueued);
-    this.publish(true);
+  private async resync(): Promise<void> {
+    for (const fn of this.resyncListeners) fn();
+    const [, mine] = await Promise.all([this.loadCounts(), request<ConversationViewPage>('GET', '/v1/conversations?view=mine&limit=100')]);
+    for (const c of mine.conversations) this.upsert(c);
   }
 
-  private publish(loaded = this.lists.value.loaded): void {
-    const all = [...this.known.values()];
-    const queue = all.filter((c) => c.status === 'queued').sort(byQueuedAt);
-    const mine = all.filter((c) => c.status === 'assigned' && c.assigneeId === this.user.id).sort(byUpdatedDesc);
-    this.lists.set({ queue, queueTotal: queue.length + this.unloadedQueued, mine, loaded });
-    // A notice is about a conversation waiting: once someone took it (or the bot has it again), it goes.
-    const waiting = this.notices.value.filter((n) => this.known.get(n.conversationId)?.status === 'queued');
-    if (waiting.length !== this.notices.value.length) this.notices.set(waiting);
+  private async loadCounts(): Promise<void> {
+    const r = await request<{ counts: ConversationCounts }>('GET', '/v1/conversations/counts');
+    this.counts.set(r.counts);
+  }
+
+  private countsLater(): void {
+    clearTimeout(this.countsTimer);
+    this.countsTimer = setTimeout(() => void this.loadCounts().catch(() => undefined), COUNTS_DELAY_MS);
+  }
+
+  private publishTitle(): void {
+    let n = this.counts.value?.waiting ?? 0;
+    for (const [id, count] of this.unread.value) {
+      const c = this.known.get(id);
+      if (c?.status === 'assigned' && c.assigneeId === this.user.id) n += count;
+    }
+    setTitleCount(n);
   }
 
   private onFrame(f: ServerFrame): void {
     switch (f.type) {
       case 'welcome':
         if (this.socket.lastSeq === null) this.socket.noteSeq(f.seq);
-        if (!this.welcomed) {
-          this.welcomed = true;
-          void this.reload().catch(() => undefined);
-        }
+        void this.resync().catch(() => undefined);
         return;
       case 'resync_required':
         this.socket.noteSeq(f.seq);
-        void this.reload().catch(() => undefined);
+        void this.resync().catch(() => undefined);
         return;
       case 'replay_done':
         this.socket.noteSeq(f.seq);
         return;
+      case 'conversation':
+        this.onRowFrame(f.conversation);
+        return;
       default:
         if (isEventFrame(f)) this.onEvent(f);
     }
+  }
+
+  private onRowFrame(r: ConversationRow): void {
+    if ((this.versions.get(r.id) ?? -1) >= r.version) return;
+    this.versions.set(r.id, r.version);
+    const k = this.known.get(r.id);
+    // A conversation not seen yet: its name and channel come from the API (once; later rows patch it).
+    if (k === undefined) void this.refresh(r.id);
+    else {
+      const next = patched(k, r);
+      this.known.set(r.id, next);
+      this.changed(next);
+    }
+    this.countsLater();
   }
 
   private onEvent(f: EventFrame): void {
@@ -176,25 +236,31 @@ export class Inbox {
     const id = conversationIdOf(f);
     if (id === undefined) return;
     for (const fn of this.listeners.get(id) ?? []) fn(f);
-    let atLeast = 0;
-    if (f.type === 'inbound_message') {
-      if (id === this.openConversation) this.markSeen(id);
-      else this.setUnread(id, (atLeast = (this.unread.value.get(id) ?? 0) + 1));
+    if (f.type === 'handover.requested') {
+      // The row frame follows the event (it is sent once the lists hold the change), or came first.
+      const k = this.known.get(id);
+      if (k?.status === 'queued') this.noticeQueued(k);
+      else this.requested.add(id);
     }
-    // The server's count may not include this message yet (its read model is written after the event).
-    void this.refresh(id, atLeast).then(() => {
-      if (f.type === 'handover.requested') this.notifyQueued(id);
-    });
+    if (f.type === 'inbound_message') {
+      const looking = id === this.openConversation && !away();
+      if (id === this.openConversation) this.markSeen(id);
+      else this.setUnread(id, (this.unread.value.get(id) ?? 0) + 1);
+      const k = this.known.get(id);
+      if (k?.status === 'assigned' && k.assigneeId === this.user.id && !looking) {
+        notify(`New message from ${displayName(k)}`, 'in a conversation you hold', `message:${id}`, `/inbox/${encodeURIComponent(id)}`);
+      }
+    }
   }
 
   /** Fetches one conversation's summary; concurrent requests for the same id share one fetch. */
-  private refresh(id: string, atLeastUnread = 0): Promise<void> {
+  private refresh(id: string): Promise<void> {
     const running = this.pending.get(id);
     if (running) return running;
     const p = request<{ conversation: ConversationDetail }>('GET', `/v1/conversations/${encodeURIComponent(id)}`)
       .then(({ conversation }) => {
         const { messages: _messages, ...summary } = conversation;
-        this.upsert(summary, Math.max(atLeastUnread, this.unread.value.get(id) ?? 0));
+        this.upsert(summary, this.unread.value.get(id) ?? 0);
       })
       .catch(() => undefined)
       .finally(() => this.pending.delete(id));
@@ -202,13 +268,10 @@ export class Inbox {
     return p;
   }
 
-  private notifyQueued(id: string): void {
-    const c = this.known.get(id);
-    if (!c || c.status !== 'queued') return;
+  private noticeQueued(c: ConversationSummary): void {
+    this.requested.delete(c.id);
     const name = displayName(c);
-    this.notices.set([...this.notices.value.slice(-4), { id: `${id}@${Date.now()}`, conversationId: id, name }]);
-    if (typeof Notification !== 'undefined' && Notification.permission === 'granted' && document.visibilityState !== 'visible') {
-      new Notification('Conversation waiting', { body: `${name} is waiting for an agent`, tag: id });
-    }
+    this.notices.set([...this.notices.value.filter((n) => n.conversationId !== c.id).slice(-4), { id: `${c.id}@${Date.now()}`, conversationId: c.id, name }]);
+    notify('Conversation waiting', `${name} is waiting for an agent`, `queued:${c.id}`, `/inbox/${encodeURIComponent(c.id)}`);
   }
 }

@@ -10,6 +10,7 @@ import { TicketDetail } from '../components/TicketDetail';
 import { TicketForm } from '../components/TicketForm';
 import { TicketOrigin } from '../components/TicketOrigin';
 import { PRIORITIES, STATUSES, type TicketShape } from '../tickets';
+import { contactNames, loadContactNames, phoneOf } from '../contacts';
 
 
 const PAGE_SIZE = 20;
@@ -20,6 +21,7 @@ const UNASSIGNED = 'none';
 export function TicketsScreen({ user, ticketId }: { user: SessionUser; ticketId: string | null }) {
   const { query } = usePath();
   const people = useObservable(directory);
+  const names = useObservable(contactNames);
   const status = query.get('status') ?? '';
   const contact = query.get('contact') ?? '';
   const priority = query.get('priority') ?? '';
@@ -40,7 +42,11 @@ export function TicketsScreen({ user, ticketId }: { user: SessionUser; ticketId:
     if (assignee) q.assigneeId = assignee;
     if (contact) q.audienceExternalId = contact;
     ok(api.GET('/v1/tickets', { params: { query: q } }))
-      .then((r) => setData(r as unknown as { tickets: TicketShape[]; total: number; totalPages: number }))
+      .then((r) => {
+        const d = r as unknown as { tickets: TicketShape[]; total: number; totalPages: number };
+        loadContactNames(d.tickets.flatMap((t) => (t.audienceId ? [t.audienceId] : [])));
+        setData(d);
+      })
       .catch((e: unknown) => setError(describeError(e)));
   }, [status, priority, assignee, contact, page, ticketId, reload]);
 
@@ -125,6 +131,7 @@ export function TicketsScreen({ user, ticketId }: { user: SessionUser; ticketId:
                 <th scope="col">Ticket</th>
                 <th scope="col">Status</th>
                 <th scope="col">Priority</th>
+                <th scope="col">Contact</th>
                 <th scope="col">Assignee</th>
                 <th scope="col">Made by</th>
                 <th scope="col">Created</th>
@@ -139,6 +146,15 @@ export function TicketsScreen({ user, ticketId }: { user: SessionUser; ticketId:
                   </td>
                   <td><span class={`pill ${t.status}`}>{t.status.replace('_', ' ')}</span></td>
                   <td><span class={`pill ${t.priority}`}>{t.priority}</span></td>
+                  <td data-testid="ticket-contact">
+                    {t.audienceId ? (
+                      <a href={`/contacts/${encodeURIComponent(t.audienceId)}`} data-route>
+                        {names.get(t.audienceId) ?? (typeof t.audienceExternalId === 'string' ? phoneOf(t.audienceExternalId) : 'contact')}
+                      </a>
+                    ) : (
+                      <span class="muted">none</span>
+                    )}
+                  </td>
                   <td>{t.assigneeId ? userName(t.assigneeId, user) : 'unassigned'}</td>
                   <td><TicketOrigin ticket={t} people={people} /></td>
                   <td><time dateTime={t.createdAt}>{new Date(t.createdAt).toLocaleString()}</time></td>
