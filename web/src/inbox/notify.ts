@@ -27,7 +27,13 @@ export function away(): boolean {
  */
 export function notify(title: string, body: string, tag: string, path: string): void {
   if (current() !== 'granted' || !away()) return;
-  const n = new Notification(title, { body, tag });
+  let n: Notification;
+  try {
+    n = new Notification(title, { body, tag });
+  } catch {
+    // Some mobile browsers allow notifications only from a service worker: the page's notices remain.
+    return;
+  }
   n.onclick = () => {
     window.focus();
     navigate(path);
