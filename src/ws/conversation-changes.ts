@@ -41,5 +41,6 @@ export function announcingConversationIndex(index: ConversationIndexRepo, bus: E
     counts: (q) => index.counts(q),
     markSeen: (o, u, a, m) => index.markSeen(o, u, a, m),
     seen: (o, u, a) => index.seen(o, u, a),
+    due: (at, limit) => index.due(at, limit),
   };
 }
