@@ -39,7 +39,7 @@ import { handoverRoutes } from './http/routes/handover.js';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { asyncApiRoute, conversationRoutes } from './http/routes/conversations.js';
 import { InboxService } from './inbox/index.js';
-import { announcingConversationIndex, buildAsyncApi, InboxServer, InProcessCredentialNotices, InProcessEphemeralBus, NatsCredentialNotices, NatsEphemeralBus, type CredentialNotices } from './ws/index.js';
+import { buildAsyncApi, conversationAnnouncer, InboxServer, InProcessCredentialNotices, InProcessEphemeralBus, NatsCredentialNotices, NatsEphemeralBus, type CredentialNotices } from './ws/index.js';
 import { hashApiKey } from './domain/secrets.js';
 import { connect as connectNats } from '@nats-io/transport-node';
 import { AuthSessions, FailedAuthThrottle, RequestAuthenticator } from './auth/index.js';
@@ -178,7 +178,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const resends = metrics.counter('switchboard_send_resends_total', 'Keyed sends sent to the chat network again because no status came for an earlier attempt (the one case that can deliver a second copy)');
   const messagingActorDeps = { ...messaging.actorDeps, onResend: () => resends.inc() };
   // Presence, typing and conversation row changes cross nodes on NATS core subjects (best effort, never stored);
-  // open before the actors, whose index writes announce the rows, and closed after them.
+  // open before the actors, which announce the rows they listed, and closed after them.
   let bus: InProcessEphemeralBus | NatsEphemeralBus = new InProcessEphemeralBus();
   // So do notices of changed credentials: every node closes the sockets that outlived theirs.
   let notices: CredentialNotices = new InProcessCredentialNotices();
@@ -188,8 +188,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     bus = new NatsEphemeralBus(nc, config.KEY_PREFIX, log.child({ component: 'inbox' }));
     notices = new NatsCredentialNotices(nc, config.KEY_PREFIX, log.child({ component: 'inbox' }));
   }
-  const conversations = announcingConversationIndex(messaging.stores.conversations, bus);
-  const actors = await openActors(config, backing, { log, events, clock, metrics, messaging: messagingActorDeps, conversations });
+  const actors = await openActors(config, backing, { log, events, clock, metrics, messaging: messagingActorDeps, conversations: messaging.stores.conversations, conversationListed: conversationAnnouncer(bus) });
   closers.push(() => actors.close());
   readiness.push(...actors.readiness);
   // The actors' durable timers (the bot's fallback): each node sweeps for the partitions it owns. Stopped before the actors.

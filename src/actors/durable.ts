@@ -101,9 +101,11 @@ export interface DurableActorSpec<S, C extends Command, Replies extends { [K in 
    * idempotent and keep only the highest version, since it runs again after
    * a failure and at every start. A failure does not undo the change: the
    * command answers a retryable 503 and the projection is retried before the
-   * next command.
+   * next command. It may return what to do once its write is committed
+   * (announce the change): that is called after the command's unit of work
+   * committed, never for a command that failed.
    */
-  project?(state: S, version: number, now: Date): Promise<void>;
+  project?(state: S, version: number, now: Date): Promise<void | (() => void)>;
 }
 
 /** What is stored per actor: the state, recent idempotency keys with their replies, and events not yet published. */
@@ -222,10 +224,13 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
   /** See `HandlerContext.memo`. */
   const memo = new Map<string, unknown>();
 
+  /** What the last projection of the running command announces once the command committed. */
+  let announce: (() => void) | undefined;
+
   const project = async () => {
     if (spec.project === undefined) return;
     try {
-      await spec.project(current.state, current.version ?? 0, new Date(ctx.clock.now()));
+      announce = (await spec.project(current.state, current.version ?? 0, new Date(ctx.clock.now()))) ?? announce;
       projectionStale = false;
     } catch (e) {
       projectionStale = true;
@@ -463,8 +468,13 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     async onMessage(raw: unknown, meta: MessageMeta) {
       const commits = deps.commits;
       try {
-        return await (commits === undefined ? handle(raw, meta) : commits.together(() => handle(raw, meta)));
+        const reply = await (commits === undefined ? handle(raw, meta) : commits.together(() => handle(raw, meta)));
+        const told = announce;
+        announce = undefined;
+        told?.();
+        return reply;
       } catch (e) {
+        announce = undefined;
         // What a failed command remembered may not have been stored.
         memo.clear();
         // The transaction did not commit: what this actor holds in memory may be ahead of the store.

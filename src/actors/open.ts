@@ -9,6 +9,7 @@ import { RedisActorStore } from '../store/actors/redis.js';
 import { PostgresActorReplyStore } from '../store/actors/postgres.js';
 import type { NodeBacking } from '../store/backing.js';
 import type { ConversationIndexRepo } from '../store/conversations/port.js';
+import type { ConversationRecord } from '../domain/conversation.js';
 import { CONVERSATION_ACTOR, conversationActorSpec } from './conversation/actor.js';
 import type { MessagingHandlerDeps } from './conversation/messaging.js';
 import { durableActor } from './durable.js';
@@ -33,7 +34,7 @@ export interface OpenedActors {
 export async function openActors(
   config: Config,
   backing: NodeBacking,
-  deps: { log: Logger; events: EventPublisher; clock?: Clock; metrics?: MetricsRegistry; /** Chat messaging: enables the send / inbound / status commands. */ messaging?: MessagingHandlerDeps; /** The inbox's conversation list, kept up to date by the conversation actors. */ conversations?: ConversationIndexRepo },
+  deps: { log: Logger; events: EventPublisher; clock?: Clock; metrics?: MetricsRegistry; /** Chat messaging: enables the send / inbound / status commands. */ messaging?: MessagingHandlerDeps; /** The inbox's conversation list, kept up to date by the conversation actors. */ conversations?: ConversationIndexRepo; /** Told each conversation record the list stored, once committed. */ conversationListed?: (record: ConversationRecord) => void },
 ): Promise<OpenedActors> {
   const settings = actorSettingsFromConfig(config);
   const log = deps.log.child({ component: 'actors', node: settings.nodeId });
@@ -68,7 +69,7 @@ export async function openActors(
   } else {
     throw new Error('REDIS_URL is needed for the Redis backing');
   }
-  system.register(CONVERSATION_ACTOR, durableActor(conversationActorSpec(config.ACTOR_IDEMPOTENCY_KEYS, deps.messaging, deps.conversations), {
+  system.register(CONVERSATION_ACTOR, durableActor(conversationActorSpec(config.ACTOR_IDEMPOTENCY_KEYS, deps.messaging, deps.conversations, deps.conversationListed), {
       store,
       events: deps.events,
       // Embedded, the state, its events, the messages and the inbox list are one database: one transaction per command.

@@ -1,5 +1,4 @@
 import type { ConversationRecord } from '../domain/conversation.js';
-import type { ConversationIndexRepo } from '../store/conversations/port.js';
 import type { ConversationChange, EphemeralBus } from './ephemeral.js';
 
 /** The frame's row: the record without what the socket's receivers have no use for. */
@@ -20,27 +19,14 @@ export function conversationChange(r: ConversationRecord): ConversationChange {
 }
 
 /**
- * The conversation index, announcing each record it stored on the inbox's
- * ephemeral bus, so every socket of the organization (on every node) hears
- * `{"type":"conversation"}` once the row changed: after the write, so a list
- * reloaded on it already has the change, which the durable events (published
- * before the index is written) cannot promise. Only records actually written
- * are announced (a stale version is not). Best effort, like presence: a
- * client reloads its lists when its socket reconnects.
+ * Announces a conversation record the inbox's index stored, on the ephemeral
+ * bus, so every socket of the organization (on every node) hears
+ * `{"type":"conversation"}`. The conversation actors call it once the command
+ * that wrote the record committed, so a list reloaded on it already has the
+ * change, which the durable events (published before the index is written)
+ * cannot promise. Best effort, like presence: a client reloads its lists when
+ * its socket reconnects.
  */
-export function announcingConversationIndex(index: ConversationIndexRepo, bus: EphemeralBus): ConversationIndexRepo {
-  return {
-    put: async (record) => {
-      const written = await index.put(record);
-      if (written) bus.publish({ organizationId: record.organizationId, frame: { type: 'conversation', conversation: conversationChange(record) } });
-      return written;
-    },
-    get: (o, a) => index.get(o, a),
-    list: (q) => index.list(q),
-    listView: (q) => index.listView(q),
-    counts: (q) => index.counts(q),
-    markSeen: (o, u, a, m) => index.markSeen(o, u, a, m),
-    seen: (o, u, a) => index.seen(o, u, a),
-    due: (at, limit) => index.due(at, limit),
-  };
+export function conversationAnnouncer(bus: EphemeralBus): (record: ConversationRecord) => void {
+  return (record) => bus.publish({ organizationId: record.organizationId, frame: { type: 'conversation', conversation: conversationChange(record) } });
 }

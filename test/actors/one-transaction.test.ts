@@ -38,6 +38,8 @@ async function setup(restartIn?: string) {
   db.raw.exec('CREATE TABLE IF NOT EXISTS parent (id TEXT PRIMARY KEY); CREATE TABLE IF NOT EXISTS child (parent TEXT REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)');
   const events = await EmbeddedEventLog.openSqlite(db);
   const followed: string[] = [];
+  /** The projections announced, each as committed when it was announced. */
+  const announced: (number | null)[] = [];
   await events.follow((e) => followed.push(e.event.id));
   /** The handler waits here after its own write, so a test can look at the file mid-command. */
   let gate = deferred();
@@ -75,6 +77,8 @@ async function setup(restartIn?: string) {
     maxIdempotencyKeys: 10,
     project: async (state, version) => {
       await db.put('c', 'projection', { n: state.ids.length, version });
+      // Announced once committed: what another connection reads at that moment.
+      return () => announced.push(committed().projection);
     },
   };
   const system = createEmbeddedActorSystem(testSettings(), { store: new SqliteActorStore(db) });
@@ -107,7 +111,7 @@ async function setup(restartIn?: string) {
     systems.splice(systems.indexOf(system), 1);
     await db.close();
   };
-  return { dir, db, ask, committed, followed, gate: () => gate, atGate: () => atGate.promise, reopenGate, close: () => other.close(), stop, other };
+  return { dir, db, ask, committed, followed, announced, gate: () => gate, atGate: () => atGate.promise, reopenGate, close: () => other.close(), stop, other };
 }
 
 describe('one transaction per command (embedded)', () => {
@@ -123,6 +127,8 @@ describe('one transaction per command (embedded)', () => {
     expect(t.committed()).toEqual({ message: ['message-a'], after: ['after-a'], state: ['a'], events: ['ev-a'], projection: 1 });
     expect(t.db.stats.commits).toBe(before + 1);
     expect(t.followed).toEqual(['ev-a']);
+    // The projection's announcement came after its commit.
+    expect(t.announced).toEqual([1]);
     t.close();
   });
 
@@ -150,6 +156,8 @@ describe('one transaction per command (embedded)', () => {
     expect(failed).toMatchObject({ status: 503, code: 'storage_unavailable' });
     expect(t.committed()).toEqual({ message: ['message-first'], after: ['after-first'], state: ['first'], events: ['ev-first'], projection: 1 });
     expect(t.followed).toEqual(['ev-first']);
+    // The lost command's projection is not announced.
+    expect(t.announced).toEqual([1]);
     t.reopenGate();
     t.gate().resolve();
     // Not answered from the lost run's idempotency key: the state was reloaded.

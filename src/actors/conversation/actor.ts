@@ -4,6 +4,7 @@ import type { DomainEvent } from '../../events/types.js';
 import type { DurableActorSpec, HandlerMap, Outcome } from '../durable.js';
 import { assignAgent, currentSession, openHandover, requestHandover, takeConversation, transferConversation, type HandoverRefusal, type Transition } from './rules.js';
 import type { ConversationIndexRepo } from '../../store/conversations/port.js';
+import type { ConversationRecord } from '../../domain/conversation.js';
 import { conversationRecord } from './projection.js';
 import { afterHandoverChange, fireDue, type AutomationReason } from './routing.js';
 import { initialConversationState, type ConversationState, type HandoverState, type Session, type TimelineDraft } from './state.js';
@@ -335,6 +336,8 @@ export function conversationActorSpec(
   messaging?: MessagingHandlerDeps,
   /** Where the inbox's conversation list is kept up to date (see `conversationRecord`). */
   index?: ConversationIndexRepo,
+  /** Told each record the list stored, once the command that wrote it committed (the live inbox announces it). */
+  onListed?: (record: ConversationRecord) => void,
 ): DurableActorSpec<ConversationState, ConversationCommand | MessagingCommand, ConversationReplies & MessagingReplies> {
   const project =
     index === undefined && messaging === undefined
@@ -347,7 +350,8 @@ export function conversationActorSpec(
           }
           // A contact nobody ever wrote to or named has nothing to list.
           if (index === undefined || (state.contactId === null && state.session === null)) return;
-          await index.put(conversationRecord(state, version, now));
+          const record = conversationRecord(state, version, now);
+          if ((await index.put(record)) && onListed !== undefined) return () => onListed(record);
         };
   return {
     ...(project === undefined ? {} : { project }),
