@@ -96,3 +96,5 @@ export interface TemplateInfo {
 }
 /** One entry of a ticket's activity (its creation, a change, a comment), `GET /v1/tickets/{ticketId}/activity`. */
 export type TicketActivityEntry = Ok<'/v1/tickets/{ticketId}/activity', 'get'>['entries'][number];
+/** An organization's canned reply, `GET /v1/canned-replies`. */
+export type CannedReply = Ok<'/v1/canned-replies', 'get'>['cannedReplies'][number];

@@ -1,27 +1,69 @@
-import { useState } from 'preact/hooks';
-import type { ReplyMessage, TemplateSend } from '../api/types';
+import { useEffect, useState } from 'preact/hooks';
+import { request } from '../api/client';
+import type { CannedReply, ReplyMessage, TemplateSend } from '../api/types';
+import { fillPlaceholders, type CannedPlaceholder } from '../../../src/domain/canned-replies';
 import { TemplatePicker } from './TemplatePicker';
 
 type Mode = 'text' | 'buttons' | 'media' | 'template';
 
+/** The `/code` being typed just before the caret (at the start or after a space), or null. */
+function slashCode(text: string, caret: number): { start: number; code: string } | null {
+  const m = /(^|\s)\/([A-Za-z0-9_-]*)$/.exec(text.slice(0, caret));
+  return m ? { start: m.index + m[1]!.length, code: m[2]!.toLowerCase() } : null;
+}
+
 /**
  * What the agent may send now, and nothing else: free text, reply buttons and
  * media while the 24-hour window is open; outside it an approved template
- * with its variables.
+ * with its variables. Typing `/` and a short code offers the organization's
+ * canned replies; choosing one puts its text in place of the code, with its
+ * placeholders filled from `placeholders`.
  */
-export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTyping, busy }: {
+export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTyping, busy, placeholders = {} }: {
   windowIsOpen: boolean;
   channelId: string;
   onReply: (m: ReplyMessage) => Promise<boolean>;
   onTemplate: (t: TemplateSend) => Promise<boolean>;
   onTyping: () => void;
   busy: boolean;
+  placeholders?: Partial<Record<CannedPlaceholder, string>>;
 }) {
   const [mode, setMode] = useState<Mode>('text');
   const [text, setText] = useState('');
   const [buttons, setButtons] = useState(['', '', '']);
   const [mediaType, setMediaType] = useState<'image' | 'video' | 'audio' | 'document'>('image');
   const [url, setUrl] = useState('');
+  const [canned, setCanned] = useState<CannedReply[]>([]);
+  const [slash, setSlash] = useState<{ start: number; code: string; end: number } | null>(null);
+  const [pick, setPick] = useState(0);
+  useEffect(() => {
+    // Fetched when a composer opens, so a reply an admin just added is there; without it the composer works as before.
+    request<{ cannedReplies: CannedReply[] }>('GET', '/v1/canned-replies')
+      .then((r) => setCanned(r.cannedReplies))
+      .catch(() => undefined);
+  }, []);
+  const matches = slash === null ? [] : canned.filter((c) => c.shortCode.startsWith(slash.code)).slice(0, 8);
+  const suggesting = matches.length > 0;
+  const follow = (el: HTMLTextAreaElement) => {
+    const at = slashCode(el.value, el.selectionStart ?? el.value.length);
+    setSlash(at === null ? null : { ...at, end: el.selectionStart ?? el.value.length });
+    if (at?.code !== slash?.code) setPick(0);
+  };
+  const insert = (c: CannedReply, el: HTMLTextAreaElement | null) => {
+    if (slash === null) return;
+    const filled = fillPlaceholders(c.text, placeholders);
+    const next = text.slice(0, slash.start) + filled + text.slice(slash.end);
+    setText(next.slice(0, 4096));
+    setSlash(null);
+    if (el) {
+      const caret = slash.start + filled.length;
+      // After the render that puts the text in: the caret goes to the end of what was inserted.
+      requestAnimationFrame(() => {
+        el.focus();
+        el.setSelectionRange(caret, caret);
+      });
+    }
+  };
   const current: Mode = windowIsOpen ? mode : 'template';
   const modes: Mode[] = windowIsOpen ? ['text', 'buttons', 'media', 'template'] : ['template'];
 
@@ -81,11 +123,33 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
               rows={2}
               value={text}
               maxLength={4096}
+              placeholder={canned.length > 0 ? 'Type / for a canned reply' : undefined}
+              aria-controls={suggesting ? 'canned-replies' : undefined}
+              aria-activedescendant={suggesting ? `canned-${matches[Math.min(pick, matches.length - 1)]!.id}` : undefined}
               onInput={(e) => {
                 setText(e.currentTarget.value);
+                follow(e.currentTarget);
                 onTyping();
               }}
+              onClick={(e) => follow(e.currentTarget)}
               onKeyDown={(e) => {
+                if (suggesting) {
+                  if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+                    e.preventDefault();
+                    setPick((p) => (p + (e.key === 'ArrowDown' ? 1 : matches.length - 1)) % matches.length);
+                    return;
+                  }
+                  if (e.key === 'Enter' || e.key === 'Tab') {
+                    e.preventDefault();
+                    insert(matches[Math.min(pick, matches.length - 1)]!, e.currentTarget);
+                    return;
+                  }
+                  if (e.key === 'Escape') {
+                    e.preventDefault();
+                    setSlash(null);
+                    return;
+                  }
+                }
                 if (e.key === 'Enter' && !e.shiftKey && current === 'text' && canSend) {
                   e.preventDefault();
                   (e.currentTarget.form as HTMLFormElement).requestSubmit();
@@ -93,6 +157,25 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
               }}
             />
           </label>
+          {suggesting && (
+            <ul id="canned-replies" class="canned-list" role="listbox" aria-label="Canned replies">
+              {matches.map((c, i) => (
+                <li
+                  key={c.id}
+                  id={`canned-${c.id}`}
+                  role="option"
+                  aria-selected={i === Math.min(pick, matches.length - 1)}
+                  onMouseDown={(e) => {
+                    // Keeps the focus (and the caret) in the message while choosing.
+                    e.preventDefault();
+                    insert(c, (e.currentTarget.closest('form') as HTMLFormElement | null)?.querySelector('textarea') ?? null);
+                  }}
+                >
+                  <strong>/{c.shortCode}</strong> <span class="muted">{fillPlaceholders(c.text, placeholders).slice(0, 90)}</span>
+                </li>
+              ))}
+            </ul>
+          )}
           {current === 'buttons' && (
             <fieldset class="row">
               <legend>Reply buttons (up to 3, 20 characters each)</legend>

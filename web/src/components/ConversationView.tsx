@@ -212,6 +212,7 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
             busy={busy}
             onReply={reply}
             onTemplate={template}
+            placeholders={{ 'contact.name': displayName(conv), 'contact.phone': `+${conv.phone}`, 'agent.name': user.name }}
             onTyping={() => {
               if (Date.now() - lastTyping.current > 3000) {
                 lastTyping.current = Date.now();

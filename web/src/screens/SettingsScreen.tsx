@@ -10,6 +10,7 @@ const SECTIONS = [
   { id: 'api-keys', label: 'API keys' },
   { id: 'webhooks', label: 'Webhooks' },
   { id: 'channels', label: 'Channels & templates' },
+  { id: 'canned-replies', label: 'Canned replies' },
   { id: 'tools', label: 'Connected tools' },
   { id: 'credits', label: 'Credits' },
 ] as const;
@@ -42,7 +43,7 @@ export function SettingsScreen({ user, section }: { user: SessionUser; section: 
   if (user.role !== 'admin') {
     return (
       <Refusal title="Settings are for admins">
-        <p>Your account is an agent account. An admin of your organization can change users, keys, webhooks, channels and connected tools.</p>
+        <p>Your account is an agent account. An admin of your organization can change users, keys, webhooks, channels, canned replies and connected tools.</p>
         <a href="/inbox" data-route>Back to the inbox</a>
       </Refusal>
     );
@@ -76,6 +77,8 @@ function Section({ user, section }: { user: SessionUser; section: string }) {
       return <s.WebhooksSettings />;
     case 'channels':
       return <s.ChannelsSettings />;
+    case 'canned-replies':
+      return <s.CannedRepliesSettings />;
     case 'tools':
       return <s.ToolsSettings />;
     case 'credits':

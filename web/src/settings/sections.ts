@@ -3,6 +3,7 @@
  * settings: agents, who never see them, never download them.
  */
 export { ApiKeysSettings } from './ApiKeysSettings';
+export { CannedRepliesSettings } from './CannedRepliesSettings';
 export { ChannelsSettings } from './ChannelsSettings';
 export { CreditsSettings } from './CreditsSettings';
 export { ToolsSettings } from './ToolsSettings';
