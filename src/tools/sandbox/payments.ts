@@ -151,7 +151,9 @@ export class SandboxPayments {
   }
 
   async authenticate(authorization: string | undefined): Promise<StripeAccount | SandboxReply> {
-    const m = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
+    // Bearer, or Basic with the key as user name (`curl -u sk_test_…:`), as Stripe takes it.
+    const basic = /^Basic\s+(\S+)$/i.exec(authorization ?? '');
+    const m = basic ? /^([^:]+):?$/.exec(Buffer.from(basic[1]!, 'base64').toString('utf8')) : /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
     if (!m) return stripeError(401, "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY').");
     const a = await this.db.get<StripeAccount>('sbStripeAccounts', m[1]!);
     if (a === undefined) return stripeError(401, `Invalid API Key provided: ${m[1]!.slice(0, 8)}${'*'.repeat(8)}${m[1]!.slice(-4)}`);
