@@ -28,6 +28,7 @@ import { resourceRoutes } from './http/routes/resources.js';
 import { Messaging, actorConversationGateway } from './messaging/index.js';
 import { messageRoutes } from './http/routes/messages.js';
 import { sessionRoutes } from './http/routes/sessions.js';
+import { labelRoutes } from './http/routes/labels.js';
 import { networkWebhookRoutes } from './http/routes/network-webhook.js';
 import { channelAdminRoutes, channelRoutes } from './http/routes/channels.js';
 import { sandboxDirectoryRoutes, sandboxRoutes } from './http/routes/sandbox.js';
@@ -38,7 +39,7 @@ import { serviceObservers, type ServiceObservers } from './service-metrics.js';
 import { handoverRoutes } from './http/routes/handover.js';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { asyncApiRoute, conversationRoutes } from './http/routes/conversations.js';
-import { InboxService } from './inbox/index.js';
+import { InboxService, LabelService } from './inbox/index.js';
 import { buildAsyncApi, conversationAnnouncer, InboxServer, InProcessCredentialNotices, InProcessEphemeralBus, NatsCredentialNotices, NatsEphemeralBus, type CredentialNotices } from './ws/index.js';
 import { hashApiKey } from './domain/secrets.js';
 import { connect as connectNats } from '@nats-io/transport-node';
@@ -91,6 +92,7 @@ export interface Services {
   handover: HandoverService;
   /** The live inbox's operations (conversations and contacts), behind /ws and its REST twins. */
   inbox: InboxService;
+  labels: LabelService;
   /** The live inbox's WebSocket endpoint (`/ws`), attached to the REST listener by `startServer`. */
   inboxSockets: InboxServer;
   /** Dashboard sessions: sign-in, the cookie's principal, inbox tokens (for /ws: `authenticateInboxToken`, `authenticateSessionCookie`). */
@@ -199,7 +201,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const handover = new HandoverService(store.contacts, actors.system);
   messaging.attach(actorConversationGateway(actors.system));
   messaging.startRetention();
+  const labels = new LabelService({ labels: messaging.stores.labels, conversations: messaging.stores.conversations, contacts: store.contacts, clock });
   const inbox = new InboxService({
+    labels,
     conversations: messaging.stores.conversations,
     contacts: store.contacts,
     users: store.users,
@@ -266,7 +270,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
     connected: tools ?? undefined,
   });
-  return { sandboxes, tools, config, log, clock, backing, store, accounts, tickets, cannedReplies, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, messaging, inbox, inboxSockets, sessions, authenticator };
+  return { sandboxes, tools, config, log, clock, backing, store, accounts, tickets, cannedReplies, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, messaging, inbox, labels, inboxSockets, sessions, authenticator };
 }
 
 /** `GET /v1/integrations`, connect, the tools and their callbacks (and the operator's return origins): at `{mcp_url}` as well when MCP_PORT is set. */
@@ -282,7 +286,7 @@ function toolGatewayRoutes(s: Services): RouteDef[] {
 
 export function buildRoutes(s: Services, state: { shuttingDown: boolean }): RouteDef[] {
   const routes: RouteDef[] = [...authRoutes(s.sessions), ...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
-  routes.push(...handoverRoutes(s.handover), ...conversationRoutes(s.inbox, s.tickets), ...metricsRoutes(s.metrics, s.config.METRICS_TOKEN));
+  routes.push(...handoverRoutes(s.handover), ...conversationRoutes(s.inbox, s.tickets), ...labelRoutes(s.labels), ...metricsRoutes(s.metrics, s.config.METRICS_TOKEN));
   routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
   routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels), ...teamRoutes(s.accounts), ...cannedReplyRoutes(s.cannedReplies));
   if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));

@@ -87,6 +87,8 @@ export interface ConversationViewQuery {
   phoneNumberId?: string;
   assigneeId?: string;
   audienceExternalId?: string;
+  /** Only conversations carrying this label (its id). */
+  labelId?: string;
   after?: ConversationKey;
   limit: number;
 }

@@ -26,6 +26,27 @@ export type ReplyMessage = z.infer<typeof replyMessageSchema>;
 export const agentTemplateSchema = templateSendSchema.shape.template;
 export type AgentTemplate = z.infer<typeof agentTemplateSchema>;
 
+export const labelSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  color: z.string().describe('#rrggbb').meta({ examples: ['#e11d48'] }),
+});
+
+export const labelName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(50)
+  .regex(/^[^/\p{Cc}]+$/u, 'a label name has no `/` and no control characters')
+  .describe('unique in the organization whatever its case');
+export const labelColor = z
+  .string()
+  .regex(/^#[0-9a-fA-F]{6}$/, 'a colour is `#rrggbb`')
+  .describe('#rrggbb')
+  .meta({ examples: ['#e11d48'] });
+/** A label as a request names it: its id or its name (any case). */
+export const labelRef = z.string().trim().min(1).max(100).describe("a label's id or its name (any case)");
+
 export const conversationSummarySchema = z.object({
   id: z.string().describe('the conversation id: the contact\'s audienceExternalId'),
   audienceExternalId: z.string(),
@@ -39,6 +60,7 @@ export const conversationSummarySchema = z.object({
   assignedAt: z.string().nullable(),
   sessionId: z.string().nullable().describe('the latest session (conversation episode)'),
   sessionStatus: z.enum(['open', 'resolved']).nullable(),
+  labels: z.array(labelSchema).describe('the labels on the conversation, in the order they were put on'),
   window: z.object({
     open: z.boolean().describe('free-form messages (text, buttons, media) may be sent'),
     closesAt: z.string().nullable().describe("24 hours after the customer's last message; null before they ever wrote"),
@@ -67,6 +89,7 @@ export const conversationListQuery = z.object({
     ),
   channelId: z.string().min(1).max(100).optional().describe('only conversations on this channel'),
   contact: z.string().min(1).max(100).optional().describe("only this contact's conversation: a contact id or an audienceExternalId"),
+  label: labelRef.optional().describe('only conversations carrying this label (its id or name); an unknown label finds nothing'),
   sort: z.enum(CONVERSATION_SORTS).optional().describe('activity (default): most recent change first; waiting: longest waiting first (in the queue since, otherwise last change)'),
   cursor: z.string().min(1).max(600).optional().describe("the previous page's nextCursor, with the same view, sort and filters"),
   status: z.enum(CONVERSATION_STATUSES).optional().describe('paging by page only: bot, queued (oldest first) or assigned'),
@@ -76,7 +99,7 @@ export const conversationListQuery = z.object({
 });
 export type ConversationListQuery = z.output<typeof conversationListQuery>;
 
-export const conversationCountsQuery = conversationListQuery.pick({ channelId: true, contact: true, assigneeId: true });
+export const conversationCountsQuery = conversationListQuery.pick({ channelId: true, contact: true, assigneeId: true, label: true });
 
 export const conversationCountsSchema = z
   .object(Object.fromEntries(CONVERSATION_VIEWS.map((v) => [v, z.number().int().min(0)])) as Record<(typeof CONVERSATION_VIEWS)[number], z.ZodNumber>)
@@ -89,6 +112,7 @@ export const contactSchema = z.object({
   phone: z.string().describe('the phone digits (a web-chat visitor: its visitor id)'),
   attributes: z.record(z.string(), z.string()).describe('custom key/value attributes'),
   createdAt: z.string().describe('first seen'),
+  labels: z.array(labelSchema).optional().describe("the contact's labels (on a contact's page and after a label change)"),
 });
 
 const attributeKey = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'an attribute key is 1 to 64 letters, digits, `_`, `.` or `-`');

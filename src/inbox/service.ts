@@ -13,6 +13,7 @@ import type { SessionMessageRepo } from '../store/session-messages/port.js';
 import type { SearchIndex } from '../store/search/port.js';
 import { searchTerms, snippet } from '../store/search/query.js';
 import type { AgentTemplate, ConversationSummary, ReplyMessage } from './schemas.js';
+import type { LabelService } from './labels.js';
 
 export interface InboxServiceDeps {
   conversations: ConversationIndexRepo;
@@ -22,6 +23,7 @@ export interface InboxServiceDeps {
   search: SearchIndex;
   messaging: MessagingService;
   actors: ActorSystem;
+  labels: LabelService;
   clock: Clock;
 }
 
@@ -86,9 +88,14 @@ export class InboxService {
   }
 
   /** A list's filters for the store; null when they can match nothing (an unknown channel or contact). */
-  private async filters(principal: Principal, q: { channelId?: string; contact?: string; assigneeId?: string }): Promise<ConversationCountQuery | null> {
+  private async filters(principal: Principal, q: { channelId?: string; contact?: string; assigneeId?: string; label?: string }): Promise<ConversationCountQuery | null> {
     const f: ConversationCountQuery = { organizationId: principal.organizationId, userId: principal.userId };
     if (q.assigneeId !== undefined) f.assigneeId = q.assigneeId;
+    if (q.label !== undefined) {
+      const label = await this.d.labels.resolve(principal.organizationId, q.label);
+      if (label === null) return null;
+      f.labelId = label.id;
+    }
     if (q.channelId !== undefined) {
       const suffix = await this.d.messaging.channelConversationSuffix(principal.organizationId, q.channelId);
       if (suffix === null) return null;
@@ -154,6 +161,7 @@ export class InboxService {
       }
       return c;
     };
+    const labels = await this.d.labels.labelsOf(organizationId, 'conversation', records.map((r) => r.audienceExternalId));
     return Promise.all(
       records.map(async (r) => {
         const [contact, channelId] = await Promise.all([this.d.contacts.get(organizationId, r.audienceExternalId), channelOf(r.audienceExternalId)]);
@@ -171,6 +179,7 @@ export class InboxService {
           assignedAt: r.assignedAt,
           sessionId: r.sessionId,
           sessionStatus: r.sessionStatus,
+          labels: labels.get(r.audienceExternalId) ?? [],
           window: { open: closes !== null && now.getTime() < closes.getTime(), closesAt: closes?.toISOString() ?? null },
           lastInboundAt: r.lastInboundAt,
           updatedAt: r.updatedAt,
@@ -298,8 +307,9 @@ export class InboxService {
       this.d.conversations.get(principal.organizationId, contact.audienceExternalId),
     ]);
     const conversation = record === null ? null : (await this.withUnread(principal, [record], await this.summaries(principal.organizationId, [record])))[0]!;
+    const labels = (await this.d.labels.labelsOf(principal.organizationId, 'contact', [contact.id])).get(contact.id) ?? [];
     return {
-      contact: publicContact(contact),
+      contact: { ...publicContact(contact), labels },
       conversation,
       sessions: sessions.map((s) => ({ sessionId: s.sessionId, openedAt: s.openedAt, status: s.sessionId === record?.sessionId && record.sessionStatus === 'open' ? ('open' as const) : ('resolved' as const) })),
     };
@@ -394,13 +404,16 @@ export interface ConversationViewInput {
   channelId?: string;
   contact?: string;
   assigneeId?: string;
+  label?: string;
   cursor?: string;
   limit: number;
 }
 
 /** What a cursor is bound to: a cursor of another view, sort or filter would start a page at a row that view never showed. */
-function cursorScope(view: ConversationView, sort: ConversationSort, q: { channelId?: string; contact?: string; assigneeId?: string }): string {
-  return JSON.stringify([view, sort, q.channelId ?? null, q.contact ?? null, q.assigneeId ?? null]);
+function cursorScope(view: ConversationView, sort: ConversationSort, q: { channelId?: string; contact?: string; assigneeId?: string; label?: string }): string {
+  const base = [view, sort, q.channelId ?? null, q.contact ?? null, q.assigneeId ?? null];
+  // Without a label the scope is as before labels existed, so cursors handed out then still work.
+  return JSON.stringify(q.label === undefined ? base : [...base, q.label]);
 }
 
 function writeCursor(at: ConversationKey, scope: string): string {

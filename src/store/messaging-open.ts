@@ -12,6 +12,9 @@ import type { CreditRepo } from './credits/port.js';
 import type { RateLimiter } from './ratelimit/port.js';
 import type { SessionMessageRepo } from './session-messages/port.js';
 import type { ConversationIndexRepo } from './conversations/port.js';
+import type { LabelRepo } from './labels/port.js';
+import { createSqliteLabelRepo } from './labels/sqlite.js';
+import { createPostgresLabelRepo } from './labels/postgres.js';
 import { createSqliteConversationIndex } from './conversations/sqlite.js';
 import { createPostgresConversationIndex } from './conversations/postgres.js';
 import type { RequestKeyRepo } from './request-keys/port.js';
@@ -43,6 +46,8 @@ export interface MessagingStores {
   conversations: ConversationIndexRepo;
   /** The workspace's text search over contacts and messages. */
   search: SearchIndex;
+  /** The organization's labels, on conversations and contacts. */
+  labels: LabelRepo;
   /** Which body each send's idempotency key came with. */
   requestKeys: RequestKeyRepo;
   /**
@@ -81,6 +86,7 @@ export async function openMessagingStores(config: Config, clock: Clock, backing:
       messages: createPostgresSessionMessageRepo(pg),
       conversations: createPostgresConversationIndex(pg),
       search: createPostgresSearchIndex(pg),
+      labels: createPostgresLabelRepo(pg),
       requestKeys: createRedisRequestKeyRepo(redis, p),
       backing: { pg, redis, prefix: p },
       secretsKey: box !== null,
@@ -99,6 +105,7 @@ export async function openMessagingStores(config: Config, clock: Clock, backing:
     messages: createSqliteSessionMessageRepo(db),
     conversations: createSqliteConversationIndex(db),
     search: createSqliteSearchIndex(db),
+    labels: createSqliteLabelRepo(db),
     requestKeys: createSqliteRequestKeyRepo(db, clock),
     backing: { db },
     secretsKey: true,

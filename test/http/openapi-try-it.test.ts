@@ -29,6 +29,8 @@ interface Demo {
 const ANSWERS: Record<string, { status: number; code: string; why: string }> = {
   createWebhook: { status: 400, code: 'webhook_challenge_failed', why: 'registering checks that the receiver answers a challenge: it needs the internet' },
   transferConversation: { status: 409, code: 'not_assigned', why: 'a fresh conversation is with the bot: an agent takes it before it can be transferred' },
+  labelConversation: { status: 422, code: 'unknown_label', why: 'a fresh organization has no labels yet: an admin creates them first (createLabel)' },
+  labelContact: { status: 404, code: 'not_found', why: "a contact's id is the service's own: the example's is not one of a fresh organization" },
   receiveNetworkWebhook: { status: 401, code: 'invalid_signature', why: "the network signs it with the channel's app secret" },
   receivePaymentWebhook: { status: 400, code: 'invalid_signature', why: "Stripe signs it with the endpoint's secret" },
 };

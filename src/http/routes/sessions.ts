@@ -21,7 +21,7 @@ export const timelineSystemSchema = z
     to: z.string().optional().describe('the agent it went to (transferred)'),
     ticketId: z.string().optional().describe('ticket_created: the ticket'),
     subject: z.string().optional().describe("ticket_created: the ticket's subject"),
-    reason: z.string().optional().describe('handover_requested by automation: why (first_responder, bot_fallback, rule)'),
+    reason: z.string().optional().describe('handover_requested by automation: why (first_responder, bot_fallback, rule)').meta({ examples: ['first_responder'] }),
   });
 
 export const sessionMessageSchema = z.object({

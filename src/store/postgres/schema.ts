@@ -393,9 +393,33 @@ const CANNED_REPLIES = `
   );
 `;
 
+// An organization's labels and what each is on (as the embedded database's step 8).
+const LABELS = `
+  CREATE TABLE labels (
+    org text NOT NULL,
+    id text NOT NULL,
+    name text NOT NULL,
+    name_key text NOT NULL,
+    color text NOT NULL,
+    created_at text NOT NULL,
+    PRIMARY KEY (org, id)
+  );
+  CREATE UNIQUE INDEX labels_by_name ON labels (org, name_key);
+  CREATE TABLE labelled (
+    org text NOT NULL,
+    kind text NOT NULL,
+    target text NOT NULL,
+    label_id text NOT NULL,
+    added_at text NOT NULL,
+    PRIMARY KEY (org, kind, label_id, target)
+  );
+  CREATE INDEX labelled_by_target ON labelled (org, kind, target);
+`;
+
 export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES + MESSAGING + SANDBOX },
   { version: 2, name: 'ticket activity', sql: TICKET_ACTIVITY },
   { version: 3, name: 'conversation timers', sql: CONVERSATION_TIMERS },
   { version: 4, name: 'canned replies', sql: CANNED_REPLIES },
+  { version: 5, name: 'labels', sql: LABELS },
 ];

@@ -279,6 +279,35 @@ export const NODE_MIGRATIONS: Migration[] = [
       `);
     },
   },
+  {
+    // An organization's labels (a name unique in any case, a colour) and what each is on: conversations
+    // (by audienceExternalId) and contacts (by id). A view filtered by label looks its rows up by
+    // organization, kind and label; a conversation's labels by its target.
+    version: 8,
+    up(db) {
+      db.exec(`
+        CREATE TABLE labels (
+          org TEXT NOT NULL,
+          id TEXT NOT NULL,
+          name TEXT NOT NULL,
+          name_key TEXT NOT NULL,
+          color TEXT NOT NULL,
+          created_at TEXT NOT NULL,
+          PRIMARY KEY (org, id)
+        );
+        CREATE UNIQUE INDEX labels_by_name ON labels (org, name_key);
+        CREATE TABLE labelled (
+          org TEXT NOT NULL,
+          kind TEXT NOT NULL,
+          target TEXT NOT NULL,
+          label_id TEXT NOT NULL,
+          added_at TEXT NOT NULL,
+          PRIMARY KEY (org, kind, label_id, target)
+        );
+        CREATE INDEX labelled_by_target ON labelled (org, kind, target);
+      `);
+    },
+  },
 ];
 
 /** A database of key-value collections only (the sandbox providers', standing for Google and Stripe). */

@@ -803,6 +803,40 @@ export interface paths {
         patch: operations["updateContact"];
         trace?: never;
     };
+    "/v1/contacts/{id}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Put labels on a contact */
+        post: operations["labelContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contacts/{id}/labels/{label}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Take a label off a contact (one that is not on it changes nothing) */
+        delete: operations["unlabelContact"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/conversations": {
         parameters: {
             query?: never;
@@ -849,6 +883,40 @@ export interface paths {
         /** Hand the conversation back to the bot */
         post: operations["handBackConversation"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Put labels on a conversation */
+        post: operations["labelConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/labels/{label}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Take a label off a conversation (one that is not on it changes nothing) */
+        delete: operations["unlabelConversation"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1107,6 +1175,42 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's labels, by name */
+        get: operations["listLabels"];
+        put?: never;
+        /** Create a label (admins) */
+        post: operations["createLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/labels/{labelId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a label (admins): it comes off every conversation and contact */
+        delete: operations["deleteLabel"];
+        options?: never;
+        head?: never;
+        /** Rename or recolour a label (admins); it stays on what it is on */
+        patch: operations["updateLabel"];
         trace?: never;
     };
     "/v1/messages/buttons": {
@@ -11944,7 +12048,14 @@ export interface operations {
                      *           "name": "Ann Example",
                      *           "phone": "4915112345678",
                      *           "attributes": {},
-                     *           "createdAt": "2026-01-05T09:30:00.000Z"
+                     *           "createdAt": "2026-01-05T09:30:00.000Z",
+                     *           "labels": [
+                     *             {
+                     *               "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *               "name": "Ann Example",
+                     *               "color": "#e11d48"
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "page": 1,
@@ -11962,6 +12073,16 @@ export interface operations {
                             /** @description first seen */
                             createdAt: string;
                             id: string;
+                            /** @description the contact's labels (on a contact's page and after a label change) */
+                            labels?: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             name: string | null;
                             /** @description the phone digits (a web-chat visitor: its visitor id) */
                             phone: string;
@@ -12101,7 +12222,14 @@ export interface operations {
                      *         "name": "Ann Example",
                      *         "phone": "4915112345678",
                      *         "attributes": {},
-                     *         "createdAt": "2026-01-05T09:30:00.000Z"
+                     *         "createdAt": "2026-01-05T09:30:00.000Z",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ]
                      *       },
                      *       "conversation": {
                      *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
@@ -12116,6 +12244,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -12167,6 +12302,16 @@ export interface operations {
                             /** @description first seen */
                             createdAt: string;
                             id: string;
+                            /** @description the contact's labels (on a contact's page and after a label change) */
+                            labels?: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             name: string | null;
                             /** @description the phone digits (a web-chat visitor: its visitor id) */
                             phone: string;
@@ -12183,6 +12328,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -12404,7 +12559,14 @@ export interface operations {
                      *         "name": "Ann Example",
                      *         "phone": "4915112345678",
                      *         "attributes": {},
-                     *         "createdAt": "2026-01-05T09:30:00.000Z"
+                     *         "createdAt": "2026-01-05T09:30:00.000Z",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ]
                      *       }
                      *     }
                      */
@@ -12418,6 +12580,16 @@ export interface operations {
                             /** @description first seen */
                             createdAt: string;
                             id: string;
+                            /** @description the contact's labels (on a contact's page and after a label change) */
+                            labels?: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             name: string | null;
                             /** @description the phone digits (a web-chat visitor: its visitor id) */
                             phone: string;
@@ -12615,6 +12787,412 @@ export interface operations {
             };
         };
     };
+    labelContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "labels": [
+                 *         "vip"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description labels to put on (ids or names); those already on it stay once */
+                    labels: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description the labels on the contact now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "labels": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "name": "Ann Example",
+                     *           "color": "#e11d48"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description every label on it now, in the order they were put on */
+                        labels: {
+                            /**
+                             * @description #rrggbb
+                             * @example #e11d48
+                             */
+                            color: string;
+                            id: string;
+                            name: string;
+                        }[];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description invalid body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "labels is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.labels",
+                     *             "message": "labels is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such contact in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such contact in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unknown_label` (no such label: `details.labels` names them), `too_many_labels` (at most 20) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unknown_label",
+                     *         "message": "unknown_label (no such label: details.labels names them), too_many_labels (at most 20)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    unlabelContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
+                id: string;
+                /**
+                 * @description a label's id or its name (any case)
+                 * @example label example
+                 */
+                label: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the labels on the contact now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "labels": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "name": "Ann Example",
+                     *           "color": "#e11d48"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description every label on it now, in the order they were put on */
+                        labels: {
+                            /**
+                             * @description #rrggbb
+                             * @example #e11d48
+                             */
+                            color: string;
+                            id: string;
+                            name: string;
+                        }[];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such contact or label in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such contact or label in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listConversations: {
         parameters: {
             query?: {
@@ -12626,6 +13204,8 @@ export interface operations {
                 contact?: string;
                 /** @description the previous page's nextCursor, with the same view, sort and filters */
                 cursor?: string;
+                /** @description only conversations carrying this label (its id or name); an unknown label finds nothing */
+                label?: string;
                 limit?: number;
                 /** @description paging by page only (default 1) */
                 page?: number;
@@ -12665,6 +13245,13 @@ export interface operations {
                      *           "assignedAt": "2026-01-05T09:30:00.000Z",
                      *           "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *           "sessionStatus": "open",
+                     *           "labels": [
+                     *             {
+                     *               "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *               "name": "Ann Example",
+                     *               "color": "#e11d48"
+                     *             }
+                     *           ],
                      *           "window": {
                      *             "open": true,
                      *             "closesAt": "2026-01-05T09:30:00.000Z"
@@ -12692,6 +13279,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -12860,6 +13457,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -12903,7 +13507,7 @@ export interface operations {
                      *               "to": "4915112345678",
                      *               "ticketId": "T-260105-000001",
                      *               "subject": "Order #1042 arrived damaged",
-                     *               "reason": "reason example"
+                     *               "reason": "first_responder"
                      *             },
                      *             "note": true,
                      *             "channelId": "ch_Q8wLr3VnT5kZx2Hb",
@@ -12925,6 +13529,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             /** @description the agents' timeline of the latest session: its last 50 entries, oldest first (messages, system entries with sender system, and private notes with note: true) */
                             messages: {
@@ -13000,7 +13614,10 @@ export interface operations {
                                     event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created";
                                     /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
                                     from?: string | null;
-                                    /** @description handover_requested by automation: why (first_responder, bot_fallback, rule) */
+                                    /**
+                                     * @description handover_requested by automation: why (first_responder, bot_fallback, rule)
+                                     * @example first_responder
+                                     */
                                     reason?: string;
                                     /** @description ticket_created: the ticket's subject */
                                     subject?: string;
@@ -13172,6 +13789,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -13194,6 +13818,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -13354,6 +13988,418 @@ export interface operations {
             };
         };
     };
+    labelConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the contact's audienceExternalId, `<phone>:<phone number id>`
+                 * @example 4915112345678:106540352242922
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "labels": [
+                 *         "refund"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description labels to put on (ids or names); those already on it stay once */
+                    labels: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description the labels on the conversation now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "labels": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "name": "Ann Example",
+                     *           "color": "#e11d48"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description every label on it now, in the order they were put on */
+                        labels: {
+                            /**
+                             * @description #rrggbb
+                             * @example #e11d48
+                             */
+                            color: string;
+                            id: string;
+                            name: string;
+                        }[];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description invalid body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "labels is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.labels",
+                     *             "message": "labels is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such conversation in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such conversation in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unknown_label` (no such label: `details.labels` names them), `too_many_labels` (at most 20) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unknown_label",
+                     *         "message": "unknown_label (no such label: details.labels names them), too_many_labels (at most 20)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    unlabelConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the contact's audienceExternalId, `<phone>:<phone number id>`
+                 * @example 4915112345678:106540352242922
+                 */
+                id: string;
+                /**
+                 * @description a label's id or its name (any case)
+                 * @example label example
+                 */
+                label: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the labels on the conversation now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "labels": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "name": "Ann Example",
+                     *           "color": "#e11d48"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description every label on it now, in the order they were put on */
+                        labels: {
+                            /**
+                             * @description #rrggbb
+                             * @example #e11d48
+                             */
+                            color: string;
+                            id: string;
+                            name: string;
+                        }[];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such conversation or label in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such conversation or label in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     addConversationNote: {
         parameters: {
             query?: never;
@@ -13425,7 +14471,7 @@ export interface operations {
                      *           "to": "4915112345678",
                      *           "ticketId": "T-260105-000001",
                      *           "subject": "Order #1042 arrived damaged",
-                     *           "reason": "reason example"
+                     *           "reason": "first_responder"
                      *         },
                      *         "note": true,
                      *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
@@ -13507,7 +14553,10 @@ export interface operations {
                                 event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created";
                                 /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
                                 from?: string | null;
-                                /** @description handover_requested by automation: why (first_responder, bot_fallback, rule) */
+                                /**
+                                 * @description handover_requested by automation: why (first_responder, bot_fallback, rule)
+                                 * @example first_responder
+                                 */
                                 reason?: string;
                                 /** @description ticket_created: the ticket's subject */
                                 subject?: string;
@@ -13754,6 +14803,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -13776,6 +14832,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -14326,6 +15392,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -14348,6 +15421,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -14545,6 +15628,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -14567,6 +15657,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -15541,6 +16641,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -15563,6 +16670,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -15772,6 +16889,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -15794,6 +16918,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -16050,6 +17184,8 @@ export interface operations {
                 channelId?: string;
                 /** @description only this contact's conversation: a contact id or an audienceExternalId */
                 contact?: string;
+                /** @description only conversations carrying this label (its id or name); an unknown label finds nothing */
+                label?: string;
             };
             header?: never;
             path?: never;
@@ -17335,6 +18471,758 @@ export interface operations {
                         /** @constant */
                         success: false;
                     };
+                };
+            };
+        };
+    };
+    listLabels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every label */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "labels": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "name": "Ann Example",
+                     *           "color": "#e11d48"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        labels: {
+                            /**
+                             * @description #rrggbb
+                             * @example #e11d48
+                             */
+                            color: string;
+                            id: string;
+                            name: string;
+                        }[];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "insufficient_scope",
+                     *         "message": "the key lacks the scope inbox:read"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "refund",
+                 *       "color": "#e11d48"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description #rrggbb; grey when absent
+                     * @example #e11d48
+                     */
+                    color?: string;
+                    /** @description unique in the organization whatever its case */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the label */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "label": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "name": "Ann Example",
+                     *         "color": "#e11d48"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        label: {
+                            /**
+                             * @description #rrggbb
+                             * @example #e11d48
+                             */
+                            color: string;
+                            id: string;
+                            name: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description invalid body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "name is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.name",
+                     *             "message": "name is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `label_exists`: the name is taken (in any case) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "label_exists",
+                     *         "message": "the name is taken (in any case)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_labels`: the organization has 200 */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_labels",
+                     *         "message": "the organization has 200"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description a label's id or its name (any case)
+                 * @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10
+                 */
+                labelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such label in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such label in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description a label's id or its name (any case)
+                 * @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10
+                 */
+                labelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "color": "#f59e0b"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description #rrggbb
+                     * @example #e11d48
+                     */
+                    color?: string;
+                    /** @description unique in the organization whatever its case */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the label after the change */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "label": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "name": "Ann Example",
+                     *         "color": "#e11d48"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        label: {
+                            /**
+                             * @description #rrggbb
+                             * @example #e11d48
+                             */
+                            color: string;
+                            id: string;
+                            name: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description invalid body, or nothing to change */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "invalid body, or nothing to change"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such label in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such label in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `label_exists`: the name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "label_exists",
+                     *         "message": "the name is taken"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -19631,7 +21519,14 @@ export interface operations {
                      *           "name": "Ann Example",
                      *           "phone": "4915112345678",
                      *           "attributes": {},
-                     *           "createdAt": "2026-01-05T09:30:00.000Z"
+                     *           "createdAt": "2026-01-05T09:30:00.000Z",
+                     *           "labels": [
+                     *             {
+                     *               "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *               "name": "Ann Example",
+                     *               "color": "#e11d48"
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "messages": [
@@ -19657,6 +21552,16 @@ export interface operations {
                             /** @description first seen */
                             createdAt: string;
                             id: string;
+                            /** @description the contact's labels (on a contact's page and after a label change) */
+                            labels?: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             name: string | null;
                             /** @description the phone digits (a web-chat visitor: its visitor id) */
                             phone: string;
@@ -19836,7 +21741,7 @@ export interface operations {
                      *           "to": "4915112345678",
                      *           "ticketId": "T-260105-000001",
                      *           "subject": "Order #1042 arrived damaged",
-                     *           "reason": "reason example"
+                     *           "reason": "first_responder"
                      *         },
                      *         "note": true,
                      *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
@@ -19917,7 +21822,10 @@ export interface operations {
                             event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created";
                             /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
                             from?: string | null;
-                            /** @description handover_requested by automation: why (first_responder, bot_fallback, rule) */
+                            /**
+                             * @description handover_requested by automation: why (first_responder, bot_fallback, rule)
+                             * @example first_responder
+                             */
                             reason?: string;
                             /** @description ticket_created: the ticket's subject */
                             subject?: string;
