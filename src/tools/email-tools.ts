@@ -81,6 +81,16 @@ const messageSchema = summarySchema.extend({
   attachments: z.array(z.object({ filename: z.string(), mimeType: z.string(), size: z.number().int(), attachmentId: z.string() })),
 });
 
+/** The largest attachment get_attachment returns (its base64 is a third larger in the answer). */
+export const MAX_ATTACHMENT_BYTES = 1024 * 1024;
+const attachmentSchema = z.object({
+  filename: z.string(),
+  mimeType: z.string(),
+  size: z.number().int().describe('Bytes.'),
+  data: z.string().describe('The content, base64.'),
+  text: z.string().nullable().describe(`For text attachments (text/*, JSON, XML, CSV), the content as UTF-8 text, at most ${MAX_BODY} characters; otherwise null.`),
+});
+
 const sentSchema = z.object({ id: z.string(), threadId: z.string(), labels: z.array(z.string()) });
 
 export function emailTools(): ToolDef[] {
@@ -144,6 +154,30 @@ export function emailTools(): ToolDef[] {
           truncated: body.text.length > MAX_BODY,
           attachments: body.attachments.map(({ filename, mimeType, size, attachmentId }) => ({ filename, mimeType, size, attachmentId })),
         };
+      },
+    }),
+    defineTool({
+      name: 'get_attachment',
+      title: 'Read an attachment',
+      description:
+        `Fetch one attachment of an email, by the attachmentId get_email lists: its name, type, size and content (base64; text attachments also as text). Up to ${MAX_ATTACHMENT_BYTES / 1024 / 1024} MiB; larger ones are refused (attachment_too_large).`,
+      scopes: [],
+      input: z.object({ emailId, attachmentId: z.string().regex(/^[A-Za-z0-9_-]{1,1024}$/, 'the attachmentId from get_email').describe('The attachmentId from get_email.') }).strict(),
+      output: attachmentSchema,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+      run: async (ctx, a) => {
+        const s = sessionOf(ctx);
+        return s.withToken(async (t) => {
+          const m = await s.gmail.getMessage(t, a.emailId, 'full');
+          // Only what the message lists: an id from another message, or made up, is not fetched.
+          const listed = (m.payload ? readPayload(m.payload).attachments : []).find((x) => x.attachmentId === a.attachmentId);
+          if (listed === undefined) throw new AppError(404, 'not_found', 'that email lists no such attachment; get_email lists its attachments with their attachmentId');
+          if (listed.size > MAX_ATTACHMENT_BYTES) throw new AppError(413, 'attachment_too_large', `the attachment is ${listed.size} bytes; get_attachment returns up to ${MAX_ATTACHMENT_BYTES}`);
+          const bytes = await s.gmail.getAttachment(t, a.emailId, a.attachmentId);
+          if (bytes.length > MAX_ATTACHMENT_BYTES) throw new AppError(413, 'attachment_too_large', `the attachment is ${bytes.length} bytes; get_attachment returns up to ${MAX_ATTACHMENT_BYTES}`);
+          const textual = /^text\/|^application\/(json|xml|csv)|\+(json|xml)$/.test(listed.mimeType);
+          return { filename: listed.filename, mimeType: listed.mimeType, size: bytes.length, data: bytes.toString('base64'), text: textual ? bytes.toString('utf8').slice(0, MAX_BODY) : null };
+        });
       },
     }),
     defineTool({

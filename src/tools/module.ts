@@ -24,7 +24,7 @@ const DESCRIPTIONS: Record<ConnectedIntegrationId, { name: string; description: 
     name: 'Email (Gmail)',
     description: 'A Gmail mailbox: read, search, send, reply, draft and label email. Connect signs the user in with Google (OAuth); the tool then acts as that mailbox.',
     instructions:
-      'Email tools for one connected Gmail mailbox. Find mail with list_emails (a folder) or search_emails (Gmail search syntax), read it with get_email, answer with reply_email (keeps the thread), ' +
+      'Email tools for one connected Gmail mailbox. Find mail with list_emails (a folder) or search_emails (Gmail search syntax), read it with get_email (its attachments with get_attachment), answer with reply_email (keeps the thread), ' +
       'write new mail with send_email, or create_draft to let the user review first. list_labels and modify_email organize mail (read/unread, star, archive, labels). ' +
       'Sending reaches real people: when unsure, draft instead.',
   },

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { MAX_ATTACHMENT_BYTES } from '../../src/tools/email-tools.js';
 import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
 import { call, errorText, mcpClient, structured } from '../mcp/helpers.js';
 import { control, fault, signIn } from './helpers.js';
 
-const EMAIL_TOOLS = ['list_emails', 'search_emails', 'get_email', 'send_email', 'reply_email', 'create_draft', 'list_labels', 'modify_email'];
+const EMAIL_TOOLS = ['list_emails', 'search_emails', 'get_email', 'get_attachment', 'send_email', 'reply_email', 'create_draft', 'list_labels', 'modify_email'];
 
 describe('email tool against the sandbox mailbox over HTTP', () => {
   let svc: TestService;
@@ -62,6 +63,10 @@ describe('email tool against the sandbox mailbox over HTTP', () => {
     const receipt = structured(await call(client, 'get_email', { emailId: found.emails[0].id }));
     expect(receipt.text).toMatch(/EUR 42.00/);
     expect(receipt.attachments).toEqual([expect.objectContaining({ filename: 'receipt-11.pdf', mimeType: 'application/pdf' })]);
+    const pdf = structured(await call(client, 'get_attachment', { emailId: receipt.id, attachmentId: receipt.attachments[0].attachmentId }));
+    expect(pdf).toEqual({ filename: 'receipt-11.pdf', mimeType: 'application/pdf', size: 24, data: Buffer.from('%PDF-1.4 sandbox receipt').toString('base64'), text: null });
+    // Only an attachment the message lists: one of another message is not fetched.
+    expect(errorText(await call(client, 'get_attachment', { emailId: inbox.emails[0].id, attachmentId: receipt.attachments[0].attachmentId }))).toMatch(/no such attachment/);
     const orig = inbox.emails[0];
     const reply = structured(await call(client, 'reply_email', { emailId: orig.id, body: 'Sorry to hear that — a new lid is on its way.' }));
     expect(reply.threadId).toBe(orig.threadId);
@@ -88,6 +93,13 @@ describe('email tool against the sandbox mailbox over HTTP', () => {
     expect(errorText(await call(client, 'get_email', { emailId: 'ffffffffffffffff' }))).toMatch(/not_found/);
     expect(errorText(await call(client, 'modify_email', { emailId: 'ffffffffffffffff', addLabels: ['No Such Label'] }))).toMatch(/list_labels/);
     expect(errorText(await call(client, 'modify_email', { emailId: 'ffffffffffffffff' }))).toMatch(/at least one change/);
+    // An attachment past get_attachment's bound is refused, not sent to the model.
+    const big = ['From: Archive <archive@example.com>', 'To: support@shop.example', 'Subject: Full export', 'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary="b"', '', '--b', 'Content-Type: text/plain', '', 'Attached.', '--b', 'Content-Type: application/zip; name="export.zip"', 'Content-Disposition: attachment; filename="export.zip"', 'Content-Transfer-Encoding: base64', '', Buffer.alloc(MAX_ATTACHMENT_BYTES + 1, 7).toString('base64'), '--b--', ''].join('\r\n');
+    await svc.running.services.tools!.sandbox!.mailbox.deliver('support@shop.example', big, ['INBOX']);
+    const [exported] = structured(await call(client, 'search_emails', { query: 'subject:"Full export"' })).emails;
+    const listed = structured(await call(client, 'get_email', { emailId: exported.id }));
+    expect(listed.attachments).toEqual([expect.objectContaining({ filename: 'export.zip', size: MAX_ATTACHMENT_BYTES + 1 })]);
+    expect(errorText(await call(client, 'get_attachment', { emailId: exported.id, attachmentId: listed.attachments[0].attachmentId }))).toMatch(/attachment_too_large/);
   });
 
   it('provider 429 with Retry-After, 500 and garbage become tool errors; a 401 refreshes once and succeeds', async () => {

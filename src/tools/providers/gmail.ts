@@ -90,6 +90,16 @@ export class GmailClient {
     );
   }
 
+  /** `messages.attachments.get`: an attachment's bytes (Gmail answers them base64url in `data`). */
+  async getAttachment(token: string, messageId: string, attachmentId: string): Promise<Buffer> {
+    const r = shape<{ data: string }>(
+      await this.call(token, 'GET', `/messages/${encodeURIComponent(messageId)}/attachments/${encodeURIComponent(attachmentId)}`),
+      (o) => typeof o.data === 'string',
+      'an attachment',
+    );
+    return Buffer.from(r.data, 'base64url');
+  }
+
   async listLabels(token: string): Promise<GmailLabel[]> {
     const r = shape<{ labels?: GmailLabel[] }>(await this.call(token, 'GET', '/labels'), (o) => o.labels === undefined || Array.isArray(o.labels), 'the labels');
     return r.labels ?? [];
