@@ -22,7 +22,9 @@
  * (INFO commandstats, every command including those inside scripts, from
  * the first send until the sandbox delivered every status webhook), SQLite
  * commits per send embedded (each commit is one fsync of the WAL with
- * SQLITE_SYNCHRONOUS=FULL), CPU seconds per 1,000 sends per process, and
+ * SQLITE_SYNCHRONOUS=FULL), CPU seconds per 1,000 sends per process (and
+ * their total, with the baseline's total over it: the ratio on two cores
+ * of their own, steadier than the throughput ratio on a shared machine), and
  * what the network saw (accepted, throttled with 130429). Then a fixed
  * offered rate (BENCH_MSG_RATE, default 1,000 sends/s) to one number on a
  * sandbox with SANDBOX_MAX_MPS = that rate and the channel's tier set to it.
@@ -436,16 +438,20 @@ async function measure(
 
 function print(title: string, rows: Row[], baseline: Row | undefined): void {
   console.log(`\n## ${title}\n`);
-  console.log('| run | sends/s | p50 ms | p99 ms | ratio | Redis cmds/send (of it upkeep) | fsyncs/send (SQLite writes) | PostgreSQL tx/send | sent / 2xx / network accepted / throttled | non-2xx | CPU s per 1,000 sends |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|');
+  // CPU of every process per send (load generator, sandbox, node(s), Redis, NATS, PostgreSQL): on a machine shared with
+  // other work, the baseline's total over the row's is the ratio the two would have on two cores of their own.
+  const cpuTotal = (r: Row) => Object.values(r.cpuPer1000).reduce((a, b) => a + b, 0);
+  console.log('| run | sends/s | p50 ms | p99 ms | ratio | CPU ms/send, all processes (ratio) | Redis cmds/send (of it upkeep) | fsyncs/send (SQLite writes) | PostgreSQL tx/send | sent / 2xx / network accepted / throttled | non-2xx | CPU s per 1,000 sends |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|');
   for (const r of rows) {
     const rate = r.load.ok / r.load.seconds;
     const ratio = baseline ? (rate / (baseline.load.ok / baseline.load.seconds)).toFixed(2) : '';
+    const cpu1 = `${cpuTotal(r).toFixed(2)}${baseline ? ` (${(cpuTotal(baseline) / cpuTotal(r)).toFixed(2)})` : ''}`;
     const offered = r.load.sent + r.load.skipped;
     const non2xx = Object.entries(r.load.statuses).map(([k, v]) => `${k}×${v}`).concat(r.load.errors ? [`errors×${r.load.errors}`] : [], r.load.skipped ? [`not sent×${r.load.skipped}`] : []).join(' ') || '0';
     const cpu = Object.entries(r.cpuPer1000).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
     console.log(
-      `| ${r.name} | ${rate.toFixed(0)} | ${r.load.p50.toFixed(1)} | ${r.load.p99.toFixed(1)} | ${ratio} | ${r.redisPerSend === null || r.redisPerSend === 0 ? '—' : `${r.redisPerSend.toFixed(1)} (${r.redisUpkeepPerSend.toFixed(1)})`} | ${r.commitsPerSend === null ? '—' : `${r.commitsPerSend.toFixed(2)} (${r.writesPerSend!.toFixed(1)} writes)`} | ${r.pgTxPerSend === null ? '—' : r.pgTxPerSend.toFixed(1)} | ${offered} / ${r.load.ok} / ${r.network.accepted} / ${r.network.throttled} | ${non2xx} | ${cpu} |`,
+      `| ${r.name} | ${rate.toFixed(0)} | ${r.load.p50.toFixed(1)} | ${r.load.p99.toFixed(1)} | ${ratio} | ${cpu1} | ${r.redisPerSend === null || r.redisPerSend === 0 ? '—' : `${r.redisPerSend.toFixed(1)} (${r.redisUpkeepPerSend.toFixed(1)})`} | ${r.commitsPerSend === null ? '—' : `${r.commitsPerSend.toFixed(2)} (${r.writesPerSend!.toFixed(1)} writes)`} | ${r.pgTxPerSend === null ? '—' : r.pgTxPerSend.toFixed(1)} | ${offered} / ${r.load.ok} / ${r.network.accepted} / ${r.network.throttled} | ${non2xx} | ${cpu} |`,
     );
   }
 }
