@@ -460,8 +460,18 @@ export async function run(): Promise<void> {
   const [redis, nats, postgres] = await Promise.all([startRedis(), startNats(), startPostgres()]);
   const natsPid = nats.proc.pid!;
   const postmaster = Number(readFileSync(join(postgres.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const pgStats = new pg.Client({ connectionString: postgres.url });
-  await pgStats.connect();
+  // The server may still be finishing its start (57P03) when its port already answers.
+  let pgStats = new pg.Client({ connectionString: postgres.url });
+  for (let tries = 1; ; tries++) {
+    try {
+      await pgStats.connect();
+      break;
+    } catch (e) {
+      if (tries >= 50) throw e;
+      pgStats = new pg.Client({ connectionString: postgres.url });
+      await new Promise((res) => setTimeout(res, 200));
+    }
+  }
   const r: StatsClient = createClient({ url: redis.url });
   await r.connect();
   const dirs: string[] = [];
