@@ -60,6 +60,13 @@ export interface HandlerContext<S = unknown> {
    * checks the store). Absent: nothing is remembered.
    */
   memo?: Map<string, unknown>;
+  /**
+   * Runs the handler's only write before the commit outside the command's
+   * transaction, where the state is stored elsewhere (clustered): one
+   * statement is atomic on its own, and a transaction around it would cost
+   * two more statements and a round trip. Absent: run `fn` as it is.
+   */
+  apart?<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 export type Handler<S, C, R> = (state: S, command: C, ctx: HandlerContext<S>) => Outcome<S, R> | Promise<Outcome<S, R>>;
@@ -223,6 +230,8 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
   let projectionStale = false;
   /** See `HandlerContext.memo`. */
   const memo = new Map<string, unknown>();
+  /** See `HandlerContext.apart`: only where the unit does not hold the state (split). */
+  const aloneApart = split && deps.commits!.apart !== undefined ? <T>(fn: () => Promise<T>) => deps.commits!.apart!(fn) : undefined;
 
   /** What the last projection of the running command announces once the command committed. */
   let announce: (() => void) | undefined;
@@ -409,7 +418,7 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     };
     // Read alongside the handler: the check a report's state write would have made.
     const fence = reportKinds.has(command.kind) ? readFence() : null;
-    const outcome = await handler(current.state, command, { key: ctx.address.key, now: new Date(ctx.clock.now()), newId, checkpoint, memo });
+    const outcome = await handler(current.state, command, { key: ctx.address.key, now: new Date(ctx.clock.now()), newId, checkpoint, memo, ...(aloneApart === undefined ? {} : { apart: aloneApart }) });
     const events = outcome.events ?? [];
     const effect = outcome.afterCommit;
     const remember = key !== undefined && !readOnly.has(command.kind) && effect === undefined && outcome.forget !== true;

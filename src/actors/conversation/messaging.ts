@@ -293,7 +293,11 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         // Stored before the actor's own write (unlike inbound messages and statuses): the message has
         // left, and its status webhooks must find it even if this run stops here. The contact (first
         // send only) and the message are independent writes: side by side, both durable before the commit.
-        const [contactId, appended] = await bothSettled(ensureContact(deps, base, ctx, null), deps.messages.append(message));
+        const write = () => bothSettled(ensureContact(deps, base, ctx, null), deps.messages.append(message));
+        // A known contact with no status parked for this message: the message (with its session, one
+        // statement) is the only write before the commit, and needs no transaction around it.
+        const alone = base.contactId !== null && !(base.parkedStatuses ?? []).some((p) => p.networkMessageId === networkMessageId);
+        const [contactId, appended] = alone && ctx.apart !== undefined ? await ctx.apart(write) : await write();
         // One answer per key: a copy stored first under the key's record (a former owner's, late) is the answer.
         const stored = appended ? message : ((await deps.messages.get(s.organizationId, messageRecordId)) ?? message);
         return finish(base, stored, stored === message ? session : undefined, contactId);
