@@ -36,6 +36,8 @@ export type TeamMember = Ok<'/v1/team', 'get'>['members'][number];
 export type ConversationDetail = Ok<'/v1/conversations/{id}', 'get'>['conversation'];
 export type ConversationSummary = Omit<ConversationDetail, 'messages'>;
 export type ConversationStatus = ConversationSummary['status'];
+/** One of the organization's labels, `GET /v1/labels`. */
+export type Label = Ok<'/v1/labels', 'get'>['labels'][number];
 /** A page of `GET /v1/conversations` paged by page (`status`, `page`): those answers always carry `page` and `total`. */
 export type ConversationPage = Ok<'/v1/conversations', 'get'> & { page: number; total: number };
 /** A page of a view (`view`, `cursor`): `nextCursor` null after the last. */

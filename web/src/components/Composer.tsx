@@ -4,7 +4,7 @@ import type { CannedReply, ReplyMessage, TemplateSend } from '../api/types';
 import { fillPlaceholders, type CannedPlaceholder } from '../../../src/domain/canned-replies';
 import { TemplatePicker } from './TemplatePicker';
 
-type Mode = 'text' | 'buttons' | 'media' | 'template';
+type Mode = 'text' | 'buttons' | 'media' | 'template' | 'note';
 
 /** The `/code` being typed just before the caret (at the start or after a space), or null. */
 function slashCode(text: string, caret: number): { start: number; code: string } | null {
@@ -17,11 +17,15 @@ function slashCode(text: string, caret: number): { start: number; code: string }
  * media while the 24-hour window is open; outside it an approved template
  * with its variables. Typing `/` and a short code offers the organization's
  * canned replies; choosing one puts its text in place of the code, with its
- * placeholders filled from `placeholders`.
+ * placeholders filled from `placeholders`. With `onNote`, a Note mode writes a
+ * private note for the team instead (the only mode when `replyable` is
+ * false: a conversation the agent does not hold).
  */
-export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTyping, busy, placeholders = {} }: {
+export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTyping, busy, placeholders = {}, onNote, replyable = true }: {
   windowIsOpen: boolean;
   channelId: string;
+  onNote?: (text: string) => Promise<boolean>;
+  replyable?: boolean;
   onReply: (m: ReplyMessage) => Promise<boolean>;
   onTemplate: (t: TemplateSend) => Promise<boolean>;
   onTyping: () => void;
@@ -64,11 +68,16 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
       });
     }
   };
-  const current: Mode = windowIsOpen ? mode : 'template';
-  const modes: Mode[] = windowIsOpen ? ['text', 'buttons', 'media', 'template'] : ['template'];
+  const noting = onNote !== undefined && (mode === 'note' || !replyable);
+  const current: Mode = noting ? 'note' : windowIsOpen ? mode : 'template';
+  const modes: Mode[] = [...(!replyable ? [] : windowIsOpen ? (['text', 'buttons', 'media', 'template'] as Mode[]) : (['template'] as Mode[])), ...(onNote ? (['note'] as Mode[]) : [])];
 
   const send = async (e: Event) => {
     e.preventDefault();
+    if (current === 'note') {
+      if (await onNote!(text.trim())) setText('');
+      return;
+    }
     let m: ReplyMessage;
     if (current === 'text') m = { type: 'text', text: text.trim() };
     else if (current === 'buttons') {
@@ -83,18 +92,19 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
   };
 
   const buttonCount = buttons.filter((b) => b.trim() !== '').length;
-  const canSend = current === 'text' ? text.trim() !== '' : current === 'buttons' ? text.trim() !== '' && buttonCount > 0 : url.trim() !== '';
+  const canSend = current === 'text' || current === 'note' ? text.trim() !== '' : current === 'buttons' ? text.trim() !== '' && buttonCount > 0 : url.trim() !== '';
 
   return (
-    <div class="composer" data-testid="composer">
+    <div class={`composer${current === 'note' ? ' noting' : ''}`} data-testid="composer">
       <div class="modes" role="tablist" aria-label="Message kind">
         {modes.map((m) => (
           <button key={m} type="button" role="tab" aria-selected={current === m} onClick={() => setMode(m)}>
-            {m === 'text' ? 'Text' : m === 'buttons' ? 'Buttons' : m === 'media' ? 'Media' : 'Template'}
+            {m === 'text' ? 'Text' : m === 'buttons' ? 'Buttons' : m === 'media' ? 'Media' : m === 'template' ? 'Template' : 'Note'}
           </button>
         ))}
       </div>
-      {!windowIsOpen && <p class="muted">The customer has not written in the last 24 hours: only an approved template can reach them.</p>}
+      {!windowIsOpen && current !== 'note' && <p class="muted">The customer has not written in the last 24 hours: only an approved template can reach them.</p>}
+      {current === 'note' && <p class="muted">A private note: your team sees it in the conversation, the customer never does.</p>}
       {current === 'template' ? (
         <TemplatePicker channelId={channelId} busy={busy} onSend={(t) => void onTemplate(t)} />
       ) : (
@@ -117,7 +127,7 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
             </div>
           )}
           <label>
-            {current === 'media' ? 'Caption (optional)' : current === 'buttons' ? 'Question' : 'Message'}
+            {current === 'media' ? 'Caption (optional)' : current === 'buttons' ? 'Question' : current === 'note' ? 'Note' : 'Message'}
             <textarea
               name="message"
               rows={2}
@@ -150,7 +160,7 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
                     return;
                   }
                 }
-                if (e.key === 'Enter' && !e.shiftKey && current === 'text' && canSend) {
+                if (e.key === 'Enter' && !e.shiftKey && (current === 'text' || current === 'note') && canSend) {
                   e.preventDefault();
                   (e.currentTarget.form as HTMLFormElement).requestSubmit();
                 }
@@ -185,7 +195,7 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
             </fieldset>
           )}
           <button type="submit" class="primary" disabled={busy || !canSend}>
-            Send
+            {current === 'note' ? 'Add note' : 'Send'}
           </button>
         </form>
       )}

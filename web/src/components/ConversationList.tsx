@@ -42,6 +42,15 @@ export function ConversationList({ label, conversations, unread, selected, empty
                   <span class="name">{displayName(c)}</span>
                   <span class="meta">{meta(c)}</span>
                   {n > 0 && <span class="badge unread" aria-label={`${n} unread`}>{n}</span>}
+                  {(c.labels ?? []).length > 0 && (
+                    <span class="chips" aria-label="Labels">
+                      {c.labels.map((l) => (
+                        <span key={l.id} class="chip" style={{ '--chip': l.color }} data-label={l.name}>
+                          {l.name}
+                        </span>
+                      ))}
+                    </span>
+                  )}
                 </a>
               </li>
             );

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, request } from '../api/client';
 import { ApiError, describeError } from '../api/errors';
-import type { ChannelInfo, ConversationDetail, ConversationSummary, MessageShape, ReplyMessage, SessionUser, TemplateSend } from '../api/types';
+import type { ChannelInfo, ConversationDetail, ConversationSummary, Label, MessageShape, ReplyMessage, SessionUser, TemplateSend } from '../api/types';
 import { directory, loadDirectory, userName } from '../directory';
 import { useInbox } from '../inbox/context';
 import { displayName } from '../inbox/inbox';
@@ -46,6 +46,7 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
   const [busy, setBusy] = useState(false);
   const [transferTo, setTransferTo] = useState('');
   const [ticket, setTicket] = useState<'closed' | 'open' | string>('closed');
+  const [labels, setLabels] = useState<Label[]>([]);
   const { query } = usePath();
   // A search hit: the session it is in (an earlier one, maybe), and the message to show.
   const focusSession = query.get('session');
@@ -57,7 +58,8 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
 
   const loadMessages = async (sessionId: string | null) => {
     if (sessionId === null) return setMessages([]);
-    const all = await ok(api.GET('/v1/sessions/{sessionId}/messages', { params: { path: { sessionId } } }));
+    // The agents' timeline: private notes too.
+    const all = await ok(api.GET('/v1/sessions/{sessionId}/messages', { params: { path: { sessionId }, query: { include: 'notes' } } }));
     setMessages((shown) => mergeStatuses(all as MessageShape[], shown));
   };
 
@@ -87,6 +89,9 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
     inbox.setOpen(id);
     void load();
     void loadDirectory();
+    request<{ labels: Label[] }>('GET', '/v1/labels')
+      .then((r) => setLabels(r.labels))
+      .catch(() => undefined);
     const stop = inbox.watch(id, (f: EventFrame) => {
       const d = f.data as { messageId?: unknown; status?: unknown };
       if (f.type === 'message_status' && typeof d.messageId === 'string' && typeof d.status === 'string') {
@@ -134,6 +139,14 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
   const reply = (m: ReplyMessage) => act('Reply not sent', () => post('reply', m)).then((done) => (done && void load(), done));
   const template = (t: TemplateSend) => act('Template not sent', () => post('send-template', { template: t })).then((done) => (done && void load(), done));
   const agents = [...people.values()].filter((p) => p.id !== conv.assigneeId && p.active !== false);
+  const note = (text: string) => act('Note not saved', () => post('notes', { text })).then((done) => (done && void load(), done));
+  /** Labels change the conversation's summary: shown here and in the lists at once. */
+  const relabel = (what: string, fn: () => Promise<{ labels: Label[] }>) =>
+    act(what, async () => {
+      const r = await fn();
+      return { conversation: { ...conv, labels: r.labels } };
+    });
+  const addable = labels.filter((l) => !conv.labels.some((on) => on.id === l.id));
 
   return (
     <div class="conversation-layout">
@@ -159,6 +172,11 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
             {conv.status !== 'assigned' && (
               <button type="button" class="primary" disabled={busy} onClick={() => void act('Could not take it', () => post('take'))}>
                 Take
+              </button>
+            )}
+            {conv.status === 'bot' && (
+              <button type="button" disabled={busy} onClick={() => void act('Could not move it to the queue', () => post('queue'))}>
+                Move to queue
               </button>
             )}
             {(conv.status === 'queued' || mineOrAdmin) && (
@@ -189,6 +207,36 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
               </form>
             )}
           </div>
+          <div class="labels" data-testid="labels">
+            <ul aria-label="Labels">
+              {conv.labels.map((l) => (
+                <li key={l.id} class="chip" style={{ '--chip': l.color }} data-label={l.name}>
+                  {l.name}
+                  <button type="button" aria-label={`Remove label ${l.name}`} disabled={busy} onClick={() => void relabel('Label not removed', () => request('DELETE', `/v1/conversations/${encodeURIComponent(id)}/labels/${encodeURIComponent(l.id)}`))}>
+                    ×
+                  </button>
+                </li>
+              ))}
+            </ul>
+            {addable.length > 0 && (
+              <label>
+                <span class="sr">Add a label</span>
+                <select
+                  value=""
+                  disabled={busy}
+                  onChange={(e) => {
+                    const labelId = e.currentTarget.value;
+                    if (labelId) void relabel('Label not added', () => request('POST', `/v1/conversations/${encodeURIComponent(id)}/labels`, { labels: [labelId] }));
+                  }}
+                >
+                  <option value="">Add label…</option>
+                  {addable.map((l) => (
+                    <option key={l.id} value={l.id}>{l.name}</option>
+                  ))}
+                </select>
+              </label>
+            )}
+          </div>
         </header>
         {error && <p class="error" role="alert">{error}</p>}
         {ticket === 'open' && (
@@ -205,26 +253,27 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
           </p>
         )}
         <MessageList messages={messages} me={user} channelId={conv.channelId} highlight={focusMessage} />
-        {mineOrAdmin && conv.channelId !== null ? (
-          <Composer
-            windowIsOpen={open}
-            channelId={conv.channelId}
-            busy={busy}
-            onReply={reply}
-            onTemplate={template}
-            placeholders={{ 'contact.name': displayName(conv), 'contact.phone': `+${conv.phone}`, 'agent.name': user.name }}
-            onTyping={() => {
-              if (Date.now() - lastTyping.current > 3000) {
-                lastTyping.current = Date.now();
-                inbox.hint({ type: 'typing', conversationId: id });
-              }
-            }}
-          />
-        ) : (
+        {!(mineOrAdmin && conv.channelId !== null) && (
           <p class="muted composer-off">
-            {conv.channelId === null ? 'The channel of this conversation no longer exists: nothing can be sent.' : conv.status === 'assigned' && !mineOrAdmin ? 'Another agent has this conversation.' : 'Take the conversation to reply.'}
+            {conv.channelId === null ? 'The channel of this conversation no longer exists: nothing can be sent.' : conv.status === 'assigned' && !mineOrAdmin ? 'Another agent has this conversation.' : 'Take the conversation to reply.'} You can leave a private note for the team.
           </p>
         )}
+        <Composer
+          windowIsOpen={open}
+          channelId={conv.channelId ?? ''}
+          replyable={mineOrAdmin && conv.channelId !== null}
+          busy={busy}
+          onReply={reply}
+          onTemplate={template}
+          onNote={note}
+          placeholders={{ 'contact.name': displayName(conv), 'contact.phone': `+${conv.phone}`, 'agent.name': user.name }}
+          onTyping={() => {
+            if (Date.now() - lastTyping.current > 3000) {
+              lastTyping.current = Date.now();
+              inbox.hint({ type: 'typing', conversationId: id });
+            }
+          }}
+        />
       </section>
       {channel?.network === 'sandbox' && <CustomerPanel channelId={channel.id} phone={conv.phone} />}
     </div>

@@ -87,6 +87,47 @@ function Content({ m, channelId }: { m: MessageShape; channelId: string | null }
   );
 }
 
+type SystemEntry = NonNullable<MessageShape['system']>;
+
+/** Who did what a system entry records, with names for the ids the dashboard knows. */
+function actorText(by: SystemEntry['by'], me: SessionUser): string {
+  switch (by?.type) {
+    case 'agent':
+      return userName(by.userId, me);
+    case 'bot':
+      return 'the bot';
+    case 'api':
+      return by.keyName ? `the API (key ${by.keyName})` : 'the API';
+    case 'automation':
+      return 'automation';
+    case 'contact':
+      return 'the customer';
+    default:
+      return 'someone';
+  }
+}
+
+/** A system entry in words, as an agent reads it (the entry's own text names ids). */
+export function systemText(e: SystemEntry, me: SessionUser): string {
+  const by = actorText(e.by, me);
+  switch (e.event) {
+    case 'handover_requested':
+      return `Handover requested by ${by}`;
+    case 'taken':
+      return `Taken by ${by}`;
+    case 'transferred':
+      return `Transferred from ${userName(e.from, me)} to ${userName(e.to, me)}`;
+    case 'handed_back':
+      return `Handed back to the bot by ${by}`;
+    case 'resolved':
+      return `Resolved by ${by}`;
+    case 'reopened':
+      return e.by?.type === 'contact' ? 'Reopened: the customer wrote again' : `Reopened by ${by}`;
+    case 'ticket_created':
+      return `Ticket ${e.ticketId ?? ''} created by ${by}${e.subject ? `: ${e.subject}` : ''}`;
+  }
+}
+
 /** A conversation's messages, oldest first, kept scrolled to the newest; or to `highlight` (a message's `_id`), marked, while it is given. */
 export function MessageList({ messages, me, channelId, highlight = null }: { messages: MessageShape[]; me: SessionUser; channelId: string | null; highlight?: string | null }) {
   const end = useRef<HTMLLIElement>(null);
@@ -101,7 +142,22 @@ export function MessageList({ messages, me, channelId, highlight = null }: { mes
   }, [found, highlight]);
   return (
     <ol class="messages" aria-label="Messages" data-testid="messages" ref={list}>
-      {messages.map((m) => (
+      {messages.map((m) =>
+        m.system ? (
+          <li key={m._id} class="system-entry" data-sender="system" data-event={m.system.event} data-entry={m._id}>
+            <span>{systemText(m.system, me)}</span> <time dateTime={m.sentAt}>{timeOfDay.format(new Date(m.sentAt))}</time>
+          </li>
+        ) : m.note ? (
+          <li key={m._id} class={`msg note${m._id === highlight ? ' highlight' : ''}`} data-sender="agent" data-note="true" data-entry={m._id}>
+            <div class="from">
+              <span class="sender">{userName(m.agentId, me)} · private note</span>
+              <time dateTime={m.sentAt}>{timeOfDay.format(new Date(m.sentAt))}</time>
+            </div>
+            <div class="content">
+              <p>{m.content.text}</p>
+            </div>
+          </li>
+        ) : (
         <li key={m._id} class={`msg ${m.direction}${m._id === highlight ? ' highlight' : ''}`} data-sender={m.sender} data-message-id={m.messageId ?? undefined} data-entry={m._id} aria-current={m._id === highlight ? 'true' : undefined}>
           <div class="from">
             <span class="sender">{senderLabel(m, me)}</span>
@@ -110,7 +166,8 @@ export function MessageList({ messages, me, channelId, highlight = null }: { mes
           <Content m={m} channelId={channelId} />
           <MessageStatus message={m} />
         </li>
-      ))}
+        ),
+      )}
       <li ref={end} class="end" aria-hidden="true" />
     </ol>
   );

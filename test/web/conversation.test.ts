@@ -1,0 +1,102 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { OPERATOR_TOKEN } from '../harness/service.js';
+import { screenshot } from './browser.js';
+import { PASSWORD, useDashboardSuite } from './suite.js';
+
+// Browser flows on a shared 2-core machine: a generous per-test limit (no timing is asserted).
+describe('a conversation in Chromium: its timeline, notes, labels, and taking it from the bot', { timeout: 120_000 }, () => {
+  const suite = useDashboardSuite('Conversation Org');
+  let channel: { id: string; phoneNumberId: string };
+  const customerWrites = async (phone: string, text: string) => {
+    const r = await suite.svc.call('POST', `/v1/sandbox/channels/${channel.id}/customers/${phone}/messages`, { key: suite.org.adminKey, body: { text, profileName: 'Cleo' } });
+    expect(r.status).toBe(201);
+  };
+  /** What the sandbox customer's phone shows. */
+  const phoneShows = async (phone: string) => JSON.stringify((await suite.svc.call('GET', `/v1/sandbox/channels/${channel.id}/customers/${phone}/messages`, { key: suite.org.adminKey })).body.messages);
+
+  beforeAll(async () => {
+    const ch = await suite.svc.call('POST', `/admin/v1/organizations/${suite.org.id}/channels`, { key: OPERATOR_TOKEN, body: { kind: 'whatsapp_cloud', name: 'Sandbox WhatsApp', network: 'sandbox' } });
+    expect(ch.status).toBe(201);
+    channel = ch.body;
+    expect((await suite.svc.call('POST', '/v1/labels', { key: suite.org.adminKey, body: { name: 'refund', color: '#e11d48' } })).status).toBe(201);
+    const bob = await suite.svc.call('POST', `/admin/v1/organizations/${suite.org.id}/users`, { key: OPERATOR_TOKEN, body: { email: `bob@${suite.org.id}.test`, name: 'Bob', role: 'agent', password: PASSWORD } });
+    expect(bob.status).toBe(201);
+  });
+
+  it('moves a bot conversation to the queue and takes it, with system entries in the thread; a private note the customer never receives; a label put on, filtered by, taken off', async () => {
+    const phone = '4915112350001';
+    const id = `${phone}:${channel.phoneNumberId}`;
+    await customerWrites(phone, 'My refund has not arrived');
+    const ann = await suite.signedIn(`agent@${suite.org.id}.test`);
+    const page = ann.page;
+    await page.goto(`${suite.svc.url}/inbox/${encodeURIComponent(id)}`);
+    await page.getByTestId('conversation-state').filter({ hasText: 'with the bot' }).waitFor();
+
+    // Out of the bot's hands: into the queue, then taken; each change is a line in the thread.
+    await page.getByRole('button', { name: 'Move to queue' }).click();
+    await page.getByTestId('conversation-state').filter({ hasText: 'waiting for an agent' }).waitFor();
+    const thread = page.getByTestId('messages');
+    await thread.locator('li.system-entry[data-event="handover_requested"]').filter({ hasText: 'Handover requested by Agent (you)' }).waitFor();
+    await page.getByRole('button', { name: 'Take' }).click();
+    await page.getByTestId('conversation-state').filter({ hasText: 'Taken by Agent (you)' }).waitFor();
+    await thread.locator('li.system-entry[data-event="taken"]').waitFor();
+    const order = await thread.locator('li[data-entry]').evaluateAll((els) => els.map((e) => e.getAttribute('data-event') ?? e.getAttribute('data-sender')));
+    expect(order).toEqual(['contact', 'handover_requested', 'taken']);
+
+    // A private note: in the thread, styled apart; never on the customer's phone, nor in the customer-facing history.
+    await page.getByRole('tab', { name: 'Note' }).click();
+    await page.getByLabel('Note', { exact: true }).fill('Checked the bank: the refund left on Monday');
+    await page.getByRole('button', { name: 'Add note' }).click();
+    await thread.locator('li.msg.note').filter({ hasText: 'Checked the bank: the refund left on Monday' }).waitFor();
+    await screenshot(page, 'conversation-note');
+    await page.getByRole('tab', { name: 'Text' }).click();
+    await page.getByLabel('Message', { exact: true }).fill('It is on its way, Cleo');
+    await page.keyboard.press('Enter');
+    await page.getByTestId('customer-panel').getByText('It is on its way, Cleo').waitFor();
+    expect(await page.getByTestId('customer-panel').getByText('refund left on Monday').count()).toBe(0);
+    const shown = await phoneShows(phone);
+    expect(shown).toContain('It is on its way, Cleo');
+    expect(shown).not.toContain('refund left on Monday');
+    const sessionId = (await suite.svc.call('GET', `/v1/conversations/${id}`, { key: suite.org.adminKey })).body.conversation.sessionId;
+    const history = (await suite.svc.call('GET', `/v1/sessions/${sessionId}/messages`, { key: suite.org.adminKey })).body as { content: { text?: string } }[];
+    expect(history.map((m) => m.content.text)).not.toContain('Checked the bank: the refund left on Monday');
+
+    // A label: a chip in the conversation and on its row; the API's label filter finds it; taken off again.
+    await page.getByRole('combobox', { name: 'Add a label' }).selectOption({ label: 'refund' });
+    const chip = page.getByTestId('labels').locator('.chip[data-label="refund"]');
+    await chip.waitFor();
+    const listed = async () => (await suite.svc.call('GET', '/v1/conversations?view=all&label=refund', { key: suite.org.adminKey })).body.conversations.map((c: { id: string }) => c.id);
+    expect(await listed()).toEqual([id]);
+    await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: /^Mine/ }).click();
+    await page.getByTestId('conversations').locator(`a[data-conversation="${id}"] .chip[data-label="refund"]`).waitFor();
+    await screenshot(page, 'conversation-labels');
+    await page.getByRole('button', { name: 'Remove label refund' }).click();
+    await chip.waitFor({ state: 'detached' });
+    expect(await listed()).toEqual([]);
+  });
+
+  it('takes a conversation straight from the bot; a teammate sees the system entry live, and leaves a note without holding it', async () => {
+    const phone = '4915112350002';
+    const id = `${phone}:${channel.phoneNumberId}`;
+    await customerWrites(phone, 'Quick question about sizes');
+    const ann = await suite.signedIn(`agent@${suite.org.id}.test`);
+    const bob = await suite.signedIn(`bob@${suite.org.id}.test`);
+    await ann.page.goto(`${suite.svc.url}/inbox/${encodeURIComponent(id)}`);
+    await bob.page.goto(`${suite.svc.url}/inbox/${encodeURIComponent(id)}`);
+    await ann.page.getByTestId('conversation-state').filter({ hasText: 'with the bot' }).waitFor();
+    await ann.page.getByRole('button', { name: 'Take' }).click();
+    await ann.page.getByTestId('conversation-state').filter({ hasText: 'Taken by Agent (you)' }).waitFor();
+    // The teammate's thread shows it live; the bot is refused while Ann has it.
+    await bob.page.getByTestId('messages').locator('li.system-entry[data-event="taken"]').filter({ hasText: 'Taken by Agent' }).waitFor();
+    const bot = await suite.svc.call('POST', '/v1/messages/text', { key: suite.org.adminKey, body: { channelId: channel.id, to: phone, text: { body: 'bot reply' } } });
+    expect([bot.status, bot.body.error.code]).toEqual([409, 'conversation_with_agent']);
+    // Bob does not hold it: his composer offers the note only.
+    await bob.page.getByTestId('conversation-state').filter({ hasText: 'Taken by Agent' }).waitFor();
+    expect(await bob.page.getByTestId('composer').getByRole('tab').allTextContents()).toEqual(['Note']);
+    await bob.page.getByLabel('Note', { exact: true }).fill('Sizes run small in this brand');
+    await bob.page.getByRole('button', { name: 'Add note' }).click();
+    // Ann sees the note arrive in her thread (the note's event reaches the inbox socket), written by Bob.
+    await ann.page.getByTestId('messages').locator('li.msg.note').filter({ hasText: 'Sizes run small in this brand' }).filter({ hasText: 'Bob · private note' }).waitFor();
+    expect(await phoneShows(phone)).not.toContain('Sizes run small');
+  });
+});
