@@ -117,7 +117,8 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
     await admin.page.getByTestId('window').filter({ hasText: 'Window closed' }).waitFor();
     const tabs = admin.page.getByTestId('composer').getByRole('tab');
     await tabs.first().waitFor();
-    expect(await tabs.allTextContents()).toEqual(['Template']);
+    // Of what reaches the customer, only a template; a private note for the team stays possible.
+    expect(await tabs.allTextContents()).toEqual(['Template', 'Note']);
     await admin.page.getByLabel('Template').selectOption({ index: 1 });
     await screenshot(admin.page, 'conversation-360');
     expect(admin.problems).toEqual([]);
