@@ -22,6 +22,8 @@ export const CONTENT_TYPES = [
   'document',
   'sticker',
   'location',
+  'contacts',
+  'reaction',
   'unsupported',
 ] as const;
 export type ContentType = (typeof CONTENT_TYPES)[number];
@@ -53,8 +55,16 @@ export interface MessageContent {
   /** The payload of the template quick-reply button tapped. */
   payload?: string;
   location?: { latitude: number; longitude: number; name?: string; address?: string };
+  /** The contact cards of a `contacts` message, as the network gave them (name.formatted_name, phones, emails, org, urls, addresses, birthday). */
+  contacts?: Record<string, unknown>[];
+  /** A reaction: the emoji (empty when taken back) on the message with that network id. */
+  reaction?: { messageId: string; emoji: string };
+  /** The ad or post a customer came from (click-to-WhatsApp), as the network gave it. */
+  referral?: Record<string, unknown>;
   /** The network's message type when it is one this service does not model. */
   originalType?: string;
+  /** With `unsupported`: the network's message as it came, so nothing of it is lost. */
+  raw?: Record<string, unknown>;
 }
 
 export function isMediaContentType(t: ContentType): t is MediaType {

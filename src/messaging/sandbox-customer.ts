@@ -55,6 +55,21 @@ export class SandboxCustomer {
     return this.sandbox.customerMedia(c.phoneNumberId, phone, file, profileName);
   }
 
+  async shareLocation(p: Principal, channelId: string, phone: string, location: { latitude: number; longitude: number; name?: string; address?: string }, profileName?: string): Promise<CustomerActionResult> {
+    const c = await this.channel(p, channelId);
+    return this.sandbox.customerLocation(c.phoneNumberId, phone, location, profileName);
+  }
+
+  async shareContacts(p: Principal, channelId: string, phone: string, contacts: Record<string, unknown>[], profileName?: string): Promise<CustomerActionResult> {
+    const c = await this.channel(p, channelId);
+    return this.sandbox.customerContacts(c.phoneNumberId, phone, contacts, profileName);
+  }
+
+  async react(p: Principal, channelId: string, phone: string, messageId: string, emoji: string, profileName?: string): Promise<CustomerActionResult> {
+    const c = await this.channel(p, channelId);
+    return this.sandbox.customerReaction(c.phoneNumberId, phone, messageId, emoji, profileName);
+  }
+
   async tapButton(p: Principal, channelId: string, phone: string, messageId: string, buttonId: string, profileName?: string): Promise<CustomerActionResult> {
     const c = await this.channel(p, channelId);
     return this.sandbox.customerTapButton(c.phoneNumberId, phone, messageId, buttonId, profileName);
@@ -89,6 +104,10 @@ function phoneView(m: SandboxMessage): PhoneMessage {
   if (r?.type === 'text') v.text = r.text?.body;
   if (r?.type === 'interactive') v.text = r.interactive?.button_reply?.title;
   if (r?.type === 'button') v.text = r.button?.text;
+  const shared = r as { location?: { latitude: number; longitude: number; name?: string; address?: string }; contacts?: { name?: { formatted_name?: string } }[]; reaction?: { emoji?: string } } | undefined;
+  if (r?.type === 'location' && shared?.location) v.text = [shared.location.name, shared.location.address, `${shared.location.latitude}, ${shared.location.longitude}`].filter((x) => x !== undefined && x !== '').join(' — ');
+  if (r?.type === 'contacts') v.text = (shared?.contacts ?? []).map((c) => c.name?.formatted_name ?? '').filter((x) => x !== '').join('; ');
+  if (r?.type === 'reaction') v.text = shared?.reaction?.emoji === '' ? '(reaction removed)' : shared?.reaction?.emoji;
   const file = r && (r.type === 'image' || r.type === 'video' || r.type === 'audio' || r.type === 'document') ? r[r.type] : undefined;
   if (file?.id !== undefined) {
     v.media = { id: file.id, mimeType: file.mime_type ?? 'application/octet-stream' };

@@ -130,13 +130,29 @@ export function parseWebhook(body: unknown): { ok: true; value: ParsedWebhook } 
 }
 
 function contentOf(m: GraphWebhookMessage): MessageContent {
+  const c = knownContentOf(m);
+  // A click-to-WhatsApp ad's customer: the ad comes along with the first message, whatever its type.
+  const referral = (m as { referral?: unknown }).referral;
+  if (referral !== null && typeof referral === 'object' && !Array.isArray(referral)) c.referral = referral as Record<string, unknown>;
+  return c;
+}
+
+/** Kept whole when the service has no model for it: a type the network adds later loses nothing. */
+function unsupported(m: GraphWebhookMessage, originalType: string, text?: string): MessageContent {
+  const c: MessageContent = { type: 'unsupported', originalType, raw: m as Record<string, unknown> };
+  if (text !== undefined && text !== '') c.text = text;
+  return c;
+}
+
+function knownContentOf(m: GraphWebhookMessage): MessageContent {
+  const raw = m as Record<string, unknown>;
   switch (m.type) {
     case 'text':
       return { type: 'text', text: m.text?.body ?? '' };
     case 'interactive': {
       const reply = m.interactive?.button_reply ?? m.interactive?.list_reply;
       if (reply) return { type: 'button_reply', text: reply.title, buttonId: reply.id };
-      return { type: 'unsupported', originalType: `interactive/${m.interactive?.type ?? '?'}` };
+      return unsupported(m, `interactive/${m.interactive?.type ?? '?'}`);
     }
     case 'button': {
       const c: MessageContent = { type: 'button_reply', text: m.button?.text ?? m.button?.payload ?? '' };
@@ -161,14 +177,32 @@ function contentOf(m: GraphWebhookMessage): MessageContent {
       return c;
     }
     case 'location': {
-      if (!m.location) return { type: 'unsupported', originalType: 'location' };
+      if (!m.location) return unsupported(m, 'location');
       const loc: NonNullable<MessageContent['location']> = { latitude: m.location.latitude, longitude: m.location.longitude };
       if (m.location.name) loc.name = m.location.name;
       if (m.location.address) loc.address = m.location.address;
       const text = [loc.name, loc.address].filter(Boolean).join(', ');
       return text ? { type: 'location', location: loc, text } : { type: 'location', location: loc };
     }
+    case 'contacts': {
+      const cards = Array.isArray(raw.contacts) ? (raw.contacts as unknown[]).filter((x): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x)) : [];
+      if (cards.length === 0) return unsupported(m, 'contacts');
+      const names = cards.map((card) => (card.name as { formatted_name?: unknown } | undefined)?.formatted_name).filter((n): n is string => typeof n === 'string' && n !== '');
+      return { type: 'contacts', contacts: cards, text: names.join(', ') };
+    }
+    case 'reaction': {
+      const r = raw.reaction as { message_id?: unknown; emoji?: unknown } | undefined;
+      if (typeof r?.message_id !== 'string') return unsupported(m, 'reaction');
+      const emoji = typeof r.emoji === 'string' ? r.emoji : '';
+      return { type: 'reaction', reaction: { messageId: r.message_id, emoji }, text: emoji };
+    }
+    case 'order': {
+      const items = (raw.order as { product_items?: unknown[] } | undefined)?.product_items;
+      return unsupported(m, 'order', Array.isArray(items) ? `Order: ${items.length} item${items.length === 1 ? '' : 's'}` : 'Order');
+    }
+    case 'system':
+      return unsupported(m, 'system', typeof (raw.system as { body?: unknown } | undefined)?.body === 'string' ? (raw.system as { body: string }).body : undefined);
     default:
-      return { type: 'unsupported', originalType: m.type };
+      return unsupported(m, m.type);
   }
 }

@@ -51,8 +51,31 @@ describe('webhook parsing', () => {
     expect(ev[2]).toMatchObject({ content: { type: 'button_reply', payload: 'TRACK', text: 'Track my order' }, replyTo: 'wamid.out2' });
     expect(ev[3]).toMatchObject({ content: { type: 'image', mediaId: 'media-1', caption: 'look', mimeType: 'image/jpeg' } });
     expect(ev[4]).toMatchObject({ content: { type: 'location', location: { latitude: 1.5, longitude: 2.5, name: 'HQ' }, text: 'HQ' } });
-    expect(ev[5]).toMatchObject({ content: { type: 'unsupported', originalType: 'reaction' } });
+    expect(ev[5]).toMatchObject({ content: { type: 'reaction', reaction: { messageId: 'x', emoji: '👍' }, text: '👍' } });
     expect(networkEventKey(ev[0]!)).toBe('m:wamid.t1');
+  });
+
+  it('keeps contacts, referrals, orders, system and unsupported messages, and a type it does not know, with what they carry', () => {
+    // Shapes of the Cloud API's webhook reference examples (contacts, click-to-WhatsApp referral, order, system, unsupported).
+    const contactsMsg = {
+      from: '16315551234', id: 'wamid.c1', timestamp: '1700000010', type: 'contacts',
+      contacts: [{ addresses: [{ city: 'Menlo Park', country: 'United States', country_code: 'us', state: 'CA', street: '1 Hacker Way', type: 'WORK', zip: '94025' }], birthday: '2012-08-18', emails: [{ email: 'kfish@fb.com', type: 'WORK' }], name: { formatted_name: 'Kerry Fisher', first_name: 'Kerry', last_name: 'Fisher' }, org: { company: 'Meta' }, phones: [{ phone: '+1 (940) 555-1234', type: 'HOME' }, { phone: '+1 (650) 555-1234', type: 'WORK', wa_id: '16505551234' }], urls: [{ url: 'https://www.meta.com', type: 'WORK' }] }],
+    };
+    const referral = { from: '16315551234', id: 'wamid.ad1', timestamp: '1700000011', type: 'text', text: { body: 'Is this still available?' }, referral: { source_url: 'https://fb.me/ad', source_id: '120200000000', source_type: 'ad', headline: 'Lids on sale', body: 'All lids 20% off', media_type: 'image', image_url: 'https://scontent.example/ad.jpg', ctwa_clid: 'ARAkLkA8rmlFeiCktEJQ' } };
+    const order = { from: '16315551234', id: 'wamid.o1', timestamp: '1700000012', type: 'order', order: { catalog_id: '2881', text: 'Two lids please', product_items: [{ product_retailer_id: 'lid-1', quantity: '2', item_price: '9.99', currency: 'EUR' }] } };
+    const system = { from: '16315551234', id: 'wamid.s1', timestamp: '1700000013', type: 'system', system: { body: 'Kerry changed from 16315551234 to 16315559999', wa_id: '16315559999', type: 'user_changed_number' } };
+    const unsupported = { from: '16315551234', id: 'wamid.u1', timestamp: '1700000014', type: 'unsupported', errors: [{ code: 131051, title: 'Message type unknown', message: 'Message type unknown', error_data: { details: 'Message type is currently not supported.' } }] };
+    const future = { from: '16315551234', id: 'wamid.f1', timestamp: '1700000015', type: 'hologram', hologram: { id: 'h-1' } };
+    const parsed = parseWebhook(envelope({ contacts: [{ profile: { name: 'Kerry Fisher' }, wa_id: '16315551234' }], messages: [contactsMsg, referral, order, system, unsupported, future] }));
+    if (!parsed.ok) throw new Error(parsed.reason);
+    const content = parsed.value.events.map((e) => (e.kind === 'message' ? e.content : null));
+    expect(content[0]).toEqual({ type: 'contacts', contacts: contactsMsg.contacts, text: 'Kerry Fisher' });
+    expect(content[1]).toEqual({ type: 'text', text: 'Is this still available?', referral: referral.referral });
+    expect(content[2]).toEqual({ type: 'unsupported', originalType: 'order', text: 'Order: 1 item', raw: order });
+    expect(content[3]).toEqual({ type: 'unsupported', originalType: 'system', text: system.system.body, raw: system });
+    expect(content[4]).toEqual({ type: 'unsupported', originalType: 'unsupported', raw: unsupported });
+    expect(content[5]).toEqual({ type: 'unsupported', originalType: 'hologram', raw: future });
+    expect(parsed.value.skipped).toEqual([]);
   });
 
   it('reads statuses, with the errors of a failed one', () => {

@@ -7,6 +7,7 @@ import { calendar as calendarApi } from '@googleapis/calendar';
 import { CodeChallengeMethod, OAuth2Client } from 'google-auth-library';
 import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
 import { fieldProblems } from './provider-fields.js';
+import type { DomainEvent } from '../../src/events/types.js';
 
 /*
  * The sandboxes as a developer meets them: the providers' official clients,
@@ -324,6 +325,60 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       expect(unknown.status).toBe(400);
       expect(((await unknown.json()) as any).error).toMatchObject({ type: 'OAuthException', code: 100 });
     });
+  });
+});
+
+describe('the customer shares a location, contacts and a reaction', () => {
+  let svc: TestService;
+  let a: TestOrg;
+  const seen: DomainEvent[] = [];
+  beforeAll(async () => {
+    svc = await startTestService();
+    a = await svc.createOrg('A');
+    await svc.running.services.events.consume(`sandbox-shares-${Date.now()}`, async (e) => {
+      if (e.organizationId === a.id) seen.push(e);
+    });
+  });
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  it('each reaches the service as a signed webhook: in the session history and an inbound_message event, with what it carries; another organization cannot play this channel', async () => {
+    const channel = (await svc.call('POST', '/v1/channels', { key: a.adminKey, body: { kind: 'whatsapp_cloud', name: 'Sandbox', network: 'sandbox' } })).body;
+    const phone = `/v1/sandbox/channels/${channel.id}/customers/4915100000042`;
+    const hello = await svc.call('POST', `${phone}/messages`, { key: a.adminKey, body: { text: 'Hello' } });
+    const location = await svc.call('POST', `${phone}/locations`, { key: a.adminKey, body: { latitude: 52.5219, longitude: 13.4132, name: 'Home', address: 'Karl-Marx-Allee 1, Berlin' } });
+    const card = { name: { formatted_name: 'Ben Lee', first_name: 'Ben' }, phones: [{ phone: '+49 151 2345678', type: 'CELL', wa_id: '491512345678' }] };
+    const contacts = await svc.call('POST', `${phone}/contacts`, { key: a.adminKey, body: { contacts: [card] } });
+    const reaction = await svc.call('POST', `${phone}/reactions`, { key: a.adminKey, body: { messageId: hello.body.messageId, emoji: '❤️' } });
+    for (const r of [hello, location, contacts, reaction]) expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect((await svc.call('POST', `${phone}/reactions`, { key: a.adminKey, body: { messageId: 'wamid.nope', emoji: '❤️' } })).status).toBe(404);
+    expect((await svc.call('POST', `${phone}/locations`, { key: a.adminKey, body: { latitude: 91, longitude: 0 } })).status).toBe(400);
+    const b = await svc.createOrg('B');
+    expect((await svc.call('POST', `${phone}/locations`, { key: b.adminKey, body: { latitude: 1, longitude: 2 } })).status).toBe(404);
+
+    const inbound = async (id: string) => {
+      for (let i = 0; i < 250; i++) {
+        const e = seen.find((x) => x.type === 'inbound_message' && (x.data as { messageId?: string }).messageId === id);
+        if (e) return e.data as { sessionId: string; content: Record<string, unknown> };
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`no inbound_message for ${id}`);
+    };
+    expect((await inbound(location.body.messageId)).content).toMatchObject({ type: 'location', location: { latitude: 52.5219, longitude: 13.4132, name: 'Home', address: 'Karl-Marx-Allee 1, Berlin' } });
+    expect((await inbound(contacts.body.messageId)).content).toMatchObject({ type: 'contacts', contacts: [card], text: 'Ben Lee' });
+    const reacted = await inbound(reaction.body.messageId);
+    expect(reacted.content).toMatchObject({ type: 'reaction', reaction: { messageId: hello.body.messageId, emoji: '❤️' } });
+    const history = (await svc.call('GET', `/v1/sessions/${reacted.sessionId}/messages`, { key: a.adminKey })).body as { messageId: string; content: { type: string } }[];
+    expect(history.map((m) => [m.messageId, m.content.type])).toEqual(
+      expect.arrayContaining([
+        [location.body.messageId, 'location'],
+        [contacts.body.messageId, 'contacts'],
+        [reaction.body.messageId, 'reaction'],
+      ]),
+    );
+    const shown = (await svc.call('GET', `${phone}/messages`, { key: a.adminKey })).body.messages.map((m: { type: string; text?: string }) => [m.type, m.text]);
+    expect(shown).toEqual([['text', 'Hello'], ['location', 'Home — Karl-Marx-Allee 1, Berlin — 52.5219, 13.4132'], ['contacts', 'Ben Lee'], ['reaction', '❤️']]);
   });
 });
 

@@ -62,6 +62,63 @@ export function sandboxRoutes(customer: SandboxCustomer): RouteDef[] {
     defineRoute({
       ...base,
       method: 'post',
+      path: '/v1/sandbox/channels/:channelId/customers/:phone/locations',
+      operationId: 'sandboxShareCustomerLocation',
+      example: { latitude: 52.5219, longitude: 13.4132, name: 'Home', address: 'Karl-Marx-Allee 1, Berlin', profileName: 'Ann Lee' },
+      summary: 'Sandbox: the customer shares a location (a pin, or a named place with its address)',
+      body: z
+        .object({ latitude: z.number().min(-90).max(90), longitude: z.number().min(-180).max(180), name: z.string().min(1).max(1000).optional(), address: z.string().min(1).max(1000).optional(), profileName })
+        .strict(),
+      responses: { 201: { description: 'sent by the simulated customer', schema: actionResult }, ...errors },
+      handler: async ({ principal, params: p, body }) => {
+        const { profileName: name, ...location } = body;
+        return { status: 201, body: await customer.shareLocation(principal, p.channelId, p.phone, location, name) };
+      },
+    }),
+    defineRoute({
+      ...base,
+      method: 'post',
+      path: '/v1/sandbox/channels/:channelId/customers/:phone/contacts',
+      operationId: 'sandboxShareCustomerContacts',
+      example: { contacts: [{ name: { formatted_name: 'Ben Lee', first_name: 'Ben' }, phones: [{ phone: '+49 151 2345678', type: 'CELL', wa_id: '491512345678' }] }], profileName: 'Ann Lee' },
+      summary: 'Sandbox: the customer shares contact cards (the Cloud API card shape)',
+      body: z
+        .object({
+          contacts: z
+            .array(
+              z
+                .object({
+                  name: z.object({ formatted_name: z.string().min(1).max(1000), first_name: z.string().max(1000).optional(), last_name: z.string().max(1000).optional() }).loose(),
+                  phones: z.array(z.object({ phone: z.string().max(100).optional(), type: z.string().max(32).optional(), wa_id: z.string().max(32).optional() }).strict()).max(20).optional(),
+                  emails: z.array(z.object({ email: z.string().max(320).optional(), type: z.string().max(32).optional() }).strict()).max(20).optional(),
+                  org: z.object({ company: z.string().max(1000).optional(), department: z.string().max(1000).optional(), title: z.string().max(1000).optional() }).strict().optional(),
+                  urls: z.array(z.object({ url: z.string().max(2000).optional(), type: z.string().max(32).optional() }).strict()).max(20).optional(),
+                  birthday: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional(),
+                })
+                .strict(),
+            )
+            .min(1)
+            .max(20),
+          profileName,
+        })
+        .strict(),
+      responses: { 201: { description: 'sent by the simulated customer', schema: actionResult }, ...errors },
+      handler: async ({ principal, params: p, body }) => ({ status: 201, body: await customer.shareContacts(principal, p.channelId, p.phone, body.contacts, body.profileName) }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'post',
+      path: '/v1/sandbox/channels/:channelId/customers/:phone/reactions',
+      operationId: 'sandboxCustomerReaction',
+      example: { messageId: EXAMPLE_IDS.messageId, emoji: '👍', profileName: 'Ann Lee' },
+      summary: 'Sandbox: the customer reacts to a message of the conversation (an empty emoji takes the reaction back)',
+      body: z.object({ messageId: z.string().min(1).max(256), emoji: z.string().max(16).regex(/^(|\p{Extended_Pictographic}.*|\p{Regional_Indicator}.*)$/u, 'one emoji, or empty to take the reaction back'), profileName }).strict(),
+      responses: { 201: { description: 'sent by the simulated customer', schema: actionResult }, ...errors },
+      handler: async ({ principal, params: p, body }) => ({ status: 201, body: await customer.react(principal, p.channelId, p.phone, body.messageId, body.emoji, body.profileName) }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'post',
       path: '/v1/sandbox/channels/:channelId/customers/:phone/button-replies',
       operationId: 'sandboxTapButton',
       example: { messageId: EXAMPLE_IDS.messageId, buttonId: 'arrived_ok', profileName: 'Ann Lee' },

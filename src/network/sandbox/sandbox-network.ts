@@ -302,6 +302,23 @@ export class SandboxNetwork {
   }
 
   /** The customer taps a reply button of an interactive message they received. */
+  /** The customer shares a place (a pin, or a named place with its address). */
+  async customerLocation(phoneNumberId: string, customer: string, location: { latitude: number; longitude: number; name?: string; address?: string }, profileName?: string): Promise<CustomerActionResult> {
+    return this.customerMessage(phoneNumberId, customer, profileName, { type: 'location', location });
+  }
+
+  /** The customer shares contact cards (the Cloud API's card shape: name.formatted_name, phones, emails, …). */
+  async customerContacts(phoneNumberId: string, customer: string, contacts: Record<string, unknown>[], profileName?: string): Promise<CustomerActionResult> {
+    return this.customerMessage(phoneNumberId, customer, profileName, { type: 'contacts', contacts } as Omit<GraphWebhookMessage, 'from' | 'id' | 'timestamp'>);
+  }
+
+  /** The customer reacts to a message of the conversation (either way); an empty emoji takes the reaction back. */
+  async customerReaction(phoneNumberId: string, customer: string, messageId: string, emoji: string, profileName?: string): Promise<CustomerActionResult> {
+    const m = await this.o.state.getMessage(messageId);
+    if (m === null || m.phoneNumberId !== phoneNumberId || m.customer !== customer) throw new AppError(404, 'not_found', "no such message on this customer's phone");
+    return this.customerMessage(phoneNumberId, customer, profileName, { type: 'reaction', reaction: { message_id: messageId, emoji } } as Omit<GraphWebhookMessage, 'from' | 'id' | 'timestamp'>);
+  }
+
   async customerTapButton(phoneNumberId: string, customer: string, messageId: string, buttonId: string, profileName?: string): Promise<CustomerActionResult> {
     const m = await this.receivedMessage(phoneNumberId, customer, messageId);
     const button = m.buttons?.find((b) => b.id === buttonId);

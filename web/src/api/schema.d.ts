@@ -1281,6 +1281,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandbox/channels/{channelId}/customers/{phone}/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sandbox: the customer shares contact cards (the Cloud API card shape) */
+        post: operations["sandboxShareCustomerContacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/channels/{channelId}/customers/{phone}/locations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sandbox: the customer shares a location (a pin, or a named place with its address) */
+        post: operations["sandboxShareCustomerLocation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandbox/channels/{channelId}/customers/{phone}/media": {
         parameters: {
             query?: never;
@@ -1327,6 +1361,23 @@ export interface paths {
         put?: never;
         /** Sandbox: the customer taps a quick-reply button of a template message they received */
         post: operations["sandboxTapQuickReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/channels/{channelId}/customers/{phone}/reactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sandbox: the customer reacts to a message of the conversation (an empty emoji takes the reaction back) */
+        post: operations["sandboxCustomerReaction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -13555,7 +13606,7 @@ export interface operations {
                                     mediaUrl?: string;
                                     text?: string;
                                     /** @enum {string} */
-                                    type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "unsupported";
+                                    type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "reaction" | "unsupported";
                                 } & {
                                     [key: string]: unknown;
                                 };
@@ -14494,7 +14545,7 @@ export interface operations {
                                 mediaUrl?: string;
                                 text?: string;
                                 /** @enum {string} */
-                                type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "unsupported";
+                                type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "reaction" | "unsupported";
                             } & {
                                 [key: string]: unknown;
                             };
@@ -20560,6 +20611,539 @@ export interface operations {
             };
         };
     };
+    sandboxShareCustomerContacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+                /** @example 4915112345678 */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "contacts": [
+                 *         {
+                 *           "name": {
+                 *             "formatted_name": "Ben Lee",
+                 *             "first_name": "Ben"
+                 *           },
+                 *           "phones": [
+                 *             {
+                 *               "phone": "+49 151 2345678",
+                 *               "type": "CELL",
+                 *               "wa_id": "491512345678"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "profileName": "Ann Lee"
+                 *     }
+                 */
+                "application/json": {
+                    contacts: {
+                        birthday?: string;
+                        emails?: {
+                            email?: string;
+                            type?: string;
+                        }[];
+                        name: {
+                            first_name?: string;
+                            formatted_name: string;
+                            last_name?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        org?: {
+                            company?: string;
+                            department?: string;
+                            title?: string;
+                        };
+                        phones?: {
+                            phone?: string;
+                            type?: string;
+                            wa_id?: string;
+                        }[];
+                        urls?: {
+                            type?: string;
+                            url?: string;
+                        }[];
+                    }[];
+                    /** @description the customer's WhatsApp profile name */
+                    profileName?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description sent by the simulated customer */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
+                     *       "delivered": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description true when the service's webhook receiver took it at the first attempt (otherwise it is redelivered) */
+                        delivered: boolean;
+                        /** @description the network id of the customer's message */
+                        messageId: string;
+                    };
+                };
+            };
+            /** @description invalid body, no such button on that message, or a file the network would not take */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "contacts is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.contacts",
+                     *             "message": "contacts is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope message:send, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such channel in the organization, or no such message on this phone */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such channel in the organization, or no such message on this phone"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_a_sandbox_channel",
+                     *         "message": "the channel is not on the sandbox network"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sandboxShareCustomerLocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+                /** @example 4915112345678 */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "latitude": 52.5219,
+                 *       "longitude": 13.4132,
+                 *       "name": "Home",
+                 *       "address": "Karl-Marx-Allee 1, Berlin",
+                 *       "profileName": "Ann Lee"
+                 *     }
+                 */
+                "application/json": {
+                    address?: string;
+                    latitude: number;
+                    longitude: number;
+                    name?: string;
+                    /** @description the customer's WhatsApp profile name */
+                    profileName?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description sent by the simulated customer */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
+                     *       "delivered": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description true when the service's webhook receiver took it at the first attempt (otherwise it is redelivered) */
+                        delivered: boolean;
+                        /** @description the network id of the customer's message */
+                        messageId: string;
+                    };
+                };
+            };
+            /** @description invalid body, no such button on that message, or a file the network would not take */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "latitude is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.latitude",
+                     *             "message": "latitude is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope message:send, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such channel in the organization, or no such message on this phone */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such channel in the organization, or no such message on this phone"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_a_sandbox_channel",
+                     *         "message": "the channel is not on the sandbox network"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     sandboxSendCustomerMedia: {
         parameters: {
             query?: never;
@@ -21489,6 +22073,251 @@ export interface operations {
             };
         };
     };
+    sandboxCustomerReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+                /** @example 4915112345678 */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
+                 *       "emoji": "👍",
+                 *       "profileName": "Ann Lee"
+                 *     }
+                 */
+                "application/json": {
+                    emoji: string;
+                    messageId: string;
+                    /** @description the customer's WhatsApp profile name */
+                    profileName?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description sent by the simulated customer */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
+                     *       "delivered": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description true when the service's webhook receiver took it at the first attempt (otherwise it is redelivered) */
+                        delivered: boolean;
+                        /** @description the network id of the customer's message */
+                        messageId: string;
+                    };
+                };
+            };
+            /** @description invalid body, no such button on that message, or a file the network would not take */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "messageId is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.messageId",
+                     *             "message": "messageId is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope message:send, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such channel in the organization, or no such message on this phone */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such channel in the organization, or no such message on this phone"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_a_sandbox_channel",
+                     *         "message": "the channel is not on the sandbox network"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     search: {
         parameters: {
             query: {
@@ -21763,7 +22592,7 @@ export interface operations {
                             mediaUrl?: string;
                             text?: string;
                             /** @enum {string} */
-                            type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "unsupported";
+                            type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "reaction" | "unsupported";
                         } & {
                             [key: string]: unknown;
                         };
