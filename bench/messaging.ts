@@ -36,6 +36,8 @@
  * (BENCH_MSG_SUSTAIN_NODES: embedded,clustered1).
  *
  * BENCH_MSG_ROWS: comma-separated subset of bare,embedded,clustered1,clustered3,rate,sustained.
+ * BENCH_MSG_WARM=1 measures the clustered1 row a second time to the same
+ * contacts (known to the node: their actors in memory, their contacts stored).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -502,7 +504,10 @@ export async function run(): Promise<void> {
     }
     if (ROWS.has('clustered1')) {
       const t = await startTarget(sandbox, [clusterEnv('c1', 'c1')], 10_000);
-      rows.push(await measure('clustered, 1 node (PostgreSQL + Redis + NATS)', sandbox, r, { ...t, ...pgCounter, pids: {}, inProcess: 'node' }, closed, natsCpu));
+      const contacts = { ...closed, contactBase: 4915100000000 + Math.floor(Math.random() * 1e6) * 10_000 };
+      rows.push(await measure('clustered, 1 node (PostgreSQL + Redis + NATS)', sandbox, r, { ...t, ...pgCounter, pids: {}, inProcess: 'node' }, contacts, natsCpu));
+      // BENCH_MSG_WARM=1: again to the same contacts, which the node has seen (their actors loaded, their contacts stored).
+      if (process.env.BENCH_MSG_WARM) rows.push(await measure('clustered, 1 node, the same contacts again', sandbox, r, { ...t, ...pgCounter, pids: {}, inProcess: 'node' }, contacts, natsCpu));
       await t.close();
     }
     if (ROWS.has('clustered3')) {
