@@ -9,6 +9,9 @@ import { closeNodeBacking, createPostgresStore, createSqliteStore, openNodeBacki
 import { AccountService } from './app/accounts.js';
 import { TicketService } from './app/tickets.js';
 import { CannedReplyService } from './app/canned-replies.js';
+import { PresenceService } from './ws/presence.js';
+import { createMemoryPresenceStore } from './store/presence/memory.js';
+import { createRedisPresenceStore } from './store/presence/redis.js';
 import { OperatorAuth } from './app/operator.js';
 import { demoBanner, seedDemo, type DemoCredentials } from './app/bootstrap.js';
 import { createHttpApp } from './http/app.js';
@@ -48,6 +51,7 @@ import { authRoutes } from './http/routes/auth.js';
 import { settingsRoutes } from './http/routes/settings.js';
 import { teamRoutes } from './http/routes/team.js';
 import { cannedReplyRoutes } from './http/routes/canned-replies.js';
+import { presenceRoutes } from './http/routes/presence.js';
 import { docsAssets } from './http/docs-page.js';
 import { bearerToken } from './http/app.js';
 import { DEFAULT_WEB_DIR, webAppHandlers } from './http/web-app.js';
@@ -69,6 +73,8 @@ export interface Services {
   tickets: TicketService;
   /** The organization's canned replies (the composer's `/` snippets). */
   cannedReplies: CannedReplyService;
+  /** Agents' presence (online, away, offline), and who is online per organization. */
+  presence: PresenceService;
   operator: OperatorAuth;
   readiness: ReadinessCheck[];
   /** The durable event log: publish domain events here before acknowledging the operation. */
@@ -224,10 +230,17 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   });
   accounts.onCredentialsChanged((c) => notices.publish(c));
   sessions.onCredentialsChanged((c) => notices.publish(c));
+  // Agents' presence: shared in Redis across the nodes (leases that lapse with their node), in memory embedded.
+  const presence = new PresenceService(
+    backing.kind === 'clustered' ? createRedisPresenceStore(backing.redis.client, config.KEY_PREFIX) : createMemoryPresenceStore(clock),
+    store.users,
+    bus,
+  );
   const inboxSockets = new InboxServer({
     feed: events,
     inbox,
     tickets,
+    presenceService: presence,
     bus,
     log: log.child({ component: 'inbox' }),
     notices,
@@ -270,7 +283,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
     connected: tools ?? undefined,
   });
-  return { sandboxes, tools, config, log, clock, backing, store, accounts, tickets, cannedReplies, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, messaging, inbox, labels, inboxSockets, sessions, authenticator };
+  return { sandboxes, tools, config, log, clock, backing, store, accounts, tickets, cannedReplies, presence, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, messaging, inbox, labels, inboxSockets, sessions, authenticator };
 }
 
 /** `GET /v1/integrations`, connect, the tools and their callbacks (and the operator's return origins): at `{mcp_url}` as well when MCP_PORT is set. */
@@ -288,7 +301,7 @@ export function buildRoutes(s: Services, state: { shuttingDown: boolean }): Rout
   const routes: RouteDef[] = [...authRoutes(s.sessions), ...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
   routes.push(...handoverRoutes(s.handover), ...conversationRoutes(s.inbox, s.tickets), ...labelRoutes(s.labels), ...metricsRoutes(s.metrics, s.config.METRICS_TOKEN));
   routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
-  routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels), ...teamRoutes(s.accounts), ...cannedReplyRoutes(s.cannedReplies));
+  routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels), ...teamRoutes(s.accounts), ...cannedReplyRoutes(s.cannedReplies), ...presenceRoutes(s.presence));
   if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));
   if (s.sandboxes.on) {
     routes.push(...sandboxDirectoryRoutes({ urls: () => s.sandboxes.urls(), credentials: (p) => s.sandboxes.credentials(p), authenticate: (key, address) => s.authenticator.apiKey(key, address) }));

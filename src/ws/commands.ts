@@ -6,11 +6,14 @@ import type { TicketService } from '../app/tickets.js';
 import type { InboxService } from '../inbox/index.js';
 import type { ClientCommand } from './protocol.js';
 import type { EphemeralBus, PresenceBoard } from './ephemeral.js';
+import type { PresenceService } from './presence.js';
 
 export interface CommandDeps {
   inbox: InboxService;
   tickets: TicketService;
   presence: PresenceBoard;
+  /** Agents' chosen presence, kept in the presence store. */
+  presenceService: PresenceService;
   bus: EphemeralBus;
   log: Logger;
 }
@@ -85,8 +88,7 @@ export class CommandRunner {
         this.d.bus.publish({ organizationId: p.organizationId, frame: { type: 'typing', userId: p.userId, conversationId: cmd.conversationId } });
         return {};
       case 'presence':
-        this.d.presence.set(p.organizationId, p.userId, cmd.status);
-        return { status: cmd.status };
+        return { status: (await this.d.presenceService.choose(p, cmd.status)).status };
       case 'ticket_create':
         // Keyed by the command id, so a retry on any node (or after a restart) creates the ticket once.
         return { ticket: await this.d.tickets.create(p, cmd.ticket, `inbox:${p.userId}:${cmd.id}`) };

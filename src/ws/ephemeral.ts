@@ -15,7 +15,9 @@ export type ConversationChange = z.infer<(typeof serverFrameSchemas)['conversati
 export type EphemeralFrame =
   | { type: 'presence'; userId: string; status: 'online' | 'away' | 'offline' }
   | { type: 'typing'; userId: string; conversationId: string }
-  | { type: 'conversation'; conversation: ConversationChange };
+  | { type: 'conversation'; conversation: ConversationChange }
+  // Between nodes only (never sent to a socket): a user chose a status; each node applies it to its sockets of theirs.
+  | { type: 'presence_choice'; userId: string; status: 'online' | 'away' };
 
 export interface EphemeralMessage {
   organizationId: string;
@@ -121,7 +123,8 @@ export class PresenceBoard {
     this.timer.unref();
   }
 
-  connected(org: string, userId: string): void {
+  /** A socket of the user opened on this node; `status` is what they chose (their first socket here shows it). */
+  connected(org: string, userId: string, status: Status = 'online'): void {
     const users = this.local.get(org) ?? new Map<string, { sockets: number; status: Status }>();
     this.local.set(org, users);
     const u = users.get(userId);
@@ -129,8 +132,23 @@ export class PresenceBoard {
       u.sockets++;
       return;
     }
-    users.set(userId, { sockets: 1, status: 'online' });
-    this.announce(org, userId, 'online');
+    users.set(userId, { sockets: 1, status });
+    this.announce(org, userId, status);
+  }
+
+  /** True while this node has a socket of the user. */
+  holds(org: string, userId: string): boolean {
+    return this.local.get(org)?.has(userId) ?? false;
+  }
+
+  /** Every user with a socket on this node. */
+  localUsers(): { organizationId: string; userId: string }[] {
+    return [...this.local].flatMap(([organizationId, users]) => [...users.keys()].map((userId) => ({ organizationId, userId })));
+  }
+
+  /** Tells every node (this one too) that the user chose `status`: each shows it for its sockets of theirs. */
+  choose(org: string, userId: string, status: Status): void {
+    this.bus.publish({ organizationId: org, frame: { type: 'presence_choice', userId, status } });
   }
 
   disconnected(org: string, userId: string): void {
@@ -165,6 +183,10 @@ export class PresenceBoard {
   }
 
   private heard(m: EphemeralMessage): void {
+    if (m.frame.type === 'presence_choice') {
+      this.set(m.organizationId, m.frame.userId, m.frame.status);
+      return;
+    }
     if (m.frame.type !== 'presence') {
       this.onFrame(m.organizationId, m.frame);
       return;

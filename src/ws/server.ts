@@ -9,6 +9,8 @@ import { InboxFanout } from './fanout.js';
 import { InboxConnection, type ConnectionLimits } from './connection.js';
 import { CommandRunner, type CommandDeps } from './commands.js';
 import { PresenceBoard, type EphemeralBus } from './ephemeral.js';
+import { PRESENCE_RENEW_MS } from './presence.js';
+import type { PresenceChoice } from '../store/presence/port.js';
 import { CLOSE } from './protocol.js';
 import type { CredentialNotices } from './credential-notices.js';
 import type { CredentialChange } from '../domain/credential-change.js';
@@ -74,6 +76,7 @@ export class InboxServer {
   private readonly commands: CommandRunner;
   private heartbeat: NodeJS.Timeout | null = null;
   private recheckTimer: NodeJS.Timeout | null = null;
+  private leaseTimer: NodeJS.Timeout | null = null;
   private closing = false;
   /** Notices heard so far: an upgrade that heard one while it authenticated re-checks its socket once open. */
   private noticesHeard = 0;
@@ -89,6 +92,11 @@ export class InboxServer {
   async start(server: Server): Promise<void> {
     await this.fanout.start();
     this.presence.start();
+    // This node's leases on its connected users, renewed before they lapse (a dead node's lapse by themselves).
+    this.leaseTimer = setInterval(() => {
+      for (const u of this.presence.localUsers()) void this.o.presenceService.attach(u.organizationId, u.userId, this.presence.node);
+    }, PRESENCE_RENEW_MS);
+    this.leaseTimer.unref();
     server.on('upgrade', (req, socket, head) => {
       const url = new URL(req.url ?? '/', 'http://x');
       if (url.pathname !== INBOX_PATH) return;
@@ -131,6 +139,7 @@ export class InboxServer {
     socket.on('error', () => socket.destroy());
     const noticesBefore = this.noticesHeard;
     let credential: SocketCredential;
+    let choice: PresenceChoice;
     try {
       if (this.closing) throw new AppError(503, 'shutting_down', 'this node is stopping; connect to another');
       const authenticated = await this.authenticate(req, url);
@@ -140,6 +149,7 @@ export class InboxServer {
       if (current === null) throw new AppError(401, 'unauthorized', 'the session or API key no longer authenticates');
       credential = { principal: current, current: authenticated.current };
       requireScope(credential.principal, 'inbox:read');
+      choice = await this.o.presenceService.choiceOf(current.organizationId, current.userId);
     } catch (err) {
       const e = isAppError(err) ? err : new AppError(500, 'internal_error', 'the upgrade failed');
       if (!isAppError(err)) this.o.log.error('inbox upgrade failed', { err });
@@ -151,13 +161,13 @@ export class InboxServer {
       return refuseUpgrade(socket, new AppError(400, 'validation_failed', 'since must be a whole number: the last seq the client received'));
     }
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      const conn = this.open(ws, credential, since);
+      const conn = this.open(ws, credential, since, choice);
       // A change announced while this caller was authenticated may predate what the authentication read.
       if (this.noticesHeard !== noticesBefore) void conn.recheck();
     });
   }
 
-  private open(ws: WebSocket, credential: SocketCredential, since: number | undefined): InboxConnection {
+  private open(ws: WebSocket, credential: SocketCredential, since: number | undefined, choice: PresenceChoice): InboxConnection {
     const principal = credential.principal;
     const org = principal.organizationId;
     const conn: InboxConnection = new InboxConnection(ws, principal, {
@@ -170,6 +180,7 @@ export class InboxServer {
         this.connections.delete(conn);
         this.fanout.remove(conn);
         this.presence.disconnected(org, principal.userId);
+        if (!this.presence.holds(org, principal.userId)) void this.o.presenceService.detach(org, principal.userId, this.presence.node);
       },
     });
     this.connections.add(conn);
@@ -178,7 +189,8 @@ export class InboxServer {
     const welcome = { type: 'welcome', organizationId: org, user: { id: principal.userId, role: principal.role }, seq: position, heartbeatSeconds: Math.round(this.o.heartbeatMs / 1000) };
     // `start` sends the welcome before it awaits anything: it is the first frame, before any presence.
     const started = conn.start(welcome, since, position);
-    this.presence.connected(org, principal.userId);
+    this.presence.connected(org, principal.userId, choice);
+    void this.o.presenceService.attach(org, principal.userId, this.presence.node);
     void started.then(() => {
       for (const p of this.presence.snapshot(org)) if (p.userId !== principal.userId) conn.ephemeral({ type: 'presence', userId: p.userId, status: p.status });
     });
@@ -207,6 +219,7 @@ export class InboxServer {
     this.closing = true;
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
     if (this.recheckTimer !== null) clearInterval(this.recheckTimer);
+    if (this.leaseTimer !== null) clearInterval(this.leaseTimer);
     for (const c of [...this.connections]) c.close(CLOSE.serviceRestart, 'node stopping; reconnect with since');
     this.presence.stop();
     await this.fanout.stop();
