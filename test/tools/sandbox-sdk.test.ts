@@ -8,6 +8,7 @@ import { CodeChallengeMethod, OAuth2Client } from 'google-auth-library';
 import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
 import { fieldProblems } from './provider-fields.js';
 import type { DomainEvent } from '../../src/events/types.js';
+import { GraphApiNetwork } from '../../src/network/index.js';
 
 /*
  * The sandboxes as a developer meets them: the providers' official clients,
@@ -321,6 +322,17 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       const crossed = await graph(`${ch.phoneNumberId}/messages`, { method: 'POST', token: otherCh.accessToken, body: { messaging_product: 'whatsapp', to: '4915112345678', type: 'text', text: { body: 'hi' } } });
       expect(crossed.status).toBe(400);
       expect(((await crossed.json()) as any).error).toMatchObject({ code: 100, error_subcode: 33 });
+      // The production adapter, given the sandbox origin as its Graph base URL, sends the new types and reads the network's refusals.
+      const adapter = new GraphApiNetwork({ baseUrl: `${dir.graph}/v21.0` });
+      const account = { phoneNumberId: ch.phoneNumberId, businessAccountId: ch.businessAccountId, accessToken: ch.accessToken };
+      try {
+        expect(await adapter.send(account, '4915112345678', { type: 'location', location: { latitude: 48.137, longitude: 11.575, name: 'Depot' } })).toMatchObject({ ok: true, messageId: expect.stringMatching(/^wamid\./) });
+        expect(await adapter.send(account, '4915112345678', { type: 'reaction', reaction: { message_id: phone[0].id, emoji: '🎉' } })).toMatchObject({ ok: true });
+        expect(await adapter.send(account, '4915112345678', { type: 'contacts', contacts: [{ name: { formatted_name: 'Support' }, phones: [{ phone: '+49 30 1234567', type: 'WORK' }] }] })).toMatchObject({ ok: true });
+        expect(await adapter.send(account, '4915112345678', { type: 'location', location: { latitude: 123, longitude: 0 } })).toMatchObject({ ok: false, rejection: { code: 100 } });
+      } finally {
+        adapter.close();
+      }
       const unknown = await fetch(`${dir.graph}/v21.0/${ch.phoneNumberId}/nothing`, { headers: { authorization: `Bearer ${ch.accessToken}` } });
       expect(unknown.status).toBe(400);
       expect(((await unknown.json()) as any).error).toMatchObject({ type: 'OAuthException', code: 100 });
