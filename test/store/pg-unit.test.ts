@@ -91,6 +91,17 @@ describe('PgDb.together', () => {
     expect([await outside(db, 'a'), await outside(db, 'b'), await outside(db, 'c')]).toEqual(['A', undefined, 'C']);
   });
 
+  it('joins a tx started inside a tx of the unit to it', async () => {
+    const db = await postgres.open();
+    await db.together(async () => {
+      await db.tx(async (q) => {
+        await db.put('u', 'a', 'A', q);
+        await db.tx(async (q2) => db.put('u', 'b', 'B', q2));
+      });
+    });
+    expect([await outside(db, 'a'), await outside(db, 'b')]).toEqual(['A', 'B']);
+  });
+
   it('sends the statements of one turn and their commit without waiting between them, and leaves reads before the first write outside', async () => {
     const db = await postgres.open();
     await db.put('u', 'x', 'X');

@@ -87,7 +87,8 @@ const SOCKET_ERROR = /^E[A-Z]+$/;
  *   opens a new transaction. It is a commit, not a rollback scope: if `fn`
  *   throws, what it wrote commits, unless a statement of it failed (then
  *   PostgreSQL rolled the transaction back and `together` rejects with that
- *   failure). A `tx` inside it is a savepoint of its transaction. The
+ *   failure). A `tx` inside it is a savepoint of its transaction (a `tx`
+ *   inside that one joins it). The
  *   statements of a unit are pipelined: sent without waiting for the ones
  *   before, so writes made in one turn of the event loop, and the commit
  *   that follows them, cost one round trip.
@@ -101,6 +102,8 @@ export class PgDb implements PgQueryable {
   readonly holdsActorState = false;
 
   private readonly units = new AsyncLocalStorage<PgUnit>();
+  /** Set inside a unit's savepoint: a `tx` there joins it (a second savepoint would wait for the first to end). */
+  private readonly inSavepoint = new AsyncLocalStorage<true>();
 
   private constructor(readonly pool: pg.Pool) {}
 
@@ -183,7 +186,10 @@ export class PgDb implements PgQueryable {
   /** `fn` in one transaction on one connection (see Guarantees); inside `together`, a savepoint of the unit's transaction. */
   async tx<T>(fn: (q: PgQueryable) => Promise<T>): Promise<T> {
     const unit = this.units.getStore();
-    if (unit !== undefined && unit.open) return this.savepoint(unit, fn);
+    if (unit !== undefined && unit.open) {
+      if (this.inSavepoint.getStore() === true) return fn({ query: (sql, params) => this.inUnit(unit, sql, params) });
+      return this.savepoint(unit, fn);
+    }
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient;
       try {
@@ -344,7 +350,7 @@ export class PgDb implements PgQueryable {
     const run = unit.nested.then(async () => {
       await q.query('SAVEPOINT unit_tx');
       try {
-        const out = await fn(q);
+        const out = await this.inSavepoint.run(true, () => fn(q));
         await q.query('RELEASE SAVEPOINT unit_tx');
         return out;
       } catch (e) {
