@@ -6,6 +6,7 @@ import { gmail as gmailApi } from '@googleapis/gmail';
 import { calendar as calendarApi } from '@googleapis/calendar';
 import { CodeChallengeMethod, OAuth2Client } from 'google-auth-library';
 import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
+import { useClusterServers } from '../harness/use-servers.js';
 import { fieldProblems } from './provider-fields.js';
 import type { DomainEvent } from '../../src/events/types.js';
 import { GraphApiNetwork } from '../../src/network/index.js';
@@ -391,6 +392,38 @@ describe('the customer shares a location, contacts and a reaction', () => {
     );
     const shown = (await svc.call('GET', `${phone}/messages`, { key: a.adminKey })).body.messages.map((m: { type: string; text?: string }) => [m.type, m.text]);
     expect(shown).toEqual([['text', 'Hello'], ['location', 'Home — Karl-Marx-Allee 1, Berlin — 52.5219, 13.4132'], ['contacts', 'Ben Lee'], ['reaction', '❤️']]);
+  });
+});
+
+describe('clustered: every node serves the sandboxes on its own ports, over the same records', () => {
+  const servers = useClusterServers();
+  let nodes: TestService[] = [];
+  beforeAll(async () => {
+    const env = { ...servers.env(`sbo${Date.now() % 100000}`), ACTOR_PARTITIONS: '4', SECRETS_KEY: '7'.repeat(64), SANDBOX_TOOLS: 'true', SANDBOX_NETWORK: 'true' };
+    nodes = [await startTestService({ env: { ...env, NODE_ID: 'o1' } }), await startTestService({ env: { ...env, NODE_ID: 'o2' } })];
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(nodes.map((n) => n.close()));
+  });
+
+  it('a Stripe session made on one node is retrieved on the other; a channel made on one is sent on through the other', async () => {
+    const [n1, n2] = nodes as [TestService, TestService];
+    const org = await n1.createOrg('Clustered');
+    const d1 = (await n1.call('GET', '/sandbox', { key: org.adminKey })).body as Directory;
+    const d2 = (await n2.call('GET', '/sandbox', { key: org.adminKey })).body as Directory;
+    expect(new Set([d1.graph, d1.google, d1.googleOAuth, d1.stripe, d2.graph, d2.google, d2.googleOAuth, d2.stripe]).size).toBe(8);
+    expect(d2.credentials.googleOAuth.clientSecret).toBe(d1.credentials.googleOAuth.clientSecret);
+    const account = (await (await fetch(`${n1.url}/sandbox/providers/stripe/accounts`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${org.adminKey}` }, body: '{}' })).json()) as { api_key: string };
+    const client = (d: Directory) => new Stripe(account.api_key, { host: new URL(d.stripe).hostname, port: Number(new URL(d.stripe).port), protocol: 'http', maxNetworkRetries: 0 });
+    const made = await client(d1).checkout.sessions.create({ mode: 'payment', line_items: [{ quantity: 1, price_data: { currency: 'eur', unit_amount: 700, product_data: { name: 'Lid' } } }] });
+    expect((await client(d2).checkout.sessions.retrieve(made.id)).id).toBe(made.id);
+
+    const channel = (await n1.call('POST', '/v1/channels', { key: org.adminKey, body: { kind: 'whatsapp_cloud', name: 'Sandbox', network: 'sandbox' } })).body;
+    expect((await n1.call('POST', `/v1/sandbox/channels/${channel.id}/customers/4915100000005/messages`, { key: org.adminKey, body: { text: 'Hi' } })).status).toBe(201);
+    const [ch] = ((await n2.call('GET', '/sandbox', { key: org.adminKey })).body as Directory).credentials.graph.channels;
+    expect(ch.channelId).toBe(channel.id);
+    const sent = await fetch(`${d2.graph}/v21.0/${ch.phoneNumberId}/messages`, { method: 'POST', headers: { authorization: `Bearer ${ch.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ messaging_product: 'whatsapp', to: '4915100000005', type: 'location', location: { latitude: 1, longitude: 2 } }) });
+    expect(sent.status).toBe(200);
   });
 });
 
