@@ -207,7 +207,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const handover = new HandoverService(store.contacts, actors.system);
   messaging.attach(actorConversationGateway(actors.system));
   messaging.startRetention();
-  const labels = new LabelService({ labels: messaging.stores.labels, conversations: messaging.stores.conversations, contacts: store.contacts, clock });
+  const labels = new LabelService({ labels: messaging.stores.labels, events, conversations: messaging.stores.conversations, contacts: store.contacts, clock });
   const inbox = new InboxService({
     labels,
     conversations: messaging.stores.conversations,

@@ -35,6 +35,7 @@ export const EVENT_TYPES = [
   'conversation.assigned',
   'conversation.resolved',
   'conversation.note_added',
+  'conversation.labels_changed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

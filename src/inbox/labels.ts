@@ -7,9 +7,12 @@ import type { Principal } from '../domain/types.js';
 import type { ContactRepo } from '../store/core/port.js';
 import type { ConversationIndexRepo } from '../store/conversations/port.js';
 import type { LabelRepo } from '../store/labels/port.js';
+import type { EventPublisher } from '../events/types.js';
 
 export interface LabelServiceDeps {
   labels: LabelRepo;
+  /** Where `conversation.labels_changed` goes, so every agent's lists show the change. */
+  events: EventPublisher;
   conversations: ConversationIndexRepo;
   contacts: ContactRepo;
   clock: Clock;
@@ -74,13 +77,31 @@ export class LabelService {
   async addToConversation(principal: Principal, audienceExternalId: string, refs: string[]): Promise<PublicLabel[]> {
     requireScope(principal, 'inbox:write');
     if ((await this.d.conversations.get(principal.organizationId, audienceExternalId)) === null) throw notFound('conversation');
-    return this.attach(principal.organizationId, 'conversation', audienceExternalId, refs);
+    const labels = await this.attach(principal.organizationId, 'conversation', audienceExternalId, refs);
+    await this.changed(principal, audienceExternalId, labels);
+    return labels;
   }
 
   async removeFromConversation(principal: Principal, audienceExternalId: string, ref: string): Promise<PublicLabel[]> {
     requireScope(principal, 'inbox:write');
     if ((await this.d.conversations.get(principal.organizationId, audienceExternalId)) === null) throw notFound('conversation');
-    return this.detach(principal.organizationId, 'conversation', audienceExternalId, ref);
+    const labels = await this.detach(principal.organizationId, 'conversation', audienceExternalId, ref);
+    await this.changed(principal, audienceExternalId, labels);
+    return labels;
+  }
+
+  /**
+   * Tells the inbox socket and webhooks what the conversation's labels are now. Recorded after the
+   * change: if the log is down the caller gets an error and a retry (the same labels) records it.
+   */
+  private async changed(principal: Principal, audienceExternalId: string, labels: PublicLabel[]): Promise<void> {
+    await this.d.events.publish({
+      id: randomUUID(),
+      type: 'conversation.labels_changed',
+      organizationId: principal.organizationId,
+      createdAt: new Date(this.d.clock.now()).toISOString(),
+      data: { audienceExternalId, labels, by: principal.userId },
+    });
   }
 
   async addToContact(principal: Principal, contactId: string, refs: string[]): Promise<PublicLabel[]> {

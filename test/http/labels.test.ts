@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DomainEvent } from '../../src/events/types.js';
 import type { TestService } from '../harness/service.js';
 import { useClusterServers } from '../harness/use-servers.js';
 import { eventually, messagingOrg, startMessagingService, type MessagingOrg } from '../messaging/messaging-helpers.js';
@@ -16,6 +17,7 @@ function labelSuite(name: string, start: () => Promise<TestService>) {
     let b: MessagingOrg;
     let phone = 4918000000000 + Math.floor(Math.random() * 1e6) * 100;
     const conv: string[] = [];
+    const events: DomainEvent[] = [];
 
     const write = async (o: MessagingOrg, text: string) => {
       const p = String(phone++);
@@ -37,6 +39,9 @@ function labelSuite(name: string, start: () => Promise<TestService>) {
       b = await messagingOrg(svc, 'B', 0);
       for (const text of ['Refund please', 'Where is it?', 'Broken on arrival']) conv.push(await write(a, text));
       conv.push(await write(b, 'Refund please'));
+      await svc.running.services.events.consume(`labels-test-${Date.now()}`, async (e) => {
+        if (e.type === 'conversation.labels_changed') events.push(e);
+      });
     }, 60_000);
     afterAll(() => svc?.close());
 
@@ -73,6 +78,12 @@ function labelSuite(name: string, start: () => Promise<TestService>) {
       expect((await call('POST', `/v1/conversations/${conv[2]}/labels`, a.agentKey, { labels: ['refund', 'refund'] })).body.labels).toHaveLength(1);
       expect(await ids('/v1/conversations?view=all&label=refund')).toEqual([conv[0], conv[2]].sort());
       expect(await ids('/v1/conversations?label=bug')).toEqual([conv[0]]);
+      // Each change goes to the inbox socket and webhooks with the labels it leaves.
+      const changed = await eventually(async () => {
+        const of = events.filter((e) => (e.data as { audienceExternalId: string }).audienceExternalId === conv[0]);
+        return of.length > 0 ? of : null;
+      });
+      expect(changed[0]).toMatchObject({ organizationId: a.id, data: { by: a.agentId, labels: expect.arrayContaining([expect.objectContaining({ name: 'bug' })]) } });
       expect(await ids('/v1/conversations?view=bot&label=Refund')).toEqual([conv[0], conv[2]].sort());
       expect(await ids('/v1/conversations?view=waiting&label=refund')).toEqual([]);
       expect(await ids('/v1/conversations?label=nothing-like-it')).toEqual([]);
@@ -94,6 +105,7 @@ function labelSuite(name: string, start: () => Promise<TestService>) {
       expect((await call('POST', `/v1/conversations/${conv[3]}/labels`, b.adminKey, { labels: ['refund'] })).status).toBe(200);
       expect(await ids('/v1/conversations?view=all&label=refund', b.adminKey)).toEqual([conv[3]]);
       expect(await ids('/v1/conversations?view=all&label=refund')).toEqual([conv[0], conv[2]].sort());
+      expect(events.filter((e) => e.organizationId === b.id).map((e) => (e.data as { audienceExternalId: string }).audienceExternalId)).toEqual([conv[3]]);
       // Scopes and bad input.
       expect((await call('POST', `/v1/conversations/${conv[1]}/labels`, await a.keyWith(['inbox:read']), { labels: ['bug'] })).status).toBe(403);
       for (const body of [{}, { labels: [] }, { labels: [''] }, { labels: 'bug' }, { labels: ['bug'], x: 1 }]) {

@@ -98,5 +98,11 @@ describe('a conversation in Chromium: its timeline, notes, labels, and taking it
     // Ann sees the note arrive in her thread (the note's event reaches the inbox socket), written by Bob.
     await ann.page.getByTestId('messages').locator('li.msg.note').filter({ hasText: 'Sizes run small in this brand' }).filter({ hasText: 'Bob · private note' }).waitFor();
     expect(await phoneShows(phone)).not.toContain('Sizes run small');
+    // A label Ann puts on shows on the row in Bob's list without a reload.
+    await bob.page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: /^Others/ }).click();
+    const bobRow = bob.page.getByTestId('conversations').locator(`a[data-conversation="${id}"]`);
+    await bobRow.waitFor();
+    await ann.page.getByRole('combobox', { name: 'Add a label' }).selectOption({ label: 'refund' });
+    await bobRow.locator('.chip[data-label="refund"]').waitFor();
   });
 });

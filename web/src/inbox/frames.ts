@@ -23,7 +23,7 @@ export type ServerFrame = WelcomeFrame | EventFrame | ResyncRequiredFrame | Repl
 export type ClientCommand = z.infer<typeof clientCommandSchema>;
 
 /** The events that change a conversation's row or history. */
-export const CONVERSATION_EVENTS: readonly EventFrame['type'][] = ['handover.requested', 'conversation.assigned', 'handover.opened', 'conversation.resolved', 'conversation.note_added', 'inbound_message', 'message.sent', 'message_status'];
+export const CONVERSATION_EVENTS: readonly EventFrame['type'][] = ['handover.requested', 'conversation.assigned', 'handover.opened', 'conversation.resolved', 'conversation.note_added', 'conversation.labels_changed', 'inbound_message', 'message.sent', 'message_status'];
 
 export function isEventFrame(f: ServerFrame): f is EventFrame {
   return typeof (f as EventFrame).seq === 'number' && typeof (f as EventFrame).id === 'string' && 'data' in f;

@@ -242,6 +242,8 @@ export class Inbox {
       if (k?.status === 'queued') this.noticeQueued(k);
       else this.requested.add(id);
     }
+    // Labels are not in the row frames: the row is fetched again with its labels.
+    if (f.type === 'conversation.labels_changed' && this.known.has(id)) void this.refresh(id);
     if (f.type === 'inbound_message') {
       const looking = id === this.openConversation && !away();
       if (id === this.openConversation) this.markSeen(id);
