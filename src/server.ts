@@ -45,6 +45,7 @@ import { asyncApiRoute, conversationRoutes } from './http/routes/conversations.j
 import { InboxService, LabelService } from './inbox/index.js';
 import { buildAsyncApi, conversationAnnouncer, InboxServer, InProcessCredentialNotices, InProcessEphemeralBus, NatsCredentialNotices, NatsEphemeralBus, type CredentialNotices } from './ws/index.js';
 import { hashApiKey } from './domain/secrets.js';
+import { isActiveUser } from './domain/types.js';
 import { connect as connectNats } from '@nats-io/transport-node';
 import { AuthSessions, FailedAuthThrottle, RequestAuthenticator } from './auth/index.js';
 import { authRoutes } from './http/routes/auth.js';
@@ -58,6 +59,8 @@ import { DEFAULT_WEB_DIR, webAppHandlers } from './http/web-app.js';
 import { DataDirLock } from './data-dir-lock.js';
 import { ConnectedTools } from './tools/index.js';
 import { toolRoutes } from './http/routes/tools.js';
+import { automationRoutes } from './http/routes/automation.js';
+import { AutomationEffects, AutomationService } from './automation/index.js';
 
 export const VERSION = '0.1.0';
 
@@ -109,6 +112,8 @@ export interface Services {
   tools: ConnectedTools | null;
   /** The sandboxes at the root of origins of their own (their own ports), started by `startServer`. */
   sandboxes: SandboxOrigins;
+  /** The organizations' automation rules (`/v1/automation-rules`). */
+  automation: AutomationService;
 }
 
 export interface ServiceOptions {
@@ -205,7 +210,19 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   closers.push(() => timers.stop());
   const cannedReplies = new CannedReplyService(backing.kind === 'clustered' ? createPostgresCannedReplyStore(backing.pg) : createSqliteCannedReplyStore(backing.db), clock);
   const handover = new HandoverService(store.contacts, actors.system);
+  const automation = new AutomationService({
+    rules: messaging.stores.automationRules,
+    isActiveUser: async (org, userId) => {
+      const user = await store.users.get(org, userId);
+      return user !== null && user !== undefined && isActiveUser(user);
+    },
+    clock,
+  });
   messaging.attach(actorConversationGateway(actors.system));
+  // Automation's replies, from the rules' events (stopped before the actors and the log).
+  const automationEffects = new AutomationEffects({ events, messaging: messaging.service, clock, log: log.child({ component: 'automation' }) });
+  await automationEffects.start();
+  closers.push(() => automationEffects.stop());
   messaging.startRetention();
   const labels = new LabelService({ labels: messaging.stores.labels, events, conversations: messaging.stores.conversations, contacts: store.contacts, clock });
   const inbox = new InboxService({
@@ -283,7 +300,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
     connected: tools ?? undefined,
   });
-  return { sandboxes, tools, config, log, clock, backing, store, accounts, tickets, cannedReplies, presence, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, messaging, inbox, labels, inboxSockets, sessions, authenticator };
+  return { sandboxes, tools, config, log, clock, backing, store, accounts, tickets, cannedReplies, presence, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, automation, messaging, inbox, labels, inboxSockets, sessions, authenticator };
 }
 
 /** `GET /v1/integrations`, connect, the tools and their callbacks (and the operator's return origins): at `{mcp_url}` as well when MCP_PORT is set. */
@@ -301,7 +318,7 @@ export function buildRoutes(s: Services, state: { shuttingDown: boolean }): Rout
   const routes: RouteDef[] = [...authRoutes(s.sessions), ...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
   routes.push(...handoverRoutes(s.handover), ...conversationRoutes(s.inbox, s.tickets), ...labelRoutes(s.labels), ...metricsRoutes(s.metrics, s.config.METRICS_TOKEN));
   routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
-  routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels), ...teamRoutes(s.accounts), ...cannedReplyRoutes(s.cannedReplies), ...presenceRoutes(s.presence));
+  routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels), ...teamRoutes(s.accounts), ...cannedReplyRoutes(s.cannedReplies), ...presenceRoutes(s.presence), ...automationRoutes(s.automation));
   if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));
   if (s.sandboxes.on) {
     routes.push(...sandboxDirectoryRoutes({ urls: () => s.sandboxes.urls(), credentials: (p) => s.sandboxes.credentials(p), authenticate: (key, address) => s.authenticator.apiKey(key, address) }));

@@ -79,7 +79,7 @@ export interface NetworkErrorDetails {
 }
 
 /** What a system entry of the timeline records (`sender: "system"`). */
-export const TIMELINE_EVENTS = ['handover_requested', 'taken', 'transferred', 'handed_back', 'resolved', 'reopened', 'ticket_created'] as const;
+export const TIMELINE_EVENTS = ['handover_requested', 'taken', 'transferred', 'handed_back', 'resolved', 'reopened', 'ticket_created', 'assigned', 'rule_fired', 'automation_failed'] as const;
 export type TimelineEvent = (typeof TIMELINE_EVENTS)[number];
 
 /** Who caused a timeline entry: an agent (dashboard user), the bot (MCP), a script (an API key), an automation, or the customer. */
@@ -105,8 +105,13 @@ export interface SystemEntry {
   to?: string;
   ticketId?: string;
   subject?: string;
-  /** Why automation acted (`handover_requested` by automation): first_responder, bot_fallback, rule. */
+  /** Why automation acted (`handover_requested` by automation): first_responder, bot_fallback, rule; for `automation_failed`, why the action failed. */
   reason?: string;
+  /** The automation rule (`rule_fired`, `automation_failed`, and what a rule did). */
+  ruleId?: string;
+  ruleName?: string;
+  /** `automation_failed`: the action that failed (`auto_reply`…). */
+  action?: string;
 }
 
 /**

@@ -36,6 +36,9 @@ export const EVENT_TYPES = [
   'conversation.resolved',
   'conversation.note_added',
   'conversation.labels_changed',
+  'automation.fired',
+  'automation.webhook',
+  'automation.failed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

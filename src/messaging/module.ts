@@ -118,6 +118,7 @@ export class Messaging {
       // Embedded: one node sends, so its own memory holds the budget. Clustered: every node sends on every number.
       pacer: 'db' in stores.backing ? createMemorySendPacer() : createRedisSendPacer(stores.backing.redis, stores.backing.prefix),
       pacingMaxWaitMs: config.SEND_PACING_MAX_WAIT_MS,
+      rules: stores.automationRules,
     };
     this.service = new MessagingService({
       channels: stores.channels,

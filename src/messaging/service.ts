@@ -72,8 +72,10 @@ function withSendKey(cmd: SendCommand, key: string | undefined): SendCommand {
 }
 
 /** Who a send is from, as the conversation actor records it. */
-type SendAs = { sender: 'bot' } | { sender: 'agent'; agentId: string; holder?: string };
+type SendAs = { sender: 'bot' } | { sender: 'agent'; agentId: string; holder?: string } | { sender: 'system' };
 const BOT: SendAs = { sender: 'bot' };
+/** Automation's own sends (auto-replies): keyed apart from every API key's. */
+const AUTOMATION_SENDER = { keyId: 'automation' } as const;
 
 /** What an agent sends: a free-form message already in the network's shape, or a template by name. */
 export type AgentSend = { kind: 'freeform'; send: OutboundSend } | { kind: 'template'; name: string; language: string; components?: GraphTemplateComponent[] };
@@ -241,6 +243,31 @@ export class MessagingService {
     return { messageId: sent.messageId, sessionId: sent.sessionId };
   }
 
+  /**
+   * An automation rule's auto-reply in a contact's conversation, as `system`:
+   * the text while the 24-hour window is open, else (or without text) the
+   * template, charged like any template send. `key` names the reply (its
+   * rule firing and action), so a repeat sends it once.
+   */
+  async sendAutomationReply(organizationId: string, audienceExternalId: string, reply: { text?: string; template?: { name: string; language: string } }, key: string): Promise<{ messageId: string }> {
+    const { channel, to } = await this.conversationChannel(organizationId, audienceExternalId);
+    if (reply.text !== undefined) {
+      const send = textMessage({ text: { body: reply.text } } as TextSendRequest);
+      const scoped = this.scopedKey(AUTOMATION_SENDER, `${key}:text`);
+      try {
+        const r = await this.askSend(organizationId, audienceExternalId, withSendKey({ kind: 'message.send', channelId: channel.id, to, policy: 'freeform', ...send, sender: 'system' }, scoped), scoped);
+        return { messageId: this.expectSent(r).messageId };
+      } catch (e) {
+        if (!(reply.template !== undefined && e instanceof AppError && e.code === 'outside_customer_service_window')) throw e;
+      }
+    }
+    const t = await this.approvedTemplate(organizationId, channel, reply.template!.name, reply.template!.language);
+    this.checkParameters(t, undefined);
+    const message = templateMessage(t.name, t.language, undefined, renderTemplateBody(t.shape, undefined));
+    const sent = await this.sendCharged({ organizationId, keyId: AUTOMATION_SENDER.keyId }, channel, to, t, message, `${key}:template`, { sender: 'system' });
+    return { messageId: sent.messageId };
+  }
+
   /** The channel a contact's conversation runs on: the one with the phone number id of its `audienceExternalId`. */
   async conversationChannel(organizationId: string, audienceExternalId: string): Promise<{ channel: WhatsAppChannel; to: string }> {
     const i = audienceExternalId.indexOf(':');
@@ -333,7 +360,7 @@ export class MessagingService {
    * here a refund only happens when the command was refused before the actor
    * could run it.
    */
-  private async sendCharged(principal: Principal, channel: WhatsAppChannel, to: string, t: TemplateRecord, send: OutboundSend, idempotencyKey?: string, as: SendAs = BOT) {
+  private async sendCharged(principal: Pick<Principal, 'organizationId' | 'keyId'>, channel: WhatsAppChannel, to: string, t: TemplateRecord, send: OutboundSend, idempotencyKey?: string, as: SendAs = BOT) {
     const org = principal.organizationId;
     const price = this.d.prices[t.category.toUpperCase()] ?? 0;
     const key = this.scopedKey(principal, idempotencyKey);
@@ -410,7 +437,7 @@ export class MessagingService {
   }
 
   /** Idempotency keys are per API key, so two keys never collide. */
-  private scopedKey(principal: Principal, key: string | undefined): string | undefined {
+  private scopedKey(principal: Pick<Principal, 'keyId'>, key: string | undefined): string | undefined {
     return key === undefined ? undefined : `send:${principal.keyId}:${key}`;
   }
 }

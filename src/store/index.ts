@@ -38,3 +38,7 @@ export { searchTerms, fts5Query, tsQuery, snippet, type SearchTerms } from './se
 export type * from './canned-replies/port.js';
 export { createSqliteCannedReplyStore } from './canned-replies/sqlite.js';
 export { createPostgresCannedReplyStore } from './canned-replies/postgres.js';
+export type * from './automation/port.js';
+export { EMPTY_RULE_SET } from './automation/port.js';
+export { createSqliteAutomationRuleRepo } from './automation/sqlite.js';
+export { createPostgresAutomationRuleRepo } from './automation/postgres.js';

@@ -17,6 +17,9 @@ import { createSqliteLabelRepo } from './labels/sqlite.js';
 import { createPostgresLabelRepo } from './labels/postgres.js';
 import { createSqliteConversationIndex } from './conversations/sqlite.js';
 import { createPostgresConversationIndex } from './conversations/postgres.js';
+import type { AutomationRuleRepo } from './automation/port.js';
+import { createSqliteAutomationRuleRepo } from './automation/sqlite.js';
+import { createPostgresAutomationRuleRepo } from './automation/postgres.js';
 import type { RequestKeyRepo } from './request-keys/port.js';
 import type { SearchIndex } from './search/port.js';
 import { createSqliteSearchIndex } from './search/sqlite.js';
@@ -44,6 +47,8 @@ export interface MessagingStores {
   messages: SessionMessageRepo;
   /** The inbox's list of conversations, written by the conversation actors. */
   conversations: ConversationIndexRepo;
+  /** Each organization's automation rules, read by the conversation actors on every customer message. */
+  automationRules: AutomationRuleRepo;
   /** The workspace's text search over contacts and messages. */
   search: SearchIndex;
   /** The organization's labels, on conversations and contacts. */
@@ -85,6 +90,7 @@ export async function openMessagingStores(config: Config, clock: Clock, backing:
       rateLimiter: createRedisRateLimiter(redis, p),
       messages: createPostgresSessionMessageRepo(pg),
       conversations: createPostgresConversationIndex(pg),
+      automationRules: createPostgresAutomationRuleRepo(pg),
       search: createPostgresSearchIndex(pg),
       labels: createPostgresLabelRepo(pg),
       requestKeys: createRedisRequestKeyRepo(redis, p),
@@ -104,6 +110,7 @@ export async function openMessagingStores(config: Config, clock: Clock, backing:
     rateLimiter: createMemoryRateLimiter(clock),
     messages: createSqliteSessionMessageRepo(db),
     conversations: createSqliteConversationIndex(db),
+    automationRules: createSqliteAutomationRuleRepo(db),
     search: createSqliteSearchIndex(db),
     labels: createSqliteLabelRepo(db),
     requestKeys: createSqliteRequestKeyRepo(db, clock),

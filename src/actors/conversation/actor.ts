@@ -93,7 +93,7 @@ export interface HandoverEventData {
   /** For `conversation.assigned`: the agent who has it now, who had it before, and how it came to them. */
   agentId?: string;
   previousAgentId?: string | null;
-  via?: 'take' | 'transfer';
+  via?: 'take' | 'transfer' | 'automation';
   /** The user who acted, when a user did; `automation` when routing or a rule did. */
   by?: string;
   /** Why automation acted (`by: "automation"`): the channel's first responder, the bot's fallback, or a rule. */

@@ -20,9 +20,11 @@ import { currentSession, isWithHuman } from './rules.js';
 import { callbackData, echoOf, inFlightOf, unpaidAttemptOf, withInFlight, withoutInFlight, withoutParked, withParked, withUnpaid } from './send-recovery.js';
 import type { ConversationState, ParkedStatus, SendInFlight, Session } from './state.js';
 import { derivedMessageId, randomMessageId } from '../../domain/message-id.js';
-import { DEFAULT_ROUTING, routingOf } from '../../domain/routing.js';
+import { DEFAULT_ROUTING, isWithinBusinessHours, routingOf } from '../../domain/routing.js';
+import type { AutomationRuleRepo } from '../../store/automation/port.js';
 import { botAnswered, routeInbound } from './routing.js';
 import { systemDraft, timelineMessage } from './timeline.js';
+import { runAutomation } from './automation.js';
 
 /*
  * The conversation actor's messaging commands: sends, inbound
@@ -50,6 +52,8 @@ export interface MessagingHandlerDeps {
   pacer?: SendPacer;
   /** A send waits at most this long for its number's turn; past it the send is refused with 429. */
   pacingMaxWaitMs?: number;
+  /** The organizations' automation rules, run on each customer message. Absent: none run. */
+  rules?: AutomationRuleRepo;
 }
 
 const isObjectWithType = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string';
@@ -499,10 +503,37 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
           : [];
       const taken: ConversationState = { ...s, contactId, session: counted, lastInboundAt: laterInbound(s.lastInboundAt, at) };
       // The channel's routing: straight to the queue, or the bot's fallback timer (its settings are read as of this message).
-      const channel = await deps.channels.get(s.organizationId, cmd.channelId);
-      const routed = routeInbound(s, taken, channel === null ? DEFAULT_ROUTING : routingOf(channel), ctx.now, stableId('route', s.organizationId, e.networkMessageId));
-      // Reopened first (stored before the message), then what routing wrote (queued by automation).
-      const next = reopened.length === 0 ? routed.state : { ...routed.state, timeline: [...reopened, ...(routed.state.timeline !== s.timeline ? (routed.state.timeline ?? []) : [])] };
+      const [channel, ruleSet] = await Promise.all([deps.channels.get(s.organizationId, cmd.channelId), deps.rules?.get(s.organizationId)]);
+      const routing = channel === null ? DEFAULT_ROUTING : routingOf(channel);
+      const routed = routeInbound(s, taken, routing, ctx.now, stableId('route', s.organizationId, e.networkMessageId));
+      // Then the organization's rules, once per message, on the conversation as routing left it.
+      const open = isWithinBusinessHours(routing.businessHours, ctx.now);
+      let attributes: Promise<Record<string, string>> | undefined;
+      // Reopened first (stored before the message), then what routing and the rules wrote (queued by automation, rules fired).
+      const routedEntries = routed.state.timeline !== s.timeline ? (routed.state.timeline ?? []) : [];
+      const automated = await runAutomation(
+        routed.state,
+        routedEntries,
+        ruleSet?.rules ?? [],
+        {
+          networkMessageId: e.networkMessageId,
+          channelId: cmd.channelId,
+          awayReply: open ? null : (routing.businessHours?.awayReply ?? null),
+          input: {
+            content: e.content,
+            channelId: cmd.channelId,
+            withinBusinessHours: open,
+            attribute: async (name) => {
+              attributes ??= deps.contacts.get(s.organizationId, s.audienceExternalId).then((c) => c?.attributes ?? {});
+              return (await attributes)[name] ?? null;
+            },
+          },
+        },
+        ctx.now,
+        (...parts) => stableId('auto', s.organizationId, e.networkMessageId, ...parts),
+      );
+      const made = automated.state.timeline !== s.timeline ? (automated.state.timeline ?? []) : [];
+      const next = reopened.length === 0 ? automated.state : { ...automated.state, timeline: [...reopened, ...made] };
       const data: InboundMessageEventData = {
         messageId: e.networkMessageId,
         channelId: cmd.channelId,
@@ -521,7 +552,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       return {
         state: next,
         reply: { duplicate: false, sessionId: session.id },
-        events: [event('inbound_message', stableId('in', s.organizationId, e.networkMessageId), next, ctx.now, data), ...routed.events],
+        events: [event('inbound_message', stableId('in', s.organizationId, e.networkMessageId), next, ctx.now, data), ...routed.events, ...automated.events],
         afterCommit: async () => {
           // The entry is in the state too: if this stops before it, the projection stores it before anything else.
           for (const d of reopened) await deps.messages.append(timelineMessage(s, d, cmd.channelId));

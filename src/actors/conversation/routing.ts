@@ -40,7 +40,7 @@ function withAutomation(s: ConversationState, a: AutomationState): ConversationS
 export function queueByAutomation(s: ConversationState, now: Date, eventId: string, reason: AutomationReason, ruleId?: string): Routed {
   const t = requestHandover(s.handover, now);
   if (!t.ok || s.session === null || s.contactId === null) return { state: s, events: [] };
-  const entry = systemDraft(`auto:${eventId}`, s.session.id, now, { event: 'handover_requested', by: { type: 'automation' }, reason });
+  const entry = systemDraft(`auto:${eventId}`, s.session.id, now, { event: 'handover_requested', by: { type: 'automation' }, reason, ...(ruleId === undefined ? {} : { ruleId }) });
   const next = withTimeline(withAutomation({ ...s, handover: t.next }, { ...s.automation, botReplyDueAt: undefined }), [entry]);
   const data: HandoverEventData = { audienceExternalId: s.audienceExternalId, contactId: s.contactId, sessionId: s.session.id, by: AUTOMATION, reason };
   if (ruleId !== undefined) data.ruleId = ruleId;

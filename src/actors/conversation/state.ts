@@ -72,6 +72,10 @@ export interface ConversationState {
 export interface AutomationState {
   /** With the bot first: the customer's message the bot has to answer by then, else the conversation is queued. */
   botReplyDueAt?: string;
+  /** The session the away reply of the channel's business hours was sent in (once per conversation). */
+  awayRepliedSession?: string;
+  /** The latest customer messages (network ids) whose automation rules ran: a redelivery never runs them again. */
+  ruledMessages?: string[];
 }
 
 /** A timeline entry waiting to be stored in its session's history (`timeline.ts`). */

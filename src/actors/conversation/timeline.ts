@@ -55,6 +55,12 @@ export function systemEntryText(e: SystemEntry): string {
       return e.by?.type === 'contact' ? 'Reopened: the customer wrote again' : `Reopened by ${who(e.by)}`;
     case 'ticket_created':
       return `Ticket ${e.ticketId ?? ''} created by ${who(e.by)}${e.subject === undefined ? '' : `: ${e.subject}`}`;
+    case 'assigned':
+      return `Assigned to agent ${e.to ?? 'nobody'} by ${who(e.by)}${e.ruleName === undefined ? '' : ` (rule "${e.ruleName}")`}`;
+    case 'rule_fired':
+      return `Automation rule "${e.ruleName ?? e.ruleId ?? ''}" fired`;
+    case 'automation_failed':
+      return `Automation rule "${e.ruleName ?? e.ruleId ?? ''}" could not ${e.action === 'auto_reply' ? 'send its auto-reply' : `carry out ${e.action ?? 'an action'}`}: ${e.reason ?? 'unknown reason'}`;
   }
 }
 

@@ -508,23 +508,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/sandbox": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The sandboxes' base URLs (each at the root of an origin of its own, for the providers' official clients); with `Authorization: Bearer <API key>`, the credentials to use them */
-        get: operations["getSandboxes"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/api-keys": {
         parameters: {
             query?: never;
@@ -628,25 +611,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/canned-replies": {
+    "/v1/automation-rules": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** The organization's canned replies, by short code */
-        get: operations["listCannedReplies"];
+        /** The automation rules, in the order they are evaluated on each customer message */
+        get: operations["listAutomationRules"];
         put?: never;
-        /** Add a canned reply */
-        post: operations["createCannedReply"];
+        /** Add a rule: conditions on a customer message (all must hold) and the actions it takes; at `position`, or last */
+        post: operations["createAutomationRule"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/v1/canned-replies/{id}": {
+    "/v1/automation-rules/{id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -656,12 +639,12 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a canned reply */
-        delete: operations["deleteCannedReply"];
+        /** Remove a rule (the ones after it move up) */
+        delete: operations["deleteAutomationRule"];
         options?: never;
         head?: never;
-        /** Change a canned reply (only the fields sent change) */
-        patch: operations["updateCannedReply"];
+        /** Change a rule: its name, conditions, actions, whether it stops further rules, whether it is on, or its position */
+        patch: operations["updateAutomationRule"];
         trace?: never;
     };
     "/v1/channels": {
@@ -803,40 +786,6 @@ export interface paths {
         patch: operations["updateContact"];
         trace?: never;
     };
-    "/v1/contacts/{id}/labels": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Put labels on a contact */
-        post: operations["labelContact"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/contacts/{id}/labels/{label}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Take a label off a contact (one that is not on it changes nothing) */
-        delete: operations["unlabelContact"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/conversations": {
         parameters: {
             query?: never;
@@ -882,74 +831,6 @@ export interface paths {
         put?: never;
         /** Hand the conversation back to the bot */
         post: operations["handBackConversation"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/conversations/{id}/labels": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Put labels on a conversation */
-        post: operations["labelConversation"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/conversations/{id}/labels/{label}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Take a label off a conversation (one that is not on it changes nothing) */
-        delete: operations["unlabelConversation"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/conversations/{id}/notes": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Leave a private note on the conversation: for the organization's agents only, never sent to the customer */
-        post: operations["addConversationNote"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/conversations/{id}/queue": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Move a conversation that is with the bot into the live-chat queue (the handover of POST /v1/handover, requested by the caller); take works on it as on any queued one */
-        post: operations["queueConversation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1177,42 +1058,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/labels": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The organization's labels, by name */
-        get: operations["listLabels"];
-        put?: never;
-        /** Create a label (admins) */
-        post: operations["createLabel"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/labels/{labelId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Delete a label (admins): it comes off every conversation and contact */
-        delete: operations["deleteLabel"];
-        options?: never;
-        head?: never;
-        /** Rename or recolour a label (admins); it stays on what it is on */
-        patch: operations["updateLabel"];
-        trace?: never;
-    };
     "/v1/messages/buttons": {
         parameters: {
             query?: never;
@@ -1299,40 +1144,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/sandbox/channels/{channelId}/customers/{phone}/contacts": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Sandbox: the customer shares contact cards (the Cloud API card shape) */
-        post: operations["sandboxShareCustomerContacts"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/sandbox/channels/{channelId}/customers/{phone}/locations": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Sandbox: the customer shares a location (a pin, or a named place with its address) */
-        post: operations["sandboxShareCustomerLocation"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/sandbox/channels/{channelId}/customers/{phone}/media": {
         parameters: {
             query?: never;
@@ -1379,23 +1190,6 @@ export interface paths {
         put?: never;
         /** Sandbox: the customer taps a quick-reply button of a template message they received */
         post: operations["sandboxTapQuickReply"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/sandbox/channels/{channelId}/customers/{phone}/reactions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Sandbox: the customer reacts to a message of the conversation (an empty emoji takes the reaction back) */
-        post: operations["sandboxCustomerReaction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6217,7 +6011,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, conversation.labels_changed, *); "*" for all */
+                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, automation.fired, automation.webhook, automation.failed, *); "*" for all */
                     events: string[];
                     /** @description https URL of the receiver */
                     url: string;
@@ -6711,7 +6505,7 @@ export interface operations {
                 "application/json": {
                     /** @description false disables deliveries; true re-enables (after a 410, for example) */
                     enabled?: boolean;
-                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, conversation.labels_changed, *); "*" for all */
+                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, automation.fired, automation.webhook, automation.failed, *); "*" for all */
                     events?: string[];
                 };
             };
@@ -8194,134 +7988,6 @@ export interface operations {
             };
         };
     };
-    getSandboxes: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description base URLs, and credentials when an API key was given */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "graph": "http://localhost:12110",
-                     *       "google": "http://localhost:12120",
-                     *       "googleOAuth": "http://localhost:12121",
-                     *       "stripe": "http://localhost:12111",
-                     *       "credentials": {
-                     *         "googleOAuth": {
-                     *           "clientId": "switchboard-sandbox.apps.sandbox.local",
-                     *           "clientSecret": "Hn3vX0cY7qL2mB9sT4wK8pR1zD6fG5jA",
-                     *           "redirectUris": [
-                     *             "http://localhost:3000/v1/tools/oauth/callback"
-                     *           ],
-                     *           "loopbackRedirectUris": "any http://127.0.0.1:<port>/… or http://localhost:<port>/… (as Google allows for desktop clients)",
-                     *           "scopes": [
-                     *             "https://www.googleapis.com/auth/gmail.modify",
-                     *             "https://www.googleapis.com/auth/calendar"
-                     *           ]
-                     *         },
-                     *         "stripe": {
-                     *           "keyPrefix": "sk_test_sbx_",
-                     *           "createAccount": {
-                     *             "method": "POST",
-                     *             "url": "http://localhost:3000/sandbox/providers/stripe/accounts",
-                     *             "authorization": "Bearer <an API key of your organization>",
-                     *             "body": "{\"name\":\"My Shop\"} (optional): the answer carries api_key"
-                     *           }
-                     *         },
-                     *         "graph": {
-                     *           "apiVersion": "v21.0",
-                     *           "channels": [
-                     *             {
-                     *               "channelId": "ch_01J9Z3Q4R5S6T7V8W9X0Y1Z2A3",
-                     *               "name": "Sandbox WhatsApp",
-                     *               "phoneNumberId": "106540352242922",
-                     *               "businessAccountId": "102290129340398",
-                     *               "accessToken": "EAASBXq1w2e3r4t5y6u7i8o9p0a1s2d3f4g5h6j7k8l9"
-                     *             }
-                     *           ]
-                     *         }
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description with an API key: the sandbox OAuth client, how to get a sandbox Stripe key, and the Graph access token of each of the organization's sandbox channels */
-                        credentials?: {
-                            googleOAuth?: {
-                                clientId: string;
-                                clientSecret: string;
-                                loopbackRedirectUris: string;
-                                redirectUris: string[];
-                                scopes: string[];
-                            };
-                            graph?: {
-                                apiVersion: string;
-                                channels: {
-                                    accessToken: string;
-                                    businessAccountId: string;
-                                    channelId: string;
-                                    name: string;
-                                    phoneNumberId: string;
-                                }[];
-                            };
-                            stripe?: {
-                                createAccount: {
-                                    authorization: string;
-                                    body: string;
-                                    /** @constant */
-                                    method: "POST";
-                                    url: string;
-                                };
-                                keyPrefix: string;
-                            };
-                        };
-                        /** @description the sandbox Google APIs (Gmail v1, Calendar v3): googleapis' rootUrl (null when that sandbox is off, or this node does not listen yet) */
-                        google: string | null;
-                        /** @description the sandbox Google OAuth 2.0 endpoints: /o/oauth2/v2/auth, /token, /revoke (google-auth-library's endpoints) (null when that sandbox is off, or this node does not listen yet) */
-                        googleOAuth: string | null;
-                        /** @description the sandbox chat network's Graph API: a Cloud API client's Graph base URL (paths /v21.0/{phone-number-id}/messages …) (null when that sandbox is off, or this node does not listen yet) */
-                        graph: string | null;
-                        /** @description the sandbox Stripe API: the stripe client's protocol, host and port (null when that sandbox is off, or this node does not listen yet) */
-                        stripe: string | null;
-                    };
-                };
-            };
-            /** @description an Authorization header that is not a valid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unauthorized",
-                     *         "message": "an Authorization header that is not a valid API key"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-        };
-    };
     listApiKeys: {
         parameters: {
             query?: never;
@@ -9431,7 +9097,7 @@ export interface operations {
             };
         };
     };
-    listCannedReplies: {
+    listAutomationRules: {
         parameters: {
             query?: never;
             header?: never;
@@ -9440,7 +9106,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description every canned reply of the organization */
+            /** @description rules by position */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9449,12 +9115,25 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "cannedReplies": [
+                     *       "rules": [
                      *         {
                      *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *           "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
-                     *           "shortCode": "thanks",
-                     *           "text": "Hi Ann, your order #1042 has shipped.",
+                     *           "name": "Ann Example",
+                     *           "enabled": true,
+                     *           "position": 1,
+                     *           "conditions": [
+                     *             {
+                     *               "field": "payload",
+                     *               "operator": "equals",
+                     *               "value": "Talk to an agent"
+                     *             }
+                     *           ],
+                     *           "actions": [
+                     *             {
+                     *               "type": "text"
+                     *             }
+                     *           ],
+                     *           "stop": true,
                      *           "createdAt": "2026-01-05T09:30:00.000Z",
                      *           "updatedAt": "2026-01-05T09:30:00.000Z"
                      *         }
@@ -9462,12 +9141,24 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        cannedReplies: {
+                        rules: {
+                            actions: ({
+                                type: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            conditions: {
+                                field: string;
+                                /** @enum {string} */
+                                operator: "contains" | "equals" | "matches" | "in" | "is";
+                                value: string | string[];
+                            }[];
                             createdAt: string;
+                            enabled: boolean;
                             id: string;
-                            organizationId: string;
-                            shortCode: string;
-                            text: string;
+                            name: string;
+                            position: number;
+                            stop: boolean;
                             updatedAt: string;
                         }[];
                         /** @constant */
@@ -9493,7 +9184,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the key lacks the scope inbox:read */
+            /** @description the key lacks the scope settings:manage */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9504,7 +9195,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "insufficient_scope",
-                     *         "message": "the key lacks the scope inbox:read"
+                     *         "message": "the key lacks the scope settings:manage"
                      *       }
                      *     }
                      */
@@ -9549,7 +9240,7 @@ export interface operations {
             };
         };
     };
-    createCannedReply: {
+    createAutomationRule: {
         parameters: {
             query?: never;
             header?: never;
@@ -9560,20 +9251,78 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "shortCode": "thanks",
-                 *       "text": "Thank you {{contact.name}}! {{agent.name}} here: I am looking into it now."
+                 *       "name": "Talk to an agent",
+                 *       "conditions": [
+                 *         {
+                 *           "field": "payload",
+                 *           "operator": "equals",
+                 *           "value": "Talk to an agent"
+                 *         }
+                 *       ],
+                 *       "actions": [
+                 *         {
+                 *           "type": "request_handover"
+                 *         },
+                 *         {
+                 *           "type": "auto_reply",
+                 *           "text": "An agent will be with you shortly."
+                 *         }
+                 *       ],
+                 *       "stop": true
                  *     }
                  */
                 "application/json": {
-                    /** @description what the agent types after / in the composer: 1 to 32 letters, digits, _ or - (stored in lower case); unique in the organization */
-                    shortCode: string;
-                    /** @description the reply, 1 to 4096 characters, stored as written; the composer fills its placeholders when inserting it ({{contact.name}}: the contact's name (its phone number when it has none); {{contact.phone}}: the contact's phone number, with +; {{agent.name}}: the agent's name) */
-                    text: string;
+                    actions: ({
+                        /** @constant */
+                        type: "request_handover";
+                    } | {
+                        /** @description a user of the organization */
+                        agentId: string;
+                        /** @constant */
+                        type: "assign";
+                    } | {
+                        /** @description a template without variables, sent when the window is closed by the time the reply goes (or when no text is given); charged like any template */
+                        template?: {
+                            language: string;
+                            name: string;
+                        };
+                        /** @description sent inside the 24-hour window (a customer just wrote) */
+                        text?: string;
+                        /** @constant */
+                        type: "auto_reply";
+                    } | {
+                        /** @description named in the automation.webhook event */
+                        event: string;
+                        /** @constant */
+                        type: "webhook";
+                    })[];
+                    /**
+                     * @description all must hold; none: every customer message
+                     * @default []
+                     */
+                    conditions?: {
+                        /** @description what is tested: text, payload, type, channelId, businessHours, or attribute.<name> (a custom attribute of the contact) */
+                        field: string;
+                        /** @enum {string} */
+                        operator: "contains" | "equals" | "matches" | "in" | "is";
+                        /** @description a string, or a list (`in`, and `contains` any of them) */
+                        value: string | string[];
+                    }[];
+                    /** @default true */
+                    enabled?: boolean;
+                    name: string;
+                    /** @description 0-based place in the evaluation order; past the end: last */
+                    position?: number;
+                    /**
+                     * @description when this rule fires, the rules after it are not evaluated for the message
+                     * @default false
+                     */
+                    stop?: boolean;
                 };
             };
         };
         responses: {
-            /** @description the canned reply */
+            /** @description the rule */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -9582,23 +9331,48 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "cannedReply": {
+                     *       "rule": {
                      *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *         "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
-                     *         "shortCode": "thanks",
-                     *         "text": "Hi Ann, your order #1042 has shipped.",
+                     *         "name": "Ann Example",
+                     *         "enabled": true,
+                     *         "position": 1,
+                     *         "conditions": [
+                     *           {
+                     *             "field": "payload",
+                     *             "operator": "equals",
+                     *             "value": "Talk to an agent"
+                     *           }
+                     *         ],
+                     *         "actions": [
+                     *           {
+                     *             "type": "text"
+                     *           }
+                     *         ],
+                     *         "stop": true,
                      *         "createdAt": "2026-01-05T09:30:00.000Z",
                      *         "updatedAt": "2026-01-05T09:30:00.000Z"
                      *       }
                      *     }
                      */
                     "application/json": {
-                        cannedReply: {
+                        rule: {
+                            actions: ({
+                                type: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            conditions: {
+                                field: string;
+                                /** @enum {string} */
+                                operator: "contains" | "equals" | "matches" | "in" | "is";
+                                value: string | string[];
+                            }[];
                             createdAt: string;
+                            enabled: boolean;
                             id: string;
-                            organizationId: string;
-                            shortCode: string;
-                            text: string;
+                            name: string;
+                            position: number;
+                            stop: boolean;
                             updatedAt: string;
                         };
                         /** @constant */
@@ -9606,7 +9380,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description a bad short code, an empty or too long text, or `unknown_placeholder`: a {{…}} that names nothing */
+            /** @description invalid request: a field, the query or the JSON itself */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9616,20 +9390,19 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "unknown_placeholder",
-                     *         "message": "a bad short code, an empty or too long text, or unknown_placeholder: a {{…}} that names nothing"
+                     *         "code": "validation_failed",
+                     *         "message": "name is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.name",
+                     *             "message": "name is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description missing or invalid credentials */
@@ -9668,7 +9441,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `short_code_taken`: the organization has a reply with this short code */
+            /** @description `too_many_rules` (100 per organization), or `concurrent_change` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9678,8 +9451,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "short_code_taken",
-                     *         "message": "the organization has a reply with this short code"
+                     *         "code": "too_many_rules",
+                     *         "message": "too_many_rules (100 per organization), or concurrent_change"
                      *       }
                      *     }
                      */
@@ -9730,32 +9503,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `too_many_canned_replies`: the organization keeps 500 already */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "too_many_canned_replies",
-                     *         "message": "the organization keeps 500 already"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
             /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
             429: {
                 headers: {
@@ -9794,7 +9541,7 @@ export interface operations {
             };
         };
     };
-    deleteCannedReply: {
+    deleteAutomationRule: {
         parameters: {
             query?: never;
             header?: never;
@@ -9806,7 +9553,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description deleted */
+            /** @description removed */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -9849,7 +9596,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no such canned reply in the organization */
+            /** @description no such rule in the organization */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9860,7 +9607,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "not_found",
-                     *         "message": "no such canned reply in the organization"
+                     *         "message": "no such rule in the organization"
                      *       }
                      *     }
                      */
@@ -9913,7 +9660,7 @@ export interface operations {
             };
         };
     };
-    updateCannedReply: {
+    updateAutomationRule: {
         parameters: {
             query?: never;
             header?: never;
@@ -9927,19 +9674,54 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "text": "Thanks {{contact.name}}, all sorted!"
+                 *       "enabled": false
                  *     }
                  */
                 "application/json": {
-                    /** @description what the agent types after / in the composer: 1 to 32 letters, digits, _ or - (stored in lower case); unique in the organization */
-                    shortCode?: string;
-                    /** @description the reply, 1 to 4096 characters, stored as written; the composer fills its placeholders when inserting it ({{contact.name}}: the contact's name (its phone number when it has none); {{contact.phone}}: the contact's phone number, with +; {{agent.name}}: the agent's name) */
-                    text?: string;
+                    actions?: ({
+                        /** @constant */
+                        type: "request_handover";
+                    } | {
+                        /** @description a user of the organization */
+                        agentId: string;
+                        /** @constant */
+                        type: "assign";
+                    } | {
+                        /** @description a template without variables, sent when the window is closed by the time the reply goes (or when no text is given); charged like any template */
+                        template?: {
+                            language: string;
+                            name: string;
+                        };
+                        /** @description sent inside the 24-hour window (a customer just wrote) */
+                        text?: string;
+                        /** @constant */
+                        type: "auto_reply";
+                    } | {
+                        /** @description named in the automation.webhook event */
+                        event: string;
+                        /** @constant */
+                        type: "webhook";
+                    })[];
+                    /** @description all must hold; none: every customer message */
+                    conditions?: {
+                        /** @description what is tested: text, payload, type, channelId, businessHours, or attribute.<name> (a custom attribute of the contact) */
+                        field: string;
+                        /** @enum {string} */
+                        operator: "contains" | "equals" | "matches" | "in" | "is";
+                        /** @description a string, or a list (`in`, and `contains` any of them) */
+                        value: string | string[];
+                    }[];
+                    enabled?: boolean;
+                    name?: string;
+                    /** @description 0-based place in the evaluation order; past the end: last */
+                    position?: number;
+                    /** @description when this rule fires, the rules after it are not evaluated for the message */
+                    stop?: boolean;
                 };
             };
         };
         responses: {
-            /** @description the canned reply */
+            /** @description the rule */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9948,23 +9730,48 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "cannedReply": {
+                     *       "rule": {
                      *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *         "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
-                     *         "shortCode": "thanks",
-                     *         "text": "Hi Ann, your order #1042 has shipped.",
+                     *         "name": "Ann Example",
+                     *         "enabled": true,
+                     *         "position": 1,
+                     *         "conditions": [
+                     *           {
+                     *             "field": "payload",
+                     *             "operator": "equals",
+                     *             "value": "Talk to an agent"
+                     *           }
+                     *         ],
+                     *         "actions": [
+                     *           {
+                     *             "type": "text"
+                     *           }
+                     *         ],
+                     *         "stop": true,
                      *         "createdAt": "2026-01-05T09:30:00.000Z",
                      *         "updatedAt": "2026-01-05T09:30:00.000Z"
                      *       }
                      *     }
                      */
                     "application/json": {
-                        cannedReply: {
+                        rule: {
+                            actions: ({
+                                type: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            conditions: {
+                                field: string;
+                                /** @enum {string} */
+                                operator: "contains" | "equals" | "matches" | "in" | "is";
+                                value: string | string[];
+                            }[];
                             createdAt: string;
+                            enabled: boolean;
                             id: string;
-                            organizationId: string;
-                            shortCode: string;
-                            text: string;
+                            name: string;
+                            position: number;
+                            stop: boolean;
                             updatedAt: string;
                         };
                         /** @constant */
@@ -9972,7 +9779,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description a bad short code, an empty or too long text, `unknown_placeholder`, or nothing to change */
+            /** @description invalid request: a field, the query or the JSON itself */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9982,20 +9789,12 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "unknown_placeholder",
-                     *         "message": "a bad short code, an empty or too long text, unknown_placeholder, or nothing to change"
+                     *         "code": "validation_failed",
+                     *         "message": "invalid request: a field, the query or the JSON itself"
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description missing or invalid credentials */
@@ -10034,7 +9833,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no such canned reply in the organization */
+            /** @description no such rule in the organization */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10045,7 +9844,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "not_found",
-                     *         "message": "no such canned reply in the organization"
+                     *         "message": "no such rule in the organization"
                      *       }
                      *     }
                      */
@@ -10060,7 +9859,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `short_code_taken`: another reply has this short code */
+            /** @description `concurrent_change`: retry */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10070,8 +9869,8 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "error": {
-                     *         "code": "short_code_taken",
-                     *         "message": "another reply has this short code"
+                     *         "code": "concurrent_change",
+                     *         "message": "retry"
                      *       }
                      *     }
                      */
@@ -12117,14 +11916,7 @@ export interface operations {
                      *           "name": "Ann Example",
                      *           "phone": "4915112345678",
                      *           "attributes": {},
-                     *           "createdAt": "2026-01-05T09:30:00.000Z",
-                     *           "labels": [
-                     *             {
-                     *               "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *               "name": "Ann Example",
-                     *               "color": "#e11d48"
-                     *             }
-                     *           ]
+                     *           "createdAt": "2026-01-05T09:30:00.000Z"
                      *         }
                      *       ],
                      *       "page": 1,
@@ -12142,16 +11934,6 @@ export interface operations {
                             /** @description first seen */
                             createdAt: string;
                             id: string;
-                            /** @description the contact's labels (on a contact's page and after a label change) */
-                            labels?: {
-                                /**
-                                 * @description #rrggbb
-                                 * @example #e11d48
-                                 */
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
                             name: string | null;
                             /** @description the phone digits (a web-chat visitor: its visitor id) */
                             phone: string;
@@ -12291,14 +12073,7 @@ export interface operations {
                      *         "name": "Ann Example",
                      *         "phone": "4915112345678",
                      *         "attributes": {},
-                     *         "createdAt": "2026-01-05T09:30:00.000Z",
-                     *         "labels": [
-                     *           {
-                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *             "name": "Ann Example",
-                     *             "color": "#e11d48"
-                     *           }
-                     *         ]
+                     *         "createdAt": "2026-01-05T09:30:00.000Z"
                      *       },
                      *       "conversation": {
                      *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
@@ -12313,13 +12088,6 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
-                     *         "labels": [
-                     *           {
-                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *             "name": "Ann Example",
-                     *             "color": "#e11d48"
-                     *           }
-                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -12371,16 +12139,6 @@ export interface operations {
                             /** @description first seen */
                             createdAt: string;
                             id: string;
-                            /** @description the contact's labels (on a contact's page and after a label change) */
-                            labels?: {
-                                /**
-                                 * @description #rrggbb
-                                 * @example #e11d48
-                                 */
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
                             name: string | null;
                             /** @description the phone digits (a web-chat visitor: its visitor id) */
                             phone: string;
@@ -12397,16 +12155,6 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
-                            /** @description the labels on the conversation, in the order they were put on */
-                            labels: {
-                                /**
-                                 * @description #rrggbb
-                                 * @example #e11d48
-                                 */
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -12628,14 +12376,7 @@ export interface operations {
                      *         "name": "Ann Example",
                      *         "phone": "4915112345678",
                      *         "attributes": {},
-                     *         "createdAt": "2026-01-05T09:30:00.000Z",
-                     *         "labels": [
-                     *           {
-                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *             "name": "Ann Example",
-                     *             "color": "#e11d48"
-                     *           }
-                     *         ]
+                     *         "createdAt": "2026-01-05T09:30:00.000Z"
                      *       }
                      *     }
                      */
@@ -12649,16 +12390,6 @@ export interface operations {
                             /** @description first seen */
                             createdAt: string;
                             id: string;
-                            /** @description the contact's labels (on a contact's page and after a label change) */
-                            labels?: {
-                                /**
-                                 * @description #rrggbb
-                                 * @example #e11d48
-                                 */
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
                             name: string | null;
                             /** @description the phone digits (a web-chat visitor: its visitor id) */
                             phone: string;
@@ -12856,412 +12587,6 @@ export interface operations {
             };
         };
     };
-    labelContact: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "labels": [
-                 *         "vip"
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /** @description labels to put on (ids or names); those already on it stay once */
-                    labels: string[];
-                };
-            };
-        };
-        responses: {
-            /** @description the labels on the contact now */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "labels": [
-                     *         {
-                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *           "name": "Ann Example",
-                     *           "color": "#e11d48"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description every label on it now, in the order they were put on */
-                        labels: {
-                            /**
-                             * @description #rrggbb
-                             * @example #e11d48
-                             */
-                            color: string;
-                            id: string;
-                            name: string;
-                        }[];
-                        /** @constant */
-                        success: true;
-                    };
-                };
-            };
-            /** @description invalid body */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "validation_failed",
-                     *         "message": "labels is required",
-                     *         "details": [
-                     *           {
-                     *             "field": "body.labels",
-                     *             "message": "labels is required",
-                     *             "code": "invalid_type"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description missing or invalid credentials */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unauthorized",
-                     *         "message": "missing or invalid credentials"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "csrf_failed",
-                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no such contact in the organization */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "not_found",
-                     *         "message": "no such contact in the organization"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description the request body is too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "payload_too_large",
-                     *         "message": "the request body is too large"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unsupported_media_type",
-                     *         "message": "the body is not application/json"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `unknown_label` (no such label: `details.labels` names them), `too_many_labels` (at most 20) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unknown_label",
-                     *         "message": "unknown_label (no such label: details.labels names them), too_many_labels (at most 20)"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "too_many_attempts",
-                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "storage_unavailable",
-                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    unlabelContact: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
-                id: string;
-                /**
-                 * @description a label's id or its name (any case)
-                 * @example label example
-                 */
-                label: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the labels on the contact now */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "labels": [
-                     *         {
-                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *           "name": "Ann Example",
-                     *           "color": "#e11d48"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description every label on it now, in the order they were put on */
-                        labels: {
-                            /**
-                             * @description #rrggbb
-                             * @example #e11d48
-                             */
-                            color: string;
-                            id: string;
-                            name: string;
-                        }[];
-                        /** @constant */
-                        success: true;
-                    };
-                };
-            };
-            /** @description missing or invalid credentials */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unauthorized",
-                     *         "message": "missing or invalid credentials"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "csrf_failed",
-                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no such contact or label in the organization */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "not_found",
-                     *         "message": "no such contact or label in the organization"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "too_many_attempts",
-                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "storage_unavailable",
-                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     listConversations: {
         parameters: {
             query?: {
@@ -13273,8 +12598,6 @@ export interface operations {
                 contact?: string;
                 /** @description the previous page's nextCursor, with the same view, sort and filters */
                 cursor?: string;
-                /** @description only conversations carrying this label (its id or name); an unknown label finds nothing */
-                label?: string;
                 limit?: number;
                 /** @description paging by page only (default 1) */
                 page?: number;
@@ -13314,13 +12637,6 @@ export interface operations {
                      *           "assignedAt": "2026-01-05T09:30:00.000Z",
                      *           "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *           "sessionStatus": "open",
-                     *           "labels": [
-                     *             {
-                     *               "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *               "name": "Ann Example",
-                     *               "color": "#e11d48"
-                     *             }
-                     *           ],
                      *           "window": {
                      *             "open": true,
                      *             "closesAt": "2026-01-05T09:30:00.000Z"
@@ -13348,16 +12664,6 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
-                            /** @description the labels on the conversation, in the order they were put on */
-                            labels: {
-                                /**
-                                 * @description #rrggbb
-                                 * @example #e11d48
-                                 */
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -13526,13 +12832,6 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
-                     *         "labels": [
-                     *           {
-                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *             "name": "Ann Example",
-                     *             "color": "#e11d48"
-                     *           }
-                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -13564,21 +12863,6 @@ export interface operations {
                      *             ],
                      *             "replyTo": "support@example.com",
                      *             "agentId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
-                     *             "system": {
-                     *               "event": "handover_requested",
-                     *               "by": {
-                     *                 "type": "agent",
-                     *                 "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
-                     *                 "keyId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *                 "keyName": "CRM sync"
-                     *               },
-                     *               "from": "4915112345678",
-                     *               "to": "4915112345678",
-                     *               "ticketId": "T-260105-000001",
-                     *               "subject": "Order #1042 arrived damaged",
-                     *               "reason": "first_responder"
-                     *             },
-                     *             "note": true,
                      *             "channelId": "ch_Q8wLr3VnT5kZx2Hb",
                      *             "audienceExternalId": "4915112345678:106540352242922"
                      *           }
@@ -13598,25 +12882,15 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
-                            /** @description the labels on the conversation, in the order they were put on */
-                            labels: {
-                                /**
-                                 * @description #rrggbb
-                                 * @example #e11d48
-                                 */
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
                             lastInboundAt: string | null;
-                            /** @description the agents' timeline of the latest session: its last 50 entries, oldest first (messages, system entries with sender system, and private notes with note: true) */
+                            /** @description the latest session's last 50 messages, oldest first */
                             messages: {
                                 /**
                                  * @description this service's id of the stored message, the same scheme for every message whoever sent it: msg_ and 32 URL-safe base64 characters (the network's id is messageId)
                                  * @example msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx
                                  */
                                 _id: string;
-                                /** @description the agent who sent it (sender agent), or wrote the note */
+                                /** @description the agent who sent it (sender agent) */
                                 agentId?: string;
                                 audienceExternalId: string;
                                 channelId: string;
@@ -13624,15 +12898,12 @@ export interface operations {
                                     mediaUrl?: string;
                                     text?: string;
                                     /** @enum {string} */
-                                    type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "reaction" | "unsupported";
+                                    type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "unsupported";
                                 } & {
                                     [key: string]: unknown;
                                 };
-                                /**
-                                 * @description internal: a system entry or a private note, never sent to the customer, never counted as unread, never charged
-                                 * @enum {string}
-                                 */
-                                direction: "inbound" | "outbound" | "internal";
+                                /** @enum {string} */
+                                direction: "inbound" | "outbound";
                                 /** @description the network's reasons, for a failed message */
                                 errors?: {
                                     code: number;
@@ -13644,17 +12915,9 @@ export interface operations {
                                  * @example wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==
                                  */
                                 messageId: string | null;
-                                /**
-                                 * @description an agent's private note (sender agent): only in the agents' timeline, never sent to the customer
-                                 * @constant
-                                 */
-                                note?: true;
                                 /** @description the network message this one replies to (a button tap names the message whose button it was) */
                                 replyTo?: string;
-                                /**
-                                 * @description contact, bot or agent; system for a system entry of the timeline (what happened to the conversation), which never reached the customer
-                                 * @enum {string}
-                                 */
+                                /** @enum {string} */
                                 sender: "contact" | "bot" | "agent" | "system";
                                 sentAt: string;
                                 sessionId: string;
@@ -13665,36 +12928,6 @@ export interface operations {
                                 status?: "accepted" | "sent" | "delivered" | "read" | "failed";
                                 /** @description when the status last changed */
                                 statusUpdatedAt?: string;
-                                /** @description a system entry (sender system): what happened; content.text says it in words */
-                                system?: {
-                                    /** @description who did it */
-                                    by?: {
-                                        keyId?: string;
-                                        keyName?: string;
-                                        /**
-                                         * @description agent (a dashboard user), bot (over MCP), api (a script with an API key), automation, or contact (the customer)
-                                         * @enum {string}
-                                         */
-                                        type: "agent" | "bot" | "api" | "automation" | "contact";
-                                        /** @description the user who acted (an API key acts for its owner) */
-                                        userId?: string;
-                                    };
-                                    /** @enum {string} */
-                                    event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created";
-                                    /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
-                                    from?: string | null;
-                                    /**
-                                     * @description handover_requested by automation: why (first_responder, bot_fallback, rule)
-                                     * @example first_responder
-                                     */
-                                    reason?: string;
-                                    /** @description ticket_created: the ticket's subject */
-                                    subject?: string;
-                                    /** @description ticket_created: the ticket */
-                                    ticketId?: string;
-                                    /** @description the agent it went to (transferred) */
-                                    to?: string;
-                                };
                             }[];
                             phone: string;
                             queuedAt: string | null;
@@ -13858,13 +13091,6 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
-                     *         "labels": [
-                     *           {
-                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *             "name": "Ann Example",
-                     *             "color": "#e11d48"
-                     *           }
-                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -13887,16 +13113,6 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
-                            /** @description the labels on the conversation, in the order they were put on */
-                            labels: {
-                                /**
-                                 * @description #rrggbb
-                                 * @example #e11d48
-                                 */
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -13985,7 +13201,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13996,1021 +13212,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "too_many_attempts",
-                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "storage_unavailable",
-                     *         "message": "the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-        };
-    };
-    labelConversation: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description the contact's audienceExternalId, `<phone>:<phone number id>`
-                 * @example 4915112345678:106540352242922
-                 */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "labels": [
-                 *         "refund"
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /** @description labels to put on (ids or names); those already on it stay once */
-                    labels: string[];
-                };
-            };
-        };
-        responses: {
-            /** @description the labels on the conversation now */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "labels": [
-                     *         {
-                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *           "name": "Ann Example",
-                     *           "color": "#e11d48"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description every label on it now, in the order they were put on */
-                        labels: {
-                            /**
-                             * @description #rrggbb
-                             * @example #e11d48
-                             */
-                            color: string;
-                            id: string;
-                            name: string;
-                        }[];
-                        /** @constant */
-                        success: true;
-                    };
-                };
-            };
-            /** @description invalid body */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "validation_failed",
-                     *         "message": "labels is required",
-                     *         "details": [
-                     *           {
-                     *             "field": "body.labels",
-                     *             "message": "labels is required",
-                     *             "code": "invalid_type"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description missing or invalid credentials */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unauthorized",
-                     *         "message": "missing or invalid credentials"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "csrf_failed",
-                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no such conversation in the organization */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "not_found",
-                     *         "message": "no such conversation in the organization"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description the request body is too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "payload_too_large",
-                     *         "message": "the request body is too large"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unsupported_media_type",
-                     *         "message": "the body is not application/json"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `unknown_label` (no such label: `details.labels` names them), `too_many_labels` (at most 20) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unknown_label",
-                     *         "message": "unknown_label (no such label: details.labels names them), too_many_labels (at most 20)"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "too_many_attempts",
-                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "storage_unavailable",
-                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    unlabelConversation: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description the contact's audienceExternalId, `<phone>:<phone number id>`
-                 * @example 4915112345678:106540352242922
-                 */
-                id: string;
-                /**
-                 * @description a label's id or its name (any case)
-                 * @example label example
-                 */
-                label: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the labels on the conversation now */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "labels": [
-                     *         {
-                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *           "name": "Ann Example",
-                     *           "color": "#e11d48"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description every label on it now, in the order they were put on */
-                        labels: {
-                            /**
-                             * @description #rrggbb
-                             * @example #e11d48
-                             */
-                            color: string;
-                            id: string;
-                            name: string;
-                        }[];
-                        /** @constant */
-                        success: true;
-                    };
-                };
-            };
-            /** @description missing or invalid credentials */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unauthorized",
-                     *         "message": "missing or invalid credentials"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "csrf_failed",
-                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no such conversation or label in the organization */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "not_found",
-                     *         "message": "no such conversation or label in the organization"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "too_many_attempts",
-                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "storage_unavailable",
-                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    addConversationNote: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description the contact's audienceExternalId, `<phone>:<phone number id>`
-                 * @example 4915112345678:106540352242922
-                 */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "text": "Called her back: the parcel is at the neighbour's, she will pick it up tonight."
-                 *     }
-                 */
-                "application/json": {
-                    /** @description the note: for the organization's agents only, never sent to the customer */
-                    text: string;
-                };
-            };
-        };
-        responses: {
-            /** @description the note, as the agents' timeline lists it (sender agent, note: true, direction internal) */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "note": {
-                     *         "_id": "msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx",
-                     *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *         "sender": "contact",
-                     *         "content": {
-                     *           "type": "text",
-                     *           "text": "Hi Ann, your order #1042 has shipped.",
-                     *           "mediaUrl": "https://example.com/hooks/switchboard"
-                     *         },
-                     *         "sentAt": "2026-01-05T09:30:00.000Z",
-                     *         "direction": "inbound",
-                     *         "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==",
-                     *         "status": "accepted",
-                     *         "statusUpdatedAt": "2026-01-05T09:30:00.000Z",
-                     *         "errors": [
-                     *           {
-                     *             "code": 131047,
-                     *             "title": "Order #1042 arrived damaged",
-                     *             "message": "Delivered to the customer"
-                     *           }
-                     *         ],
-                     *         "replyTo": "support@example.com",
-                     *         "agentId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
-                     *         "system": {
-                     *           "event": "handover_requested",
-                     *           "by": {
-                     *             "type": "agent",
-                     *             "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
-                     *             "keyId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *             "keyName": "CRM sync"
-                     *           },
-                     *           "from": "4915112345678",
-                     *           "to": "4915112345678",
-                     *           "ticketId": "T-260105-000001",
-                     *           "subject": "Order #1042 arrived damaged",
-                     *           "reason": "first_responder"
-                     *         },
-                     *         "note": true,
-                     *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
-                     *         "audienceExternalId": "4915112345678:106540352242922"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        note: {
-                            /**
-                             * @description this service's id of the stored message, the same scheme for every message whoever sent it: msg_ and 32 URL-safe base64 characters (the network's id is messageId)
-                             * @example msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx
-                             */
-                            _id: string;
-                            /** @description the agent who sent it (sender agent), or wrote the note */
-                            agentId?: string;
-                            audienceExternalId: string;
-                            channelId: string;
-                            content: {
-                                mediaUrl?: string;
-                                text?: string;
-                                /** @enum {string} */
-                                type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "reaction" | "unsupported";
-                            } & {
-                                [key: string]: unknown;
-                            };
-                            /**
-                             * @description internal: a system entry or a private note, never sent to the customer, never counted as unread, never charged
-                             * @enum {string}
-                             */
-                            direction: "inbound" | "outbound" | "internal";
-                            /** @description the network's reasons, for a failed message */
-                            errors?: {
-                                code: number;
-                                message: string;
-                                title: string;
-                            }[];
-                            /**
-                             * @description the chat network's message id (wamid…); null for a send the network never accepted
-                             * @example wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==
-                             */
-                            messageId: string | null;
-                            /**
-                             * @description an agent's private note (sender agent): only in the agents' timeline, never sent to the customer
-                             * @constant
-                             */
-                            note?: true;
-                            /** @description the network message this one replies to (a button tap names the message whose button it was) */
-                            replyTo?: string;
-                            /**
-                             * @description contact, bot or agent; system for a system entry of the timeline (what happened to the conversation), which never reached the customer
-                             * @enum {string}
-                             */
-                            sender: "contact" | "bot" | "agent" | "system";
-                            sentAt: string;
-                            sessionId: string;
-                            /**
-                             * @description outbound messages: accepted, sent, delivered, read or failed
-                             * @enum {string}
-                             */
-                            status?: "accepted" | "sent" | "delivered" | "read" | "failed";
-                            /** @description when the status last changed */
-                            statusUpdatedAt?: string;
-                            /** @description a system entry (sender system): what happened; content.text says it in words */
-                            system?: {
-                                /** @description who did it */
-                                by?: {
-                                    keyId?: string;
-                                    keyName?: string;
-                                    /**
-                                     * @description agent (a dashboard user), bot (over MCP), api (a script with an API key), automation, or contact (the customer)
-                                     * @enum {string}
-                                     */
-                                    type: "agent" | "bot" | "api" | "automation" | "contact";
-                                    /** @description the user who acted (an API key acts for its owner) */
-                                    userId?: string;
-                                };
-                                /** @enum {string} */
-                                event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created";
-                                /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
-                                from?: string | null;
-                                /**
-                                 * @description handover_requested by automation: why (first_responder, bot_fallback, rule)
-                                 * @example first_responder
-                                 */
-                                reason?: string;
-                                /** @description ticket_created: the ticket's subject */
-                                subject?: string;
-                                /** @description ticket_created: the ticket */
-                                ticketId?: string;
-                                /** @description the agent it went to (transferred) */
-                                to?: string;
-                            };
-                        };
-                        /** @constant */
-                        success: true;
-                    };
-                };
-            };
-            /** @description invalid request: a field, the query or the JSON itself */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "validation_failed",
-                     *         "message": "text is required",
-                     *         "details": [
-                     *           {
-                     *             "field": "body.text",
-                     *             "message": "text is required",
-                     *             "code": "invalid_type"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description missing or invalid credentials */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unauthorized",
-                     *         "message": "missing or invalid credentials"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "csrf_failed",
-                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no such conversation in the organization */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "not_found",
-                     *         "message": "no such conversation in the organization"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description `no_conversation`: the contact has had no conversation yet */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "no_conversation",
-                     *         "message": "the contact has had no conversation yet"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description the request body is too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "payload_too_large",
-                     *         "message": "the request body is too large"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unsupported_media_type",
-                     *         "message": "the body is not application/json"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "too_many_attempts",
-                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "storage_unavailable",
-                     *         "message": "the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-        };
-    };
-    queueConversation: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description the contact's audienceExternalId, `<phone>:<phone number id>`
-                 * @example 4915112345678:106540352242922
-                 */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the conversation after the change */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "conversation": {
-                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *         "audienceExternalId": "4915112345678:106540352242922",
-                     *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *         "contactName": "Ann Example",
-                     *         "phone": "4915112345678",
-                     *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
-                     *         "status": "bot",
-                     *         "assigneeId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
-                     *         "queuedAt": "2026-01-05T09:30:00.000Z",
-                     *         "assignedAt": "2026-01-05T09:30:00.000Z",
-                     *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *         "sessionStatus": "open",
-                     *         "labels": [
-                     *           {
-                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *             "name": "Ann Example",
-                     *             "color": "#e11d48"
-                     *           }
-                     *         ],
-                     *         "window": {
-                     *           "open": true,
-                     *           "closesAt": "2026-01-05T09:30:00.000Z"
-                     *         },
-                     *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
-                     *         "unreadCount": 2,
-                     *         "updatedAt": "2026-01-05T09:30:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        conversation: {
-                            assignedAt: string | null;
-                            assigneeId: string | null;
-                            audienceExternalId: string;
-                            /** @description the channel the conversation runs on; null when no channel of the organization has its phone number id any more */
-                            channelId: string | null;
-                            contactId: string | null;
-                            /** @description the name the customer goes by on the chat network, when known */
-                            contactName: string | null;
-                            /** @description the conversation id: the contact's audienceExternalId */
-                            id: string;
-                            /** @description the labels on the conversation, in the order they were put on */
-                            labels: {
-                                /**
-                                 * @description #rrggbb
-                                 * @example #e11d48
-                                 */
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
-                            lastInboundAt: string | null;
-                            phone: string;
-                            queuedAt: string | null;
-                            /** @description the latest session (conversation episode) */
-                            sessionId: string | null;
-                            sessionStatus: ("open" | "resolved") | null;
-                            /**
-                             * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
-                             * @enum {string}
-                             */
-                            status: "bot" | "queued" | "assigned";
-                            /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
-                            unreadCount?: number;
-                            updatedAt: string;
-                            window: {
-                                /** @description 24 hours after the customer's last message; null before they ever wrote */
-                                closesAt: string | null;
-                                /** @description free-form messages (text, buttons, media) may be sent */
-                                open: boolean;
-                            };
-                        };
-                        /** @constant */
-                        success: true;
-                    };
-                };
-            };
-            /** @description missing or invalid credentials */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unauthorized",
-                     *         "message": "missing or invalid credentials"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "csrf_failed",
-                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no such conversation in the organization */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "not_found",
-                     *         "message": "no such conversation in the organization"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
                      *       }
                      *     }
                      */
@@ -15264,7 +13466,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15275,7 +13477,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
                      *       }
                      *     }
                      */
@@ -15461,13 +13663,6 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
-                     *         "labels": [
-                     *           {
-                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *             "name": "Ann Example",
-                     *             "color": "#e11d48"
-                     *           }
-                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -15490,16 +13685,6 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
-                            /** @description the labels on the conversation, in the order they were put on */
-                            labels: {
-                                /**
-                                 * @description #rrggbb
-                                 * @example #e11d48
-                                 */
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -15588,7 +13773,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15599,7 +13784,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
                      *       }
                      *     }
                      */
@@ -15697,13 +13882,6 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
-                     *         "labels": [
-                     *           {
-                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *             "name": "Ann Example",
-                     *             "color": "#e11d48"
-                     *           }
-                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -15726,16 +13904,6 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
-                            /** @description the labels on the conversation, in the order they were put on */
-                            labels: {
-                                /**
-                                 * @description #rrggbb
-                                 * @example #e11d48
-                                 */
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -16513,7 +14681,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16524,7 +14692,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
                      *       }
                      *     }
                      */
@@ -16710,13 +14878,6 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
-                     *         "labels": [
-                     *           {
-                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *             "name": "Ann Example",
-                     *             "color": "#e11d48"
-                     *           }
-                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -16739,16 +14900,6 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
-                            /** @description the labels on the conversation, in the order they were put on */
-                            labels: {
-                                /**
-                                 * @description #rrggbb
-                                 * @example #e11d48
-                                 */
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -16837,7 +14988,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16848,7 +14999,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
                      *       }
                      *     }
                      */
@@ -16958,13 +15109,6 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
-                     *         "labels": [
-                     *           {
-                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *             "name": "Ann Example",
-                     *             "color": "#e11d48"
-                     *           }
-                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -16987,16 +15131,6 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
-                            /** @description the labels on the conversation, in the order they were put on */
-                            labels: {
-                                /**
-                                 * @description #rrggbb
-                                 * @example #e11d48
-                                 */
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -17110,7 +15244,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17121,7 +15255,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
                      *       }
                      *     }
                      */
@@ -17253,8 +15387,6 @@ export interface operations {
                 channelId?: string;
                 /** @description only this contact's conversation: a contact id or an audienceExternalId */
                 contact?: string;
-                /** @description only conversations carrying this label (its id or name); an unknown label finds nothing */
-                label?: string;
             };
             header?: never;
             path?: never;
@@ -18540,758 +16672,6 @@ export interface operations {
                         /** @constant */
                         success: false;
                     };
-                };
-            };
-        };
-    };
-    listLabels: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description every label */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "labels": [
-                     *         {
-                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *           "name": "Ann Example",
-                     *           "color": "#e11d48"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        labels: {
-                            /**
-                             * @description #rrggbb
-                             * @example #e11d48
-                             */
-                            color: string;
-                            id: string;
-                            name: string;
-                        }[];
-                        /** @constant */
-                        success: true;
-                    };
-                };
-            };
-            /** @description missing or invalid credentials */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unauthorized",
-                     *         "message": "missing or invalid credentials"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the key lacks the scope inbox:read */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "insufficient_scope",
-                     *         "message": "the key lacks the scope inbox:read"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "too_many_attempts",
-                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "storage_unavailable",
-                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    createLabel: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "refund",
-                 *       "color": "#e11d48"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description #rrggbb; grey when absent
-                     * @example #e11d48
-                     */
-                    color?: string;
-                    /** @description unique in the organization whatever its case */
-                    name: string;
-                };
-            };
-        };
-        responses: {
-            /** @description the label */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "label": {
-                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *         "name": "Ann Example",
-                     *         "color": "#e11d48"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        label: {
-                            /**
-                             * @description #rrggbb
-                             * @example #e11d48
-                             */
-                            color: string;
-                            id: string;
-                            name: string;
-                        };
-                        /** @constant */
-                        success: true;
-                    };
-                };
-            };
-            /** @description invalid body */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "validation_failed",
-                     *         "message": "name is required",
-                     *         "details": [
-                     *           {
-                     *             "field": "body.name",
-                     *             "message": "name is required",
-                     *             "code": "invalid_type"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description missing or invalid credentials */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unauthorized",
-                     *         "message": "missing or invalid credentials"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "csrf_failed",
-                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `label_exists`: the name is taken (in any case) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "label_exists",
-                     *         "message": "the name is taken (in any case)"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description the request body is too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "payload_too_large",
-                     *         "message": "the request body is too large"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unsupported_media_type",
-                     *         "message": "the body is not application/json"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `too_many_labels`: the organization has 200 */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "too_many_labels",
-                     *         "message": "the organization has 200"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "too_many_attempts",
-                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "storage_unavailable",
-                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    deleteLabel: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description a label's id or its name (any case)
-                 * @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10
-                 */
-                labelId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description deleted */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true
-                     *     }
-                     */
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                    };
-                };
-            };
-            /** @description missing or invalid credentials */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unauthorized",
-                     *         "message": "missing or invalid credentials"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "csrf_failed",
-                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no such label in the organization */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "not_found",
-                     *         "message": "no such label in the organization"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "too_many_attempts",
-                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "storage_unavailable",
-                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    updateLabel: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description a label's id or its name (any case)
-                 * @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10
-                 */
-                labelId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "color": "#f59e0b"
-                 *     }
-                 */
-                "application/json": {
-                    /**
-                     * @description #rrggbb
-                     * @example #e11d48
-                     */
-                    color?: string;
-                    /** @description unique in the organization whatever its case */
-                    name?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description the label after the change */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "label": {
-                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *         "name": "Ann Example",
-                     *         "color": "#e11d48"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        label: {
-                            /**
-                             * @description #rrggbb
-                             * @example #e11d48
-                             */
-                            color: string;
-                            id: string;
-                            name: string;
-                        };
-                        /** @constant */
-                        success: true;
-                    };
-                };
-            };
-            /** @description invalid body, or nothing to change */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "validation_failed",
-                     *         "message": "invalid body, or nothing to change"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description missing or invalid credentials */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unauthorized",
-                     *         "message": "missing or invalid credentials"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "csrf_failed",
-                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no such label in the organization */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "not_found",
-                     *         "message": "no such label in the organization"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description `label_exists`: the name is taken */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "label_exists",
-                     *         "message": "the name is taken"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description the request body is too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "payload_too_large",
-                     *         "message": "the request body is too large"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unsupported_media_type",
-                     *         "message": "the body is not application/json"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "too_many_attempts",
-                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "storage_unavailable",
-                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -20937,539 +18317,6 @@ export interface operations {
             };
         };
     };
-    sandboxShareCustomerContacts: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example ch_Q8wLr3VnT5kZx2Hb */
-                channelId: string;
-                /** @example 4915112345678 */
-                phone: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "contacts": [
-                 *         {
-                 *           "name": {
-                 *             "formatted_name": "Ben Lee",
-                 *             "first_name": "Ben"
-                 *           },
-                 *           "phones": [
-                 *             {
-                 *               "phone": "+49 151 2345678",
-                 *               "type": "CELL",
-                 *               "wa_id": "491512345678"
-                 *             }
-                 *           ]
-                 *         }
-                 *       ],
-                 *       "profileName": "Ann Lee"
-                 *     }
-                 */
-                "application/json": {
-                    contacts: {
-                        birthday?: string;
-                        emails?: {
-                            email?: string;
-                            type?: string;
-                        }[];
-                        name: {
-                            first_name?: string;
-                            formatted_name: string;
-                            last_name?: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        org?: {
-                            company?: string;
-                            department?: string;
-                            title?: string;
-                        };
-                        phones?: {
-                            phone?: string;
-                            type?: string;
-                            wa_id?: string;
-                        }[];
-                        urls?: {
-                            type?: string;
-                            url?: string;
-                        }[];
-                    }[];
-                    /** @description the customer's WhatsApp profile name */
-                    profileName?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description sent by the simulated customer */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
-                     *       "delivered": true
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description true when the service's webhook receiver took it at the first attempt (otherwise it is redelivered) */
-                        delivered: boolean;
-                        /** @description the network id of the customer's message */
-                        messageId: string;
-                    };
-                };
-            };
-            /** @description invalid body, no such button on that message, or a file the network would not take */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "validation_failed",
-                     *         "message": "contacts is required",
-                     *         "details": [
-                     *           {
-                     *             "field": "body.contacts",
-                     *             "message": "contacts is required",
-                     *             "code": "invalid_type"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description missing or invalid credentials */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unauthorized",
-                     *         "message": "missing or invalid credentials"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "csrf_failed",
-                     *         "message": "the key lacks the scope message:send, or csrf_failed (session cookie without X-CSRF-Token)"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no such channel in the organization, or no such message on this phone */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "not_found",
-                     *         "message": "no such channel in the organization, or no such message on this phone"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "not_a_sandbox_channel",
-                     *         "message": "the channel is not on the sandbox network"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description the request body is too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "payload_too_large",
-                     *         "message": "the request body is too large"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unsupported_media_type",
-                     *         "message": "the body is not application/json"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "too_many_attempts",
-                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "storage_unavailable",
-                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    sandboxShareCustomerLocation: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example ch_Q8wLr3VnT5kZx2Hb */
-                channelId: string;
-                /** @example 4915112345678 */
-                phone: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "latitude": 52.5219,
-                 *       "longitude": 13.4132,
-                 *       "name": "Home",
-                 *       "address": "Karl-Marx-Allee 1, Berlin",
-                 *       "profileName": "Ann Lee"
-                 *     }
-                 */
-                "application/json": {
-                    address?: string;
-                    latitude: number;
-                    longitude: number;
-                    name?: string;
-                    /** @description the customer's WhatsApp profile name */
-                    profileName?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description sent by the simulated customer */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
-                     *       "delivered": true
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description true when the service's webhook receiver took it at the first attempt (otherwise it is redelivered) */
-                        delivered: boolean;
-                        /** @description the network id of the customer's message */
-                        messageId: string;
-                    };
-                };
-            };
-            /** @description invalid body, no such button on that message, or a file the network would not take */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "validation_failed",
-                     *         "message": "latitude is required",
-                     *         "details": [
-                     *           {
-                     *             "field": "body.latitude",
-                     *             "message": "latitude is required",
-                     *             "code": "invalid_type"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description missing or invalid credentials */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unauthorized",
-                     *         "message": "missing or invalid credentials"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "csrf_failed",
-                     *         "message": "the key lacks the scope message:send, or csrf_failed (session cookie without X-CSRF-Token)"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no such channel in the organization, or no such message on this phone */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "not_found",
-                     *         "message": "no such channel in the organization, or no such message on this phone"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "not_a_sandbox_channel",
-                     *         "message": "the channel is not on the sandbox network"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description the request body is too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "payload_too_large",
-                     *         "message": "the request body is too large"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unsupported_media_type",
-                     *         "message": "the body is not application/json"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "too_many_attempts",
-                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "storage_unavailable",
-                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     sandboxSendCustomerMedia: {
         parameters: {
             query?: never;
@@ -22399,251 +19246,6 @@ export interface operations {
             };
         };
     };
-    sandboxCustomerReaction: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example ch_Q8wLr3VnT5kZx2Hb */
-                channelId: string;
-                /** @example 4915112345678 */
-                phone: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
-                 *       "emoji": "👍",
-                 *       "profileName": "Ann Lee"
-                 *     }
-                 */
-                "application/json": {
-                    emoji: string;
-                    messageId: string;
-                    /** @description the customer's WhatsApp profile name */
-                    profileName?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description sent by the simulated customer */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
-                     *       "delivered": true
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description true when the service's webhook receiver took it at the first attempt (otherwise it is redelivered) */
-                        delivered: boolean;
-                        /** @description the network id of the customer's message */
-                        messageId: string;
-                    };
-                };
-            };
-            /** @description invalid body, no such button on that message, or a file the network would not take */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "validation_failed",
-                     *         "message": "messageId is required",
-                     *         "details": [
-                     *           {
-                     *             "field": "body.messageId",
-                     *             "message": "messageId is required",
-                     *             "code": "invalid_type"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description missing or invalid credentials */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unauthorized",
-                     *         "message": "missing or invalid credentials"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "csrf_failed",
-                     *         "message": "the key lacks the scope message:send, or csrf_failed (session cookie without X-CSRF-Token)"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description no such channel in the organization, or no such message on this phone */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "not_found",
-                     *         "message": "no such channel in the organization, or no such message on this phone"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "not_a_sandbox_channel",
-                     *         "message": "the channel is not on the sandbox network"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
-                };
-            };
-            /** @description the request body is too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "payload_too_large",
-                     *         "message": "the request body is too large"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description the body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "unsupported_media_type",
-                     *         "message": "the body is not application/json"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "too_many_attempts",
-                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "storage_unavailable",
-                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     search: {
         parameters: {
             query: {
@@ -22674,14 +19276,7 @@ export interface operations {
                      *           "name": "Ann Example",
                      *           "phone": "4915112345678",
                      *           "attributes": {},
-                     *           "createdAt": "2026-01-05T09:30:00.000Z",
-                     *           "labels": [
-                     *             {
-                     *               "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *               "name": "Ann Example",
-                     *               "color": "#e11d48"
-                     *             }
-                     *           ]
+                     *           "createdAt": "2026-01-05T09:30:00.000Z"
                      *         }
                      *       ],
                      *       "messages": [
@@ -22707,16 +19302,6 @@ export interface operations {
                             /** @description first seen */
                             createdAt: string;
                             id: string;
-                            /** @description the contact's labels (on a contact's page and after a label change) */
-                            labels?: {
-                                /**
-                                 * @description #rrggbb
-                                 * @example #e11d48
-                                 */
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
                             name: string | null;
                             /** @description the phone digits (a web-chat visitor: its visitor id) */
                             phone: string;
@@ -22840,10 +19425,7 @@ export interface operations {
     };
     listSessionMessages: {
         parameters: {
-            query?: {
-                /** @description notes: the agents' timeline, with private notes among the messages (needs inbox:read too); without it, never a note */
-                include?: "notes";
-            };
+            query?: never;
             header?: never;
             path: {
                 /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
@@ -22853,7 +19435,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description the messages, with system entries (sender system) in the order they happened */
+            /** @description the messages */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -22884,21 +19466,6 @@ export interface operations {
                      *         ],
                      *         "replyTo": "support@example.com",
                      *         "agentId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
-                     *         "system": {
-                     *           "event": "handover_requested",
-                     *           "by": {
-                     *             "type": "agent",
-                     *             "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
-                     *             "keyId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
-                     *             "keyName": "CRM sync"
-                     *           },
-                     *           "from": "4915112345678",
-                     *           "to": "4915112345678",
-                     *           "ticketId": "T-260105-000001",
-                     *           "subject": "Order #1042 arrived damaged",
-                     *           "reason": "first_responder"
-                     *         },
-                     *         "note": true,
                      *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
                      *         "audienceExternalId": "4915112345678:106540352242922"
                      *       }
@@ -22910,7 +19477,7 @@ export interface operations {
                          * @example msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx
                          */
                         _id: string;
-                        /** @description the agent who sent it (sender agent), or wrote the note */
+                        /** @description the agent who sent it (sender agent) */
                         agentId?: string;
                         audienceExternalId: string;
                         channelId: string;
@@ -22918,15 +19485,12 @@ export interface operations {
                             mediaUrl?: string;
                             text?: string;
                             /** @enum {string} */
-                            type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "reaction" | "unsupported";
+                            type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "unsupported";
                         } & {
                             [key: string]: unknown;
                         };
-                        /**
-                         * @description internal: a system entry or a private note, never sent to the customer, never counted as unread, never charged
-                         * @enum {string}
-                         */
-                        direction: "inbound" | "outbound" | "internal";
+                        /** @enum {string} */
+                        direction: "inbound" | "outbound";
                         /** @description the network's reasons, for a failed message */
                         errors?: {
                             code: number;
@@ -22938,17 +19502,9 @@ export interface operations {
                          * @example wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==
                          */
                         messageId: string | null;
-                        /**
-                         * @description an agent's private note (sender agent): only in the agents' timeline, never sent to the customer
-                         * @constant
-                         */
-                        note?: true;
                         /** @description the network message this one replies to (a button tap names the message whose button it was) */
                         replyTo?: string;
-                        /**
-                         * @description contact, bot or agent; system for a system entry of the timeline (what happened to the conversation), which never reached the customer
-                         * @enum {string}
-                         */
+                        /** @enum {string} */
                         sender: "contact" | "bot" | "agent" | "system";
                         sentAt: string;
                         sessionId: string;
@@ -22959,55 +19515,7 @@ export interface operations {
                         status?: "accepted" | "sent" | "delivered" | "read" | "failed";
                         /** @description when the status last changed */
                         statusUpdatedAt?: string;
-                        /** @description a system entry (sender system): what happened; content.text says it in words */
-                        system?: {
-                            /** @description who did it */
-                            by?: {
-                                keyId?: string;
-                                keyName?: string;
-                                /**
-                                 * @description agent (a dashboard user), bot (over MCP), api (a script with an API key), automation, or contact (the customer)
-                                 * @enum {string}
-                                 */
-                                type: "agent" | "bot" | "api" | "automation" | "contact";
-                                /** @description the user who acted (an API key acts for its owner) */
-                                userId?: string;
-                            };
-                            /** @enum {string} */
-                            event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created";
-                            /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
-                            from?: string | null;
-                            /**
-                             * @description handover_requested by automation: why (first_responder, bot_fallback, rule)
-                             * @example first_responder
-                             */
-                            reason?: string;
-                            /** @description ticket_created: the ticket's subject */
-                            subject?: string;
-                            /** @description ticket_created: the ticket */
-                            ticketId?: string;
-                            /** @description the agent it went to (transferred) */
-                            to?: string;
-                        };
                     }[];
-                };
-            };
-            /** @description invalid query parameter */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": false,
-                     *       "error": {
-                     *         "code": "validation_failed",
-                     *         "message": "invalid query parameter"
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description missing or invalid credentials */
@@ -23028,7 +19536,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `insufficient_scope`: include=notes without inbox:read */
+            /** @description the key lacks the scope conversation:handover:request */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -23039,19 +19547,11 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "insufficient_scope",
-                     *         "message": "include=notes without inbox:read"
+                     *         "message": "the key lacks the scope conversation:handover:request"
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        error: {
-                            code: string;
-                            details?: unknown;
-                            message: string;
-                        };
-                        /** @constant */
-                        success: false;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description no such session in the organization */
