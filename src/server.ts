@@ -35,7 +35,7 @@ import { labelRoutes } from './http/routes/labels.js';
 import { networkWebhookRoutes } from './http/routes/network-webhook.js';
 import { channelAdminRoutes, channelRoutes } from './http/routes/channels.js';
 import { sandboxDirectoryRoutes, sandboxRoutes } from './http/routes/sandbox.js';
-import { ConversationTimers, HandoverService, openActors, timelineActorOf, type ActorSystem } from './actors/index.js';
+import { CONVERSATION_ACTOR, ConversationTimers, HandoverService, conversationKey, openActors, timelineActorOf, type ActorSystem } from './actors/index.js';
 import { SandboxOrigins } from './http/sandbox-origins.js';
 import { MetricsRegistry } from './metrics.js';
 import { serviceObservers, type ServiceObservers } from './service-metrics.js';
@@ -220,7 +220,15 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   });
   messaging.attach(actorConversationGateway(actors.system));
   // Automation's replies, from the rules' events (stopped before the actors and the log).
-  const automationEffects = new AutomationEffects({ events, messaging: messaging.service, clock, log: log.child({ component: 'automation' }) });
+  const automationEffects = new AutomationEffects({
+    events,
+    messaging: messaging.service,
+    recordFailure: async (org, aeid, failure) => {
+      await actors.system.ask({ type: CONVERSATION_ACTOR, key: conversationKey(org, aeid) }, { kind: 'automation.failed', ...failure }, { idempotencyKey: `automation.failed:${failure.failureId}` });
+    },
+    clock,
+    log: log.child({ component: 'automation' }),
+  });
   await automationEffects.start();
   closers.push(() => automationEffects.stop());
   messaging.startRetention();

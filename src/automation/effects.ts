@@ -27,6 +27,8 @@ export interface AutomationFailedData extends Omit<FiredData, 'actions'> {
 export interface AutomationEffectsDeps {
   events: EventLog;
   messaging: Pick<MessagingService, 'sendAutomationReply'>;
+  /** Writes the failure into the conversation's timeline (a system entry, by its contact's actor); `failureId` names it, so a repeat writes it once. */
+  recordFailure(organizationId: string, audienceExternalId: string, failure: { failureId: string; sessionId: string; ruleId: string; ruleName: string; action: string; reason: string }): Promise<void>;
   clock: Clock;
   log: Logger;
   /** Durable consumer name on the event log (default `automation-effects`). */
@@ -68,6 +70,7 @@ export class AutomationEffects {
       } catch (err) {
         if (!isAppError(err) || (err.status >= 500 && err.status !== 502) || err.status === 429) throw err;
         this.d.log.info('an automation rule could not carry out an action', { ruleId: fired.ruleId, action: action.type, code: err.code, reason: err.message });
+        await this.d.recordFailure(e.organizationId, fired.audienceExternalId, { failureId: `${e.id}.${i}`, sessionId: fired.sessionId, ruleId: fired.ruleId, ruleName: fired.ruleName, action: action.type, reason: err.message });
         const data: AutomationFailedData = { ...fired, action, code: err.code, reason: err.message };
         await this.d.events.publish({ id: `${e.id}.failed.${i}`, type: 'automation.failed', organizationId: e.organizationId, createdAt: new Date(this.d.clock.now()).toISOString(), data });
       }

@@ -128,7 +128,16 @@ describe('automation rules', () => {
     const reply = await eventually(async () => events('message.sent', (d) => d.audienceExternalId === aeid && d.sender === 'system')[0]);
     expect(reply.data).toMatchObject({ content: { type: 'text', text: 'An agent will be with you shortly.' } });
     const history = await svc.call('GET', `/v1/sessions/${(reply.data as { sessionId: string }).sessionId}/messages`, { key: a.adminKey });
-    expect(history.body.filter((m: { sender: string }) => m.sender === 'system').map((m: { content: { text: string } }) => m.content.text)).toEqual(['An agent will be with you shortly.']);
+    // The timeline: each firing a system entry (by automation), what the rule did, then its reply.
+    expect(history.body.filter((m: { sender: string }) => m.sender === 'system').map((m: { content: { text: string } }) => m.content.text)).toEqual([
+      'Automation rule "refund" fired',
+      'Automation rule "order number" fired',
+      'Automation rule "everything" fired',
+      'Automation rule "agent" fired',
+      'Handover requested by an automation',
+      'An agent will be with you shortly.',
+    ]);
+    expect(history.body.find((m: { system?: { event: string } }) => m.system?.event === 'handover_requested').system).toEqual({ event: 'handover_requested', by: { type: 'automation' }, reason: 'rule', ruleId: made[1] });
 
     // The same message delivered again by the network fires nothing again.
     const before = events('automation.fired').length;
@@ -149,6 +158,13 @@ describe('automation rules', () => {
     await customer(a, phone, 'messages', { text: 'Hi' });
     const failed = await eventually(async () => events('automation.failed', (d) => d.audienceExternalId === `${phone}:${a.phoneNumberId}`)[0]);
     expect(failed.data).toMatchObject({ ruleId: r.body.rule.id, action: { type: 'auto_reply' }, code: expect.any(String), reason: expect.stringContaining('template') });
+    // The timeline says why.
+    const entry = await eventually(async () => {
+      const h = await svc.call('GET', `/v1/sessions/${(failed.data as { sessionId: string }).sessionId}/messages`, { key: a.adminKey });
+      return h.body.find((m: { system?: { event: string } }) => m.system?.event === 'automation_failed');
+    });
+    expect(entry.system).toMatchObject({ by: { type: 'automation' }, ruleId: r.body.rule.id, ruleName: 'greeting', action: 'auto_reply', reason: (failed.data as { reason: string }).reason });
+    expect(entry.content.text).toContain('could not send its auto-reply');
     // The rule's other action went, and the customer's next message is taken in as ever.
     expect(events('automation.webhook', (d) => d.audienceExternalId === `${phone}:${a.phoneNumberId}`)).toHaveLength(1);
     await customer(a, phone, 'messages', { text: 'Hello?' });

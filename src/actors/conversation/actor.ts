@@ -49,6 +49,16 @@ export const conversationCommandSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('state.get') }),
   /** The sweeper found one of the conversation's timers due (the bot's fallback): do what is due, if it still is. */
   z.object({ kind: z.literal('automation.tick') }),
+  /** An automation rule's action could not be carried out (its auto-reply was refused): a system entry says why. */
+  z.object({
+    kind: z.literal('automation.failed'),
+    failureId: z.string().min(1).max(200),
+    sessionId: z.string().min(1),
+    ruleId: z.string().min(1),
+    ruleName: z.string(),
+    action: z.string().min(1),
+    reason: z.string().max(2000),
+  }),
 ]);
 
 export type ConversationCommand = z.infer<typeof conversationCommandSchema>;
@@ -81,6 +91,7 @@ export interface ConversationReplies {
   'timeline.ticket': { success: boolean; sessionId: string | null };
   'state.get': ConversationState;
   'automation.tick': { fired: string[] };
+  'automation.failed': { recorded: boolean };
 }
 
 /** Data of `handover.requested` / `handover.opened` / `conversation.assigned` / `conversation.resolved` events. */
@@ -247,6 +258,18 @@ export const conversationHandlers: HandlerMap<ConversationState, ConversationCom
   },
 
   'state.get': (s) => ({ state: s, reply: s }),
+
+  'automation.failed': (s, cmd, { now }) => {
+    const entry = systemDraft(`autofail:${cmd.failureId}`, cmd.sessionId, now, {
+      event: 'automation_failed',
+      by: { type: 'automation' },
+      ruleId: cmd.ruleId,
+      ruleName: cmd.ruleName,
+      action: cmd.action,
+      reason: cmd.reason,
+    });
+    return { state: withTimeline(s, [entry]), reply: { recorded: true } };
+  },
 
   'automation.tick': (s, _cmd, { now, newId }) => {
     const r = fireDue(s, now, newId());

@@ -21,8 +21,12 @@ export const timelineSystemSchema = z
     to: z.string().optional().describe('the agent it went to (transferred)'),
     ticketId: z.string().optional().describe('ticket_created: the ticket'),
     subject: z.string().optional().describe("ticket_created: the ticket's subject"),
-    reason: z.string().optional().describe('handover_requested by automation: why (first_responder, bot_fallback, rule)').meta({ examples: ['first_responder'] }),
-  });
+    reason: z.string().optional().describe('handover_requested by automation: why (first_responder, bot_fallback, rule); automation_failed: why the action failed'),
+    ruleId: z.string().optional().describe('rule_fired, automation_failed, and what a rule did: the automation rule'),
+    ruleName: z.string().optional().describe("the automation rule's name"),
+    action: z.string().optional().describe('automation_failed: the action that failed (auto_reply)'),
+  })
+  .meta({ examples: [{ event: 'handover_requested', by: { type: 'automation' }, reason: 'rule', ruleId: 'rule_Xk3mQ9vT2pLa' }] });
 
 export const sessionMessageSchema = z.object({
   _id: z

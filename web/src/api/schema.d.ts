@@ -647,6 +647,42 @@ export interface paths {
         patch: operations["updateAutomationRule"];
         trace?: never;
     };
+    "/v1/canned-replies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's canned replies, by short code */
+        get: operations["listCannedReplies"];
+        put?: never;
+        /** Add a canned reply */
+        post: operations["createCannedReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/canned-replies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a canned reply */
+        delete: operations["deleteCannedReply"];
+        options?: never;
+        head?: never;
+        /** Change a canned reply (only the fields sent change) */
+        patch: operations["updateCannedReply"];
+        trace?: never;
+    };
     "/v1/channels": {
         parameters: {
             query?: never;
@@ -831,6 +867,40 @@ export interface paths {
         put?: never;
         /** Hand the conversation back to the bot */
         post: operations["handBackConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Leave a private note on the conversation: for the organization's agents only, never sent to the customer */
+        post: operations["addConversationNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Move a conversation that is with the bot into the live-chat queue (the handover of POST /v1/handover, requested by the caller); take works on it as on any queued one */
+        post: operations["queueConversation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6011,7 +6081,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, automation.fired, automation.webhook, automation.failed, *); "*" for all */
+                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, automation.fired, automation.webhook, automation.failed, *); "*" for all */
                     events: string[];
                     /** @description https URL of the receiver */
                     url: string;
@@ -6505,7 +6575,7 @@ export interface operations {
                 "application/json": {
                     /** @description false disables deliveries; true re-enables (after a 410, for example) */
                     enabled?: boolean;
-                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, automation.fired, automation.webhook, automation.failed, *); "*" for all */
+                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, automation.fired, automation.webhook, automation.failed, *); "*" for all */
                     events?: string[];
                 };
             };
@@ -9959,6 +10029,735 @@ export interface operations {
             };
         };
     };
+    listCannedReplies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every canned reply of the organization */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "cannedReplies": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *           "shortCode": "thanks",
+                     *           "text": "Hi Ann, your order #1042 has shipped.",
+                     *           "createdAt": "2026-01-05T09:30:00.000Z",
+                     *           "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        cannedReplies: {
+                            createdAt: string;
+                            id: string;
+                            organizationId: string;
+                            shortCode: string;
+                            text: string;
+                            updatedAt: string;
+                        }[];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "insufficient_scope",
+                     *         "message": "the key lacks the scope inbox:read"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCannedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "shortCode": "thanks",
+                 *       "text": "Thank you {{contact.name}}! {{agent.name}} here: I am looking into it now."
+                 *     }
+                 */
+                "application/json": {
+                    /** @description what the agent types after / in the composer: 1 to 32 letters, digits, _ or - (stored in lower case); unique in the organization */
+                    shortCode: string;
+                    /** @description the reply, 1 to 4096 characters, stored as written; the composer fills its placeholders when inserting it ({{contact.name}}: the contact's name (its phone number when it has none); {{contact.phone}}: the contact's phone number, with +; {{agent.name}}: the agent's name) */
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the canned reply */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "cannedReply": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *         "shortCode": "thanks",
+                     *         "text": "Hi Ann, your order #1042 has shipped.",
+                     *         "createdAt": "2026-01-05T09:30:00.000Z",
+                     *         "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        cannedReply: {
+                            createdAt: string;
+                            id: string;
+                            organizationId: string;
+                            shortCode: string;
+                            text: string;
+                            updatedAt: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description a bad short code, an empty or too long text, or `unknown_placeholder`: a {{…}} that names nothing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unknown_placeholder",
+                     *         "message": "a bad short code, an empty or too long text, or unknown_placeholder: a {{…}} that names nothing"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `short_code_taken`: the organization has a reply with this short code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "short_code_taken",
+                     *         "message": "the organization has a reply with this short code"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_canned_replies`: the organization keeps 500 already */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_canned_replies",
+                     *         "message": "the organization keeps 500 already"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteCannedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such canned reply in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such canned reply in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateCannedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Thanks {{contact.name}}, all sorted!"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description what the agent types after / in the composer: 1 to 32 letters, digits, _ or - (stored in lower case); unique in the organization */
+                    shortCode?: string;
+                    /** @description the reply, 1 to 4096 characters, stored as written; the composer fills its placeholders when inserting it ({{contact.name}}: the contact's name (its phone number when it has none); {{contact.phone}}: the contact's phone number, with +; {{agent.name}}: the agent's name) */
+                    text?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the canned reply */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "cannedReply": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *         "shortCode": "thanks",
+                     *         "text": "Hi Ann, your order #1042 has shipped.",
+                     *         "createdAt": "2026-01-05T09:30:00.000Z",
+                     *         "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        cannedReply: {
+                            createdAt: string;
+                            id: string;
+                            organizationId: string;
+                            shortCode: string;
+                            text: string;
+                            updatedAt: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description a bad short code, an empty or too long text, `unknown_placeholder`, or nothing to change */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unknown_placeholder",
+                     *         "message": "a bad short code, an empty or too long text, unknown_placeholder, or nothing to change"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such canned reply in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such canned reply in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `short_code_taken`: another reply has this short code */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "short_code_taken",
+                     *         "message": "another reply has this short code"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listChannels: {
         parameters: {
             query?: never;
@@ -12863,6 +13662,15 @@ export interface operations {
                      *             ],
                      *             "replyTo": "support@example.com",
                      *             "agentId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *             "system": {
+                     *               "event": "handover_requested",
+                     *               "by": {
+                     *                 "type": "automation"
+                     *               },
+                     *               "reason": "rule",
+                     *               "ruleId": "rule_Xk3mQ9vT2pLa"
+                     *             },
+                     *             "note": true,
                      *             "channelId": "ch_Q8wLr3VnT5kZx2Hb",
                      *             "audienceExternalId": "4915112345678:106540352242922"
                      *           }
@@ -12883,14 +13691,14 @@ export interface operations {
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
                             lastInboundAt: string | null;
-                            /** @description the latest session's last 50 messages, oldest first */
+                            /** @description the agents' timeline of the latest session: its last 50 entries, oldest first (messages, system entries with sender system, and private notes with note: true) */
                             messages: {
                                 /**
                                  * @description this service's id of the stored message, the same scheme for every message whoever sent it: msg_ and 32 URL-safe base64 characters (the network's id is messageId)
                                  * @example msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx
                                  */
                                 _id: string;
-                                /** @description the agent who sent it (sender agent) */
+                                /** @description the agent who sent it (sender agent), or wrote the note */
                                 agentId?: string;
                                 audienceExternalId: string;
                                 channelId: string;
@@ -12902,8 +13710,11 @@ export interface operations {
                                 } & {
                                     [key: string]: unknown;
                                 };
-                                /** @enum {string} */
-                                direction: "inbound" | "outbound";
+                                /**
+                                 * @description internal: a system entry or a private note, never sent to the customer, never counted as unread, never charged
+                                 * @enum {string}
+                                 */
+                                direction: "inbound" | "outbound" | "internal";
                                 /** @description the network's reasons, for a failed message */
                                 errors?: {
                                     code: number;
@@ -12915,9 +13726,17 @@ export interface operations {
                                  * @example wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==
                                  */
                                 messageId: string | null;
+                                /**
+                                 * @description an agent's private note (sender agent): only in the agents' timeline, never sent to the customer
+                                 * @constant
+                                 */
+                                note?: true;
                                 /** @description the network message this one replies to (a button tap names the message whose button it was) */
                                 replyTo?: string;
-                                /** @enum {string} */
+                                /**
+                                 * @description contact, bot or agent; system for a system entry of the timeline (what happened to the conversation), which never reached the customer
+                                 * @enum {string}
+                                 */
                                 sender: "contact" | "bot" | "agent" | "system";
                                 sentAt: string;
                                 sessionId: string;
@@ -12928,6 +13747,49 @@ export interface operations {
                                 status?: "accepted" | "sent" | "delivered" | "read" | "failed";
                                 /** @description when the status last changed */
                                 statusUpdatedAt?: string;
+                                /**
+                                 * @description a system entry (sender system): what happened; content.text says it in words
+                                 * @example {
+                                 *       "event": "handover_requested",
+                                 *       "by": {
+                                 *         "type": "automation"
+                                 *       },
+                                 *       "reason": "rule",
+                                 *       "ruleId": "rule_Xk3mQ9vT2pLa"
+                                 *     }
+                                 */
+                                system?: {
+                                    /** @description automation_failed: the action that failed (auto_reply) */
+                                    action?: string;
+                                    /** @description who did it */
+                                    by?: {
+                                        keyId?: string;
+                                        keyName?: string;
+                                        /**
+                                         * @description agent (a dashboard user), bot (over MCP), api (a script with an API key), automation, or contact (the customer)
+                                         * @enum {string}
+                                         */
+                                        type: "agent" | "bot" | "api" | "automation" | "contact";
+                                        /** @description the user who acted (an API key acts for its owner) */
+                                        userId?: string;
+                                    };
+                                    /** @enum {string} */
+                                    event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed";
+                                    /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
+                                    from?: string | null;
+                                    /** @description handover_requested by automation: why (first_responder, bot_fallback, rule); automation_failed: why the action failed */
+                                    reason?: string;
+                                    /** @description rule_fired, automation_failed, and what a rule did: the automation rule */
+                                    ruleId?: string;
+                                    /** @description the automation rule's name */
+                                    ruleName?: string;
+                                    /** @description ticket_created: the ticket's subject */
+                                    subject?: string;
+                                    /** @description ticket_created: the ticket */
+                                    ticketId?: string;
+                                    /** @description the agent it went to (transferred) */
+                                    to?: string;
+                                };
                             }[];
                             phone: string;
                             queuedAt: string | null;
@@ -13201,7 +14063,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13212,7 +14074,599 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    addConversationNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the contact's audienceExternalId, `<phone>:<phone number id>`
+                 * @example 4915112345678:106540352242922
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Called her back: the parcel is at the neighbour's, she will pick it up tonight."
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the note: for the organization's agents only, never sent to the customer */
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the note, as the agents' timeline lists it (sender agent, note: true, direction internal) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "note": {
+                     *         "_id": "msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx",
+                     *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "sender": "contact",
+                     *         "content": {
+                     *           "type": "text",
+                     *           "text": "Hi Ann, your order #1042 has shipped.",
+                     *           "mediaUrl": "https://example.com/hooks/switchboard"
+                     *         },
+                     *         "sentAt": "2026-01-05T09:30:00.000Z",
+                     *         "direction": "inbound",
+                     *         "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==",
+                     *         "status": "accepted",
+                     *         "statusUpdatedAt": "2026-01-05T09:30:00.000Z",
+                     *         "errors": [
+                     *           {
+                     *             "code": 131047,
+                     *             "title": "Order #1042 arrived damaged",
+                     *             "message": "Delivered to the customer"
+                     *           }
+                     *         ],
+                     *         "replyTo": "support@example.com",
+                     *         "agentId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "system": {
+                     *           "event": "handover_requested",
+                     *           "by": {
+                     *             "type": "automation"
+                     *           },
+                     *           "reason": "rule",
+                     *           "ruleId": "rule_Xk3mQ9vT2pLa"
+                     *         },
+                     *         "note": true,
+                     *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
+                     *         "audienceExternalId": "4915112345678:106540352242922"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        note: {
+                            /**
+                             * @description this service's id of the stored message, the same scheme for every message whoever sent it: msg_ and 32 URL-safe base64 characters (the network's id is messageId)
+                             * @example msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx
+                             */
+                            _id: string;
+                            /** @description the agent who sent it (sender agent), or wrote the note */
+                            agentId?: string;
+                            audienceExternalId: string;
+                            channelId: string;
+                            content: {
+                                mediaUrl?: string;
+                                text?: string;
+                                /** @enum {string} */
+                                type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "unsupported";
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            /**
+                             * @description internal: a system entry or a private note, never sent to the customer, never counted as unread, never charged
+                             * @enum {string}
+                             */
+                            direction: "inbound" | "outbound" | "internal";
+                            /** @description the network's reasons, for a failed message */
+                            errors?: {
+                                code: number;
+                                message: string;
+                                title: string;
+                            }[];
+                            /**
+                             * @description the chat network's message id (wamid…); null for a send the network never accepted
+                             * @example wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==
+                             */
+                            messageId: string | null;
+                            /**
+                             * @description an agent's private note (sender agent): only in the agents' timeline, never sent to the customer
+                             * @constant
+                             */
+                            note?: true;
+                            /** @description the network message this one replies to (a button tap names the message whose button it was) */
+                            replyTo?: string;
+                            /**
+                             * @description contact, bot or agent; system for a system entry of the timeline (what happened to the conversation), which never reached the customer
+                             * @enum {string}
+                             */
+                            sender: "contact" | "bot" | "agent" | "system";
+                            sentAt: string;
+                            sessionId: string;
+                            /**
+                             * @description outbound messages: accepted, sent, delivered, read or failed
+                             * @enum {string}
+                             */
+                            status?: "accepted" | "sent" | "delivered" | "read" | "failed";
+                            /** @description when the status last changed */
+                            statusUpdatedAt?: string;
+                            /**
+                             * @description a system entry (sender system): what happened; content.text says it in words
+                             * @example {
+                             *       "event": "handover_requested",
+                             *       "by": {
+                             *         "type": "automation"
+                             *       },
+                             *       "reason": "rule",
+                             *       "ruleId": "rule_Xk3mQ9vT2pLa"
+                             *     }
+                             */
+                            system?: {
+                                /** @description automation_failed: the action that failed (auto_reply) */
+                                action?: string;
+                                /** @description who did it */
+                                by?: {
+                                    keyId?: string;
+                                    keyName?: string;
+                                    /**
+                                     * @description agent (a dashboard user), bot (over MCP), api (a script with an API key), automation, or contact (the customer)
+                                     * @enum {string}
+                                     */
+                                    type: "agent" | "bot" | "api" | "automation" | "contact";
+                                    /** @description the user who acted (an API key acts for its owner) */
+                                    userId?: string;
+                                };
+                                /** @enum {string} */
+                                event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed";
+                                /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
+                                from?: string | null;
+                                /** @description handover_requested by automation: why (first_responder, bot_fallback, rule); automation_failed: why the action failed */
+                                reason?: string;
+                                /** @description rule_fired, automation_failed, and what a rule did: the automation rule */
+                                ruleId?: string;
+                                /** @description the automation rule's name */
+                                ruleName?: string;
+                                /** @description ticket_created: the ticket's subject */
+                                subject?: string;
+                                /** @description ticket_created: the ticket */
+                                ticketId?: string;
+                                /** @description the agent it went to (transferred) */
+                                to?: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description invalid request: a field, the query or the JSON itself */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "text is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.text",
+                     *             "message": "text is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such conversation in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such conversation in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `no_conversation`: the contact has had no conversation yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "no_conversation",
+                     *         "message": "the contact has had no conversation yet"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    queueConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the contact's audienceExternalId, `<phone>:<phone number id>`
+                 * @example 4915112345678:106540352242922
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the conversation after the change */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "conversation": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "audienceExternalId": "4915112345678:106540352242922",
+                     *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "contactName": "Ann Example",
+                     *         "phone": "4915112345678",
+                     *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
+                     *         "status": "bot",
+                     *         "assigneeId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "queuedAt": "2026-01-05T09:30:00.000Z",
+                     *         "assignedAt": "2026-01-05T09:30:00.000Z",
+                     *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "sessionStatus": "open",
+                     *         "window": {
+                     *           "open": true,
+                     *           "closesAt": "2026-01-05T09:30:00.000Z"
+                     *         },
+                     *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                     *         "unreadCount": 2,
+                     *         "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        conversation: {
+                            assignedAt: string | null;
+                            assigneeId: string | null;
+                            audienceExternalId: string;
+                            /** @description the channel the conversation runs on; null when no channel of the organization has its phone number id any more */
+                            channelId: string | null;
+                            contactId: string | null;
+                            /** @description the name the customer goes by on the chat network, when known */
+                            contactName: string | null;
+                            /** @description the conversation id: the contact's audienceExternalId */
+                            id: string;
+                            lastInboundAt: string | null;
+                            phone: string;
+                            queuedAt: string | null;
+                            /** @description the latest session (conversation episode) */
+                            sessionId: string | null;
+                            sessionStatus: ("open" | "resolved") | null;
+                            /**
+                             * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
+                             * @enum {string}
+                             */
+                            status: "bot" | "queued" | "assigned";
+                            /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
+                            unreadCount?: number;
+                            updatedAt: string;
+                            window: {
+                                /** @description 24 hours after the customer's last message; null before they ever wrote */
+                                closesAt: string | null;
+                                /** @description free-form messages (text, buttons, media) may be sent */
+                                open: boolean;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such conversation in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such conversation in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "already_taken",
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
                      *       }
                      *     }
                      */
@@ -13466,7 +14920,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13477,7 +14931,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
                      *       }
                      *     }
                      */
@@ -13773,7 +15227,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13784,7 +15238,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
                      *       }
                      *     }
                      */
@@ -14681,7 +16135,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14692,7 +16146,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
                      *       }
                      *     }
                      */
@@ -14988,7 +16442,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14999,7 +16453,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
                      *       }
                      *     }
                      */
@@ -15244,7 +16698,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15255,7 +16709,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
                      *       }
                      *     }
                      */
@@ -19425,7 +20879,10 @@ export interface operations {
     };
     listSessionMessages: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description notes: the agents' timeline, with private notes among the messages (needs inbox:read too); without it, never a note */
+                include?: "notes";
+            };
             header?: never;
             path: {
                 /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
@@ -19435,7 +20892,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description the messages */
+            /** @description the messages, with system entries (sender system) in the order they happened */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -19466,6 +20923,15 @@ export interface operations {
                      *         ],
                      *         "replyTo": "support@example.com",
                      *         "agentId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "system": {
+                     *           "event": "handover_requested",
+                     *           "by": {
+                     *             "type": "automation"
+                     *           },
+                     *           "reason": "rule",
+                     *           "ruleId": "rule_Xk3mQ9vT2pLa"
+                     *         },
+                     *         "note": true,
                      *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
                      *         "audienceExternalId": "4915112345678:106540352242922"
                      *       }
@@ -19477,7 +20943,7 @@ export interface operations {
                          * @example msg_Q2hhdEZpcnN0TWVzc2FnZUlkMDAwMDAx
                          */
                         _id: string;
-                        /** @description the agent who sent it (sender agent) */
+                        /** @description the agent who sent it (sender agent), or wrote the note */
                         agentId?: string;
                         audienceExternalId: string;
                         channelId: string;
@@ -19489,8 +20955,11 @@ export interface operations {
                         } & {
                             [key: string]: unknown;
                         };
-                        /** @enum {string} */
-                        direction: "inbound" | "outbound";
+                        /**
+                         * @description internal: a system entry or a private note, never sent to the customer, never counted as unread, never charged
+                         * @enum {string}
+                         */
+                        direction: "inbound" | "outbound" | "internal";
                         /** @description the network's reasons, for a failed message */
                         errors?: {
                             code: number;
@@ -19502,9 +20971,17 @@ export interface operations {
                          * @example wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjA2QjdCN0Y3MDg2RDNGMzA5AA==
                          */
                         messageId: string | null;
+                        /**
+                         * @description an agent's private note (sender agent): only in the agents' timeline, never sent to the customer
+                         * @constant
+                         */
+                        note?: true;
                         /** @description the network message this one replies to (a button tap names the message whose button it was) */
                         replyTo?: string;
-                        /** @enum {string} */
+                        /**
+                         * @description contact, bot or agent; system for a system entry of the timeline (what happened to the conversation), which never reached the customer
+                         * @enum {string}
+                         */
                         sender: "contact" | "bot" | "agent" | "system";
                         sentAt: string;
                         sessionId: string;
@@ -19515,7 +20992,68 @@ export interface operations {
                         status?: "accepted" | "sent" | "delivered" | "read" | "failed";
                         /** @description when the status last changed */
                         statusUpdatedAt?: string;
+                        /**
+                         * @description a system entry (sender system): what happened; content.text says it in words
+                         * @example {
+                         *       "event": "handover_requested",
+                         *       "by": {
+                         *         "type": "automation"
+                         *       },
+                         *       "reason": "rule",
+                         *       "ruleId": "rule_Xk3mQ9vT2pLa"
+                         *     }
+                         */
+                        system?: {
+                            /** @description automation_failed: the action that failed (auto_reply) */
+                            action?: string;
+                            /** @description who did it */
+                            by?: {
+                                keyId?: string;
+                                keyName?: string;
+                                /**
+                                 * @description agent (a dashboard user), bot (over MCP), api (a script with an API key), automation, or contact (the customer)
+                                 * @enum {string}
+                                 */
+                                type: "agent" | "bot" | "api" | "automation" | "contact";
+                                /** @description the user who acted (an API key acts for its owner) */
+                                userId?: string;
+                            };
+                            /** @enum {string} */
+                            event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed";
+                            /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
+                            from?: string | null;
+                            /** @description handover_requested by automation: why (first_responder, bot_fallback, rule); automation_failed: why the action failed */
+                            reason?: string;
+                            /** @description rule_fired, automation_failed, and what a rule did: the automation rule */
+                            ruleId?: string;
+                            /** @description the automation rule's name */
+                            ruleName?: string;
+                            /** @description ticket_created: the ticket's subject */
+                            subject?: string;
+                            /** @description ticket_created: the ticket */
+                            ticketId?: string;
+                            /** @description the agent it went to (transferred) */
+                            to?: string;
+                        };
                     }[];
+                };
+            };
+            /** @description invalid query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "invalid query parameter"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description missing or invalid credentials */
@@ -19536,7 +21074,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the key lacks the scope conversation:handover:request */
+            /** @description `insufficient_scope`: include=notes without inbox:read */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19547,11 +21085,19 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "insufficient_scope",
-                     *         "message": "the key lacks the scope conversation:handover:request"
+                     *         "message": "include=notes without inbox:read"
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
                 };
             };
             /** @description no such session in the organization */
