@@ -508,6 +508,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The sandboxes' base URLs (each at the root of an origin of its own, for the providers' official clients); with `Authorization: Bearer <API key>`, the credentials to use them */
+        get: operations["getSandboxes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys": {
         parameters: {
             query?: never;
@@ -822,6 +839,40 @@ export interface paths {
         patch: operations["updateContact"];
         trace?: never;
     };
+    "/v1/contacts/{id}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Put labels on a contact */
+        post: operations["labelContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contacts/{id}/labels/{label}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Take a label off a contact (one that is not on it changes nothing) */
+        delete: operations["unlabelContact"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/conversations": {
         parameters: {
             query?: never;
@@ -868,6 +919,40 @@ export interface paths {
         /** Hand the conversation back to the bot */
         post: operations["handBackConversation"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Put labels on a conversation */
+        post: operations["labelConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/labels/{label}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Take a label off a conversation (one that is not on it changes nothing) */
+        delete: operations["unlabelConversation"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1128,6 +1213,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's labels, by name */
+        get: operations["listLabels"];
+        put?: never;
+        /** Create a label (admins) */
+        post: operations["createLabel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/labels/{labelId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a label (admins): it comes off every conversation and contact */
+        delete: operations["deleteLabel"];
+        options?: never;
+        head?: never;
+        /** Rename or recolour a label (admins); it stays on what it is on */
+        patch: operations["updateLabel"];
+        trace?: never;
+    };
     "/v1/messages/buttons": {
         parameters: {
             query?: never;
@@ -1214,6 +1335,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandbox/channels/{channelId}/customers/{phone}/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sandbox: the customer shares contact cards (the Cloud API card shape) */
+        post: operations["sandboxShareCustomerContacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/channels/{channelId}/customers/{phone}/locations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sandbox: the customer shares a location (a pin, or a named place with its address) */
+        post: operations["sandboxShareCustomerLocation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandbox/channels/{channelId}/customers/{phone}/media": {
         parameters: {
             query?: never;
@@ -1260,6 +1415,23 @@ export interface paths {
         put?: never;
         /** Sandbox: the customer taps a quick-reply button of a template message they received */
         post: operations["sandboxTapQuickReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/channels/{channelId}/customers/{phone}/reactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sandbox: the customer reacts to a message of the conversation (an empty emoji takes the reaction back) */
+        post: operations["sandboxCustomerReaction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8058,6 +8230,134 @@ export interface operations {
             };
         };
     };
+    getSandboxes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description base URLs, and credentials when an API key was given */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "graph": "http://localhost:12110",
+                     *       "google": "http://localhost:12120",
+                     *       "googleOAuth": "http://localhost:12121",
+                     *       "stripe": "http://localhost:12111",
+                     *       "credentials": {
+                     *         "googleOAuth": {
+                     *           "clientId": "switchboard-sandbox.apps.sandbox.local",
+                     *           "clientSecret": "Hn3vX0cY7qL2mB9sT4wK8pR1zD6fG5jA",
+                     *           "redirectUris": [
+                     *             "http://localhost:3000/v1/tools/oauth/callback"
+                     *           ],
+                     *           "loopbackRedirectUris": "any http://127.0.0.1:<port>/… or http://localhost:<port>/… (as Google allows for desktop clients)",
+                     *           "scopes": [
+                     *             "https://www.googleapis.com/auth/gmail.modify",
+                     *             "https://www.googleapis.com/auth/calendar"
+                     *           ]
+                     *         },
+                     *         "stripe": {
+                     *           "keyPrefix": "sk_test_sbx_",
+                     *           "createAccount": {
+                     *             "method": "POST",
+                     *             "url": "http://localhost:3000/sandbox/providers/stripe/accounts",
+                     *             "authorization": "Bearer <an API key of your organization>",
+                     *             "body": "{\"name\":\"My Shop\"} (optional): the answer carries api_key"
+                     *           }
+                     *         },
+                     *         "graph": {
+                     *           "apiVersion": "v21.0",
+                     *           "channels": [
+                     *             {
+                     *               "channelId": "ch_01J9Z3Q4R5S6T7V8W9X0Y1Z2A3",
+                     *               "name": "Sandbox WhatsApp",
+                     *               "phoneNumberId": "106540352242922",
+                     *               "businessAccountId": "102290129340398",
+                     *               "accessToken": "EAASBXq1w2e3r4t5y6u7i8o9p0a1s2d3f4g5h6j7k8l9"
+                     *             }
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description with an API key: the sandbox OAuth client, how to get a sandbox Stripe key, and the Graph access token of each of the organization's sandbox channels */
+                        credentials?: {
+                            googleOAuth?: {
+                                clientId: string;
+                                clientSecret: string;
+                                loopbackRedirectUris: string;
+                                redirectUris: string[];
+                                scopes: string[];
+                            };
+                            graph?: {
+                                apiVersion: string;
+                                channels: {
+                                    accessToken: string;
+                                    businessAccountId: string;
+                                    channelId: string;
+                                    name: string;
+                                    phoneNumberId: string;
+                                }[];
+                            };
+                            stripe?: {
+                                createAccount: {
+                                    authorization: string;
+                                    body: string;
+                                    /** @constant */
+                                    method: "POST";
+                                    url: string;
+                                };
+                                keyPrefix: string;
+                            };
+                        };
+                        /** @description the sandbox Google APIs (Gmail v1, Calendar v3): googleapis' rootUrl (null when that sandbox is off, or this node does not listen yet) */
+                        google: string | null;
+                        /** @description the sandbox Google OAuth 2.0 endpoints: /o/oauth2/v2/auth, /token, /revoke (google-auth-library's endpoints) (null when that sandbox is off, or this node does not listen yet) */
+                        googleOAuth: string | null;
+                        /** @description the sandbox chat network's Graph API: a Cloud API client's Graph base URL (paths /v21.0/{phone-number-id}/messages …) (null when that sandbox is off, or this node does not listen yet) */
+                        graph: string | null;
+                        /** @description the sandbox Stripe API: the stripe client's protocol, host and port (null when that sandbox is off, or this node does not listen yet) */
+                        stripe: string | null;
+                    };
+                };
+            };
+            /** @description an Authorization header that is not a valid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "an Authorization header that is not a valid API key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: never;
@@ -12715,7 +13015,14 @@ export interface operations {
                      *           "name": "Ann Example",
                      *           "phone": "4915112345678",
                      *           "attributes": {},
-                     *           "createdAt": "2026-01-05T09:30:00.000Z"
+                     *           "createdAt": "2026-01-05T09:30:00.000Z",
+                     *           "labels": [
+                     *             {
+                     *               "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *               "name": "Ann Example",
+                     *               "color": "#e11d48"
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "page": 1,
@@ -12733,6 +13040,16 @@ export interface operations {
                             /** @description first seen */
                             createdAt: string;
                             id: string;
+                            /** @description the contact's labels (on a contact's page and after a label change) */
+                            labels?: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             name: string | null;
                             /** @description the phone digits (a web-chat visitor: its visitor id) */
                             phone: string;
@@ -12872,7 +13189,14 @@ export interface operations {
                      *         "name": "Ann Example",
                      *         "phone": "4915112345678",
                      *         "attributes": {},
-                     *         "createdAt": "2026-01-05T09:30:00.000Z"
+                     *         "createdAt": "2026-01-05T09:30:00.000Z",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ]
                      *       },
                      *       "conversation": {
                      *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
@@ -12887,6 +13211,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -12938,6 +13269,16 @@ export interface operations {
                             /** @description first seen */
                             createdAt: string;
                             id: string;
+                            /** @description the contact's labels (on a contact's page and after a label change) */
+                            labels?: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             name: string | null;
                             /** @description the phone digits (a web-chat visitor: its visitor id) */
                             phone: string;
@@ -12954,6 +13295,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -13175,7 +13526,14 @@ export interface operations {
                      *         "name": "Ann Example",
                      *         "phone": "4915112345678",
                      *         "attributes": {},
-                     *         "createdAt": "2026-01-05T09:30:00.000Z"
+                     *         "createdAt": "2026-01-05T09:30:00.000Z",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ]
                      *       }
                      *     }
                      */
@@ -13189,6 +13547,16 @@ export interface operations {
                             /** @description first seen */
                             createdAt: string;
                             id: string;
+                            /** @description the contact's labels (on a contact's page and after a label change) */
+                            labels?: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             name: string | null;
                             /** @description the phone digits (a web-chat visitor: its visitor id) */
                             phone: string;
@@ -13386,6 +13754,412 @@ export interface operations {
             };
         };
     };
+    labelContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "labels": [
+                 *         "vip"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description labels to put on (ids or names); those already on it stay once */
+                    labels: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description the labels on the contact now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "labels": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "name": "Ann Example",
+                     *           "color": "#e11d48"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description every label on it now, in the order they were put on */
+                        labels: {
+                            /**
+                             * @description #rrggbb
+                             * @example #e11d48
+                             */
+                            color: string;
+                            id: string;
+                            name: string;
+                        }[];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description invalid body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "labels is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.labels",
+                     *             "message": "labels is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such contact in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such contact in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unknown_label` (no such label: `details.labels` names them), `too_many_labels` (at most 20) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unknown_label",
+                     *         "message": "unknown_label (no such label: details.labels names them), too_many_labels (at most 20)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    unlabelContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
+                id: string;
+                /**
+                 * @description a label's id or its name (any case)
+                 * @example label example
+                 */
+                label: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the labels on the contact now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "labels": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "name": "Ann Example",
+                     *           "color": "#e11d48"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description every label on it now, in the order they were put on */
+                        labels: {
+                            /**
+                             * @description #rrggbb
+                             * @example #e11d48
+                             */
+                            color: string;
+                            id: string;
+                            name: string;
+                        }[];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such contact or label in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such contact or label in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listConversations: {
         parameters: {
             query?: {
@@ -13397,6 +14171,8 @@ export interface operations {
                 contact?: string;
                 /** @description the previous page's nextCursor, with the same view, sort and filters */
                 cursor?: string;
+                /** @description only conversations carrying this label (its id or name); an unknown label finds nothing */
+                label?: string;
                 limit?: number;
                 /** @description paging by page only (default 1) */
                 page?: number;
@@ -13436,6 +14212,13 @@ export interface operations {
                      *           "assignedAt": "2026-01-05T09:30:00.000Z",
                      *           "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *           "sessionStatus": "open",
+                     *           "labels": [
+                     *             {
+                     *               "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *               "name": "Ann Example",
+                     *               "color": "#e11d48"
+                     *             }
+                     *           ],
                      *           "window": {
                      *             "open": true,
                      *             "closesAt": "2026-01-05T09:30:00.000Z"
@@ -13463,6 +14246,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -13631,6 +14424,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -13690,6 +14490,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             /** @description the agents' timeline of the latest session: its last 50 entries, oldest first (messages, system entries with sender system, and private notes with note: true) */
                             messages: {
@@ -13706,7 +14516,7 @@ export interface operations {
                                     mediaUrl?: string;
                                     text?: string;
                                     /** @enum {string} */
-                                    type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "unsupported";
+                                    type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "reaction" | "unsupported";
                                 } & {
                                     [key: string]: unknown;
                                 };
@@ -13953,6 +14763,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -13975,6 +14792,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -14135,6 +14962,418 @@ export interface operations {
             };
         };
     };
+    labelConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the contact's audienceExternalId, `<phone>:<phone number id>`
+                 * @example 4915112345678:106540352242922
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "labels": [
+                 *         "refund"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description labels to put on (ids or names); those already on it stay once */
+                    labels: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description the labels on the conversation now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "labels": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "name": "Ann Example",
+                     *           "color": "#e11d48"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description every label on it now, in the order they were put on */
+                        labels: {
+                            /**
+                             * @description #rrggbb
+                             * @example #e11d48
+                             */
+                            color: string;
+                            id: string;
+                            name: string;
+                        }[];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description invalid body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "labels is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.labels",
+                     *             "message": "labels is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such conversation in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such conversation in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unknown_label` (no such label: `details.labels` names them), `too_many_labels` (at most 20) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unknown_label",
+                     *         "message": "unknown_label (no such label: details.labels names them), too_many_labels (at most 20)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    unlabelConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the contact's audienceExternalId, `<phone>:<phone number id>`
+                 * @example 4915112345678:106540352242922
+                 */
+                id: string;
+                /**
+                 * @description a label's id or its name (any case)
+                 * @example label example
+                 */
+                label: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the labels on the conversation now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "labels": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "name": "Ann Example",
+                     *           "color": "#e11d48"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description every label on it now, in the order they were put on */
+                        labels: {
+                            /**
+                             * @description #rrggbb
+                             * @example #e11d48
+                             */
+                            color: string;
+                            id: string;
+                            name: string;
+                        }[];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such conversation or label in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such conversation or label in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     addConversationNote: {
         parameters: {
             query?: never;
@@ -14223,7 +15462,7 @@ export interface operations {
                                 mediaUrl?: string;
                                 text?: string;
                                 /** @enum {string} */
-                                type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "unsupported";
+                                type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "reaction" | "unsupported";
                             } & {
                                 [key: string]: unknown;
                             };
@@ -14545,6 +15784,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -14567,6 +15813,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -15117,6 +16373,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -15139,6 +16402,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -15336,6 +16609,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -15358,6 +16638,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -16332,6 +17622,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -16354,6 +17651,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -16563,6 +17870,13 @@ export interface operations {
                      *         "assignedAt": "2026-01-05T09:30:00.000Z",
                      *         "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "sessionStatus": "open",
+                     *         "labels": [
+                     *           {
+                     *             "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *             "name": "Ann Example",
+                     *             "color": "#e11d48"
+                     *           }
+                     *         ],
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -16585,6 +17899,16 @@ export interface operations {
                             contactName: string | null;
                             /** @description the conversation id: the contact's audienceExternalId */
                             id: string;
+                            /** @description the labels on the conversation, in the order they were put on */
+                            labels: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             lastInboundAt: string | null;
                             phone: string;
                             queuedAt: string | null;
@@ -16841,6 +18165,8 @@ export interface operations {
                 channelId?: string;
                 /** @description only this contact's conversation: a contact id or an audienceExternalId */
                 contact?: string;
+                /** @description only conversations carrying this label (its id or name); an unknown label finds nothing */
+                label?: string;
             };
             header?: never;
             path?: never;
@@ -18126,6 +19452,758 @@ export interface operations {
                         /** @constant */
                         success: false;
                     };
+                };
+            };
+        };
+    };
+    listLabels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every label */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "labels": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "name": "Ann Example",
+                     *           "color": "#e11d48"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        labels: {
+                            /**
+                             * @description #rrggbb
+                             * @example #e11d48
+                             */
+                            color: string;
+                            id: string;
+                            name: string;
+                        }[];
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "insufficient_scope",
+                     *         "message": "the key lacks the scope inbox:read"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "refund",
+                 *       "color": "#e11d48"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description #rrggbb; grey when absent
+                     * @example #e11d48
+                     */
+                    color?: string;
+                    /** @description unique in the organization whatever its case */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the label */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "label": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "name": "Ann Example",
+                     *         "color": "#e11d48"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        label: {
+                            /**
+                             * @description #rrggbb
+                             * @example #e11d48
+                             */
+                            color: string;
+                            id: string;
+                            name: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description invalid body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "name is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.name",
+                     *             "message": "name is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `label_exists`: the name is taken (in any case) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "label_exists",
+                     *         "message": "the name is taken (in any case)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_labels`: the organization has 200 */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_labels",
+                     *         "message": "the organization has 200"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description a label's id or its name (any case)
+                 * @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10
+                 */
+                labelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such label in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such label in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateLabel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description a label's id or its name (any case)
+                 * @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10
+                 */
+                labelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "color": "#f59e0b"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description #rrggbb
+                     * @example #e11d48
+                     */
+                    color?: string;
+                    /** @description unique in the organization whatever its case */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the label after the change */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "label": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "name": "Ann Example",
+                     *         "color": "#e11d48"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        label: {
+                            /**
+                             * @description #rrggbb
+                             * @example #e11d48
+                             */
+                            color: string;
+                            id: string;
+                            name: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description invalid body, or nothing to change */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "invalid body, or nothing to change"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such label in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such label in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `label_exists`: the name is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "label_exists",
+                     *         "message": "the name is taken"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -19771,6 +21849,539 @@ export interface operations {
             };
         };
     };
+    sandboxShareCustomerContacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+                /** @example 4915112345678 */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "contacts": [
+                 *         {
+                 *           "name": {
+                 *             "formatted_name": "Ben Lee",
+                 *             "first_name": "Ben"
+                 *           },
+                 *           "phones": [
+                 *             {
+                 *               "phone": "+49 151 2345678",
+                 *               "type": "CELL",
+                 *               "wa_id": "491512345678"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "profileName": "Ann Lee"
+                 *     }
+                 */
+                "application/json": {
+                    contacts: {
+                        birthday?: string;
+                        emails?: {
+                            email?: string;
+                            type?: string;
+                        }[];
+                        name: {
+                            first_name?: string;
+                            formatted_name: string;
+                            last_name?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        org?: {
+                            company?: string;
+                            department?: string;
+                            title?: string;
+                        };
+                        phones?: {
+                            phone?: string;
+                            type?: string;
+                            wa_id?: string;
+                        }[];
+                        urls?: {
+                            type?: string;
+                            url?: string;
+                        }[];
+                    }[];
+                    /** @description the customer's WhatsApp profile name */
+                    profileName?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description sent by the simulated customer */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
+                     *       "delivered": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description true when the service's webhook receiver took it at the first attempt (otherwise it is redelivered) */
+                        delivered: boolean;
+                        /** @description the network id of the customer's message */
+                        messageId: string;
+                    };
+                };
+            };
+            /** @description invalid body, no such button on that message, or a file the network would not take */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "contacts is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.contacts",
+                     *             "message": "contacts is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope message:send, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such channel in the organization, or no such message on this phone */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such channel in the organization, or no such message on this phone"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_a_sandbox_channel",
+                     *         "message": "the channel is not on the sandbox network"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sandboxShareCustomerLocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+                /** @example 4915112345678 */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "latitude": 52.5219,
+                 *       "longitude": 13.4132,
+                 *       "name": "Home",
+                 *       "address": "Karl-Marx-Allee 1, Berlin",
+                 *       "profileName": "Ann Lee"
+                 *     }
+                 */
+                "application/json": {
+                    address?: string;
+                    latitude: number;
+                    longitude: number;
+                    name?: string;
+                    /** @description the customer's WhatsApp profile name */
+                    profileName?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description sent by the simulated customer */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
+                     *       "delivered": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description true when the service's webhook receiver took it at the first attempt (otherwise it is redelivered) */
+                        delivered: boolean;
+                        /** @description the network id of the customer's message */
+                        messageId: string;
+                    };
+                };
+            };
+            /** @description invalid body, no such button on that message, or a file the network would not take */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "latitude is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.latitude",
+                     *             "message": "latitude is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope message:send, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such channel in the organization, or no such message on this phone */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such channel in the organization, or no such message on this phone"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_a_sandbox_channel",
+                     *         "message": "the channel is not on the sandbox network"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     sandboxSendCustomerMedia: {
         parameters: {
             query?: never;
@@ -20700,6 +23311,251 @@ export interface operations {
             };
         };
     };
+    sandboxCustomerReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+                /** @example 4915112345678 */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
+                 *       "emoji": "👍",
+                 *       "profileName": "Ann Lee"
+                 *     }
+                 */
+                "application/json": {
+                    emoji: string;
+                    messageId: string;
+                    /** @description the customer's WhatsApp profile name */
+                    profileName?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description sent by the simulated customer */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
+                     *       "delivered": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description true when the service's webhook receiver took it at the first attempt (otherwise it is redelivered) */
+                        delivered: boolean;
+                        /** @description the network id of the customer's message */
+                        messageId: string;
+                    };
+                };
+            };
+            /** @description invalid body, no such button on that message, or a file the network would not take */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "messageId is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.messageId",
+                     *             "message": "messageId is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope message:send, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such channel in the organization, or no such message on this phone */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such channel in the organization, or no such message on this phone"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_a_sandbox_channel",
+                     *         "message": "the channel is not on the sandbox network"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     search: {
         parameters: {
             query: {
@@ -20730,7 +23586,14 @@ export interface operations {
                      *           "name": "Ann Example",
                      *           "phone": "4915112345678",
                      *           "attributes": {},
-                     *           "createdAt": "2026-01-05T09:30:00.000Z"
+                     *           "createdAt": "2026-01-05T09:30:00.000Z",
+                     *           "labels": [
+                     *             {
+                     *               "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *               "name": "Ann Example",
+                     *               "color": "#e11d48"
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "messages": [
@@ -20756,6 +23619,16 @@ export interface operations {
                             /** @description first seen */
                             createdAt: string;
                             id: string;
+                            /** @description the contact's labels (on a contact's page and after a label change) */
+                            labels?: {
+                                /**
+                                 * @description #rrggbb
+                                 * @example #e11d48
+                                 */
+                                color: string;
+                                id: string;
+                                name: string;
+                            }[];
                             name: string | null;
                             /** @description the phone digits (a web-chat visitor: its visitor id) */
                             phone: string;
@@ -20951,7 +23824,7 @@ export interface operations {
                             mediaUrl?: string;
                             text?: string;
                             /** @enum {string} */
-                            type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "unsupported";
+                            type: "text" | "template" | "interactive" | "button_reply" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "reaction" | "unsupported";
                         } & {
                             [key: string]: unknown;
                         };
