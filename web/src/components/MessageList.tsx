@@ -125,6 +125,12 @@ export function systemText(e: SystemEntry, me: SessionUser): string {
       return e.by?.type === 'contact' ? 'Reopened: the customer wrote again' : `Reopened by ${by}`;
     case 'ticket_created':
       return `Ticket ${e.ticketId ?? ''} created by ${by}${e.subject ? `: ${e.subject}` : ''}`;
+    case 'assigned':
+      return `Assigned to ${userName(e.to, me)} by ${by}${e.ruleName ? ` (rule “${e.ruleName}”)` : ''}`;
+    case 'rule_fired':
+      return `Automation rule “${e.ruleName ?? e.ruleId ?? ''}” fired`;
+    case 'automation_failed':
+      return `Automation rule “${e.ruleName ?? e.ruleId ?? ''}” could not ${e.action === 'auto_reply' ? 'send its auto-reply' : 'carry out an action'}: ${e.reason ?? 'unknown reason'}`;
   }
 }
 
