@@ -6253,7 +6253,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, automation.fired, automation.webhook, automation.failed, *); "*" for all */
+                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, conversation.labels_changed, automation.fired, automation.webhook, automation.failed, *); "*" for all */
                     events: string[];
                     /** @description https URL of the receiver */
                     url: string;
@@ -6747,7 +6747,7 @@ export interface operations {
                 "application/json": {
                     /** @description false disables deliveries; true re-enables (after a 410, for example) */
                     enabled?: boolean;
-                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, automation.fired, automation.webhook, automation.failed, *); "*" for all */
+                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, conversation.labels_changed, automation.fired, automation.webhook, automation.failed, *); "*" for all */
                     events?: string[];
                 };
             };
