@@ -52,7 +52,7 @@ function patched(k: ConversationSummary, r: ConversationRow): ConversationSummar
  *   on screen) reload, so nothing missed while disconnected stays wrong;
  * - in between, each `conversation` frame (sent once the server's lists hold the change) updates
  *   that conversation's row for every listener, an older version never replacing a newer one, and
- *   the counts are fetched again;
+ *   the counts are fetched again when it changed lanes (not for activity alone);
  * - unread counts are the server's (`unreadCount`, per user); an inbound message of a conversation
  *   not on screen counts at once, before the server's count catches up; opening a conversation
  *   marks it seen on the server;
@@ -70,6 +70,7 @@ export class Inbox {
   private readonly listeners = new Map<string, Set<ConversationListener>>();
   private readonly rowListeners = new Set<RowListener>();
   private readonly resyncListeners = new Set<() => void>();
+  private readonly countListeners = new Set<() => void>();
   private readonly pending = new Map<string, Promise<void>>();
   /** Conversations a `handover.requested` named whose row does not show them queued yet. */
   private readonly requested = new Set<string>();
@@ -226,8 +227,17 @@ export class Inbox {
       const next = patched(k, r);
       this.known.set(r.id, next);
       this.changed(next);
+      // Only activity moved (a message in or out): no view gained or lost it, the counts stand.
+      if (k.status === next.status && k.assigneeId === next.assigneeId && k.sessionStatus === next.sessionStatus) return;
     }
+    for (const fn of this.countListeners) fn();
     this.countsLater();
+  }
+
+  /** Called when the counts per view may have changed (a conversation changed lanes, or one not seen yet). */
+  onCountsChange(fn: () => void): () => void {
+    this.countListeners.add(fn);
+    return () => this.countListeners.delete(fn);
   }
 
   private onEvent(f: EventFrame): void {

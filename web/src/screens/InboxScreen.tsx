@@ -13,7 +13,7 @@ import { useObservable } from '../state';
 
 const COUNTS_DELAY_MS = 300;
 
-/** The counts per view with the list's filters: the inbox's own without filters, else fetched and refreshed on every row change. */
+/** The counts per view with the list's filters: the inbox's own without filters, else fetched and refreshed when a row changed lanes. */
 function useCounts(inbox: Inbox, v: ViewQuery): ConversationCounts | null {
   const unfiltered = useObservable(inbox.counts);
   const [filtered, setFiltered] = useState<ConversationCounts | null>(null);
@@ -32,7 +32,7 @@ function useCounts(inbox: Inbox, v: ViewQuery): ConversationCounts | null {
       clearTimeout(timer);
       timer = setTimeout(() => void load(), COUNTS_DELAY_MS);
     };
-    const offRow = inbox.onRow(later);
+    const offRow = inbox.onCountsChange(later);
     const offResync = inbox.onResync(later);
     return () => {
       live = false;
