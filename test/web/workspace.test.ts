@@ -144,6 +144,19 @@ describe("the agent's workspace in Chromium: search, the contact page, views and
     // Longest waiting first (the view's own order): b came before c.
     expect(await w.page.getByTestId('conversations').locator('a[data-conversation]').evaluateAll((els) => els.map((e) => (e as unknown as { dataset: { conversation: string } }).dataset.conversation))).toEqual([b, c]);
 
+    // A label: only the conversations carrying it, with the label's counts.
+    const vip = (await call('POST', '/v1/labels', org.adminKey, { name: 'vip', color: '#e11d48' })).label;
+    await call('POST', `/v1/conversations/${encodeURIComponent(b)}/labels`, org.adminKey, { labels: ['vip'] });
+    await w.page.reload();
+    await w.page.getByTestId('connection').filter({ hasText: 'Live' }).waitFor();
+    await filters.getByLabel('Label').selectOption({ label: 'vip' });
+    await w.page.waitForURL((u) => u.searchParams.get('label') === vip.id && u.searchParams.get('channel') === south.id);
+    await row(w.page, c).waitFor({ state: 'detached' });
+    await row(w.page, b).getByTitle('label vip').waitFor();
+    await w.page.getByTestId('count-waiting').filter({ hasText: /^1$/ }).waitFor();
+    await filters.getByLabel('Label').selectOption({ label: 'any label' });
+    await row(w.page, c).waitFor();
+
     // Taken by a teammate: it moves to Others, and the assignee filter finds it.
     await call('POST', `/v1/conversations/${encodeURIComponent(c)}/take`, org.adminKey);
     await row(w.page, c).waitFor({ state: 'detached' });

@@ -40,6 +40,9 @@ export function ConversationList({ label, conversations, unread, selected, empty
               <li key={c.id}>
                 <a href={`/inbox/${encodeURIComponent(c.id)}${linkSearch}`} data-route aria-current={selected === c.id ? 'true' : undefined} data-conversation={c.id} data-status={c.status}>
                   <span class="name">{displayName(c)}</span>
+                  {c.labels.map((l) => (
+                    <span key={l.id} class="label-chip" style={{ borderColor: l.color }} title={`label ${l.name}`}>{l.name}</span>
+                  ))}
                   <span class="meta">{meta(c)}</span>
                   {n > 0 && <span class="badge unread" aria-label={`${n} unread`}>{n}</span>}
                   {(c.labels ?? []).length > 0 && (

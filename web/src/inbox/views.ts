@@ -23,12 +23,14 @@ export interface ViewQuery {
   channelId?: string;
   assigneeId?: string;
   contact?: string;
+  /** A label's id. */
+  label?: string;
 }
 
 export function viewQueryFrom(q: URLSearchParams): ViewQuery {
   const view = VIEWS.find((v) => v.id === q.get('view'))?.id ?? 'waiting';
   const out: ViewQuery = { view, sort: q.get('sort') === 'waiting' ? 'waiting' : q.get('sort') === 'activity' ? 'activity' : view === 'waiting' ? 'waiting' : 'activity' };
-  for (const [k, p] of [['channelId', 'channel'], ['assigneeId', 'assignee'], ['contact', 'contact']] as const) {
+  for (const [k, p] of [['channelId', 'channel'], ['assigneeId', 'assignee'], ['contact', 'contact'], ['label', 'label']] as const) {
     const v = q.get(p);
     if (v) out[k] = v;
   }
@@ -43,6 +45,7 @@ export function viewSearch(v: ViewQuery): string {
   if (v.channelId) q.set('channel', v.channelId);
   if (v.assigneeId) q.set('assignee', v.assigneeId);
   if (v.contact) q.set('contact', v.contact);
+  if (v.label) q.set('label', v.label);
   const s = q.toString();
   return s ? `?${s}` : '';
 }
@@ -53,6 +56,7 @@ export function apiQuery(v: ViewQuery, limit: number, cursor?: string | null): s
   if (v.channelId) q.set('channelId', v.channelId);
   if (v.assigneeId) q.set('assigneeId', v.assigneeId);
   if (v.contact) q.set('contact', v.contact);
+  if (v.label) q.set('label', v.label);
   if (cursor) q.set('cursor', cursor);
   return q.toString();
 }
@@ -62,14 +66,15 @@ export function filtersQuery(v: ViewQuery): string {
   if (v.channelId) q.set('channelId', v.channelId);
   if (v.assigneeId) q.set('assigneeId', v.assigneeId);
   if (v.contact) q.set('contact', v.contact);
+  if (v.label) q.set('label', v.label);
   return q.toString();
 }
 
 export function hasFilters(v: ViewQuery): boolean {
-  return v.channelId !== undefined || v.assigneeId !== undefined || v.contact !== undefined;
+  return v.channelId !== undefined || v.assigneeId !== undefined || v.contact !== undefined || v.label !== undefined;
 }
 
-type Row = Pick<ConversationSummary, 'id' | 'status' | 'assigneeId' | 'sessionStatus' | 'channelId' | 'contactId' | 'queuedAt' | 'updatedAt'>;
+type Row = Pick<ConversationSummary, 'id' | 'status' | 'assigneeId' | 'sessionStatus' | 'channelId' | 'contactId' | 'queuedAt' | 'updatedAt' | 'labels'>;
 
 /** The one lane a conversation is in (the server's generated `lane`). */
 function lane(c: Row): 'assigned' | 'waiting' | 'resolved' | 'bot' {
@@ -82,6 +87,7 @@ export function inView(c: Row, v: ViewQuery, me: string): boolean {
   if (v.channelId !== undefined && c.channelId !== v.channelId) return false;
   if (v.assigneeId !== undefined && c.assigneeId !== v.assigneeId) return false;
   if (v.contact !== undefined && c.contactId !== v.contact && c.id !== v.contact) return false;
+  if (v.label !== undefined && !c.labels.some((l) => l.id === v.label)) return false;
   const l = lane(c);
   switch (v.view) {
     case 'all':

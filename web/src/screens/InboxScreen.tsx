@@ -1,6 +1,8 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ok, request } from '../api/client';
-import type { ChannelInfo, ConversationCounts, SessionUser } from '../api/types';
+import type { ChannelInfo, ConversationCounts, ConversationSummary, SessionUser } from '../api/types';
+
+type Label = ConversationSummary['labels'][number];
 import { ConversationList } from '../components/ConversationList';
 import { ConversationView } from '../components/ConversationView';
 import { directory, loadDirectory } from '../directory';
@@ -58,9 +60,13 @@ export function InboxScreen({ user, conversationId }: { user: SessionUser; conve
   const people = useObservable(directory);
   const counts = useCounts(inbox, v);
   const [channels, setChannels] = useState<ChannelInfo[]>([]);
+  const [labels, setLabels] = useState<Label[]>([]);
 
   useEffect(() => {
     void loadDirectory();
+    request<{ labels: Label[] }>('GET', '/v1/labels')
+      .then((r) => setLabels(r.labels))
+      .catch(() => undefined);
     ok(api.GET('/v1/channels'))
       .then((r) => setChannels(r.channels as ChannelInfo[]))
       .catch(() => undefined);
@@ -68,7 +74,7 @@ export function InboxScreen({ user, conversationId }: { user: SessionUser; conve
 
   const base = `/inbox${conversationId ? `/${encodeURIComponent(conversationId)}` : ''}`;
   const go = (next: ViewQuery) => navigate(`${base}${viewSearch(next)}`);
-  const set = (k: 'channelId' | 'assigneeId' | 'contact', value: string) => {
+  const set = (k: 'channelId' | 'assigneeId' | 'contact' | 'label', value: string) => {
     const next = { ...v };
     if (value) next[k] = value;
     else delete next[k];
@@ -110,6 +116,15 @@ export function InboxScreen({ user, conversationId }: { user: SessionUser; conve
                 .map((p) => (
                   <option key={p.id} value={p.id}>{p.name}</option>
                 ))}
+            </select>
+          </label>
+          <label>
+            Label
+            <select name="label" value={v.label ?? ''} onChange={(e) => set('label', e.currentTarget.value)}>
+              <option value="">any label</option>
+              {labels.map((l) => (
+                <option key={l.id} value={l.id}>{l.name}</option>
+              ))}
             </select>
           </label>
           <label>
