@@ -253,7 +253,7 @@ export class Inbox {
       else this.requested.add(id);
     }
     // Labels are not in the row frames: the row is fetched again with its labels.
-    if (f.type === 'conversation.labels_changed' && this.known.has(id)) void this.refresh(id);
+    if (f.type === 'conversation.labels_changed' && this.known.has(id)) void this.refresh(id).then(() => this.countListeners.forEach((fn) => fn()));
     if (f.type === 'inbound_message') {
       const looking = id === this.openConversation && !away();
       if (id === this.openConversation) this.markSeen(id);
