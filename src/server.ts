@@ -438,6 +438,8 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
       services.log.warn('could not create the demo sandbox channel', { err });
       return null;
     });
+    // A customer who taps the demo templates' "Talk to an agent" reaches the queue, with no bot running.
+    await services.automation.seedDemo(demo.organizationId).catch((err: unknown) => services.log.warn('could not add the demo automation rule', { err }));
     const sandboxLines = services.sandboxes.bannerLines();
     process.stdout.write(demoBanner(demo, url, [...(channel === null ? [] : channel.split('\n')), ...(sandboxLines.length > 0 ? ['', ...sandboxLines] : [])]));
   }

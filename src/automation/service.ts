@@ -94,6 +94,27 @@ export class AutomationService {
     });
   }
 
+  /**
+   * The first embedded start's demo organization: one rule, so the sandbox
+   * templates' "Talk to an agent" quick reply reaches the queue (and says so
+   * to the customer) without a bot. Only when the organization has no rules.
+   */
+  async seedDemo(organizationId: string): Promise<void> {
+    const at = new Date(this.d.clock.now()).toISOString();
+    const rule: AutomationRule = {
+      id: 'rule_demo_talk_to_an_agent',
+      organizationId,
+      name: 'Talk to an agent',
+      enabled: true,
+      conditions: [{ field: 'payload', operator: 'equals', value: 'Talk to an agent' }],
+      actions: [{ type: 'request_handover' }, { type: 'auto_reply', text: 'Thanks! An agent will be with you shortly.' }],
+      stop: true,
+      createdAt: at,
+      updatedAt: at,
+    };
+    await this.d.rules.replace(organizationId, { version: 1, rules: [rule] }, 0);
+  }
+
   /** Applies `edit` to the current set and stores it if nobody changed it meanwhile (else again, on the new set). */
   private async change(org: string, edit: (rules: AutomationRule[]) => { rules: AutomationRule[]; result: string | null }): Promise<RuleView> {
     for (let attempt = 0; attempt < 10; attempt++) {

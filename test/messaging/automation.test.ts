@@ -171,4 +171,23 @@ describe('automation rules', () => {
     await eventually(async () => events('inbound_message', (d) => d.audienceExternalId === `${phone}:${a.phoneNumberId}`).length === 2);
     await rules(a, 'DELETE', `/${r.body.rule.id}`);
   });
+  it("the demo organization's rule: tapping the sandbox template's \"Talk to an agent\" queues the conversation, with no bot", async () => {
+    const demo = await messagingOrg(svc, 'Demo');
+    await svc.running.services.automation.seedDemo(demo.id);
+    const listed = (await rules(demo, 'GET')).body.rules;
+    expect(listed).toEqual([expect.objectContaining({ name: 'Talk to an agent', conditions: [{ field: 'payload', operator: 'equals', value: 'Talk to an agent' }], stop: true })]);
+    // Seeding again (a second start) changes nothing.
+    await svc.running.services.automation.seedDemo(demo.id);
+    expect((await rules(demo, 'GET')).body.rules).toEqual(listed);
+    const phone = '4915100000301';
+    const mine: DomainEvent[] = [];
+    await svc.running.services.events.consume(`automation-demo-${Date.now()}`, async (e) => {
+      if (e.organizationId === demo.id) mine.push(e);
+    });
+    const sent = await svc.call('POST', '/v2/wa/template', { key: demo.adminKey, body: orderUpdate(demo.channelId, phone) });
+    await eventually(async () => mine.some((e) => e.type === 'message_status' && (e.data as { messageId: string; status: string }).messageId === sent.body.messageId && (e.data as { status: string }).status === 'delivered'));
+    expect((await customer(demo, phone, 'quick-replies', { messageId: sent.body.messageId, index: 1 })).status).toBe(201);
+    await eventually(async () => (await conversation(demo, phone))?.status === 'queued');
+    await eventually(async () => mine.some((e) => e.type === 'message.sent' && (e.data as { sender: string }).sender === 'system'));
+  });
 });
