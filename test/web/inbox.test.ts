@@ -92,7 +92,7 @@ describe('the live inbox in Chromium', { timeout: 120_000 }, () => {
     await expect.poll(() => photo.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBe(1);
 
     // Ann, an agent, transfers it to Bob from the team directory; Bob holds it now and hands it back to the bot.
-    await ann.page.getByRole('combobox', { name: 'Transfer to' }).selectOption({ label: 'Bob' });
+    await ann.page.getByRole('combobox', { name: 'Transfer to' }).selectOption({ label: 'Bob · online' });
     await ann.page.getByRole('button', { name: 'Transfer', exact: true }).click();
     await bob.page.getByTestId('conversation-state').filter({ hasText: 'Taken by Bob (you)' }).waitFor();
     await ann.page.getByTestId('conversation-state').filter({ hasText: 'Taken by Bob' }).waitFor();

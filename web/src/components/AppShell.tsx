@@ -31,6 +31,7 @@ export function AppShell({ user, path, children }: { user: SessionUser; path: st
         </nav>
         <SearchBox />
         <div class="who">
+          <PresenceSelect inbox={inbox} />
           <NotificationSwitch />
           <a class="user" href="/account" data-route title={`${user.email}: your account`}>{user.name}</a>
           <span class="role">{user.role}</span>
@@ -71,4 +72,19 @@ function NotificationSwitch() {
   if (state === 'default') return <button type="button" class="link" onClick={() => void enableNotifications()}>Enable notifications</button>;
   if (state === 'denied') return <span class="muted small" title="Allow them in the browser's site settings">Notifications blocked</span>;
   return null;
+}
+
+/** The agent's own presence, as teammates see it: online or away (offline is having no dashboard open). */
+function PresenceSelect({ inbox }: { inbox: Inbox }) {
+  const presence = useObservable(inbox.presence);
+  const mine = presence.get(inbox.user.id) === 'away' ? 'away' : 'online';
+  return (
+    <label class="presence-select" data-status={mine}>
+      <span class="sr">Your status</span>
+      <select aria-label="Your status" value={mine} onChange={(e) => void inbox.setPresence(e.currentTarget.value as 'online' | 'away').catch(() => undefined)}>
+        <option value="online">● Online</option>
+        <option value="away">◐ Away</option>
+      </select>
+    </label>
+  );
 }

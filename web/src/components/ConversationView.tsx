@@ -39,6 +39,7 @@ function idempotencyKey(): string {
 export function ConversationView({ id, user, channels }: { id: string; user: SessionUser; channels: ChannelInfo[] }) {
   const inbox = useInbox();
   const people = useObservable(directory);
+  const team = useObservable(inbox.presence);
   const [conv, setConv] = useState<ConversationSummary | null>(null);
   const [messages, setMessages] = useState<MessageShape[]>([]);
   const [error, setError] = useState<string | null>(null);
@@ -199,7 +200,7 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
                   <select value={transferTo} onChange={(e) => setTransferTo(e.currentTarget.value)}>
                     <option value="">Transfer to…</option>
                     {agents.map((a) => (
-                      <option key={a.id} value={a.id}>{a.name}</option>
+                      <option key={a.id} value={a.id} data-presence={team.get(a.id) ?? 'offline'}>{a.name} · {team.get(a.id) ?? 'offline'}</option>
                     ))}
                   </select>
                 </label>

@@ -5,6 +5,8 @@ import { CONVERSATION_EVENTS, conversationIdOf, isEventFrame, type ClientCommand
 import { away, notify, setTitleCount } from './notify';
 import { InboxSocket } from './socket';
 
+export type PresenceStatus = 'online' | 'away' | 'offline';
+
 export interface QueuedNotice {
   id: string;
   conversationId: string;
@@ -65,6 +67,8 @@ export class Inbox {
   readonly unread = new Observable<ReadonlyMap<string, number>>(new Map());
   readonly connection = new Observable<'connecting' | 'open' | 'reconnecting' | 'closed'>('connecting');
   readonly notices = new Observable<QueuedNotice[]>([]);
+  /** The team's presence by user id (the signed-in agent's own too), loaded on (re)connect, kept by `presence` frames. */
+  readonly presence = new Observable<ReadonlyMap<string, PresenceStatus>>(new Map());
   private readonly known = new Map<string, ConversationSummary>();
   private readonly versions = new Map<string, number>();
   private readonly listeners = new Map<string, Set<ConversationListener>>();
@@ -171,8 +175,20 @@ export class Inbox {
     if (this.notices.value.some((n) => n.conversationId === id)) this.notices.set(this.notices.value.filter((n) => n.conversationId !== id));
   }
 
+  /** Chooses the agent's own status; teammates see it at once. */
+  async setPresence(status: 'online' | 'away'): Promise<void> {
+    await request('PUT', '/v1/presence', { status });
+    this.presence.set(new Map(this.presence.value).set(this.user.id, status));
+  }
+
+  private async loadPresence(): Promise<void> {
+    const r = await request<{ agents: { userId: string; status: PresenceStatus }[] }>('GET', '/v1/presence');
+    this.presence.set(new Map(r.agents.map((a) => [a.userId, a.status])));
+  }
+
   private async resync(): Promise<void> {
     for (const fn of this.resyncListeners) fn();
+    void this.loadPresence().catch(() => undefined);
     const [, mine] = await Promise.all([this.loadCounts(), request<ConversationViewPage>('GET', '/v1/conversations?view=mine&limit=100')]);
     for (const c of mine.conversations) this.upsert(c);
   }
@@ -211,6 +227,9 @@ export class Inbox {
         return;
       case 'conversation':
         this.onRowFrame(f.conversation);
+        return;
+      case 'presence':
+        this.presence.set(new Map(this.presence.value).set(f.userId, f.status));
         return;
       default:
         if (isEventFrame(f)) this.onEvent(f);
