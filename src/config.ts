@@ -252,6 +252,12 @@ export const configSchema = z.object({
   INBOX_FRAMES_PER_SECOND: z.coerce.number().int().min(1).max(10_000).default(20),
   /** Live inbox: every socket's session or API key is read again this often (besides the notices of a change and the check of every command). */
   INBOX_CREDENTIAL_RECHECK_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  /** Web chat: messages one visitor may send per minute (every node counts together when clustered). */
+  WEBCHAT_VISITOR_MESSAGES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(30),
+  /** Web chat: visitor requests (starts, sends, history, polls, socket opens) one IP address may make per minute. */
+  WEBCHAT_ADDRESS_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  /** Web chat: the longest message a visitor may send, in characters. */
+  WEBCHAT_MAX_MESSAGE_CHARS: z.coerce.number().int().min(1).max(4096).default(4096),
 });
 
 /** Where a node's Redis is: one server (or a Sentinel-managed primary behind one address), or a Redis Cluster. */

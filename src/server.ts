@@ -61,6 +61,7 @@ import { ConnectedTools } from './tools/index.js';
 import { toolRoutes } from './http/routes/tools.js';
 import { automationRoutes } from './http/routes/automation.js';
 import { AutomationEffects, AutomationService } from './automation/index.js';
+import { InProcessVisitorNoticeBus, NatsVisitorNoticeBus, WebChat, type VisitorNoticeBus } from './webchat/index.js';
 
 export const VERSION = '0.1.0';
 
@@ -114,6 +115,8 @@ export interface Services {
   sandboxes: SandboxOrigins;
   /** The organizations' automation rules (`/v1/automation-rules`). */
   automation: AutomationService;
+  /** Web chat: the visitors' endpoints and socket, `/widget.js`. */
+  webchat: WebChat;
 }
 
 export interface ServiceOptions {
@@ -195,11 +198,14 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   let bus: InProcessEphemeralBus | NatsEphemeralBus = new InProcessEphemeralBus();
   // So do notices of changed credentials: every node closes the sockets that outlived theirs.
   let notices: CredentialNotices = new InProcessCredentialNotices();
+  // And web chat's notices (revoked visitor tokens).
+  let visitorNotices: VisitorNoticeBus = new InProcessVisitorNoticeBus();
   if (config.NATS_URL !== undefined) {
     const nc = await connectNats({ servers: config.NATS_URL, name: `${config.NODE_ID ?? 'node'}-inbox`, maxReconnectAttempts: -1, noAsyncTraces: true });
     closers.push(() => nc.drain());
     bus = new NatsEphemeralBus(nc, config.KEY_PREFIX, log.child({ component: 'inbox' }));
     notices = new NatsCredentialNotices(nc, config.KEY_PREFIX, log.child({ component: 'inbox' }));
+    visitorNotices = new NatsVisitorNoticeBus(nc, config.KEY_PREFIX, log.child({ component: 'webchat' }));
   }
   const actors = await openActors(config, backing, { log, events, clock, metrics, messaging: messagingActorDeps, conversations: messaging.stores.conversations, conversationListed: conversationAnnouncer(bus) });
   closers.push(() => actors.close());
@@ -292,6 +298,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   closers.push(() => inboxSockets.close());
   metrics.gauge('switchboard_inbox_sockets', 'Live inbox WebSockets open on this node.', () => inboxSockets.stats().sockets);
   metrics.gauge('switchboard_inbox_buffered_bytes', 'Bytes queued but not yet sent to this node\'s inbox sockets (slow clients).', () => inboxSockets.stats().bufferedBytes);
+  const webchat = new WebChat({ config, clock, log, messaging, contacts: store.contacts, conversations: actorConversationGateway(actors.system), feed: events, inboxBus: bus, notices: visitorNotices });
+  closers.push(() => webchat.close());
+  metrics.gauge('switchboard_webchat_visitor_sockets', 'Web chat visitors\' WebSockets open on this node.', () => webchat.sockets.size);
   const tools = await ConnectedTools.open({ config, log, clock, version: VERSION, backing, authenticate: (key, address) => authenticator.apiKey(key, address) });
   if (tools) closers.push(() => tools.close());
   const sandboxes = new SandboxOrigins(config, messaging, tools, log.child({ component: 'sandboxes' }));
@@ -308,7 +317,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
     connected: tools ?? undefined,
   });
-  return { sandboxes, tools, config, log, clock, backing, store, accounts, tickets, cannedReplies, presence, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, automation, messaging, inbox, labels, inboxSockets, sessions, authenticator };
+  return { sandboxes, tools, config, log, clock, backing, store, accounts, tickets, cannedReplies, presence, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, automation, messaging, inbox, labels, inboxSockets, sessions, authenticator, webchat };
 }
 
 /** `GET /v1/integrations`, connect, the tools and their callbacks (and the operator's return origins): at `{mcp_url}` as well when MCP_PORT is set. */
@@ -328,6 +337,7 @@ export function buildRoutes(s: Services, state: { shuttingDown: boolean }): Rout
   routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
   routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels), ...teamRoutes(s.accounts), ...cannedReplyRoutes(s.cannedReplies), ...presenceRoutes(s.presence), ...automationRoutes(s.automation));
   if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));
+  routes.push(...s.webchat.routes());
   if (s.sandboxes.on) {
     routes.push(...sandboxDirectoryRoutes({ urls: () => s.sandboxes.urls(), credentials: (p) => s.sandboxes.credentials(p), authenticate: (key, address) => s.authenticator.apiKey(key, address) }));
   }
@@ -367,7 +377,7 @@ export function buildApp(s: Services, state = { shuttingDown: false }): Express 
     authenticateOperator: (token) => s.operator.authenticate(token),
     publicUrl: s.config.PUBLIC_URL,
     observeRequest: s.observers.httpRequest,
-    mounts: [...(s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : []), ...s.messaging.mounts(), ...(s.tools?.mounts() ?? []), { path: '/assets', handler: web.assets }, { path: '/docs/assets', handler: docsAssets() }],
+    mounts: [...(s.config.MCP_PORT === undefined ? [{ path: '/mcp', handler: s.mcp.handler }] : []), ...s.messaging.mounts(), ...s.webchat.mounts(), ...(s.tools?.mounts() ?? []), { path: '/assets', handler: web.assets }, { path: '/docs/assets', handler: docsAssets() }],
     fallbacks: [web.pages],
   });
 }
@@ -391,6 +401,7 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;
   await services.inboxSockets.start(server);
+  await services.webchat.start(server);
   // While draining, a connection whose last response went out is closed at
   // once instead of idling until the shutdown timeout.
   server.on('request', (_req, res) => {
@@ -461,6 +472,7 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
       state.shuttingDown = true;
       // Upgraded sockets are not the HTTP server's to drain: close them first (1012), so clients reconnect elsewhere.
       await services.inboxSockets.close();
+      await services.webchat.closeSockets();
       const mcpDrained = mcpListener?.close(config.SHUTDOWN_TIMEOUT_MS);
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

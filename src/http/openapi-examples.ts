@@ -155,6 +155,12 @@ const BY_NAME: Record<string, string> = {
   retryuntil: '2026-01-08T09:30:00.000Z',
   nextcursor: 'eyJzIjoiW1wiYWxsXCIsXCJhY3Rpdml0eVwiXSIsImsiOiIyMDI2LTAxLTA1VDA5OjMwOjAwLjAwMFoifQ',
   snippet: '…the parcel arrived with a torn box and a cracked lid…',
+  visitorid: 'v_0f3a9c2e7b1d4a6c8e5f2b90',
+  identitysecret: 'wcs_7Yp2Qm9Lx4Rt8Vb3Nc6Hd1Kf5Jg0Ws2Ze7Ua4Io9',
+  clientid: 'c-1767605400-1',
+  after: 'webchat.in.4f1c9e2b7a3d8c6e0b5a9f2d7c1e8a4b',
+  color: '#0b6bcb',
+  greeting: 'Hi! How can we help?',
 };
 
 /** Hints by property name, for ids and the like whose schema says only "string". */

@@ -7,7 +7,7 @@ import express, { type RequestHandler } from 'express';
  * Paths the dashboard's page fallback never answers, so a typo in an API path
  * stays a JSON 404 and no protocol endpoint is shadowed by the web app.
  */
-export const RESERVED_PREFIXES = ['/v1', '/v2', '/api', '/admin', '/ws', '/mcp', '/docs', '/openapi.json', '/asyncapi.json', '/healthz', '/readyz', '/metrics', '/webhooks', '/sandbox', '/assets'];
+export const RESERVED_PREFIXES = ['/v1', '/v2', '/api', '/admin', '/ws', '/mcp', '/docs', '/openapi.json', '/asyncapi.json', '/healthz', '/readyz', '/metrics', '/webhooks', '/sandbox', '/assets', '/webchat', '/widget.js'];
 
 /** Where `vite build` writes the dashboard: `<package root>/dist/web` from both `src/http` and `dist/http`. */
 export const DEFAULT_WEB_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'web');

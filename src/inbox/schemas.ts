@@ -11,7 +11,7 @@ import { MAX_NOTE_LENGTH } from '../actors/conversation/actor.js';
 
 export const conversationId = z
   .string()
-  .regex(/^[0-9]{7,15}:[0-9A-Za-z_-]{1,64}$/, 'a conversation id is the contact\'s audienceExternalId, `<phone digits>:<phone number id>`')
+  .regex(/^(?:[0-9]{7,15}:[0-9A-Za-z_-]{1,64}|v_[0-9a-f]{24}:ch_[0-9A-Za-z]{8,40})$/, 'a conversation id is the contact\'s audienceExternalId, `<phone digits>:<phone number id>` (`<visitor id>:<channel id>` on a web chat)')
   .describe("the contact's audienceExternalId, `<phone>:<phone number id>`");
 
 /** An agent's free-form message: the bodies of /v1/messages/text, /buttons and /media without channelId and to. */

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import { AppError, notFound } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { OrganizationRepo } from '../store/core/port.js';
-import { messagesPerSecondOf, type Channel, type ChannelRepo, type WhatsAppChannel } from '../store/channels/port.js';
+import { messagesPerSecondOf, type Channel, type ChannelRepo, type WebChatChannel, type WhatsAppChannel, type WidgetSettings } from '../store/channels/port.js';
 import type { TemplateRecord, TemplateRepo } from '../store/templates/port.js';
 import type { CreditEntry, CreditRepo } from '../store/credits/port.js';
 import {
@@ -24,6 +24,18 @@ const name = z.string().trim().min(1).max(120);
 /** Above the Cloud API's highest tier (1,000) only for networks or sandboxes that allow it. */
 const messagesPerSecond = z.number().int().min(1).max(10_000).describe("the number's throughput tier: sends per second the network accepts from it; sends above it wait their turn (default 80)");
 const digits = z.string().regex(/^[0-9]{5,20}$/, 'digits only');
+
+/** How the widget looks and greets (all optional: the widget has defaults). */
+export const widgetSettingsSchema = z
+  .object({
+    color: z.string().regex(/^#[0-9a-fA-F]{6}$/, 'a colour as #rrggbb').optional().describe("the launcher's and the visitor's bubbles' colour"),
+    title: z.string().trim().min(1).max(60).optional().describe("the panel's title"),
+    greeting: z.string().trim().min(1).max(300).optional().describe('the first line a visitor sees'),
+    position: z.enum(['right', 'left']).optional().describe('which bottom corner the launcher sits in'),
+    preChatForm: z.boolean().optional().describe("ask a new visitor's name and email before the first message"),
+  })
+  .strict()
+  .meta({ examples: [{ color: '#0b6bcb', title: 'Chat with Acme', greeting: 'Hi! How can we help?', position: 'right', preChatForm: false }] });
 
 export const createChannelBody = z.discriminatedUnion('kind', [
   z
@@ -55,8 +67,19 @@ export const createChannelBody = z.discriminatedUnion('kind', [
     kind: z.literal('web_chat'),
     name,
     allowedOrigins: z.array(z.url({ protocol: /^https?$/ })).max(20).default([]),
+    widget: widgetSettingsSchema.optional(),
   }),
 ]);
+
+/** A web chat's settings: where it may be embedded and how the widget looks. */
+export const updateWebChatBody = z
+  .object({
+    allowedOrigins: z.array(z.url({ protocol: /^https?$/ })).max(20).optional().describe('the pages (origins) the widget may talk from'),
+    widget: widgetSettingsSchema.optional(),
+  })
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, 'give at least one field');
+export type UpdateWebChatBody = z.infer<typeof updateWebChatBody>;
 export type CreateChannelBody = z.infer<typeof createChannelBody>;
 
 export const updateChannelBody = z
@@ -111,6 +134,12 @@ export interface ChannelView {
   /** Sends per second the number is paced to. */
   messagesPerSecond?: number;
   allowedOrigins?: string[];
+  /** A web chat's widget settings. */
+  widget?: WidgetSettings;
+  /** A web chat: whether it has an identity secret (signed-in users can be verified). */
+  identityVerification?: boolean;
+  /** A web chat's identity secret: shown only when it was just made (rotate it to see a new one). */
+  identitySecret?: string;
   /** Where the network must send its webhooks (configure it in Meta's app dashboard for `graph` channels). */
   webhook?: { url: string; verifyToken?: string };
   /** Who answers first, bot fallback, auto-assignment, business hours (the defaults when never set). */
@@ -129,6 +158,8 @@ export interface ChannelServiceDeps {
   prices: Record<string, number>;
   clock: Clock;
   log: Logger;
+  /** Whether secrets can be sealed (false clustered without SECRETS_KEY): a web chat is then made without an identity secret. */
+  secretsKey: boolean;
 }
 
 export const webhookPath = (channelId: string) => `/webhooks/whatsapp/${channelId}`;
@@ -153,7 +184,7 @@ export class ChannelService {
 
   view(c: Channel, reveal?: { verifyToken?: string }): ChannelView {
     const base = { id: c.id, organizationId: c.organizationId, name: c.name, kind: c.kind, createdAt: c.createdAt, updatedAt: c.updatedAt, routing: routingOf(c) };
-    if (c.kind === 'web_chat') return { ...base, allowedOrigins: c.allowedOrigins };
+    if (c.kind === 'web_chat') return { ...base, allowedOrigins: c.allowedOrigins, widget: c.widget ?? {}, identityVerification: c.identitySecret !== undefined };
     const webhook: ChannelView['webhook'] = { url: this.d.publicBaseUrl().replace(/\/+$/, '') + webhookPath(c.id) };
     if (reveal?.verifyToken) webhook.verifyToken = reveal.verifyToken;
     return { ...base, network: c.network, phoneNumberId: c.phoneNumberId, businessAccountId: c.businessAccountId, displayPhoneNumber: c.displayPhoneNumber, messagesPerSecond: messagesPerSecondOf(c), webhook };
@@ -181,9 +212,11 @@ export class ChannelService {
     const id = 'ch_' + randomBytes(12).toString('base64url').replace(/[-_]/g, 'x');
     const at = this.now();
     if (body.kind === 'web_chat') {
-      const c: Channel = { id, organizationId: orgId, name: body.name, kind: 'web_chat', allowedOrigins: body.allowedOrigins, createdAt: at, updatedAt: at };
+      const c: WebChatChannel = { id, organizationId: orgId, name: body.name, kind: 'web_chat', allowedOrigins: normalOrigins(body.allowedOrigins), createdAt: at, updatedAt: at };
+      if (body.widget !== undefined) c.widget = body.widget;
+      if (this.d.secretsKey) c.identitySecret = newIdentitySecret();
       await this.d.channels.create(c);
-      return this.view(c);
+      return { ...this.view(c), ...(c.identitySecret === undefined ? {} : { identitySecret: c.identitySecret }) };
     }
     let channel: WhatsAppChannel;
     let revealVerify: string | undefined;
@@ -285,6 +318,39 @@ export class ChannelService {
     const next: WhatsAppChannel = { ...c, credentials: { ...c.credentials, verifyToken }, updatedAt: this.now() };
     await this.d.channels.update(next);
     return this.view(next, { verifyToken });
+  }
+
+  /** A web chat's allowed origins and widget settings. */
+  async updateWebChat(orgId: string, channelId: string, body: UpdateWebChatBody): Promise<ChannelView> {
+    const c = await this.webChat(orgId, channelId);
+    const next: WebChatChannel = {
+      ...c,
+      ...(body.allowedOrigins === undefined ? {} : { allowedOrigins: normalOrigins(body.allowedOrigins) }),
+      ...(body.widget === undefined ? {} : { widget: body.widget }),
+      updatedAt: this.now(),
+    };
+    await this.d.channels.update(next);
+    return this.view(next);
+  }
+
+  /**
+   * A new identity secret for a web chat, shown this once: the business's
+   * server signs its users' ids with it. Hashes made with the old one stop
+   * verifying at once (tokens already given to verified visitors stay valid
+   * until revoked).
+   */
+  async rotateIdentitySecret(orgId: string, channelId: string): Promise<ChannelView> {
+    const c = await this.webChat(orgId, channelId);
+    if (!this.d.secretsKey) throw new AppError(503, 'secrets_key_missing', 'SECRETS_KEY is not set: an identity secret cannot be stored (set the same 32-byte key, hex or base64, on every node)');
+    const next: WebChatChannel = { ...c, identitySecret: newIdentitySecret(), updatedAt: this.now() };
+    await this.d.channels.update(next);
+    return { ...this.view(next), identitySecret: next.identitySecret! };
+  }
+
+  async webChat(orgId: string, channelId: string): Promise<WebChatChannel> {
+    const c = await this.get(orgId, channelId);
+    if (c.kind !== 'web_chat') throw new AppError(422, 'not_a_web_chat', 'this is a chat-network (WhatsApp) channel, not a web chat', { channelId, kind: c.kind });
+    return c;
   }
 
   async delete(orgId: string, channelId: string): Promise<void> {
@@ -417,6 +483,15 @@ export interface TemplateView {
 
 export function templateView(t: TemplateRecord): TemplateView {
   return { name: t.name, language: t.language, category: t.category, status: t.status, source: t.source, variables: t.shape.slots, components: t.components, updatedAt: t.updatedAt };
+}
+
+/** The origins as browsers send them (`https://shop.example`, no path, no trailing slash), each once. */
+function normalOrigins(urls: string[]): string[] {
+  return [...new Set(urls.map((u) => new URL(u).origin))];
+}
+
+function newIdentitySecret(): string {
+  return 'wcs_' + randomBytes(32).toString('base64url');
 }
 
 /** A URL whose host is this machine: `localhost` (and its subdomains) or a loopback address. */

@@ -145,6 +145,7 @@ export class Messaging {
       prices,
       clock,
       log,
+      secretsKey: stores.secretsKey,
     });
     this.receiver = new NetworkWebhookReceiver({ channels: stores.channels, messages: stores.messages, conversations, log: log.child({ component: 'network-webhooks' }) });
   }

@@ -3,7 +3,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { AppError, idempotencyKeyReused, notFound } from '../errors.js';
 import type { Principal } from '../domain/types.js';
 import type { Logger } from '../log.js';
-import type { ChannelRepo, WhatsAppChannel } from '../store/channels/port.js';
+import type { Channel, ChannelRepo, WhatsAppChannel } from '../store/channels/port.js';
+import { isWebChatContactId, VISITOR_ID_PATTERN, webChatContactId } from '../domain/contact-id.js';
 import type { TemplateRecord, TemplateRepo } from '../store/templates/port.js';
 import type { CreditRepo } from '../store/credits/port.js';
 import type { RateLimiter } from '../store/ratelimit/port.js';
@@ -80,8 +81,8 @@ const AUTOMATION_SENDER = { keyId: 'automation' } as const;
 /** What an agent sends: a free-form message already in the network's shape, or a template by name. */
 export type AgentSend = { kind: 'freeform'; send: OutboundSend } | { kind: 'template'; name: string; language: string; components?: GraphTemplateComponent[] };
 
-/** `<phone>:<phone number id>`: how a chat-network contact is named. */
-export const audienceExternalIdOf = (phone: string, channel: WhatsAppChannel) => `${phone}:${channel.phoneNumberId}`;
+/** `<phone>:<phone number id>`: how a chat-network contact is named (`<visitor id>:<channel id>` on a web chat). */
+export const audienceExternalIdOf = (to: string, channel: Channel) => (channel.kind === 'web_chat' ? webChatContactId(to, channel.id) : `${to}:${channel.phoneNumberId}`);
 
 export interface TemplateSendResult {
   success: true;
@@ -161,7 +162,7 @@ export class MessagingService {
     requireScope(principal, 'message:send');
     await this.guardKey(principal, idempotencyKey, 'buttons', req);
     const { channelId, to } = await this.address(principal.organizationId, req);
-    return this.sendFreeform(principal, channelId, to, buttonsMessage(req), idempotencyKey);
+    return this.sendFreeform(principal, channelId, to, buttonsMessage(req), idempotencyKey, false);
   }
 
   /** `POST /v1/messages/media` */
@@ -169,7 +170,7 @@ export class MessagingService {
     requireScope(principal, 'message:send');
     await this.guardKey(principal, idempotencyKey, 'media', req);
     const { channelId, to } = await this.address(principal.organizationId, req);
-    return this.sendFreeform(principal, channelId, to, mediaMessage(req), idempotencyKey);
+    return this.sendFreeform(principal, channelId, to, mediaMessage(req), idempotencyKey, false);
   }
 
   /** `POST /v1/messages/text`: free-form text, under the same window and handover rules as buttons and media. */
@@ -177,20 +178,22 @@ export class MessagingService {
     requireScope(principal, 'message:send');
     await this.guardKey(principal, idempotencyKey, 'text', req);
     const { channelId, to } = await this.address(principal.organizationId, req);
-    return this.sendFreeform(principal, channelId, to, textMessage(req), idempotencyKey);
+    return this.sendFreeform(principal, channelId, to, textMessage(req), idempotencyKey, true);
   }
 
-  private async sendFreeform(principal: Principal, channelId: string, to: string, send: OutboundSend, idempotencyKey?: string) {
+  /** `onWebChat`: whether the message goes on a web chat too (text does; buttons and media are chat-network messages). */
+  private async sendFreeform(principal: Principal, channelId: string, to: string, send: OutboundSend, idempotencyKey: string | undefined, onWebChat: boolean) {
     requireScope(principal, 'message:send');
     const channel = await this.d.channels.get(principal.organizationId, channelId);
     if (channel === null) throw new AppError(404, 'channel_not_found', 'no channel with this id in the organization', { channelId });
     // The spec's contract for a channel that is not on the chat network: not an error, just no send.
-    if (channel.kind !== 'whatsapp_cloud') return { success: false };
+    // On a web chat only text goes, and only to a visitor (`<visitor id>:<channel id>`): there is no phone number to send to.
+    if (channel.kind !== 'whatsapp_cloud' && !(onWebChat && VISITOR_ID_PATTERN.test(to))) return { success: false };
     const sent = await this.askFreeform(principal, channel, to, send, idempotencyKey, BOT);
     return { success: true, messageId: sent.messageId };
   }
 
-  private async askFreeform(principal: Principal, channel: WhatsAppChannel, to: string, send: OutboundSend, idempotencyKey: string | undefined, as: SendAs) {
+  private async askFreeform(principal: Principal, channel: Channel, to: string, send: OutboundSend, idempotencyKey: string | undefined, as: SendAs) {
     const key = this.scopedKey(principal, idempotencyKey);
     const reply = await this.askSend(
       principal.organizationId,
@@ -233,9 +236,13 @@ export class MessagingService {
     const { channel, to } = await this.conversationChannel(principal.organizationId, audienceExternalId);
     const as: SendAs = { sender: 'agent', agentId: principal.userId, ...(opts.holder === undefined ? {} : { holder: opts.holder }) };
     if (send.kind === 'freeform') {
+      if (channel.kind === 'web_chat' && send.send.content.type !== 'text') {
+        throw new AppError(422, 'not_supported_on_web_chat', `a web chat takes text (and attachments from the inbox), not ${send.send.content.type} messages`, { type: send.send.content.type });
+      }
       const sent = await this.askFreeform(principal, channel, to, send.send, opts.idempotencyKey, as);
       return { messageId: sent.messageId, sessionId: sent.sessionId };
     }
+    if (channel.kind === 'web_chat') throw new AppError(422, 'not_a_chat_channel', 'templates belong to chat-network (WhatsApp) channels; a web chat takes text');
     const template = await this.approvedTemplate(principal.organizationId, channel, send.name, send.language);
     this.checkParameters(template, send.components);
     const message = templateMessage(template.name, template.language, send.components, renderTemplateBody(template.shape, send.components));
@@ -261,6 +268,7 @@ export class MessagingService {
         if (!(reply.template !== undefined && e instanceof AppError && e.code === 'outside_customer_service_window')) throw e;
       }
     }
+    if (channel.kind === 'web_chat') throw new AppError(422, 'not_a_chat_channel', 'templates belong to chat-network (WhatsApp) channels; a web chat takes text');
     const t = await this.approvedTemplate(organizationId, channel, reply.template!.name, reply.template!.language);
     this.checkParameters(t, undefined);
     const message = templateMessage(t.name, t.language, undefined, renderTemplateBody(t.shape, undefined));
@@ -268,11 +276,11 @@ export class MessagingService {
     return { messageId: sent.messageId };
   }
 
-  /** The channel a contact's conversation runs on: the one with the phone number id of its `audienceExternalId`. */
-  async conversationChannel(organizationId: string, audienceExternalId: string): Promise<{ channel: WhatsAppChannel; to: string }> {
+  /** The channel a contact's conversation runs on: the one with the phone number id of its `audienceExternalId` (a web chat: the one it names). */
+  async conversationChannel(organizationId: string, audienceExternalId: string): Promise<{ channel: Channel; to: string }> {
     const i = audienceExternalId.indexOf(':');
     const to = audienceExternalId.slice(0, i);
-    const channel = i > 0 ? await this.d.channels.getByPhoneNumberId(audienceExternalId.slice(i + 1)) : null;
+    const channel = i <= 0 ? null : isWebChatContactId(audienceExternalId) ? await this.d.channels.get(organizationId, audienceExternalId.slice(i + 1)) : await this.d.channels.getByPhoneNumberId(audienceExternalId.slice(i + 1));
     if (channel === null || channel.organizationId !== organizationId) {
       throw new AppError(404, 'channel_not_found', 'no chat-network channel of this organization has the phone number id of this conversation', { audienceExternalId });
     }
@@ -421,7 +429,7 @@ export class MessagingService {
   private async address(organizationId: string, req: { channelId?: string | undefined; to?: string | undefined; audienceExternalId?: string | undefined }): Promise<{ channelId: string; to: string }> {
     if (req.audienceExternalId === undefined) return { channelId: req.channelId!, to: req.to! };
     const [to, phoneNumberId] = req.audienceExternalId.split(':') as [string, string];
-    const channel = await this.d.channels.getByPhoneNumberId(phoneNumberId);
+    const channel = isWebChatContactId(req.audienceExternalId) ? await this.d.channels.get(organizationId, phoneNumberId) : await this.d.channels.getByPhoneNumberId(phoneNumberId);
     if (channel === null || channel.organizationId !== organizationId) {
       throw new AppError(404, 'channel_not_found', 'no channel of the organization has the phone number id of this audienceExternalId', { audienceExternalId: req.audienceExternalId });
     }

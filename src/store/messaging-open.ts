@@ -36,6 +36,9 @@ import { createMemoryRateLimiter } from './ratelimit/memory.js';
 import { createRedisRateLimiter } from './ratelimit/redis.js';
 import { createSqliteSessionMessageRepo } from './session-messages/sqlite.js';
 import { createPostgresSessionMessageRepo } from './session-messages/postgres.js';
+import type { VisitorRepo } from './visitors/port.js';
+import { createSqliteVisitorRepo } from './visitors/sqlite.js';
+import { createPostgresVisitorRepo } from './visitors/postgres.js';
 
 /** The stores behind chat messaging. */
 export interface MessagingStores {
@@ -55,6 +58,8 @@ export interface MessagingStores {
   labels: LabelRepo;
   /** Which body each send's idempotency key came with. */
   requestKeys: RequestKeyRepo;
+  /** Web chat visitors and their tokens. */
+  visitors: VisitorRepo;
   /**
    * Embedded: the node's SQLite database. Clustered: the node's PostgreSQL
    * pool (the sandbox network's own state) and its Redis client (the rate
@@ -94,6 +99,7 @@ export async function openMessagingStores(config: Config, clock: Clock, backing:
       search: createPostgresSearchIndex(pg),
       labels: createPostgresLabelRepo(pg),
       requestKeys: createRedisRequestKeyRepo(redis, p),
+      visitors: createPostgresVisitorRepo(pg),
       backing: { pg, redis, prefix: p },
       secretsKey: box !== null,
       // The pool and the client are the node's: closed by whoever opened them.
@@ -114,6 +120,7 @@ export async function openMessagingStores(config: Config, clock: Clock, backing:
     search: createSqliteSearchIndex(db),
     labels: createSqliteLabelRepo(db),
     requestKeys: createSqliteRequestKeyRepo(db, clock),
+    visitors: createSqliteVisitorRepo(db),
     backing: { db },
     secretsKey: true,
     // The node's database is closed by whoever opened it (after every module stopped).

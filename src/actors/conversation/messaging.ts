@@ -62,7 +62,8 @@ export const messagingCommandSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('message.send'),
     channelId: z.string().min(1),
-    to: z.string().regex(/^[0-9]{7,15}$/),
+    /** The customer's number on the chat network; the visitor's id on a web chat. */
+    to: z.string().regex(/^(?:[0-9]{7,15}|v_[0-9a-f]{24})$/),
     /** `template` sends go whatever the window and handover; `freeform` ones are checked against both. */
     policy: z.enum(['template', 'freeform']),
     message: z.custom<GraphMessage>(isObjectWithType, 'message must be a network message'),
@@ -326,6 +327,23 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       let copyCharge: { id: string; amount: number; inherited: boolean } | undefined;
       /** The earlier attempt whose charge this resend takes over: charged after all if a status of it comes. */
       let unpaid: { attempt: number; key: string } | undefined;
+      const target = await deps.channels.get(s.organizationId, cmd.channelId);
+      if (target?.kind === 'web_chat') {
+        // No network and no 24-hour window: the message is stored, and its `message.sent` event
+        // (in the durable log every node follows) is what reaches the visitor's socket, on any node.
+        if (cmd.sendKey !== undefined) {
+          const earlier = await deps.messages.get(s.organizationId, messageRecordId);
+          if (earlier !== null && earlier.messageId !== null) return finish(s, earlier);
+        }
+        if (cmd.holder !== undefined && !(s.handover.status === 'agent' && s.handover.agentId === cmd.holder)) {
+          throw new AppError(409, 'not_assigned_to_you', 'you do not hold this conversation: take it first', { handover: s.handover.status });
+        }
+        if (cmd.policy === 'template') throw new AppError(422, 'not_a_chat_channel', 'templates belong to chat-network (WhatsApp) channels; a web chat takes text');
+        if (cmd.sender === 'bot' && isWithHuman(s.handover)) {
+          throw new AppError(409, 'conversation_with_agent', 'a human agent has this conversation; the bot may not write until it is handed back', { handover: s.handover.status });
+        }
+        return record(s, webChatMessageId(messageRecordId));
+      }
       if (cmd.sendKey !== undefined) {
         const key = cmd.sendKey;
         // Also under the id such a send had before message ids had one scheme, so a retry across an upgrade still finds its first run.
@@ -633,6 +651,9 @@ function statusChange(s: ConversationState, m: SessionMessage, e: StatusReport, 
   }
   return { updated, event: event('message_status', stableId('st', s.organizationId, e.networkMessageId, e.status), s, now, data) };
 }
+
+/** A web chat message's id (what the network's id is on the chat network): named after its stored record. */
+export const webChatMessageId = (recordId: string): string => `webchat.${recordId}`;
 
 /** Waits for both writes (neither is left running when the command fails); both values, or the first failure. */
 async function bothSettled<A, B>(first: Promise<A>, second: Promise<B>): Promise<[A, B]> {

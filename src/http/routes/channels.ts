@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { errorSchema, orgParams } from '../../app/schemas.js';
 import { createChannelBody, patchChannelBody, routingPatch, routingView, templateBody, topUpBody, updateChannelBody, type ChannelService } from '../../messaging/index.js';
+import { widgetSettingsSchema } from '../../messaging/channels.js';
 import { EXAMPLE_IDS } from '../openapi-examples.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
@@ -16,7 +17,10 @@ export const channelView = z.object({
   businessAccountId: z.string().optional(),
   displayPhoneNumber: z.string().nullable().optional(),
   messagesPerSecond: z.number().int().optional().describe('the throughput tier the number is paced to (WhatsApp channels)'),
-  allowedOrigins: z.array(z.string()).optional(),
+  allowedOrigins: z.array(z.string()).optional().describe('a web chat: the origins its widget may talk from'),
+  widget: widgetSettingsSchema.optional().describe("a web chat: the widget's look"),
+  identityVerification: z.boolean().optional().describe('a web chat: whether it has an identity secret (signed-in users can be verified)'),
+  identitySecret: z.string().optional().describe("a web chat's identity secret: shown only when made (creation, rotation)"),
   webhook: z.object({ url: z.string(), verifyToken: z.string().optional().describe('shown once, when generated') }).optional(),
   routing: routingView.describe('who answers first, bot fallback, auto-assignment and business hours (see docs/routing.md)'),
   createdAt: z.string(),

@@ -49,10 +49,31 @@ export const DEFAULT_MESSAGES_PER_SECOND = 80;
 /** The tier a send on this channel is paced to. */
 export const messagesPerSecondOf = (c: WhatsAppChannel): number => c.messagesPerSecond ?? DEFAULT_MESSAGES_PER_SECOND;
 
+/** How the widget looks and greets, set from the channel's settings. */
+export interface WidgetSettings {
+  /** The launcher's and the visitor's bubbles' colour, `#rrggbb`. */
+  color?: string;
+  /** The panel's title. */
+  title?: string;
+  /** The first line a visitor sees, before anyone wrote. */
+  greeting?: string;
+  position?: 'right' | 'left';
+  /** Ask a new visitor's name and email before the first message. */
+  preChatForm?: boolean;
+}
+
 /** A chat widget on the business's site: a channel, but not on the chat network. */
 export interface WebChatChannel extends ChannelBase {
   kind: 'web_chat';
+  /** The pages (origins) the widget may talk from; every visitor request and socket is checked against them. */
   allowedOrigins: string[];
+  /**
+   * Keys the HMAC a business site sends with a signed-in user's id (identity
+   * verification). Sealed when stored. Absent on a channel made without a
+   * secrets key: identity verification is then refused until one is rotated in.
+   */
+  identitySecret?: string;
+  widget?: WidgetSettings;
 }
 
 export type Channel = WhatsAppChannel | WebChatChannel;
@@ -60,7 +81,7 @@ export type Channel = WhatsAppChannel | WebChatChannel;
 /** A channel as stored: the WhatsApp credentials sealed, bound to the channel id. */
 export type StoredChannel =
   | (Omit<WhatsAppChannel, 'credentials'> & { credentials: Record<keyof WhatsAppCredentials, SealedSecret> })
-  | WebChatChannel;
+  | (Omit<WebChatChannel, 'identitySecret'> & { identitySecret?: SealedSecret });
 
 /** Without a key (clustered mode with no SECRETS_KEY) chat-network credentials can be neither stored nor read. */
 function need(box: SecretBox | null): SecretBox {
@@ -71,7 +92,11 @@ function need(box: SecretBox | null): SecretBox {
 }
 
 export function sealChannel(c: Channel, maybeBox: SecretBox | null): StoredChannel {
-  if (c.kind !== 'whatsapp_cloud') return c;
+  if (c.kind !== 'whatsapp_cloud') {
+    const { identitySecret, ...rest } = c;
+    if (identitySecret === undefined) return rest;
+    return { ...rest, identitySecret: need(maybeBox).seal(identitySecret, `channel:${c.id}:identitySecret`) };
+  }
   const box = need(maybeBox);
   const aad = (field: string) => `channel:${c.id}:${field}`;
   return {
@@ -85,7 +110,12 @@ export function sealChannel(c: Channel, maybeBox: SecretBox | null): StoredChann
 }
 
 export function openChannel(s: StoredChannel, maybeBox: SecretBox | null): Channel {
-  if (s.kind !== 'whatsapp_cloud') return s;
+  if (s.kind !== 'whatsapp_cloud') {
+    const { identitySecret, ...rest } = s;
+    // Without the key the channel still serves anonymous visitors; identity verification is refused.
+    if (identitySecret === undefined || maybeBox === null) return rest;
+    return { ...rest, identitySecret: maybeBox.open(identitySecret, `channel:${s.id}:identitySecret`) };
+  }
   const box = need(maybeBox);
   const aad = (field: string) => `channel:${s.id}:${field}`;
   return {

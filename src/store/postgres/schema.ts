@@ -416,10 +416,30 @@ const LABELS = `
   CREATE INDEX labelled_by_target ON labelled (org, kind, target);
 `;
 
+// Web chat: a channel's visitors (each a contact of the channel) and their tokens, by hash only.
+const WEBCHAT = `
+  CREATE TABLE webchat_visitors (
+    channel_id text NOT NULL,
+    id text NOT NULL,
+    org text NOT NULL,
+    body jsonb NOT NULL,
+    PRIMARY KEY (channel_id, id)
+  );
+  CREATE TABLE webchat_tokens (
+    hash text PRIMARY KEY,
+    org text NOT NULL,
+    channel_id text NOT NULL,
+    visitor_id text NOT NULL,
+    created_at text NOT NULL
+  );
+  CREATE INDEX webchat_tokens_by_visitor ON webchat_tokens (channel_id, visitor_id);
+`;
+
 export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES + MESSAGING + SANDBOX },
   { version: 2, name: 'ticket activity', sql: TICKET_ACTIVITY },
   { version: 3, name: 'conversation timers', sql: CONVERSATION_TIMERS },
   { version: 4, name: 'canned replies', sql: CANNED_REPLIES },
   { version: 5, name: 'labels', sql: LABELS },
+  { version: 6, name: 'webchat', sql: WEBCHAT },
 ];

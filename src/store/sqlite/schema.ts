@@ -308,6 +308,30 @@ export const NODE_MIGRATIONS: Migration[] = [
       `);
     },
   },
+  {
+    // Web chat: a channel's visitors (each a contact of the channel) and the tokens their browsers
+    // hold, by hash only. Revoking a visitor deletes its tokens.
+    version: 9,
+    up(db) {
+      db.exec(`
+        CREATE TABLE webchat_visitors (
+          channel_id TEXT NOT NULL,
+          id TEXT NOT NULL,
+          org TEXT NOT NULL,
+          body TEXT NOT NULL,
+          PRIMARY KEY (channel_id, id)
+        ) WITHOUT ROWID;
+        CREATE TABLE webchat_tokens (
+          hash TEXT PRIMARY KEY,
+          org TEXT NOT NULL,
+          channel_id TEXT NOT NULL,
+          visitor_id TEXT NOT NULL,
+          created_at TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX webchat_tokens_by_visitor ON webchat_tokens (channel_id, visitor_id);
+      `);
+    },
+  },
 ];
 
 /** A database of key-value collections only (the sandbox providers', standing for Google and Stripe). */

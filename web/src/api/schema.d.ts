@@ -736,6 +736,23 @@ export interface paths {
         patch: operations["updateChannel"];
         trace?: never;
     };
+    "/v1/channels/{channelId}/identity-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new identity secret for a web chat, shown this once (hashes made with the old one stop verifying) */
+        post: operations["rotateWebChatIdentitySecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/channels/{channelId}/media/{mediaId}": {
         parameters: {
             query?: never;
@@ -802,6 +819,57 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/channels/{channelId}/visitor-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke every visitor token of a web chat */
+        delete: operations["revokeWebChatTokens"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/channels/{channelId}/visitors/{visitorId}/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a web chat visitor's tokens: their sockets close and their browser starts over as a new visitor */
+        delete: operations["revokeWebChatVisitor"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/channels/{channelId}/web-chat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** A web chat's allowed origins and widget settings (colour, title, greeting, position, pre-chat form) */
+        patch: operations["updateWebChat"];
         trace?: never;
     };
     "/v1/contacts": {
@@ -1701,6 +1769,109 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webchat/v1/channels/{channelId}/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The widget's settings (title, greeting, colour, position, pre-chat form), for a page of an allowed origin */
+        get: operations["webChatConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webchat/v1/channels/{channelId}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The visitor's conversation (its latest session, oldest first) and how many agent messages they have not seen */
+        get: operations["webChatHistory"];
+        put?: never;
+        /** Send a message as the visitor (the fallback when the socket cannot open) */
+        post: operations["webChatSend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webchat/v1/channels/{channelId}/poll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Long poll (the fallback when WebSockets are blocked): the messages after `after`, answered as soon as there are any, or after `wait` seconds */
+        get: operations["webChatPoll"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webchat/v1/channels/{channelId}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The visitor has seen every message so far: the unread count starts again from zero */
+        post: operations["webChatRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webchat/v1/channels/{channelId}/typing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The visitor is typing: relayed to the agents (not stored) */
+        post: operations["webChatTyping"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webchat/v1/channels/{channelId}/visitors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start or continue a visitor: the token this browser holds, a signed-in user's id with its HMAC, or a new anonymous visitor */
+        post: operations["webChatStartVisitor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/whatsapp/{channelId}": {
         parameters: {
             query?: never;
@@ -2386,6 +2557,15 @@ export interface operations {
                      *           "allowedOrigins": [
                      *             "https://shop.example.com"
                      *           ],
+                     *           "widget": {
+                     *             "color": "#0b6bcb",
+                     *             "title": "Chat with Acme",
+                     *             "greeting": "Hi! How can we help?",
+                     *             "position": "right",
+                     *             "preChatForm": false
+                     *           },
+                     *           "identityVerification": true,
+                     *           "identitySecret": "wcs_7Yp2Qm9Lx4Rt8Vb3Nc6Hd1Kf5Jg0Ws2Ze7Ua4Io9",
                      *           "webhook": {
                      *             "url": "https://example.com/hooks/switchboard",
                      *             "verifyToken": "verify-7Hq2Lm9Xp4"
@@ -2421,12 +2601,17 @@ export interface operations {
                      */
                     "application/json": {
                         channels: {
+                            /** @description a web chat: the origins its widget may talk from */
                             allowedOrigins?: string[];
                             businessAccountId?: string;
                             createdAt: string;
                             displayPhoneNumber?: string | null;
                             /** @description the channelId used in sends */
                             id: string;
+                            /** @description a web chat's identity secret: shown only when made (creation, rotation) */
+                            identitySecret?: string;
+                            /** @description a web chat: whether it has an identity secret (signed-in users can be verified) */
+                            identityVerification?: boolean;
                             /** @enum {string} */
                             kind: "whatsapp_cloud" | "web_chat";
                             /** @description the throughput tier the number is paced to (WhatsApp channels) */
@@ -2487,6 +2672,31 @@ export interface operations {
                                 url: string;
                                 /** @description shown once, when generated */
                                 verifyToken?: string;
+                            };
+                            /**
+                             * @description a web chat: the widget's look
+                             * @example {
+                             *       "color": "#0b6bcb",
+                             *       "title": "Chat with Acme",
+                             *       "greeting": "Hi! How can we help?",
+                             *       "position": "right",
+                             *       "preChatForm": false
+                             *     }
+                             */
+                            widget?: {
+                                /** @description the launcher's and the visitor's bubbles' colour */
+                                color?: string;
+                                /** @description the first line a visitor sees */
+                                greeting?: string;
+                                /**
+                                 * @description which bottom corner the launcher sits in
+                                 * @enum {string}
+                                 */
+                                position?: "right" | "left";
+                                /** @description ask a new visitor's name and email before the first message */
+                                preChatForm?: boolean;
+                                /** @description the panel's title */
+                                title?: string;
                             };
                         }[];
                     };
@@ -2595,6 +2805,30 @@ export interface operations {
                     /** @constant */
                     kind: "web_chat";
                     name: string;
+                    /**
+                     * @example {
+                     *       "color": "#0b6bcb",
+                     *       "title": "Chat with Acme",
+                     *       "greeting": "Hi! How can we help?",
+                     *       "position": "right",
+                     *       "preChatForm": false
+                     *     }
+                     */
+                    widget?: {
+                        /** @description the launcher's and the visitor's bubbles' colour */
+                        color?: string;
+                        /** @description the first line a visitor sees */
+                        greeting?: string;
+                        /**
+                         * @description which bottom corner the launcher sits in
+                         * @enum {string}
+                         */
+                        position?: "right" | "left";
+                        /** @description ask a new visitor's name and email before the first message */
+                        preChatForm?: boolean;
+                        /** @description the panel's title */
+                        title?: string;
+                    };
                 };
             };
         };
@@ -2619,6 +2853,15 @@ export interface operations {
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
+                     *       "widget": {
+                     *         "color": "#0b6bcb",
+                     *         "title": "Chat with Acme",
+                     *         "greeting": "Hi! How can we help?",
+                     *         "position": "right",
+                     *         "preChatForm": false
+                     *       },
+                     *       "identityVerification": true,
+                     *       "identitySecret": "wcs_7Yp2Qm9Lx4Rt8Vb3Nc6Hd1Kf5Jg0Ws2Ze7Ua4Io9",
                      *       "webhook": {
                      *         "url": "https://example.com/hooks/switchboard",
                      *         "verifyToken": "verify-7Hq2Lm9Xp4"
@@ -2656,12 +2899,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description a web chat: the origins its widget may talk from */
                         allowedOrigins?: string[];
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
                         /** @description the channelId used in sends */
                         id: string;
+                        /** @description a web chat's identity secret: shown only when made (creation, rotation) */
+                        identitySecret?: string;
+                        /** @description a web chat: whether it has an identity secret (signed-in users can be verified) */
+                        identityVerification?: boolean;
                         /** @enum {string} */
                         kind: "whatsapp_cloud" | "web_chat";
                         /** @description the throughput tier the number is paced to (WhatsApp channels) */
@@ -2729,6 +2977,31 @@ export interface operations {
                             url: string;
                             /** @description shown once, when generated */
                             verifyToken?: string;
+                        };
+                        /**
+                         * @description a web chat: the widget's look
+                         * @example {
+                         *       "color": "#0b6bcb",
+                         *       "title": "Chat with Acme",
+                         *       "greeting": "Hi! How can we help?",
+                         *       "position": "right",
+                         *       "preChatForm": false
+                         *     }
+                         */
+                        widget?: {
+                            /** @description the launcher's and the visitor's bubbles' colour */
+                            color?: string;
+                            /** @description the first line a visitor sees */
+                            greeting?: string;
+                            /**
+                             * @description which bottom corner the launcher sits in
+                             * @enum {string}
+                             */
+                            position?: "right" | "left";
+                            /** @description ask a new visitor's name and email before the first message */
+                            preChatForm?: boolean;
+                            /** @description the panel's title */
+                            title?: string;
                         };
                     };
                 };
@@ -2919,6 +3192,15 @@ export interface operations {
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
+                     *       "widget": {
+                     *         "color": "#0b6bcb",
+                     *         "title": "Chat with Acme",
+                     *         "greeting": "Hi! How can we help?",
+                     *         "position": "right",
+                     *         "preChatForm": false
+                     *       },
+                     *       "identityVerification": true,
+                     *       "identitySecret": "wcs_7Yp2Qm9Lx4Rt8Vb3Nc6Hd1Kf5Jg0Ws2Ze7Ua4Io9",
                      *       "webhook": {
                      *         "url": "https://example.com/hooks/switchboard",
                      *         "verifyToken": "verify-7Hq2Lm9Xp4"
@@ -2951,12 +3233,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description a web chat: the origins its widget may talk from */
                         allowedOrigins?: string[];
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
                         /** @description the channelId used in sends */
                         id: string;
+                        /** @description a web chat's identity secret: shown only when made (creation, rotation) */
+                        identitySecret?: string;
+                        /** @description a web chat: whether it has an identity secret (signed-in users can be verified) */
+                        identityVerification?: boolean;
                         /** @enum {string} */
                         kind: "whatsapp_cloud" | "web_chat";
                         /** @description the throughput tier the number is paced to (WhatsApp channels) */
@@ -3017,6 +3304,31 @@ export interface operations {
                             url: string;
                             /** @description shown once, when generated */
                             verifyToken?: string;
+                        };
+                        /**
+                         * @description a web chat: the widget's look
+                         * @example {
+                         *       "color": "#0b6bcb",
+                         *       "title": "Chat with Acme",
+                         *       "greeting": "Hi! How can we help?",
+                         *       "position": "right",
+                         *       "preChatForm": false
+                         *     }
+                         */
+                        widget?: {
+                            /** @description the launcher's and the visitor's bubbles' colour */
+                            color?: string;
+                            /** @description the first line a visitor sees */
+                            greeting?: string;
+                            /**
+                             * @description which bottom corner the launcher sits in
+                             * @enum {string}
+                             */
+                            position?: "right" | "left";
+                            /** @description ask a new visitor's name and email before the first message */
+                            preChatForm?: boolean;
+                            /** @description the panel's title */
+                            title?: string;
                         };
                     };
                 };
@@ -3221,6 +3533,15 @@ export interface operations {
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
+                     *       "widget": {
+                     *         "color": "#0b6bcb",
+                     *         "title": "Chat with Acme",
+                     *         "greeting": "Hi! How can we help?",
+                     *         "position": "right",
+                     *         "preChatForm": false
+                     *       },
+                     *       "identityVerification": true,
+                     *       "identitySecret": "wcs_7Yp2Qm9Lx4Rt8Vb3Nc6Hd1Kf5Jg0Ws2Ze7Ua4Io9",
                      *       "webhook": {
                      *         "url": "https://example.com/hooks/switchboard",
                      *         "verifyToken": "verify-7Hq2Lm9Xp4"
@@ -3253,12 +3574,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description a web chat: the origins its widget may talk from */
                         allowedOrigins?: string[];
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
                         /** @description the channelId used in sends */
                         id: string;
+                        /** @description a web chat's identity secret: shown only when made (creation, rotation) */
+                        identitySecret?: string;
+                        /** @description a web chat: whether it has an identity secret (signed-in users can be verified) */
+                        identityVerification?: boolean;
                         /** @enum {string} */
                         kind: "whatsapp_cloud" | "web_chat";
                         /** @description the throughput tier the number is paced to (WhatsApp channels) */
@@ -3319,6 +3645,31 @@ export interface operations {
                             url: string;
                             /** @description shown once, when generated */
                             verifyToken?: string;
+                        };
+                        /**
+                         * @description a web chat: the widget's look
+                         * @example {
+                         *       "color": "#0b6bcb",
+                         *       "title": "Chat with Acme",
+                         *       "greeting": "Hi! How can we help?",
+                         *       "position": "right",
+                         *       "preChatForm": false
+                         *     }
+                         */
+                        widget?: {
+                            /** @description the launcher's and the visitor's bubbles' colour */
+                            color?: string;
+                            /** @description the first line a visitor sees */
+                            greeting?: string;
+                            /**
+                             * @description which bottom corner the launcher sits in
+                             * @enum {string}
+                             */
+                            position?: "right" | "left";
+                            /** @description ask a new visitor's name and email before the first message */
+                            preChatForm?: boolean;
+                            /** @description the panel's title */
+                            title?: string;
                         };
                     };
                 };
@@ -11089,6 +11440,15 @@ export interface operations {
                      *           "allowedOrigins": [
                      *             "https://shop.example.com"
                      *           ],
+                     *           "widget": {
+                     *             "color": "#0b6bcb",
+                     *             "title": "Chat with Acme",
+                     *             "greeting": "Hi! How can we help?",
+                     *             "position": "right",
+                     *             "preChatForm": false
+                     *           },
+                     *           "identityVerification": true,
+                     *           "identitySecret": "wcs_7Yp2Qm9Lx4Rt8Vb3Nc6Hd1Kf5Jg0Ws2Ze7Ua4Io9",
                      *           "webhook": {
                      *             "url": "https://example.com/hooks/switchboard",
                      *             "verifyToken": "verify-7Hq2Lm9Xp4"
@@ -11124,12 +11484,17 @@ export interface operations {
                      */
                     "application/json": {
                         channels: {
+                            /** @description a web chat: the origins its widget may talk from */
                             allowedOrigins?: string[];
                             businessAccountId?: string;
                             createdAt: string;
                             displayPhoneNumber?: string | null;
                             /** @description the channelId used in sends */
                             id: string;
+                            /** @description a web chat's identity secret: shown only when made (creation, rotation) */
+                            identitySecret?: string;
+                            /** @description a web chat: whether it has an identity secret (signed-in users can be verified) */
+                            identityVerification?: boolean;
                             /** @enum {string} */
                             kind: "whatsapp_cloud" | "web_chat";
                             /** @description the throughput tier the number is paced to (WhatsApp channels) */
@@ -11190,6 +11555,31 @@ export interface operations {
                                 url: string;
                                 /** @description shown once, when generated */
                                 verifyToken?: string;
+                            };
+                            /**
+                             * @description a web chat: the widget's look
+                             * @example {
+                             *       "color": "#0b6bcb",
+                             *       "title": "Chat with Acme",
+                             *       "greeting": "Hi! How can we help?",
+                             *       "position": "right",
+                             *       "preChatForm": false
+                             *     }
+                             */
+                            widget?: {
+                                /** @description the launcher's and the visitor's bubbles' colour */
+                                color?: string;
+                                /** @description the first line a visitor sees */
+                                greeting?: string;
+                                /**
+                                 * @description which bottom corner the launcher sits in
+                                 * @enum {string}
+                                 */
+                                position?: "right" | "left";
+                                /** @description ask a new visitor's name and email before the first message */
+                                preChatForm?: boolean;
+                                /** @description the panel's title */
+                                title?: string;
                             };
                         }[];
                     };
@@ -11290,6 +11680,30 @@ export interface operations {
                     /** @constant */
                     kind: "web_chat";
                     name: string;
+                    /**
+                     * @example {
+                     *       "color": "#0b6bcb",
+                     *       "title": "Chat with Acme",
+                     *       "greeting": "Hi! How can we help?",
+                     *       "position": "right",
+                     *       "preChatForm": false
+                     *     }
+                     */
+                    widget?: {
+                        /** @description the launcher's and the visitor's bubbles' colour */
+                        color?: string;
+                        /** @description the first line a visitor sees */
+                        greeting?: string;
+                        /**
+                         * @description which bottom corner the launcher sits in
+                         * @enum {string}
+                         */
+                        position?: "right" | "left";
+                        /** @description ask a new visitor's name and email before the first message */
+                        preChatForm?: boolean;
+                        /** @description the panel's title */
+                        title?: string;
+                    };
                 };
             };
         };
@@ -11314,6 +11728,15 @@ export interface operations {
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
+                     *       "widget": {
+                     *         "color": "#0b6bcb",
+                     *         "title": "Chat with Acme",
+                     *         "greeting": "Hi! How can we help?",
+                     *         "position": "right",
+                     *         "preChatForm": false
+                     *       },
+                     *       "identityVerification": true,
+                     *       "identitySecret": "wcs_7Yp2Qm9Lx4Rt8Vb3Nc6Hd1Kf5Jg0Ws2Ze7Ua4Io9",
                      *       "webhook": {
                      *         "url": "https://example.com/hooks/switchboard",
                      *         "verifyToken": "verify-7Hq2Lm9Xp4"
@@ -11351,12 +11774,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description a web chat: the origins its widget may talk from */
                         allowedOrigins?: string[];
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
                         /** @description the channelId used in sends */
                         id: string;
+                        /** @description a web chat's identity secret: shown only when made (creation, rotation) */
+                        identitySecret?: string;
+                        /** @description a web chat: whether it has an identity secret (signed-in users can be verified) */
+                        identityVerification?: boolean;
                         /** @enum {string} */
                         kind: "whatsapp_cloud" | "web_chat";
                         /** @description the throughput tier the number is paced to (WhatsApp channels) */
@@ -11424,6 +11852,31 @@ export interface operations {
                             url: string;
                             /** @description shown once, when generated */
                             verifyToken?: string;
+                        };
+                        /**
+                         * @description a web chat: the widget's look
+                         * @example {
+                         *       "color": "#0b6bcb",
+                         *       "title": "Chat with Acme",
+                         *       "greeting": "Hi! How can we help?",
+                         *       "position": "right",
+                         *       "preChatForm": false
+                         *     }
+                         */
+                        widget?: {
+                            /** @description the launcher's and the visitor's bubbles' colour */
+                            color?: string;
+                            /** @description the first line a visitor sees */
+                            greeting?: string;
+                            /**
+                             * @description which bottom corner the launcher sits in
+                             * @enum {string}
+                             */
+                            position?: "right" | "left";
+                            /** @description ask a new visitor's name and email before the first message */
+                            preChatForm?: boolean;
+                            /** @description the panel's title */
+                            title?: string;
                         };
                     };
                 };
@@ -11622,6 +12075,15 @@ export interface operations {
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
+                     *       "widget": {
+                     *         "color": "#0b6bcb",
+                     *         "title": "Chat with Acme",
+                     *         "greeting": "Hi! How can we help?",
+                     *         "position": "right",
+                     *         "preChatForm": false
+                     *       },
+                     *       "identityVerification": true,
+                     *       "identitySecret": "wcs_7Yp2Qm9Lx4Rt8Vb3Nc6Hd1Kf5Jg0Ws2Ze7Ua4Io9",
                      *       "webhook": {
                      *         "url": "https://example.com/hooks/switchboard",
                      *         "verifyToken": "verify-7Hq2Lm9Xp4"
@@ -11654,12 +12116,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description a web chat: the origins its widget may talk from */
                         allowedOrigins?: string[];
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
                         /** @description the channelId used in sends */
                         id: string;
+                        /** @description a web chat's identity secret: shown only when made (creation, rotation) */
+                        identitySecret?: string;
+                        /** @description a web chat: whether it has an identity secret (signed-in users can be verified) */
+                        identityVerification?: boolean;
                         /** @enum {string} */
                         kind: "whatsapp_cloud" | "web_chat";
                         /** @description the throughput tier the number is paced to (WhatsApp channels) */
@@ -11720,6 +12187,31 @@ export interface operations {
                             url: string;
                             /** @description shown once, when generated */
                             verifyToken?: string;
+                        };
+                        /**
+                         * @description a web chat: the widget's look
+                         * @example {
+                         *       "color": "#0b6bcb",
+                         *       "title": "Chat with Acme",
+                         *       "greeting": "Hi! How can we help?",
+                         *       "position": "right",
+                         *       "preChatForm": false
+                         *     }
+                         */
+                        widget?: {
+                            /** @description the launcher's and the visitor's bubbles' colour */
+                            color?: string;
+                            /** @description the first line a visitor sees */
+                            greeting?: string;
+                            /**
+                             * @description which bottom corner the launcher sits in
+                             * @enum {string}
+                             */
+                            position?: "right" | "left";
+                            /** @description ask a new visitor's name and email before the first message */
+                            preChatForm?: boolean;
+                            /** @description the panel's title */
+                            title?: string;
                         };
                     };
                 };
@@ -11900,6 +12392,15 @@ export interface operations {
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
+                     *       "widget": {
+                     *         "color": "#0b6bcb",
+                     *         "title": "Chat with Acme",
+                     *         "greeting": "Hi! How can we help?",
+                     *         "position": "right",
+                     *         "preChatForm": false
+                     *       },
+                     *       "identityVerification": true,
+                     *       "identitySecret": "wcs_7Yp2Qm9Lx4Rt8Vb3Nc6Hd1Kf5Jg0Ws2Ze7Ua4Io9",
                      *       "webhook": {
                      *         "url": "https://example.com/hooks/switchboard",
                      *         "verifyToken": "verify-7Hq2Lm9Xp4"
@@ -11932,12 +12433,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description a web chat: the origins its widget may talk from */
                         allowedOrigins?: string[];
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
                         /** @description the channelId used in sends */
                         id: string;
+                        /** @description a web chat's identity secret: shown only when made (creation, rotation) */
+                        identitySecret?: string;
+                        /** @description a web chat: whether it has an identity secret (signed-in users can be verified) */
+                        identityVerification?: boolean;
                         /** @enum {string} */
                         kind: "whatsapp_cloud" | "web_chat";
                         /** @description the throughput tier the number is paced to (WhatsApp channels) */
@@ -11998,6 +12504,31 @@ export interface operations {
                             url: string;
                             /** @description shown once, when generated */
                             verifyToken?: string;
+                        };
+                        /**
+                         * @description a web chat: the widget's look
+                         * @example {
+                         *       "color": "#0b6bcb",
+                         *       "title": "Chat with Acme",
+                         *       "greeting": "Hi! How can we help?",
+                         *       "position": "right",
+                         *       "preChatForm": false
+                         *     }
+                         */
+                        widget?: {
+                            /** @description the launcher's and the visitor's bubbles' colour */
+                            color?: string;
+                            /** @description the first line a visitor sees */
+                            greeting?: string;
+                            /**
+                             * @description which bottom corner the launcher sits in
+                             * @enum {string}
+                             */
+                            position?: "right" | "left";
+                            /** @description ask a new visitor's name and email before the first message */
+                            preChatForm?: boolean;
+                            /** @description the panel's title */
+                            title?: string;
                         };
                     };
                 };
@@ -12152,6 +12683,313 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebChatIdentitySecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the channel with `identitySecret` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *       "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *       "name": "Ann Example",
+                     *       "kind": "whatsapp_cloud",
+                     *       "network": "graph",
+                     *       "phoneNumberId": "106540352242922",
+                     *       "businessAccountId": "102290129340398",
+                     *       "displayPhoneNumber": "15550104477",
+                     *       "messagesPerSecond": 80,
+                     *       "allowedOrigins": [
+                     *         "https://shop.example.com"
+                     *       ],
+                     *       "widget": {
+                     *         "color": "#0b6bcb",
+                     *         "title": "Chat with Acme",
+                     *         "greeting": "Hi! How can we help?",
+                     *         "position": "right",
+                     *         "preChatForm": false
+                     *       },
+                     *       "identityVerification": true,
+                     *       "identitySecret": "wcs_7Yp2Qm9Lx4Rt8Vb3Nc6Hd1Kf5Jg0Ws2Ze7Ua4Io9",
+                     *       "webhook": {
+                     *         "url": "https://example.com/hooks/switchboard",
+                     *         "verifyToken": "verify-7Hq2Lm9Xp4"
+                     *       },
+                     *       "routing": {
+                     *         "firstResponder": "bot",
+                     *         "botFallbackSeconds": 120,
+                     *         "autoAssign": {
+                     *           "enabled": true,
+                     *           "capacity": 5
+                     *         },
+                     *         "businessHours": {
+                     *           "timeZone": "Europe/Berlin",
+                     *           "weekly": {
+                     *             "mon": [
+                     *               {
+                     *                 "from": "09:00",
+                     *                 "to": "17:00"
+                     *               }
+                     *             ]
+                     *           },
+                     *           "holidays": [
+                     *             "2026-12-25"
+                     *           ],
+                     *           "awayReply": "We are closed; we answer from 9:00."
+                     *         }
+                     *       },
+                     *       "createdAt": "2026-01-05T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description a web chat: the origins its widget may talk from */
+                        allowedOrigins?: string[];
+                        businessAccountId?: string;
+                        createdAt: string;
+                        displayPhoneNumber?: string | null;
+                        /** @description the channelId used in sends */
+                        id: string;
+                        /** @description a web chat's identity secret: shown only when made (creation, rotation) */
+                        identitySecret?: string;
+                        /** @description a web chat: whether it has an identity secret (signed-in users can be verified) */
+                        identityVerification?: boolean;
+                        /** @enum {string} */
+                        kind: "whatsapp_cloud" | "web_chat";
+                        /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                        messagesPerSecond?: number;
+                        name: string;
+                        /** @enum {string} */
+                        network?: "graph" | "sandbox";
+                        organizationId: string;
+                        phoneNumberId?: string;
+                        /**
+                         * @description who answers first, bot fallback, auto-assignment and business hours (see docs/routing.md)
+                         * @example {
+                         *       "firstResponder": "bot",
+                         *       "botFallbackSeconds": 120,
+                         *       "autoAssign": {
+                         *         "enabled": true,
+                         *         "capacity": 5
+                         *       },
+                         *       "businessHours": {
+                         *         "timeZone": "Europe/Berlin",
+                         *         "weekly": {
+                         *           "mon": [
+                         *             {
+                         *               "from": "09:00",
+                         *               "to": "17:00"
+                         *             }
+                         *           ]
+                         *         },
+                         *         "holidays": [
+                         *           "2026-12-25"
+                         *         ],
+                         *         "awayReply": "We are closed; we answer from 9:00."
+                         *       }
+                         *     }
+                         */
+                        routing: {
+                            autoAssign: {
+                                capacity: number | null;
+                                enabled: boolean;
+                            };
+                            botFallbackSeconds: number | null;
+                            businessHours: {
+                                awayReply: string | null;
+                                holidays: string[];
+                                timeZone: string;
+                                weekly: {
+                                    [key: string]: {
+                                        from: string;
+                                        to: string;
+                                    }[];
+                                };
+                            } | null;
+                            /** @enum {string} */
+                            firstResponder: "bot" | "agents";
+                        };
+                        updatedAt: string;
+                        webhook?: {
+                            url: string;
+                            /** @description shown once, when generated */
+                            verifyToken?: string;
+                        };
+                        /**
+                         * @description a web chat: the widget's look
+                         * @example {
+                         *       "color": "#0b6bcb",
+                         *       "title": "Chat with Acme",
+                         *       "greeting": "Hi! How can we help?",
+                         *       "position": "right",
+                         *       "preChatForm": false
+                         *     }
+                         */
+                        widget?: {
+                            /** @description the launcher's and the visitor's bubbles' colour */
+                            color?: string;
+                            /** @description the first line a visitor sees */
+                            greeting?: string;
+                            /**
+                             * @description which bottom corner the launcher sits in
+                             * @enum {string}
+                             */
+                            position?: "right" | "left";
+                            /** @description ask a new visitor's name and email before the first message */
+                            preChatForm?: boolean;
+                            /** @description the panel's title */
+                            title?: string;
+                        };
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such channel in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such channel in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `not_a_web_chat` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_a_web_chat",
+                     *         "message": "not_a_web_chat"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description clustered without SECRETS_KEY: the secret cannot be stored */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "clustered without SECRETS_KEY: the secret cannot be stored"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
                 };
             };
         };
@@ -12757,6 +13595,15 @@ export interface operations {
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
+                     *       "widget": {
+                     *         "color": "#0b6bcb",
+                     *         "title": "Chat with Acme",
+                     *         "greeting": "Hi! How can we help?",
+                     *         "position": "right",
+                     *         "preChatForm": false
+                     *       },
+                     *       "identityVerification": true,
+                     *       "identitySecret": "wcs_7Yp2Qm9Lx4Rt8Vb3Nc6Hd1Kf5Jg0Ws2Ze7Ua4Io9",
                      *       "webhook": {
                      *         "url": "https://example.com/hooks/switchboard",
                      *         "verifyToken": "verify-7Hq2Lm9Xp4"
@@ -12789,12 +13636,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description a web chat: the origins its widget may talk from */
                         allowedOrigins?: string[];
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
                         /** @description the channelId used in sends */
                         id: string;
+                        /** @description a web chat's identity secret: shown only when made (creation, rotation) */
+                        identitySecret?: string;
+                        /** @description a web chat: whether it has an identity secret (signed-in users can be verified) */
+                        identityVerification?: boolean;
                         /** @enum {string} */
                         kind: "whatsapp_cloud" | "web_chat";
                         /** @description the throughput tier the number is paced to (WhatsApp channels) */
@@ -12855,6 +13707,31 @@ export interface operations {
                             url: string;
                             /** @description shown once, when generated */
                             verifyToken?: string;
+                        };
+                        /**
+                         * @description a web chat: the widget's look
+                         * @example {
+                         *       "color": "#0b6bcb",
+                         *       "title": "Chat with Acme",
+                         *       "greeting": "Hi! How can we help?",
+                         *       "position": "right",
+                         *       "preChatForm": false
+                         *     }
+                         */
+                        widget?: {
+                            /** @description the launcher's and the visitor's bubbles' colour */
+                            color?: string;
+                            /** @description the first line a visitor sees */
+                            greeting?: string;
+                            /**
+                             * @description which bottom corner the launcher sits in
+                             * @enum {string}
+                             */
+                            position?: "right" | "left";
+                            /** @description ask a new visitor's name and email before the first message */
+                            preChatForm?: boolean;
+                            /** @description the panel's title */
+                            title?: string;
                         };
                     };
                 };
@@ -12933,6 +13810,662 @@ export interface operations {
                      *       "error": {
                      *         "code": "not_a_chat_channel",
                      *         "message": "not_a_chat_channel (web chat), or sandbox_channel: the sandbox network subscribes its channels itself"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeWebChatTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description how many tokens were revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "revoked": 1
+                     *     }
+                     */
+                    "application/json": {
+                        revoked: number;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such web chat channel in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such web chat channel in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeWebChatVisitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+                /** @example v_0f3a9c2e7b1d4a6c8e5f2b90 */
+                visitorId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description how many tokens were revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "revoked": 1
+                     *     }
+                     */
+                    "application/json": {
+                        revoked: number;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such web chat channel or visitor in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such web chat channel or visitor in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "allowedOrigins": [
+                 *         "https://shop.example"
+                 *       ],
+                 *       "widget": {
+                 *         "color": "#0b6bcb",
+                 *         "title": "Chat with Acme",
+                 *         "greeting": "Hi! How can we help?",
+                 *         "position": "right",
+                 *         "preChatForm": false
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the pages (origins) the widget may talk from */
+                    allowedOrigins?: string[];
+                    /**
+                     * @example {
+                     *       "color": "#0b6bcb",
+                     *       "title": "Chat with Acme",
+                     *       "greeting": "Hi! How can we help?",
+                     *       "position": "right",
+                     *       "preChatForm": false
+                     *     }
+                     */
+                    widget?: {
+                        /** @description the launcher's and the visitor's bubbles' colour */
+                        color?: string;
+                        /** @description the first line a visitor sees */
+                        greeting?: string;
+                        /**
+                         * @description which bottom corner the launcher sits in
+                         * @enum {string}
+                         */
+                        position?: "right" | "left";
+                        /** @description ask a new visitor's name and email before the first message */
+                        preChatForm?: boolean;
+                        /** @description the panel's title */
+                        title?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description the channel */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *       "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *       "name": "Ann Example",
+                     *       "kind": "whatsapp_cloud",
+                     *       "network": "graph",
+                     *       "phoneNumberId": "106540352242922",
+                     *       "businessAccountId": "102290129340398",
+                     *       "displayPhoneNumber": "15550104477",
+                     *       "messagesPerSecond": 80,
+                     *       "allowedOrigins": [
+                     *         "https://shop.example.com"
+                     *       ],
+                     *       "widget": {
+                     *         "color": "#0b6bcb",
+                     *         "title": "Chat with Acme",
+                     *         "greeting": "Hi! How can we help?",
+                     *         "position": "right",
+                     *         "preChatForm": false
+                     *       },
+                     *       "identityVerification": true,
+                     *       "identitySecret": "wcs_7Yp2Qm9Lx4Rt8Vb3Nc6Hd1Kf5Jg0Ws2Ze7Ua4Io9",
+                     *       "webhook": {
+                     *         "url": "https://example.com/hooks/switchboard",
+                     *         "verifyToken": "verify-7Hq2Lm9Xp4"
+                     *       },
+                     *       "routing": {
+                     *         "firstResponder": "bot",
+                     *         "botFallbackSeconds": 120,
+                     *         "autoAssign": {
+                     *           "enabled": true,
+                     *           "capacity": 5
+                     *         },
+                     *         "businessHours": {
+                     *           "timeZone": "Europe/Berlin",
+                     *           "weekly": {
+                     *             "mon": [
+                     *               {
+                     *                 "from": "09:00",
+                     *                 "to": "17:00"
+                     *               }
+                     *             ]
+                     *           },
+                     *           "holidays": [
+                     *             "2026-12-25"
+                     *           ],
+                     *           "awayReply": "We are closed; we answer from 9:00."
+                     *         }
+                     *       },
+                     *       "createdAt": "2026-01-05T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description a web chat: the origins its widget may talk from */
+                        allowedOrigins?: string[];
+                        businessAccountId?: string;
+                        createdAt: string;
+                        displayPhoneNumber?: string | null;
+                        /** @description the channelId used in sends */
+                        id: string;
+                        /** @description a web chat's identity secret: shown only when made (creation, rotation) */
+                        identitySecret?: string;
+                        /** @description a web chat: whether it has an identity secret (signed-in users can be verified) */
+                        identityVerification?: boolean;
+                        /** @enum {string} */
+                        kind: "whatsapp_cloud" | "web_chat";
+                        /** @description the throughput tier the number is paced to (WhatsApp channels) */
+                        messagesPerSecond?: number;
+                        name: string;
+                        /** @enum {string} */
+                        network?: "graph" | "sandbox";
+                        organizationId: string;
+                        phoneNumberId?: string;
+                        /**
+                         * @description who answers first, bot fallback, auto-assignment and business hours (see docs/routing.md)
+                         * @example {
+                         *       "firstResponder": "bot",
+                         *       "botFallbackSeconds": 120,
+                         *       "autoAssign": {
+                         *         "enabled": true,
+                         *         "capacity": 5
+                         *       },
+                         *       "businessHours": {
+                         *         "timeZone": "Europe/Berlin",
+                         *         "weekly": {
+                         *           "mon": [
+                         *             {
+                         *               "from": "09:00",
+                         *               "to": "17:00"
+                         *             }
+                         *           ]
+                         *         },
+                         *         "holidays": [
+                         *           "2026-12-25"
+                         *         ],
+                         *         "awayReply": "We are closed; we answer from 9:00."
+                         *       }
+                         *     }
+                         */
+                        routing: {
+                            autoAssign: {
+                                capacity: number | null;
+                                enabled: boolean;
+                            };
+                            botFallbackSeconds: number | null;
+                            businessHours: {
+                                awayReply: string | null;
+                                holidays: string[];
+                                timeZone: string;
+                                weekly: {
+                                    [key: string]: {
+                                        from: string;
+                                        to: string;
+                                    }[];
+                                };
+                            } | null;
+                            /** @enum {string} */
+                            firstResponder: "bot" | "agents";
+                        };
+                        updatedAt: string;
+                        webhook?: {
+                            url: string;
+                            /** @description shown once, when generated */
+                            verifyToken?: string;
+                        };
+                        /**
+                         * @description a web chat: the widget's look
+                         * @example {
+                         *       "color": "#0b6bcb",
+                         *       "title": "Chat with Acme",
+                         *       "greeting": "Hi! How can we help?",
+                         *       "position": "right",
+                         *       "preChatForm": false
+                         *     }
+                         */
+                        widget?: {
+                            /** @description the launcher's and the visitor's bubbles' colour */
+                            color?: string;
+                            /** @description the first line a visitor sees */
+                            greeting?: string;
+                            /**
+                             * @description which bottom corner the launcher sits in
+                             * @enum {string}
+                             */
+                            position?: "right" | "left";
+                            /** @description ask a new visitor's name and email before the first message */
+                            preChatForm?: boolean;
+                            /** @description the panel's title */
+                            title?: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid request: a field, the query or the JSON itself */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "invalid request: a field, the query or the JSON itself"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such channel in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such channel in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_a_web_chat` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_a_web_chat",
+                     *         "message": "not_a_web_chat"
                      *       }
                      *     }
                      */
@@ -28318,6 +29851,1229 @@ export interface operations {
                      *       "error": {
                      *         "code": "storage_unavailable",
                      *         "message": "the chat network or the conversation is unavailable; retry after Retry-After with the same Idempotency-Key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    webChatConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "channelId": "ch_Q8wLr3VnT5kZx2Hb",
+                     *       "name": "Ann Example",
+                     *       "widget": {
+                     *         "color": "#0b6bcb",
+                     *         "title": "Chat with Acme",
+                     *         "greeting": "Hi! How can we help?",
+                     *         "position": "right",
+                     *         "preChatForm": false
+                     *       },
+                     *       "identityVerification": true
+                     *     }
+                     */
+                    "application/json": {
+                        channelId: string;
+                        /** @description whether signed-in users can be verified (the channel has an identity secret) */
+                        identityVerification: boolean;
+                        name: string;
+                        /**
+                         * @example {
+                         *       "color": "#0b6bcb",
+                         *       "title": "Chat with Acme",
+                         *       "greeting": "Hi! How can we help?",
+                         *       "position": "right",
+                         *       "preChatForm": false
+                         *     }
+                         */
+                        widget: {
+                            /** @description the launcher's and the visitor's bubbles' colour */
+                            color?: string;
+                            /** @description the first line a visitor sees */
+                            greeting?: string;
+                            /**
+                             * @description which bottom corner the launcher sits in
+                             * @enum {string}
+                             */
+                            position?: "right" | "left";
+                            /** @description ask a new visitor's name and email before the first message */
+                            preChatForm?: boolean;
+                            /** @description the panel's title */
+                            title?: string;
+                        };
+                    };
+                };
+            };
+            /** @description `origin_not_allowed`: the request's Origin is not an allowed origin of the channel */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "origin_not_allowed",
+                     *         "message": "the request's Origin is not an allowed origin of the channel"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description no web chat channel with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no web chat channel with this id"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests from this address (or messages from this visitor); retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests from this address (or messages from this visitor); retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    webChatHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the messages */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messages": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "from": "visitor",
+                     *           "type": "text",
+                     *           "text": "Hi Ann, your order #1042 has shipped.",
+                     *           "at": "2026-01-05T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "unreadCount": 2
+                     *     }
+                     */
+                    "application/json": {
+                        messages: {
+                            /** @description ISO 8601 */
+                            at: string;
+                            /** @enum {string} */
+                            from: "visitor" | "agent" | "bot" | "system";
+                            /** @description the message id (the same in history, on the socket and in webhooks) */
+                            id: string;
+                            text: string;
+                            /** @description text for what visitors and agents write */
+                            type: string;
+                        }[];
+                        unreadCount: number;
+                    };
+                };
+            };
+            /** @description `invalid_visitor_token`: missing, unknown or revoked visitor token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "invalid_visitor_token",
+                     *         "message": "missing, unknown or revoked visitor token"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `origin_not_allowed`: the request's Origin is not an allowed origin of the channel */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "origin_not_allowed",
+                     *         "message": "the request's Origin is not an allowed origin of the channel"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description no web chat channel with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no web chat channel with this id"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests from this address (or messages from this visitor); retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests from this address (or messages from this visitor); retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    webChatSend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Hi, where is my order?",
+                 *       "clientId": "c1"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the browser's id of this message: a retry with the same one is sent once */
+                    clientId?: string;
+                    /** @description the message; at most WEBCHAT_MAX_MESSAGE_CHARS characters once trimmed */
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the message as stored */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "from": "visitor",
+                     *         "type": "text",
+                     *         "text": "Hi Ann, your order #1042 has shipped.",
+                     *         "at": "2026-01-05T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        message: {
+                            /** @description ISO 8601 */
+                            at: string;
+                            /** @enum {string} */
+                            from: "visitor" | "agent" | "bot" | "system";
+                            /** @description the message id (the same in history, on the socket and in webhooks) */
+                            id: string;
+                            text: string;
+                            /** @description text for what visitors and agents write */
+                            type: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid request: a field, the query or the JSON itself */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "text is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.text",
+                     *             "message": "text is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_visitor_token`: missing, unknown or revoked visitor token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "invalid_visitor_token",
+                     *         "message": "missing, unknown or revoked visitor token"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `origin_not_allowed`: the request's Origin is not an allowed origin of the channel */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "origin_not_allowed",
+                     *         "message": "the request's Origin is not an allowed origin of the channel"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description no web chat channel with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no web chat channel with this id"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `message_too_long` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "message_too_long",
+                     *         "message": "message_too_long"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: too many requests from this address (or messages from this visitor); retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests from this address (or messages from this visitor); retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    webChatPoll: {
+        parameters: {
+            query?: {
+                /** @description the id of the last message the widget has */
+                after?: string;
+                /** @description seconds to wait for a message (at most 25) */
+                wait?: number;
+            };
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description new messages (maybe none), and whether an agent was typing meanwhile */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messages": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "from": "visitor",
+                     *           "type": "text",
+                     *           "text": "Hi Ann, your order #1042 has shipped.",
+                     *           "at": "2026-01-05T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "unreadCount": 2,
+                     *       "typing": true
+                     *     }
+                     */
+                    "application/json": {
+                        messages: {
+                            /** @description ISO 8601 */
+                            at: string;
+                            /** @enum {string} */
+                            from: "visitor" | "agent" | "bot" | "system";
+                            /** @description the message id (the same in history, on the socket and in webhooks) */
+                            id: string;
+                            text: string;
+                            /** @description text for what visitors and agents write */
+                            type: string;
+                        }[];
+                        typing: boolean;
+                        unreadCount: number;
+                    };
+                };
+            };
+            /** @description invalid query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "invalid query parameter"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_visitor_token`: missing, unknown or revoked visitor token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "invalid_visitor_token",
+                     *         "message": "missing, unknown or revoked visitor token"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `origin_not_allowed`: the request's Origin is not an allowed origin of the channel */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "origin_not_allowed",
+                     *         "message": "the request's Origin is not an allowed origin of the channel"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description no web chat channel with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no web chat channel with this id"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests from this address (or messages from this visitor); retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests from this address (or messages from this visitor); retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    webChatRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description read */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "unreadCount": 0
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        unreadCount: 0;
+                    };
+                };
+            };
+            /** @description `invalid_visitor_token`: missing, unknown or revoked visitor token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "invalid_visitor_token",
+                     *         "message": "missing, unknown or revoked visitor token"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `origin_not_allowed`: the request's Origin is not an allowed origin of the channel */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "origin_not_allowed",
+                     *         "message": "the request's Origin is not an allowed origin of the channel"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description no web chat channel with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no web chat channel with this id"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests from this address (or messages from this visitor); retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests from this address (or messages from this visitor); retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    webChatTyping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description relayed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_visitor_token`: missing, unknown or revoked visitor token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "invalid_visitor_token",
+                     *         "message": "missing, unknown or revoked visitor token"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `origin_not_allowed`: the request's Origin is not an allowed origin of the channel */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "origin_not_allowed",
+                     *         "message": "the request's Origin is not an allowed origin of the channel"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description no web chat channel with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no web chat channel with this id"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests from this address (or messages from this visitor); retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests from this address (or messages from this visitor); retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    webChatStartVisitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Ann Lee",
+                 *       "email": "ann@example.com"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description from the pre-chat form
+                     */
+                    email?: string;
+                    /** @description from the pre-chat form */
+                    name?: string;
+                    /** @description the visitor token this browser holds (local storage): continues the same visitor */
+                    token?: string;
+                    /** @description HMAC-SHA256 of userId with the channel's identity secret, hex, computed by the business's server */
+                    userHash?: string;
+                    /** @description the business's own id of a signed-in user (with userHash) */
+                    userId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the visitor and a token to keep (the same token when the one sent is still good) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "visitorId": "v_0f3a9c2e7b1d4a6c8e5f2b90",
+                     *       "audienceExternalId": "4915112345678:106540352242922",
+                     *       "token": "sb_inbox_4kV2pQ8mZt7xR1nB6cY3",
+                     *       "verified": true,
+                     *       "name": "Ann Example",
+                     *       "email": "ann@example.com",
+                     *       "unreadCount": 2
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description the contact: `<visitor id>:<channel id>` */
+                        audienceExternalId: string;
+                        email: string | null;
+                        name: string | null;
+                        /** @description keep it (local storage) and send it as `Authorization: Bearer` on every visitor request */
+                        token: string;
+                        unreadCount: number;
+                        verified: boolean;
+                        visitorId: string;
+                    };
+                };
+            };
+            /** @description invalid request: a field, the query or the JSON itself */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "invalid request: a field, the query or the JSON itself"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `identity_not_verified`: userHash is not the HMAC of userId with the channel's identity secret */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "identity_not_verified",
+                     *         "message": "userHash is not the HMAC of userId with the channel's identity secret"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `origin_not_allowed`: the request's Origin is not an allowed origin of the channel */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "origin_not_allowed",
+                     *         "message": "the request's Origin is not an allowed origin of the channel"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description no web chat channel with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no web chat channel with this id"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `identity_verification_unavailable`: the channel has no identity secret */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "identity_verification_unavailable",
+                     *         "message": "the channel has no identity secret"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests from this address (or messages from this visitor); retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests from this address (or messages from this visitor); retry after Retry-After"
                      *       }
                      *     }
                      */

@@ -1,0 +1,23 @@
+import type { VisitorRecord, VisitorTokenRecord } from '../../domain/web-chat.js';
+
+export type { VisitorRecord, VisitorTokenRecord };
+
+/**
+ * Web chat visitors and their tokens. A token is stored by its hash only, so
+ * the store never holds what a browser presents. Revoking deletes a
+ * visitor's tokens (or every token of a channel): the next request or socket
+ * with one of them is refused.
+ */
+export interface VisitorRepo {
+  /** Stores the visitor unless one with its channel and id exists; returns the stored one. */
+  create(v: VisitorRecord): Promise<VisitorRecord>;
+  get(organizationId: string, channelId: string, visitorId: string): Promise<VisitorRecord | null>;
+  /** Replaces the visitor's name, email and read marker (same organization, channel and id). */
+  update(v: VisitorRecord): Promise<void>;
+  addToken(t: VisitorTokenRecord): Promise<void>;
+  tokenByHash(hash: string): Promise<VisitorTokenRecord | null>;
+  /** Deletes the visitor's tokens; how many there were. */
+  revokeVisitor(organizationId: string, channelId: string, visitorId: string): Promise<number>;
+  /** Deletes every token of the channel; how many there were. */
+  revokeChannel(organizationId: string, channelId: string): Promise<number>;
+}
