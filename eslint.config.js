@@ -36,6 +36,8 @@ export default tseslint.config(
     files: ['web/**'],
     languageOptions: { globals: { location: 'readonly', history: 'readonly', addEventListener: 'readonly', navigator: 'readonly', confirm: 'readonly', crypto: 'readonly', Notification: 'readonly', BroadcastChannel: 'readonly', MessageEvent: 'readonly', MouseEvent: 'readonly', Event: 'readonly', HTMLFormElement: 'readonly', HTMLLIElement: 'readonly', Element: 'readonly', URLSearchParams: 'readonly', preact: 'readonly' } },
   },
+  // The web chat widget runs on the business's pages.
+  { files: ['widget/**'], languageOptions: { globals: { location: 'readonly' } } },
   // Tests read JSON response bodies loosely.
   { files: ['test/**', 'bench/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
 );

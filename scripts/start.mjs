@@ -45,6 +45,12 @@ if (!existsSync(webIndex) || webSources > statSync(webIndex).mtimeMs) {
   console.log('building the dashboard (vite)…');
   run('npx', ['vite', 'build', '--config', 'web/vite.config.ts']);
 }
+// The web chat widget (widget/) into dist/widget: one file, served as /widget.js.
+const widgetFile = join(root, 'dist', 'widget', 'widget.js');
+if (!existsSync(widgetFile) || Math.max(newest(join(root, 'widget')), statSync(lock).mtimeMs) > statSync(widgetFile).mtimeMs) {
+  console.log('building the web chat widget (vite)…');
+  run('npx', ['vite', 'build', '--config', 'widget/vite.config.ts']);
+}
 
 const child = spawn(process.execPath, ['--enable-source-maps', built], { cwd: root, stdio: 'inherit' });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));

@@ -21,8 +21,10 @@ function slashCode(text: string, caret: number): { start: number; code: string }
  * private note for the team instead (the only mode when `replyable` is
  * false: a conversation the agent does not hold).
  */
-export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTyping, busy, placeholders = {}, onNote, replyable = true }: {
+export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTyping, busy, placeholders = {}, onNote, replyable = true, webChat = false }: {
   windowIsOpen: boolean;
+  /** A web chat takes text only, at any time (no 24-hour window, no templates). */
+  webChat?: boolean;
   channelId: string;
   onNote?: (text: string) => Promise<boolean>;
   replyable?: boolean;
@@ -69,8 +71,8 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
     }
   };
   const noting = onNote !== undefined && (mode === 'note' || !replyable);
-  const current: Mode = noting ? 'note' : windowIsOpen ? mode : 'template';
-  const modes: Mode[] = [...(!replyable ? [] : windowIsOpen ? (['text', 'buttons', 'media', 'template'] as Mode[]) : (['template'] as Mode[])), ...(onNote ? (['note'] as Mode[]) : [])];
+  const current: Mode = noting ? 'note' : webChat ? 'text' : windowIsOpen ? mode : 'template';
+  const modes: Mode[] = [...(!replyable ? [] : webChat ? (['text'] as Mode[]) : windowIsOpen ? (['text', 'buttons', 'media', 'template'] as Mode[]) : (['template'] as Mode[])), ...(onNote ? (['note'] as Mode[]) : [])];
 
   const send = async (e: Event) => {
     e.preventDefault();

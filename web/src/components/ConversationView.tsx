@@ -115,7 +115,8 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
 
   const mineOrAdmin = conv.status === 'assigned' && (conv.assigneeId === user.id || user.role === 'admin');
   const channel = channels.find((c) => c.id === conv.channelId);
-  const open = windowOpen(conv.window.closesAt);
+  const webChat = channel?.kind === 'web_chat';
+  const open = webChat || windowOpen(conv.window.closesAt);
 
   const act = async (what: string, fn: () => Promise<unknown>) => {
     setBusy(true);
@@ -156,7 +157,7 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
           <a href="/inbox" data-route class="back">← Inbox</a>
           <h1 id="conv-title">{displayName(conv)}</h1>
           <p class="sub">
-            +{conv.phone} · {channel?.name ?? conv.channelId}
+            {webChat ? `Web chat visitor ${conv.phone}` : `+${conv.phone}`} · {channel?.name ?? conv.channelId}
             {conv.contactId !== null && (
               <>
                 {' · '}
@@ -168,7 +169,7 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
             {conv.status === 'assigned' ? `Taken by ${userName(conv.assigneeId, user)}` : STATUS_TEXT[conv.status]}
             {conv.sessionStatus === 'resolved' && ' · resolved'}
           </p>
-          <WindowCountdown closesAt={conv.window.closesAt} />
+          {!webChat && <WindowCountdown closesAt={conv.window.closesAt} />}
           <div class="actions">
             {conv.status !== 'assigned' && (
               <button type="button" class="primary" disabled={busy} onClick={() => void act('Could not take it', () => post('take'))}>
@@ -261,6 +262,7 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
         )}
         <Composer
           windowIsOpen={open}
+          webChat={webChat}
           channelId={conv.channelId ?? ''}
           replyable={mineOrAdmin && conv.channelId !== null}
           busy={busy}

@@ -21,7 +21,8 @@ const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 const COUNTS_DELAY_MS = 250;
 
 export function displayName(c: Pick<ConversationSummary, 'contactName' | 'phone'>): string {
-  return c.contactName ?? `+${c.phone}`;
+  // A web chat's contact has a visitor id, not a phone number.
+  return c.contactName ?? (c.phone.startsWith('v_') ? `Visitor ${c.phone.slice(2, 8)}` : `+${c.phone}`);
 }
 
 /** A known summary with a `conversation` frame's row applied. */

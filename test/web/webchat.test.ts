@@ -1,0 +1,195 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { OPERATOR_TOKEN, startTestService, type TestOrg, type TestService } from '../harness/service.js';
+import { identityHash } from '../../src/webchat/index.js';
+import { ensureWebBuilt, ensureWidgetBuilt, launchChromium, screenshot, watchedPage, type Watched } from './browser.js';
+
+const PASSWORD = 'correct horse battery';
+
+/** A business's site on an origin of its own: a page with the widget's script tag (and, for a signed-in user, its id and HMAC). */
+function site(serviceUrl: string, channel: () => string, secret: () => string): Promise<{ server: Server; origin: string }> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const user = url.searchParams.get('user');
+    const forged = url.searchParams.get('forged') !== null;
+    const identity = user === null ? '' : ` data-user-id="${user}" data-user-hash="${forged ? identityHash('wcs_guessed', user) : identityHash(secret(), user)}"`;
+    res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Acme shop</title>
+<style>button{all:unset} *{color:red !important; font-size:40px !important}</style></head>
+<body><h1>Acme shop</h1><script src="${serviceUrl}/widget.js" data-channel="${channel()}"${identity} async></script></body></html>`);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://localhost:${(server.address() as AddressInfo).port}` })));
+}
+
+describe('the web chat widget in Chromium', { timeout: 180_000 }, () => {
+  let svc: TestService;
+  let browser: Browser;
+  let org: TestOrg;
+  let channel: { id: string; identitySecret: string };
+  let shop: { server: Server; origin: string };
+  let elsewhere: { server: Server; origin: string };
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    await Promise.all([ensureWebBuilt(), ensureWidgetBuilt()]);
+    [svc, browser] = await Promise.all([startTestService(), launchChromium()]);
+    shop = await site(svc.url, () => channel.id, () => channel.identitySecret);
+    elsewhere = await site(svc.url, () => channel.id, () => channel.identitySecret);
+    org = await svc.createOrg('Acme');
+    const ch = await svc.call('POST', `/admin/v1/organizations/${org.id}/channels`, {
+      key: OPERATOR_TOKEN,
+      body: { kind: 'web_chat', name: 'Acme site', allowedOrigins: [shop.origin], widget: { title: 'Chat with Acme', greeting: 'Hi! How can we help?', color: '#7b1fa2' } },
+    });
+    expect(ch.status).toBe(201);
+    channel = ch.body;
+  }, 180_000);
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close();
+    await svc?.close();
+    shop?.server.close();
+    elsewhere?.server.close();
+  });
+
+  async function visitor(viewport = { width: 360, height: 740 }): Promise<Watched> {
+    const context = await browser.newContext({ viewport });
+    contexts.push(context);
+    return watchedPage(context);
+  }
+
+  async function agent(): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    contexts.push(context);
+    const w = await watchedPage(context);
+    w.allow('/v1/auth/session', 401);
+    await w.page.goto(`${svc.url}/login`);
+    await w.page.getByLabel('Email').fill(`agent@${org.id}.test`);
+    await w.page.getByLabel('Password').fill(PASSWORD);
+    await w.page.getByRole('button', { name: 'Sign in' }).click();
+    await w.page.waitForURL(/\/inbox$/);
+    await w.page.getByTestId('connection').filter({ hasText: 'Live' }).waitFor();
+    return w.page;
+  }
+
+  const messages = (page: Page) => page.getByTestId('sb-message');
+
+  it('is small: the served widget is at most 30 KB gzipped', async () => {
+    const res = await fetch(`${svc.url}/widget.js`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/javascript/);
+    const body = Buffer.from(await res.arrayBuffer());
+    expect(body.equals(readFileSync(join(__dirname, '..', '..', 'dist', 'widget', 'widget.js')))).toBe(true);
+    expect(gzipSync(body).length).toBeLessThanOrEqual(30 * 1024);
+  });
+
+  it('a visitor writes at 360 px, an agent takes it in the dashboard and replies, the visitor sees it live; a reload keeps the history; unread on the launcher', async () => {
+    const v = await visitor();
+    await v.page.goto(shop.origin);
+    await v.page.getByTestId('sb-launcher').click();
+    await v.page.getByText('Hi! How can we help?').waitFor();
+    // Themed from the channel's settings, and isolated from the page's CSS (which paints everything red).
+    expect(await v.page.getByTestId('sb-launcher').evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(123, 31, 162)');
+    expect(await v.page.getByText('Hi! How can we help?').evaluate((el) => getComputedStyle(el).fontSize)).toBe('15px');
+    await v.page.getByTestId('sb-input').fill('Where is my order #1042?');
+    await v.page.getByTestId('sb-send').click();
+    await messages(v.page).filter({ hasText: 'Where is my order #1042?' }).waitFor();
+    const box = await v.page.locator('#switchboard-webchat').evaluate((host) => (host.shadowRoot!.querySelector('.panel') as HTMLElement).getBoundingClientRect().width);
+    expect(box).toBeLessThanOrEqual(360);
+    await screenshot(v.page, 'webchat-visitor');
+
+    const conv = await expect.poll(async () => (await svc.call('GET', '/v1/conversations', { key: org.adminKey })).body.conversations[0]?.audienceExternalId ?? null).toMatch(/^v_[0-9a-f]{24}:/);
+    void conv;
+    const aeid: string = (await svc.call('GET', '/v1/conversations', { key: org.adminKey })).body.conversations[0].audienceExternalId;
+    expect(aeid.endsWith(`:${channel.id}`)).toBe(true);
+    expect((await svc.call('POST', '/v1/handover', { key: org.adminKey, body: { audienceExternalId: aeid } })).status).toBe(200);
+
+    const a = await agent();
+    await a.goto(`${svc.url}/inbox/${encodeURIComponent(aeid)}`);
+    await a.getByTestId('messages').getByText('Where is my order #1042?').waitFor();
+    await a.getByRole('button', { name: 'Take' }).click();
+    await a.getByTestId('conversation-state').filter({ hasText: 'Taken by Agent (you)' }).waitFor();
+    await a.getByLabel('Message', { exact: true }).fill('It ships today.');
+    await a.keyboard.press('Enter');
+    await messages(v.page).filter({ hasText: 'It ships today.' }).waitFor();
+    await screenshot(a, 'webchat-agent');
+
+    // A reload: the same conversation, from the token in local storage.
+    await v.page.reload();
+    await v.page.getByTestId('sb-launcher').click();
+    await messages(v.page).filter({ hasText: 'It ships today.' }).waitFor();
+    expect(await messages(v.page).allTextContents()).toEqual(['You: Where is my order #1042?', 'Agent: It ships today.']);
+
+    // Closed panel: a new reply counts on the launcher.
+    await v.page.getByRole('button', { name: 'Close chat' }).first().click();
+    await a.getByLabel('Message', { exact: true }).fill('Tracking: AC-1042');
+    await a.keyboard.press('Enter');
+    await v.page.getByRole('button', { name: 'Open chat, 1 unread' }).waitFor();
+    await v.page.getByTestId('sb-launcher').click();
+    await messages(v.page).filter({ hasText: 'Tracking: AC-1042' }).waitFor();
+    await v.page.getByRole('button', { name: 'Close chat' }).first().waitFor();
+    expect(v.problems).toEqual([]);
+  });
+
+  it('a page on an origin not allowed gets nothing', async () => {
+    const v = await visitor();
+    // Refused (403, and no CORS headers): the browser reports it failed, or answered without letting the page read it.
+    const config = Promise.race([v.page.waitForEvent('requestfailed', (r) => r.url().includes('/config')), v.page.waitForResponse((r) => r.url().includes('/config'))]);
+    await v.page.goto(elsewhere.origin);
+    await config;
+    await expect.poll(() => v.page.locator('#switchboard-webchat').count()).toBe(0);
+    expect(await v.page.getByTestId('sb-launcher').count()).toBe(0);
+  });
+
+  it('a verified visitor on two browsers is one conversation; a forged identity hash is refused', async () => {
+    const first = await visitor();
+    await first.page.goto(`${shop.origin}/?user=cust-7`);
+    await first.page.getByTestId('sb-launcher').click();
+    await first.page.getByTestId('sb-input').fill('Hello from my phone');
+    await first.page.getByTestId('sb-send').click();
+    await messages(first.page).filter({ hasText: 'Hello from my phone' }).waitFor();
+
+    const second = await visitor({ width: 1280, height: 800 });
+    await second.page.goto(`${shop.origin}/?user=cust-7`);
+    await second.page.getByTestId('sb-launcher').click();
+    await messages(second.page).filter({ hasText: 'Hello from my phone' }).waitFor();
+    await second.page.getByTestId('sb-input').fill('and from my laptop');
+    await second.page.getByTestId('sb-send').click();
+    await messages(first.page).filter({ hasText: 'and from my laptop' }).waitFor();
+
+    const forged = await visitor();
+    forged.allow('/visitors', 401);
+    const refused = forged.page.waitForResponse((r) => r.url().includes('/visitors'));
+    await forged.page.goto(`${shop.origin}/?user=cust-7&forged=1`);
+    expect((await refused).status()).toBe(401);
+    await forged.page.getByTestId('sb-launcher').click();
+    await forged.page.getByText('userHash is not the HMAC-SHA256').waitFor();
+    expect(await messages(forged.page).filter({ hasText: 'Hello from my phone' }).count()).toBe(0);
+  });
+
+  it('works with the keyboard alone: open, write, send, focus kept in the panel, Escape closes', async () => {
+    const v = await visitor();
+    await v.page.goto(shop.origin);
+    await v.page.getByTestId('sb-launcher').waitFor();
+    await v.page.keyboard.press('Tab');
+    const focused = () => v.page.evaluate(() => document.querySelector('#switchboard-webchat')?.shadowRoot?.activeElement?.getAttribute('data-testid') ?? document.activeElement?.tagName ?? null);
+    await expect.poll(focused).toBe('sb-launcher');
+    await v.page.keyboard.press('Enter');
+    await expect.poll(focused).toBe('sb-input');
+    await v.page.keyboard.type('Typed with keys only');
+    await v.page.keyboard.press('Enter');
+    await messages(v.page).filter({ hasText: 'Typed with keys only' }).waitFor();
+    for (let i = 0; i < 6; i++) {
+      await v.page.keyboard.press('Tab');
+      expect(await v.page.evaluate(() => document.activeElement?.id)).toBe('switchboard-webchat');
+      expect(await v.page.evaluate(() => Boolean(document.querySelector('#switchboard-webchat')!.shadowRoot!.activeElement?.closest('.panel')))).toBe(true);
+    }
+    await v.page.keyboard.press('Escape');
+    await expect.poll(focused).toBe('sb-launcher');
+    expect(await v.page.getByRole('dialog').isHidden()).toBe(true);
+  });
+});
