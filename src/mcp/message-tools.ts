@@ -211,7 +211,7 @@ export function templateTool(messaging: MessagingService): ToolDef {
 const channelOut = z.object({
   id: z.string().describe('the channelId to send from'),
   name: z.string(),
-  kind: z.enum(['whatsapp_cloud', 'web_chat']).describe('whatsapp_cloud: on the chat network (every send tool works); web_chat: sends answer success false'),
+  kind: z.enum(['whatsapp_cloud', 'web_chat']).describe('whatsapp_cloud: on the chat network (every send tool works); web_chat: the chat widget on a website: text goes to its visitors, buttons, media and templates do not'),
   network: z.enum(['graph', 'sandbox']).optional().describe('graph: the real WhatsApp Cloud API; sandbox: the simulator'),
   phoneNumberId: z.string().optional().describe('the part after ":" of the audienceExternalId of this channel\'s contacts'),
   displayPhoneNumber: z.string().nullable().optional().describe('the business phone number customers see'),
