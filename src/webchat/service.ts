@@ -170,7 +170,8 @@ export class WebChatService {
     const sessions = await this.d.messages.contactSessions(a.channel.organizationId, a.audienceExternalId);
     const latest = sessions[0];
     if (latest === undefined) return { messages: [], unreadCount: 0 };
-    const all = (await this.d.messages.listSession(a.channel.organizationId, latest.sessionId)) ?? [];
+    // System entries and agents' private notes are the agents' timeline, never the visitor's.
+    const all = ((await this.d.messages.listSession(a.channel.organizationId, latest.sessionId)) ?? []).filter((m) => m.direction !== 'internal');
     return { messages: all.slice(-HISTORY).map(fromStored), unreadCount: unreadOf(all, a.visitor.readUpTo) };
   }
 

@@ -93,12 +93,12 @@ describe('the web chat widget in Chromium', { timeout: 180_000 }, () => {
     await v.page.getByTestId('sb-launcher').click();
     await v.page.getByText('Hi! How can we help?').waitFor();
     // Themed from the channel's settings, and isolated from the page's CSS (which paints everything red).
-    expect(await v.page.getByTestId('sb-launcher').evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgb(123, 31, 162)');
-    expect(await v.page.getByText('Hi! How can we help?').evaluate((el) => getComputedStyle(el).fontSize)).toBe('15px');
+    expect(await v.page.getByTestId('sb-launcher').evaluate((el) => (globalThis as any).getComputedStyle(el).backgroundColor)).toBe('rgb(123, 31, 162)');
+    expect(await v.page.getByText('Hi! How can we help?').evaluate((el) => (globalThis as any).getComputedStyle(el).fontSize)).toBe('15px');
     await v.page.getByTestId('sb-input').fill('Where is my order #1042?');
     await v.page.getByTestId('sb-send').click();
     await messages(v.page).filter({ hasText: 'Where is my order #1042?' }).waitFor();
-    const box = await v.page.locator('#switchboard-webchat').evaluate((host) => (host.shadowRoot!.querySelector('.panel') as HTMLElement).getBoundingClientRect().width);
+    const box = await v.page.locator('#switchboard-webchat').evaluate((host: any) => host.shadowRoot.querySelector('.panel').getBoundingClientRect().width as number);
     expect(box).toBeLessThanOrEqual(360);
     await screenshot(v.page, 'webchat-visitor');
 
@@ -176,7 +176,7 @@ describe('the web chat widget in Chromium', { timeout: 180_000 }, () => {
     await v.page.goto(shop.origin);
     await v.page.getByTestId('sb-launcher').waitFor();
     await v.page.keyboard.press('Tab');
-    const focused = () => v.page.evaluate(() => document.querySelector('#switchboard-webchat')?.shadowRoot?.activeElement?.getAttribute('data-testid') ?? document.activeElement?.tagName ?? null);
+    const focused = () => v.page.evaluate<string | null>("document.querySelector('#switchboard-webchat')?.shadowRoot?.activeElement?.getAttribute('data-testid') ?? document.activeElement?.tagName ?? null");
     await expect.poll(focused).toBe('sb-launcher');
     await v.page.keyboard.press('Enter');
     await expect.poll(focused).toBe('sb-input');
@@ -185,8 +185,8 @@ describe('the web chat widget in Chromium', { timeout: 180_000 }, () => {
     await messages(v.page).filter({ hasText: 'Typed with keys only' }).waitFor();
     for (let i = 0; i < 6; i++) {
       await v.page.keyboard.press('Tab');
-      expect(await v.page.evaluate(() => document.activeElement?.id)).toBe('switchboard-webchat');
-      expect(await v.page.evaluate(() => Boolean(document.querySelector('#switchboard-webchat')!.shadowRoot!.activeElement?.closest('.panel')))).toBe(true);
+      expect(await v.page.evaluate('document.activeElement?.id')).toBe('switchboard-webchat');
+      expect(await v.page.evaluate("Boolean(document.querySelector('#switchboard-webchat').shadowRoot.activeElement?.closest('.panel'))")).toBe(true);
     }
     await v.page.keyboard.press('Escape');
     await expect.poll(focused).toBe('sb-launcher');

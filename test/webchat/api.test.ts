@@ -56,6 +56,9 @@ function webChatSuite(name: string, start: () => Promise<TestService[]>) {
       const live = await socket.until((f) => f.type === 'message' && f.message.from === 'agent');
       expect(live.message.text).toBe('It ships today.');
 
+      // An agent's private note (and the timeline's system entries) stay on the agents' side.
+      expect((await agents.call('POST', `/v1/conversations/${audienceExternalId}/notes`, { key: org.agentKey, body: { text: 'VIP customer' } })).status).toBe(201);
+
       // A reload: the same token continues the same visitor, with the history and one unread reply.
       const again = await v('POST', '/visitors', { body: { token } });
       expect(again.body).toMatchObject({ visitorId, token, unreadCount: 1 });
