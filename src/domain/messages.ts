@@ -52,9 +52,13 @@ export interface MessageContent {
   buttons?: { id: string; title: string }[];
   /** The id of the reply button tapped (button_reply from an interactive message). */
   buttonId?: string;
+  /** The description of the list row chosen (a list reply, `button_reply` with `buttonId`). */
+  description?: string;
+  /** The catalog product a customer's message asks about (sent from a product's "message business" button). */
+  referredProduct?: { catalogId: string; productRetailerId: string };
   /** The payload of the template quick-reply button tapped. */
   payload?: string;
-  location?: { latitude: number; longitude: number; name?: string; address?: string };
+  location?: { latitude: number; longitude: number; name?: string; address?: string; url?: string };
   /** The contact cards of a `contacts` message, as the network gave them (name.formatted_name, phones, emails, org, urls, addresses, birthday). */
   contacts?: Record<string, unknown>[];
   /** A reaction: the emoji (empty when taken back) on the message with that network id. */

@@ -261,7 +261,14 @@ export const webhookMessageSchema = z
     id: z.string().min(1),
     timestamp: z.string(),
     type: z.string(),
-    context: z.object({ from: z.string().optional(), id: z.string().optional() }).loose().optional(),
+    context: z
+      .object({
+        from: z.string().optional(),
+        id: z.string().optional(),
+        referred_product: z.object({ catalog_id: z.string(), product_retailer_id: z.string() }).loose().optional(),
+      })
+      .loose()
+      .optional(),
     text: z.object({ body: z.string() }).loose().optional(),
     button: z.object({ payload: z.string().optional(), text: z.string().optional() }).loose().optional(),
     interactive: z
@@ -278,7 +285,7 @@ export const webhookMessageSchema = z
     document: webhookMediaSchema.optional(),
     sticker: webhookMediaSchema.optional(),
     location: z
-      .object({ latitude: z.number(), longitude: z.number(), name: z.string().optional(), address: z.string().optional() })
+      .object({ latitude: z.number(), longitude: z.number(), name: z.string().optional(), address: z.string().optional(), url: z.string().optional() })
       .loose()
       .optional(),
     errors: z.array(webhookErrorSchema).optional(),
@@ -290,9 +297,10 @@ export const webhookValueSchema = z
   .object({
     messaging_product: z.literal('whatsapp'),
     metadata: z.object({ display_phone_number: z.string().optional(), phone_number_id: z.string().min(1) }).loose(),
-    contacts: z.array(z.object({ wa_id: z.string(), profile: z.object({ name: z.string().optional() }).loose().optional() }).loose()).optional(),
-    messages: z.array(webhookMessageSchema).optional(),
-    statuses: z.array(webhookStatusSchema).optional(),
+    contacts: z.array(z.object({ wa_id: z.string().optional(), profile: z.object({ name: z.string().optional() }).loose().optional() }).loose()).optional(),
+    // Each message and status is read on its own: one of a shape not known here must not cost the others.
+    messages: z.array(z.unknown()).optional(),
+    statuses: z.array(z.unknown()).optional(),
     errors: z.array(webhookErrorSchema).optional(),
   })
   .loose();

@@ -3,6 +3,8 @@ import type { MessageContent, NetworkErrorDetails } from '../domain/messages.js'
 import {
   graphErrorTitle,
   webhookEnvelopeSchema,
+  webhookMessageSchema,
+  webhookStatusSchema,
   webhookValueSchema,
   type GraphWebhookError,
   type GraphWebhookMessage,
@@ -91,7 +93,13 @@ export function parseWebhook(body: unknown): { ok: true; value: ParsedWebhook } 
       const v = value.data;
       const phoneNumberId = v.metadata.phone_number_id;
       const names = new Map((v.contacts ?? []).map((c) => [c.wa_id, c.profile?.name]));
-      for (const m of v.messages ?? []) {
+      (v.messages ?? []).forEach((raw, k) => {
+        const read = messageOf(raw);
+        if (read === null) {
+          skipped.push(`${where}.messages[${k}]: no sender, id or timestamp`);
+          return;
+        }
+        const { m, content } = read;
         const ev: InboundMessageEvent = {
           kind: 'message',
           businessAccountId: entry.id,
@@ -99,14 +107,20 @@ export function parseWebhook(body: unknown): { ok: true; value: ParsedWebhook } 
           from: m.from,
           networkMessageId: m.id,
           at: unixToIso(m.timestamp),
-          content: contentOf(m),
+          content,
         };
         const name = names.get(m.from);
         if (name) ev.profileName = name;
         if (m.context?.id) ev.replyTo = m.context.id;
         events.push(ev);
-      }
-      for (const s of v.statuses ?? []) {
+      });
+      for (const raw of v.statuses ?? []) {
+        const parsedStatus = webhookStatusSchema.safeParse(raw);
+        if (!parsedStatus.success) {
+          skipped.push(`${where}: unexpected status shape`);
+          continue;
+        }
+        const s = parsedStatus.data;
         if (!STATUSES.has(s.status)) {
           skipped.push(`${where}: status ${s.status}`);
           continue;
@@ -129,8 +143,25 @@ export function parseWebhook(body: unknown): { ok: true; value: ParsedWebhook } 
   return { ok: true, value: { events, skipped } };
 }
 
+/**
+ * A message of the webhook, read on its own. One whose type-specific part is
+ * not the shape expected (a field the network changed) is still the
+ * customer's message: it is kept as `unsupported` with what came. Only one
+ * without a sender, id or timestamp cannot be placed and is skipped.
+ */
+function messageOf(raw: unknown): { m: Pick<GraphWebhookMessage, 'from' | 'id' | 'timestamp' | 'context'>; content: MessageContent } | null {
+  const m = webhookMessageSchema.safeParse(raw);
+  if (m.success) return { m: m.data, content: contentOf(m.data) };
+  const head = webhookMessageSchema.pick({ from: true, id: true, timestamp: true }).safeParse(raw);
+  if (!head.success) return null;
+  const type = (raw as { type?: unknown }).type;
+  return { m: head.data, content: { type: 'unsupported', originalType: typeof type === 'string' ? type : 'unknown', raw: raw as Record<string, unknown> } };
+}
+
 function contentOf(m: GraphWebhookMessage): MessageContent {
   const c = knownContentOf(m);
+  const product = m.context?.referred_product;
+  if (product) c.referredProduct = { catalogId: product.catalog_id, productRetailerId: product.product_retailer_id };
   // A click-to-WhatsApp ad's customer: the ad comes along with the first message, whatever its type.
   const referral = (m as { referral?: unknown }).referral;
   if (referral !== null && typeof referral === 'object' && !Array.isArray(referral)) c.referral = referral as Record<string, unknown>;
@@ -150,7 +181,9 @@ function knownContentOf(m: GraphWebhookMessage): MessageContent {
     case 'text':
       return { type: 'text', text: m.text?.body ?? '' };
     case 'interactive': {
-      const reply = m.interactive?.button_reply ?? m.interactive?.list_reply;
+      const list = m.interactive?.list_reply;
+      if (list) return list.description ? { type: 'button_reply', text: list.title, buttonId: list.id, description: list.description } : { type: 'button_reply', text: list.title, buttonId: list.id };
+      const reply = m.interactive?.button_reply;
       if (reply) return { type: 'button_reply', text: reply.title, buttonId: reply.id };
       return unsupported(m, `interactive/${m.interactive?.type ?? '?'}`);
     }
@@ -181,6 +214,7 @@ function knownContentOf(m: GraphWebhookMessage): MessageContent {
       const loc: NonNullable<MessageContent['location']> = { latitude: m.location.latitude, longitude: m.location.longitude };
       if (m.location.name) loc.name = m.location.name;
       if (m.location.address) loc.address = m.location.address;
+      if (m.location.url) loc.url = m.location.url;
       const text = [loc.name, loc.address].filter(Boolean).join(', ');
       return text ? { type: 'location', location: loc, text } : { type: 'location', location: loc };
     }
