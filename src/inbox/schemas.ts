@@ -143,7 +143,7 @@ export const searchQuery = z.object({
 
 export const searchResultSchema = z.object({
   success: z.literal(true),
-  contacts: z.array(contactSchema).describe('by name and phone digits, best match first (empty without the scope contacts:read)'),
+  contacts: z.array(contactSchema).describe('by name, phone digits and custom attribute values, best match first (empty without the scope contacts:read)'),
   messages: z
     .array(
       z.object({

@@ -92,6 +92,27 @@ export function runSearchContract(name: string, open: () => Promise<SearchFixtur
       expect((await f.search.contacts(b, 'jose', 20)).map((c) => c.organizationId)).toEqual([b]);
     });
 
+    it("finds contacts by their custom attributes' values, after a change too, never another organization's", async () => {
+      const a = randomUUID();
+      const b = randomUUID();
+      const gold = await contact(a, '4915100000001:9', 'Lena Vogel');
+      await f.contacts.update(a, gold.id, { attributes: { plan: 'Gold', city: 'Köln' } });
+      const other = await contact(b, '4915100000001:7', 'Lena Vogel');
+      await f.contacts.update(b, other.id, { attributes: { plan: 'Gold' } });
+      const aeids = async (org: string, q: string) => (await f.search.contacts(org, q, 20)).map((c) => c.audienceExternalId);
+      expect(await aeids(a, 'gold')).toEqual(['4915100000001:9']);
+      expect(await aeids(a, 'koln')).toEqual(['4915100000001:9']);
+      expect(await aeids(a, 'lena gold')).toEqual(['4915100000001:9']);
+      await f.contacts.update(a, gold.id, { attributes: { plan: 'Silver', city: null } });
+      expect(await aeids(a, 'gold')).toEqual([]);
+      expect(await aeids(a, 'koln')).toEqual([]);
+      expect(await aeids(a, 'silver')).toEqual(['4915100000001:9']);
+      // A rename keeps the attributes found, and the other way round.
+      await f.contacts.update(a, gold.id, { name: 'Lena Berg' });
+      expect(await aeids(a, 'silver berg')).toEqual(['4915100000001:9']);
+      expect((await f.search.contacts(b, 'gold', 20)).map((c) => c.organizationId)).toEqual([b]);
+    });
+
     it('reads what a person types as words only: query syntax finds what its words find, and no words find nothing', async () => {
       const a = randomUUID();
       await say(a, '4915100000003:9', 'order NEAR the door');

@@ -304,7 +304,7 @@ export function conversationRoutes(inbox: InboxService, tickets: TicketService):
       method: 'get',
       path: '/v1/search',
       operationId: 'search',
-      summary: "Search the workspace: contacts by name and phone digits, and messages by their words",
+      summary: "Search the workspace: contacts by name, phone digits and custom attribute values, and messages by their words",
       tag: 'Inbox',
       auth: 'apiKey',
       scope: 'inbox:read',

@@ -435,6 +435,18 @@ const WEBCHAT = `
   CREATE INDEX webchat_tokens_by_visitor ON webchat_tokens (channel_id, visitor_id);
 `;
 
+// Contacts are found by their custom attributes' values too (as the embedded database's step 10): the generated search column is made again with them.
+const CONTACT_ATTRIBUTE_SEARCH = `
+  CREATE FUNCTION sb_attribute_text(a jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN jsonb_typeof(a) = 'object' THEN coalesce((SELECT string_agg(value, ' ') FROM jsonb_each_text(a)), '') ELSE '' END
+  $$;
+  ALTER TABLE contacts DROP COLUMN search;
+  ALTER TABLE contacts ADD COLUMN search tsvector GENERATED ALWAYS AS (
+    to_tsvector('simple', sb_fold(coalesce(body->>'name', '') || ' ' || sb_attribute_text(body->'attributes')) || ' ' || split_part(audience_external_id, ':', 1))
+  ) STORED;
+  CREATE INDEX contacts_search ON contacts USING gin (search);
+`;
+
 export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES + MESSAGING + SANDBOX },
   { version: 2, name: 'ticket activity', sql: TICKET_ACTIVITY },
@@ -442,4 +454,5 @@ export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 4, name: 'canned replies', sql: CANNED_REPLIES },
   { version: 5, name: 'labels', sql: LABELS },
   { version: 6, name: 'webchat', sql: WEBCHAT },
+  { version: 7, name: 'contact attribute search', sql: CONTACT_ATTRIBUTE_SEARCH },
 ];

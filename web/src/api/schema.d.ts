@@ -1513,7 +1513,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Search the workspace: contacts by name and phone digits, and messages by their words */
+        /** Search the workspace: contacts by name, phone digits and custom attribute values, and messages by their words */
         get: operations["search"];
         put?: never;
         post?: never;
@@ -25142,7 +25142,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        /** @description by name and phone digits, best match first (empty without the scope contacts:read) */
+                        /** @description by name, phone digits and custom attribute values, best match first (empty without the scope contacts:read) */
                         contacts: {
                             /** @description custom key/value attributes */
                             attributes: {
