@@ -62,13 +62,13 @@ describe('the web chat widget in Chromium', { timeout: 180_000 }, () => {
     return watchedPage(context);
   }
 
-  async function agent(): Promise<Page> {
+  async function agent(email = `agent@${org.id}.test`): Promise<Page> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     contexts.push(context);
     const w = await watchedPage(context);
     w.allow('/v1/auth/session', 401);
     await w.page.goto(`${svc.url}/login`);
-    await w.page.getByLabel('Email').fill(`agent@${org.id}.test`);
+    await w.page.getByLabel('Email').fill(email);
     await w.page.getByLabel('Password').fill(PASSWORD);
     await w.page.getByRole('button', { name: 'Sign in' }).click();
     await w.page.waitForURL(/\/inbox$/);
@@ -169,6 +169,24 @@ describe('the web chat widget in Chromium', { timeout: 180_000 }, () => {
     await forged.page.getByTestId('sb-launcher').click();
     await forged.page.getByText('userHash is not the HMAC-SHA256').waitFor();
     expect(await messages(forged.page).filter({ hasText: 'Hello from my phone' }).count()).toBe(0);
+  });
+
+  it('the channel\'s settings: the snippet to copy, the widget\'s look, a new identity secret shown once', async () => {
+    const admin = await agent(`admin@${org.id}.test`);
+    await admin.goto(`${svc.url}/settings/channels`);
+    const card = admin.locator(`article[data-channel="${channel.id}"]`);
+    await card.getByRole('button', { name: 'Widget' }).click();
+    await card.getByTestId('web-chat-snippet').getByText(`data-channel="${channel.id}"`).waitFor();
+    await card.getByLabel('Title').fill('Talk to Acme');
+    await card.getByRole('button', { name: 'Save widget settings' }).click();
+    await card.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    const config = await svc.call('GET', `/webchat/v1/channels/${channel.id}/config`, { headers: { origin: shop.origin } });
+    expect(config.body.widget).toMatchObject({ title: 'Talk to Acme', greeting: 'Hi! How can we help?', color: '#7b1fa2' });
+    admin.once('dialog', (d) => void d.accept());
+    await card.getByRole('button', { name: 'Rotate identity secret' }).click();
+    const shown = await card.getByTestId('identity-secret').textContent();
+    expect(shown).toMatch(/wcs_/);
+    channel.identitySecret = /wcs_[A-Za-z0-9_-]+/.exec(shown!)![0];
   });
 
   it('works with the keyboard alone: open, write, send, focus kept in the panel, Escape closes', async () => {

@@ -3,6 +3,7 @@ import { api, ok } from '../api/client';
 import type { ChannelDetail, CreatedChannel, NewChannel, TemplateInfo } from '../api/types';
 import { CopyField } from '../components/CopyButton';
 import { NewChannelForm } from './NewChannelForm';
+import { WebChatSettings } from './WebChatSettings';
 import { useAction, useLoad } from './useLoad';
 
 /** What to show once after a change: a channel's webhook address, with a verify token that is never shown again. */
@@ -34,7 +35,7 @@ export function ChannelsSettings() {
     const templates = sync === undefined ? '' : sync.ok ? ` ${sync.synced ?? 0} templates synced from the network.` : ` The first template sync failed (${sync.error ?? 'unknown error'}): sync again once the number is set up.`;
     setReveal({ channel: c, note: `The channel ${c.name} was created.${templates}` });
     setAdding(false);
-    if (c.kind === 'whatsapp_cloud') setOpen(c.id);
+    setOpen(c.id);
     channels.reload();
   };
   const newToken = async (c: ChannelDetail) => {
@@ -76,10 +77,13 @@ export function ChannelsSettings() {
                   {c.kind === 'whatsapp_cloud' && (
                     <button type="button" onClick={() => setOpen(open === c.id ? null : c.id)} aria-expanded={open === c.id}>Templates</button>
                   )}
+                  {c.kind === 'web_chat' && (
+                    <button type="button" onClick={() => setOpen(open === c.id ? null : c.id)} aria-expanded={open === c.id}>Widget</button>
+                  )}
                 </div>
               </header>
               {c.webhook && c.network === 'graph' && <CopyField label="Webhook URL" value={c.webhook.url} />}
-              {open === c.id && <Templates channelId={c.id} />}
+              {open === c.id && (c.kind === 'web_chat' ? <WebChatSettings channel={c} onSaved={channels.reload} /> : <Templates channelId={c.id} />)}
             </article>
           </li>
         ))}
