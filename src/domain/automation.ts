@@ -71,9 +71,16 @@ export function compilePattern(p: string): RegExp | null {
   return r;
 }
 
-function test(op: ConditionOperator, value: string | string[], actual: string | null): boolean {
+/** A field's value for one message, read and folded once however many rules test it. */
+interface FieldValue {
+  raw: string | null;
+  folded: string | null;
+}
+
+function test(op: ConditionOperator, value: string | string[], v: FieldValue): boolean {
+  const actual = v.raw;
   if (actual === null) return false;
-  const a = fold(actual);
+  const a = (v.folded ??= fold(actual));
   switch (op) {
     case 'contains':
       return list(value).some((w) => w.length > 0 && a.includes(fold(w)));
@@ -109,9 +116,14 @@ async function fieldOf(c: RuleCondition, input: RuleInput): Promise<string | nul
 }
 
 /** True when every condition holds for the message (a rule without conditions matches every message). */
-export async function ruleMatches(rule: Pick<AutomationRule, 'conditions'>, input: RuleInput): Promise<boolean> {
+export async function ruleMatches(rule: Pick<AutomationRule, 'conditions'>, input: RuleInput, values = new Map<string, FieldValue>()): Promise<boolean> {
   for (const c of rule.conditions) {
-    if (!test(c.operator, c.value, await fieldOf(c, input))) return false;
+    let v = values.get(c.field);
+    if (v === undefined) {
+      v = { raw: await fieldOf(c, input), folded: null };
+      values.set(c.field, v);
+    }
+    if (!test(c.operator, c.value, v)) return false;
   }
   return true;
 }
@@ -119,8 +131,9 @@ export async function ruleMatches(rule: Pick<AutomationRule, 'conditions'>, inpu
 /** The rules that fire for one message, in order: enabled ones whose conditions hold, up to and including the first that stops. */
 export async function firingRules(rules: readonly AutomationRule[], input: RuleInput): Promise<AutomationRule[]> {
   const out: AutomationRule[] = [];
+  const values = new Map<string, FieldValue>();
   for (const r of rules) {
-    if (!r.enabled || !(await ruleMatches(r, input))) continue;
+    if (!r.enabled || !(await ruleMatches(r, input, values))) continue;
     out.push(r);
     if (r.stop) break;
   }
