@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR_TOKEN } from '../harness/service.js';
+import { signHubSignature } from '../../src/network/index.js';
+import type { WhatsAppChannel } from '../../src/store/channels/port.js';
 import { screenshot } from './browser.js';
 import { PASSWORD, useDashboardSuite } from './suite.js';
 
@@ -104,5 +106,44 @@ describe('a conversation in Chromium: its timeline, notes, labels, and taking it
     await bobRow.waitFor();
     await ann.page.getByRole('combobox', { name: 'Add a label' }).selectOption({ label: 'refund' });
     await bobRow.locator('.chip[data-label="refund"]').waitFor();
+  });
+
+  it("shows what the customer shares beyond text: a location with its map, a contact card, a reaction on the message reacted to", async () => {
+    const phone = '4915112350003';
+    const id = `${phone}:${channel.phoneNumberId}`;
+    const base = `/v1/sandbox/channels/${channel.id}/customers/${phone}`;
+    const share = async (path: string, body: unknown) => {
+      const r = await suite.svc.call('POST', `${base}/${path}`, { key: suite.org.adminKey, body });
+      expect(r.status).toBe(201);
+      return r.body.messageId as string;
+    };
+    const asked = await share('messages', { text: 'Can you pick it up here?', profileName: 'Cleo' });
+    await share('locations', { latitude: 52.5219, longitude: 13.4132, name: 'Alexanderplatz', address: 'Alexanderplatz 1, Berlin' });
+    await share('contacts', { contacts: [{ name: { formatted_name: 'Ben Lee' }, org: { company: 'Parcel Co' }, phones: [{ phone: '+49 151 2345678', type: 'CELL', wa_id: '491512345678' }] }] });
+    await share('reactions', { messageId: asked, emoji: '🙏' });
+
+    const ann = await suite.signedIn(`agent@${suite.org.id}.test`);
+    await ann.page.goto(`${suite.svc.url}/inbox/${encodeURIComponent(id)}`);
+    const thread = ann.page.getByTestId('messages');
+    const location = thread.getByTestId('location');
+    await location.filter({ hasText: 'Alexanderplatz 1, Berlin' }).waitFor();
+    expect(await location.getByRole('link', { name: '52.5219, 13.4132 on the map' }).getAttribute('href')).toBe('https://www.openstreetmap.org/?mlat=52.5219&mlon=13.4132#map=17/52.5219/13.4132');
+    const card = thread.getByTestId('contact-card');
+    await card.filter({ hasText: 'Ben Lee' }).filter({ hasText: 'Parcel Co' }).waitFor();
+    expect(await card.getByRole('link', { name: '+49 151 2345678' }).getAttribute('href')).toBe('tel:+491512345678');
+    // The reaction: a line naming the message, and the emoji on that message itself.
+    await thread.getByTestId('reaction').filter({ hasText: 'Reacted 🙏 to “Can you pick it up here?”' }).waitFor();
+    await thread.locator(`li[data-message-id="${asked}"]`).getByTestId('reacted').filter({ hasText: '🙏' }).waitFor();
+    await screenshot(ann.page, 'conversation-shared-location-contact-reaction');
+
+    // One that arrives while the thread is open shows live; a type the service does not model says so.
+    await share('reactions', { messageId: asked, emoji: '' });
+    await thread.getByTestId('reaction').filter({ hasText: 'Took back the reaction to “Can you pick it up here?”' }).waitFor();
+    await thread.locator(`li[data-message-id="${asked}"]`).getByTestId('reacted').waitFor({ state: 'detached' });
+    const ch = (await suite.svc.running.services.messaging.stores.channels.get(suite.org.id, channel.id)) as WhatsAppChannel;
+    const order = { from: phone, id: 'wamid.order-in-dashboard', timestamp: String(Math.floor(Date.now() / 1000)), type: 'order', order: { catalog_id: '1', product_items: [{ product_retailer_id: 'lid', quantity: 2 }] } };
+    const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: ch.businessAccountId, changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: ch.phoneNumberId }, messages: [order] } }] }] });
+    expect((await suite.svc.call('POST', `/webhooks/whatsapp/${channel.id}`, { rawBody: body, headers: { 'x-hub-signature-256': signHubSignature(ch.credentials.appSecret, body) } })).status).toBe(200);
+    await thread.getByTestId('unsupported').filter({ hasText: 'Unsupported message type order: Order: 1 item' }).waitFor();
   });
 });

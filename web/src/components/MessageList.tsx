@@ -32,6 +32,89 @@ interface ShownContent {
   filename?: string;
   template?: { name: string };
   buttons?: { id: string; title: string }[];
+  buttonId?: string;
+  description?: string;
+  location?: { latitude: number; longitude: number; name?: string; address?: string; url?: string };
+  contacts?: ContactCard[];
+  reaction?: { messageId: string; emoji: string };
+  referral?: { headline?: string; body?: string; source_url?: string; source_type?: string };
+  referredProduct?: { catalogId: string; productRetailerId: string };
+  originalType?: string;
+}
+
+/** A shared contact card, as the network gives it (the fields shown here). */
+interface ContactCard {
+  name?: { formatted_name?: string };
+  org?: { company?: string };
+  phones?: { phone?: string; wa_id?: string; type?: string }[];
+  emails?: { email?: string }[];
+}
+
+/** The types whose own block says what `text` would (the gist is for lists and search). */
+const OWN_BLOCK = new Set(['location', 'contacts', 'reaction', 'unsupported']);
+
+/** A shared location: the place, its coordinates and a map of them. */
+function SharedLocation({ loc }: { loc: NonNullable<ShownContent['location']> }) {
+  const map = `https://www.openstreetmap.org/?mlat=${loc.latitude}&mlon=${loc.longitude}#map=17/${loc.latitude}/${loc.longitude}`;
+  return (
+    <div class="location" data-testid="location">
+      <span class="tag">location</span>
+      {loc.name && <strong>{loc.name}</strong>}
+      {loc.address && <p>{loc.address}</p>}
+      <p>
+        <a href={map} target="_blank" rel="noreferrer noopener">
+          {loc.latitude}, {loc.longitude} on the map
+        </a>
+        {loc.url && (
+          <>
+            {' · '}
+            <a href={loc.url} target="_blank" rel="noreferrer noopener">
+              {loc.url}
+            </a>
+          </>
+        )}
+      </p>
+    </div>
+  );
+}
+
+function ContactCards({ cards }: { cards: ContactCard[] }) {
+  return (
+    <ul class="contact-cards" aria-label="contact cards">
+      {cards.map((card, i) => (
+        <li key={i} data-testid="contact-card">
+          <span class="tag">contact</span> <strong>{card.name?.formatted_name ?? 'Unnamed contact'}</strong>
+          {card.org?.company && <span class="muted"> · {card.org.company}</span>}
+          {(card.phones ?? []).map((ph, j) =>
+            ph.phone || ph.wa_id ? (
+              <p key={`p${j}`}>
+                <a href={`tel:${(ph.phone ?? `+${ph.wa_id ?? ''}`).replace(/[^\d+]/g, '')}`}>{ph.phone ?? `+${ph.wa_id ?? ''}`}</a>
+                {ph.type && <span class="muted"> ({ph.type.toLowerCase()})</span>}
+              </p>
+            ) : null,
+          )}
+          {(card.emails ?? []).map((e, j) => (e.email ? <p key={`e${j}`}>{e.email}</p> : null))}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** A reaction, as a line naming the message reacted to (its text, when that message is in the thread). */
+function Reaction({ r, target }: { r: NonNullable<ShownContent['reaction']>; target: MessageShape | undefined }) {
+  const gist = target?.content.text;
+  const what = gist ? `“${gist.length > 60 ? `${gist.slice(0, 60)}…` : gist}”` : 'a message';
+  return (
+    <p class="reaction" data-testid="reaction">
+      {r.emoji ? (
+        <>
+          Reacted <span class="emoji">{r.emoji}</span> to {what}
+        </>
+      ) : (
+        <>Took back the reaction to {what}</>
+      )}
+    </p>
+  );
 }
 
 /** A file the customer sent, through the service (the network's own URL needs the channel's token). */
@@ -52,8 +135,9 @@ function ReceivedFile({ type, url, filename }: { type: string; url: string; file
   );
 }
 
-function Content({ m, channelId }: { m: MessageShape; channelId: string | null }) {
+function Content({ m, channelId, byNetworkId }: { m: MessageShape; channelId: string | null; byNetworkId: Map<string, MessageShape> }) {
   const c = m.content as ShownContent;
+  const own = OWN_BLOCK.has(c.type);
   const media = ['image', 'video', 'audio', 'document', 'sticker'].includes(c.type);
   const received = media && c.mediaId !== undefined && channelId !== null ? `/v1/channels/${encodeURIComponent(channelId)}/media/${encodeURIComponent(c.mediaId)}` : null;
   return (
@@ -73,7 +157,38 @@ function Content({ m, channelId }: { m: MessageShape; channelId: string | null }
           ) : null}
         </span>
       )}
-      {c.text !== undefined && <p>{c.text}</p>}
+      {c.type === 'location' && c.location && <SharedLocation loc={c.location} />}
+      {c.type === 'contacts' && c.contacts && <ContactCards cards={c.contacts} />}
+      {c.type === 'reaction' && c.reaction && <Reaction r={c.reaction} target={byNetworkId.get(c.reaction.messageId)} />}
+      {c.type === 'unsupported' && (
+        <p class="unsupported" data-testid="unsupported">
+          Unsupported message type {c.originalType ?? 'unknown'}
+          {c.text ? `: ${c.text}` : ' (kept whole in the API’s content.raw)'}
+        </p>
+      )}
+      {c.type === 'button_reply' && <span class="tag">tapped {c.buttonId ? 'a reply' : 'a template button'}</span>}
+      {c.referral && (
+        <p class="referral muted" data-testid="referral">
+          From {c.referral.source_type === 'post' ? 'a post' : 'an ad'}
+          {c.referral.headline ? `: ${c.referral.headline}` : ''}
+          {c.referral.body ? ` — ${c.referral.body}` : ''}
+          {c.referral.source_url && (
+            <>
+              {' '}
+              <a href={c.referral.source_url} target="_blank" rel="noreferrer noopener">
+                open
+              </a>
+            </>
+          )}
+        </p>
+      )}
+      {c.referredProduct && (
+        <p class="muted" data-testid="referred-product">
+          About product {c.referredProduct.productRetailerId} (catalog {c.referredProduct.catalogId})
+        </p>
+      )}
+      {c.text !== undefined && !own && <p>{c.text}</p>}
+      {c.description !== undefined && <p class="muted">{c.description}</p>}
       {c.caption !== undefined && c.text === undefined && <p>{c.caption}</p>}
       {c.buttons && c.buttons.length > 0 && (
         <ul class="buttons" aria-label="buttons">
@@ -82,7 +197,7 @@ function Content({ m, channelId }: { m: MessageShape; channelId: string | null }
           ))}
         </ul>
       )}
-      {c.text === undefined && !media && c.type !== 'template' && <p class="muted">({c.type})</p>}
+      {c.text === undefined && !media && !own && c.type !== 'template' && <p class="muted">({c.type})</p>}
     </div>
   );
 }
@@ -140,6 +255,14 @@ export function MessageList({ messages, me, channelId, highlight = null }: { mes
   const list = useRef<HTMLOListElement>(null);
   const last = messages[messages.length - 1]?._id;
   const found = highlight !== null && messages.some((m) => m._id === highlight);
+  // Reactions name the network's id of the message reacted to; the newest reaction of each message shows on it too.
+  const byNetworkId = new Map<string, MessageShape>();
+  const reactions = new Map<string, string>();
+  for (const m of messages) {
+    if (m.messageId) byNetworkId.set(m.messageId, m);
+    const r = (m.content as ShownContent).reaction;
+    if (m.content.type === 'reaction' && r) reactions.set(r.messageId, r.emoji);
+  }
   useEffect(() => {
     if (highlight === null) end.current?.scrollIntoView({ block: 'end' });
   }, [last, highlight]);
@@ -169,7 +292,12 @@ export function MessageList({ messages, me, channelId, highlight = null }: { mes
             <span class="sender">{senderLabel(m, me)}</span>
             <time dateTime={m.sentAt}>{timeOfDay.format(new Date(m.sentAt))}</time>
           </div>
-          <Content m={m} channelId={channelId} />
+          <Content m={m} channelId={channelId} byNetworkId={byNetworkId} />
+          {m.messageId && reactions.get(m.messageId) ? (
+            <span class="reacted" data-testid="reacted" aria-label={`the customer reacted ${reactions.get(m.messageId)}`}>
+              {reactions.get(m.messageId)}
+            </span>
+          ) : null}
           <MessageStatus message={m} />
         </li>
         ),
