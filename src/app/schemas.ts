@@ -81,6 +81,11 @@ export const listTicketsQuery = z.object({
   q: z.string().trim().min(1).max(200).optional().describe('words the subject or description has (case and accents do not matter; the last may be the start of a word)'),
   page: z.coerce.number().int().min(1).default(1).describe('>= 1, default 1'),
   limit: z.coerce.number().int().min(1).max(100).default(20).describe('1 to 100, default 20'),
+  cursor: z
+    .string()
+    .regex(/^\d{1,15}$/, "a cursor from an earlier page's nextCursor")
+    .optional()
+    .describe("the `nextCursor` of the page before: the tickets after it, whatever was created since (page is then not used)"),
 });
 export type ListTicketsInput = z.infer<typeof listTicketsQuery>;
 
@@ -116,6 +121,7 @@ export const ticketListSchema = z.object({
   total: z.number().int(),
   page: z.number().int(),
   totalPages: z.number().int(),
+  nextCursor: z.string().nullable().describe('pass as `cursor` for the next page (stable while tickets are created); null when this page is the last'),
 });
 
 export const ticketActivityQuery = z.object({

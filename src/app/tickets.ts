@@ -14,6 +14,7 @@ export interface TicketList {
   total: number;
   page: number;
   totalPages: number;
+  nextCursor: string | null;
 }
 
 /** Who did something to a ticket, as the activity shows it: `system` when the service itself did. */
@@ -150,10 +151,10 @@ export class TicketService {
     let audienceId: string | undefined;
     if (q.audienceExternalId !== undefined) {
       const contact = await this.store.contacts.get(org, q.audienceExternalId);
-      if (!contact) return { tickets: [], total: 0, page: q.page, totalPages: 0 };
+      if (!contact) return { tickets: [], total: 0, page: q.page, totalPages: 0, nextCursor: null };
       audienceId = contact.id;
     }
-    const { tickets, total } = await this.store.tickets.list({
+    const { tickets, total, next } = await this.store.tickets.list({
       organizationId: org,
       status: q.status,
       priority: q.priority,
@@ -163,8 +164,15 @@ export class TicketService {
       ...(q.q === undefined ? {} : { text: q.q }),
       offset: (q.page - 1) * q.limit,
       limit: q.limit,
+      ...(q.cursor === undefined ? {} : { before: Number(q.cursor) }),
     });
-    return { tickets: await Promise.all(tickets.map((t) => this.withAudience(t))), total, page: q.page, totalPages: Math.ceil(total / q.limit) };
+    return {
+      tickets: await Promise.all(tickets.map((t) => this.withAudience(t))),
+      total,
+      page: q.page,
+      totalPages: Math.ceil(total / q.limit),
+      nextCursor: next === null ? null : String(next),
+    };
   }
 
   async update(principal: Principal, ticketId: string, input: UpdateTicketInput, via?: 'mcp'): Promise<Ticket> {

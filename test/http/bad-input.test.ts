@@ -79,7 +79,7 @@ describe('bad input', () => {
     const body = create.requestBody.content['application/json'].schema;
     expect(body.properties.priority.enum).toEqual(['low', 'medium', 'high', 'urgent']);
     expect(body.additionalProperties).toBe(false);
-    expect(doc.paths['/v1/tickets'].get.parameters.map((p: any) => p.name)).toEqual(['audienceExternalId', 'status', 'priority', 'assigneeId', 'q', 'page', 'limit']);
+    expect(doc.paths['/v1/tickets'].get.parameters.map((p: any) => p.name)).toEqual(['audienceExternalId', 'status', 'priority', 'assigneeId', 'q', 'page', 'limit', 'cursor']);
     expect(doc.paths['/v1/tickets/{ticketId}'].patch.parameters[0]).toMatchObject({ name: 'ticketId', in: 'path', required: true });
     const page = await fetch(svc.url + '/docs');
     expect(page.headers.get('content-type')).toMatch(/text\/html/);

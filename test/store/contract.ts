@@ -178,6 +178,28 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
       expect(await titles({ priority: 'high', assigneeId: 'ann' })).toEqual(['t2']);
     });
 
+    it('pages by position (keyset): each page continues after the last, tickets created meanwhile do not shift it, with the filters and the full total', async () => {
+      const org = randomUUID();
+      const made: string[] = [];
+      for (let i = 0; i < 5; i++) made.push((await store.tickets.create(newTicket(org, { status: i % 2 ? 'open' : 'closed', title: `k${i}` }), stamp())).ticketId);
+      const first = await store.tickets.list({ organizationId: org, offset: 0, limit: 2 });
+      expect(first.tickets.map((t) => t.title)).toEqual(['k4', 'k3']);
+      expect(first.total).toBe(5);
+      // A new ticket arrives: the next page is what came after, not shifted by one.
+      await store.tickets.create(newTicket(org, { title: 'k5' }), stamp());
+      const second = await store.tickets.list({ organizationId: org, offset: 0, limit: 2, before: first.next! });
+      expect(second.tickets.map((t) => t.title)).toEqual(['k2', 'k1']);
+      expect(second.total).toBe(6);
+      const third = await store.tickets.list({ organizationId: org, offset: 0, limit: 2, before: second.next! });
+      expect(third.tickets.map((t) => t.title)).toEqual(['k0']);
+      expect(third.next).toBeNull();
+      const closed = await store.tickets.list({ organizationId: org, status: 'closed', offset: 0, limit: 1 });
+      const closedNext = await store.tickets.list({ organizationId: org, status: 'closed', offset: 0, limit: 5, before: closed.next! });
+      expect([...closed.tickets, ...closedNext.tickets].map((t) => t.title)).toEqual(['k4', 'k2', 'k0']);
+      expect(closedNext.total).toBe(3);
+      expect((await store.tickets.list({ organizationId: randomUUID(), offset: 0, limit: 5, before: first.next! })).tickets).toEqual([]);
+    });
+
     it('applies concurrent updates of one ticket without losing any', async () => {
       const t = await store.tickets.create(newTicket('o1', { description: '' }), stamp());
       await Promise.all(

@@ -73,11 +73,15 @@ export interface TicketQuery {
   /** Zero-based offset and page size. */
   offset: number;
   limit: number;
+  /** Keyset paging: only tickets older than this position (a page's `next`); the offset is then not used. */
+  before?: number;
 }
 
 export interface TicketPage {
   tickets: Ticket[];
   total: number;
+  /** The position after the page's last ticket when the page is full (pass as `before`), else null. */
+  next: number | null;
 }
 
 /** What `TicketRepo.create` needs; the store assigns the sequence-based `ticketId`. */

@@ -5,7 +5,7 @@ import { changedContact, type ApiKeyRecord, type Contact, type Organization, typ
 import { canonicalTicket, changeEntry, creationEntry, formatTicketId } from '../../domain/ticket-rules.js';
 import type { DomainEvent } from '../../domain/events.js';
 import type { NewTicket, Store, TicketCommentedData, TicketEventStamp, TicketPage } from './port.js';
-import { countedFilter, ticketFilter } from './ticket-query.js';
+import { countedFilter, ticketFilter, totalFilter } from './ticket-query.js';
 import { createRedisAuthSessionRepo, createRedisFailureCounter } from '../auth/index.js';
 import { orgKeys, type RedisClient } from '../redis/client.js';
 import { redisLease } from '../redis/lease.js';
@@ -278,16 +278,21 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
       },
       async list(query): Promise<TicketPage> {
         const filter = ticketFilter(query, postgresTicketTextMatch);
-        if (filter === null) return { tickets: [], total: 0 };
+        const all = totalFilter(query, postgresTicketTextMatch);
+        if (filter === null || all === null) return { tickets: [], total: 0, next: null };
         const { where, args } = filter;
-        const cond = where.join(' AND ');
         const [rows, total] = await Promise.all([
-          q(db, `SELECT body FROM tickets WHERE ${cond} ORDER BY seq DESC LIMIT ? OFFSET ?`, [...args, query.limit, query.offset]),
-          countedFilter(query, where)
+          q(db, `SELECT seq, body FROM tickets WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`, [...args, query.limit, query.before === undefined ? query.offset : 0]),
+          countedFilter(query, all.where)
             ? q(db, 'SELECT n FROM ticket_counts WHERE org = ? AND name = ?', [query.organizationId, query.status === undefined ? 'all' : `s:${query.status}`])
-            : q(db, `SELECT COUNT(*) AS n FROM tickets WHERE ${cond}`, args),
+            : q(db, `SELECT COUNT(*) AS n FROM tickets WHERE ${all.where.join(' AND ')}`, all.args),
         ]);
-        return { tickets: rows.rows.map((r) => canonicalTicket(r.body as Ticket)), total: Number((total.rows[0] as { n?: string } | undefined)?.n ?? 0) };
+        const last = rows.rows.at(-1) as { seq: string } | undefined;
+        return {
+          tickets: rows.rows.map((r) => canonicalTicket(r.body as Ticket)),
+          total: Number((total.rows[0] as { n?: string } | undefined)?.n ?? 0),
+          next: rows.rows.length === query.limit && last !== undefined ? Number(last.seq) : null,
+        };
       },
     },
     // Entries keep the order of the changes (the serial id).

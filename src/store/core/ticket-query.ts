@@ -38,6 +38,10 @@ export function ticketFilter(q: TicketQuery, textMatch?: TextMatch): { where: st
     where.push('(assignee_id IS NULL OR assignee_id = ?)');
     args.push(visibleToAgent);
   }
+  if (q.before !== undefined) {
+    where.push('seq < ?');
+    args.push(q.before);
+  }
   if (q.text !== undefined) {
     const m = textMatch?.(q.organizationId, q.text) ?? null;
     if (m === null) return null;
@@ -50,4 +54,9 @@ export function ticketFilter(q: TicketQuery, textMatch?: TextMatch): { where: st
 /** True when the filter is the organization alone, or the organization and a status: a kept count answers its total. */
 export function countedFilter(q: TicketQuery, where: string[]): boolean {
   return where.length === 1 || (where.length === 2 && q.status !== undefined);
+}
+
+/** The filter without the keyset position: what a page's `total` counts (every match, not only those after the cursor). */
+export function totalFilter(q: TicketQuery, textMatch?: TextMatch): { where: string[]; args: unknown[] } | null {
+  return ticketFilter({ ...q, before: undefined }, textMatch);
 }

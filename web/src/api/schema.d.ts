@@ -25693,6 +25693,8 @@ export interface operations {
                 assigneeId?: string;
                 /** @description the contact's ID: `<phone>:<phone number id>` (international digits without +, then the business number's phone number id) */
                 audienceExternalId?: string;
+                /** @description the `nextCursor` of the page before: the tickets after it, whatever was created since (page is then not used) */
+                cursor?: string;
                 /** @description 1 to 100, default 20 */
                 limit?: number;
                 /** @description >= 1, default 1 */
@@ -25743,10 +25745,13 @@ export interface operations {
                      *       ],
                      *       "total": 42,
                      *       "page": 1,
-                     *       "totalPages": 3
+                     *       "totalPages": 3,
+                     *       "nextCursor": "eyJzIjoiW1wiYWxsXCIsXCJhY3Rpdml0eVwiXSIsImsiOiIyMDI2LTAxLTA1VDA5OjMwOjAwLjAwMFoifQ"
                      *     }
                      */
                     "application/json": {
+                        /** @description pass as `cursor` for the next page (stable while tickets are created); null when this page is the last */
+                        nextCursor: string | null;
                         page: number;
                         tickets: {
                             _id: string;
