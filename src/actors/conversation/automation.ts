@@ -19,7 +19,7 @@ import { systemDraft } from './timeline.js';
 /** The rule id of the built-in away reply of a channel's business hours. */
 export const AWAY_REPLY_RULE = 'business_hours';
 
-/** Customer messages whose rules ran, remembered so a redelivered message never fires them twice. */
+/** Customer messages on which rules fired, remembered so a redelivered message never fires them twice. */
 const REMEMBERED_MESSAGES = 20;
 
 /** Data of `automation.fired`: one rule that fired for one customer message. */
@@ -79,10 +79,8 @@ export async function runAutomation(
   const contactId = state.contactId;
   const firing = rules.length === 0 ? [] : await firingRules(rules, m.input);
   const away = m.awayReply !== null && state.automation?.awayRepliedSession !== session.id;
-  if (firing.length === 0 && !away) {
-    if (rules.length === 0) return { state, events: [], fired: [] };
-    return { state: remember(state, m.networkMessageId), events: [], fired: [] };
-  }
+  // Nothing fired: nothing to remember either (a re-run fires nothing, unless the rules changed meanwhile, and then once).
+  if (firing.length === 0 && !away) return { state, events: [], fired: [] };
   let s = state;
   const events: DomainEvent[] = [];
   const fired: string[] = [];

@@ -74,7 +74,7 @@ export interface AutomationState {
   botReplyDueAt?: string;
   /** The session the away reply of the channel's business hours was sent in (once per conversation). */
   awayRepliedSession?: string;
-  /** The latest customer messages (network ids) whose automation rules ran: a redelivery never runs them again. */
+  /** The latest customer messages (network ids) on which automation rules fired: a redelivery never fires them again. */
   ruledMessages?: string[];
 }
 
