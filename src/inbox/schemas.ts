@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CONVERSATION_SORTS, CONVERSATION_STATUSES, CONVERSATION_VIEWS } from '../domain/conversation.js';
-import { buttonsSendSchema, mediaSendSchema, templateSendSchema, textSendSchema } from '../messaging/requests.js';
+import { buttonsSendSchema, contactCardSchema, locationSchema, mediaSendSchema, reactionSchema, templateSendSchema, textSendSchema } from '../messaging/requests.js';
 import { sessionMessageSchema } from '../http/routes/sessions.js';
 import { MAX_NOTE_LENGTH } from '../actors/conversation/actor.js';
 
@@ -19,6 +19,9 @@ export const replyMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: textSendSchema.shape.text.shape.body, previewUrl: z.boolean().optional() }).strict(),
   z.object({ type: z.literal('buttons'), interactive: buttonsSendSchema.shape.interactive }).strict(),
   z.object({ type: z.literal('media'), media: mediaSendSchema.shape.media }).strict(),
+  z.object({ type: z.literal('location'), location: locationSchema }).strict(),
+  z.object({ type: z.literal('contacts'), contacts: z.array(contactCardSchema).min(1).max(20) }).strict(),
+  z.object({ type: z.literal('reaction'), reaction: reactionSchema }).strict(),
 ]);
 export type ReplyMessage = z.infer<typeof replyMessageSchema>;
 

@@ -6,7 +6,7 @@ import { changedContact, type Contact, type ContactChange, type Principal } from
 import { CONVERSATION_ACTOR, conversationKey, serviceWindowClosesAt, timelineActorOf, type ActorClient, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverReply, type NoteReply } from '../actors/index.js';
 import { publicMessage, type TimelineActor } from '../domain/messages.js';
 import type { GraphTemplateComponent } from '../domain/templates.js';
-import { buttonsMessage, mediaMessage, textMessage, type MessagingService } from '../messaging/index.js';
+import { buttonsMessage, contactsMessage, locationMessage, mediaMessage, reactionMessage, textMessage, type MessagingService, type OutboundSend } from '../messaging/index.js';
 import type { ContactRepo, UserRepo } from '../store/core/port.js';
 import type { ConversationIndexRepo } from '../store/conversations/port.js';
 import type { SessionMessageRepo } from '../store/session-messages/port.js';
@@ -260,13 +260,31 @@ export class InboxService {
   async reply(principal: Principal, audienceExternalId: string, message: ReplyMessage, idempotencyKey?: string) {
     requireScope(principal, 'inbox:write');
     await this.contact(principal, audienceExternalId);
-    const send =
-      message.type === 'text'
-        ? textMessage({ channelId: '', to: '', text: { body: message.text, ...(message.previewUrl === undefined ? {} : { previewUrl: message.previewUrl }) } })
-        : message.type === 'buttons'
-          ? buttonsMessage({ channelId: '', to: '', interactive: message.interactive })
-          : mediaMessage({ channelId: '', to: '', media: message.media });
+    const send = await this.replySend(principal, audienceExternalId, message);
     return this.d.messaging.sendAsAgent(principal, audienceExternalId, { kind: 'freeform', send }, this.sendOpts(principal, 'reply', idempotencyKey));
+  }
+
+  private async replySend(principal: Principal, audienceExternalId: string, message: ReplyMessage): Promise<OutboundSend> {
+    switch (message.type) {
+      case 'text':
+        return textMessage({ channelId: '', to: '', text: { body: message.text, ...(message.previewUrl === undefined ? {} : { previewUrl: message.previewUrl }) } });
+      case 'buttons':
+        return buttonsMessage({ channelId: '', to: '', interactive: message.interactive });
+      case 'media':
+        return mediaMessage({ channelId: '', to: '', media: message.media });
+      case 'location':
+        return locationMessage(message.location);
+      case 'contacts':
+        return contactsMessage(message.contacts);
+      case 'reaction': {
+        // Only a message of this conversation: the network would take any id, and the thread could not show it.
+        const target = await this.d.messages.getByNetworkId(principal.organizationId, message.reaction.messageId);
+        if (target === null || target.audienceExternalId !== audienceExternalId || target.direction === 'internal') {
+          throw new AppError(422, 'no_such_message', 'the reaction names no message of this conversation (give its network id, wamid…)', { messageId: message.reaction.messageId });
+        }
+        return reactionMessage(message.reaction);
+      }
+    }
   }
 
   async sendTemplate(principal: Principal, audienceExternalId: string, template: AgentTemplate, idempotencyKey?: string) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CONVERSATION_STATUSES } from '../domain/conversation.js';
 import { conversationId, conversationSummarySchema, type InboxService } from '../inbox/index.js';
-import { textSendSchema } from '../messaging/index.js';
+import { contactCardSchema, locationSchema, reactionSchema, textSendSchema } from '../messaging/index.js';
 import { defineTool, type ToolDef } from './tool.js';
 import { buttonsInteractive, mediaInput } from './message-tools.js';
 
@@ -17,8 +17,26 @@ const replyMessage = z
       .strict(),
     z.object({ type: z.literal('buttons').describe('A message with reply buttons.'), interactive: buttonsInteractive }).strict(),
     z.object({ type: z.literal('media').describe('An image, video, audio file, document or sticker.'), media: mediaInput }).strict(),
+    z
+      .object({
+        type: z.literal('location').describe('A place the customer can open on their map.'),
+        location: locationSchema.describe('latitude and longitude (decimal degrees), optionally the place\'s name and address, e.g. {"latitude": 52.5219, "longitude": 13.4132, "name": "Our shop", "address": "Karl-Marx-Allee 1, Berlin"}.'),
+      })
+      .strict(),
+    z
+      .object({
+        type: z.literal('contacts').describe('Contact cards the customer can save.'),
+        contacts: z.array(contactCardSchema).min(1).max(20).describe('1 to 20 cards, each with name.formatted_name and optionally phones, emails, org, urls, birthday, e.g. [{"name": {"formatted_name": "Ben Lee"}, "phones": [{"phone": "+49 151 2345678", "wa_id": "491512345678"}]}].'),
+      })
+      .strict(),
+    z
+      .object({
+        type: z.literal('reaction').describe('An emoji on a message of the conversation.'),
+        reaction: reactionSchema.describe('messageId: the network id (wamid…) of a message of this conversation (from get_conversation_history); emoji: one emoji, or "" to take the reaction back.'),
+      })
+      .strict(),
   ])
-  .describe('The reply: text, buttons or media.');
+  .describe('The reply: text, buttons, media, a location, contact cards or a reaction.');
 
 /**
  * The live inbox as tools: the same InboxService operations as the
@@ -63,7 +81,7 @@ export function inboxTools(inbox: InboxService): ToolDef[] {
       name: 'reply_in_conversation',
       title: 'Reply as the agent',
       description:
-        'Send a message to the customer as the agent who holds the conversation (take it first): text, reply buttons or media. Only inside the 24-hour window after the customer last wrote ' +
+        'Send a message to the customer as the agent who holds the conversation (take it first): text, reply buttons, media, a location, contact cards or a reaction to one of their messages. Only inside the 24-hour window after the customer last wrote ' +
         '(the error outside_customer_service_window means only an approved template can be sent now). Returns the network message id. Needs the API key scope inbox:write.',
       scopes: ['inbox:write'],
       input: z.object({ conversationId: conversationId.describe("the conversation: the contact's audienceExternalId"), message: replyMessage }).strict(),

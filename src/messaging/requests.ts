@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MEDIA_TYPES, type MessageContent } from '../domain/messages.js';
 import type { GraphMedia, GraphTemplateComponent, GraphTemplateParameter } from '../domain/templates.js';
-import type { GraphMessage } from '../network/graph-api.js';
+import type { GraphContactCard, GraphMessage } from '../network/graph-api.js';
 import { CONTACT_ID_MESSAGE, CONTACT_ID_PATTERN } from '../domain/contact-id.js';
 
 /*
@@ -262,6 +262,54 @@ export const textSendSchema = z.object({
 }).superRefine(oneAddress);
 export type TextSendRequest = z.infer<typeof textSendSchema>;
 
+// ------------------------------------------------------------------ location, contact cards, reaction (agent replies)
+
+export const locationSchema = z
+  .object({
+    latitude: z.number().min(-90).max(90).describe('decimal degrees, -90 to 90'),
+    longitude: z.number().min(-180).max(180).describe('decimal degrees, -180 to 180'),
+    name: z.string().trim().min(1).max(1000).optional().describe("the place's name"),
+    address: z.string().trim().min(1).max(1000).optional().describe("the place's address (shown under the name)"),
+  })
+  .strict();
+export type LocationSend = z.infer<typeof locationSchema>;
+
+const cardType = z.string().max(32).optional().describe('HOME, WORK, CELL…');
+/** A contact card as the Cloud API takes it (`name.formatted_name` is required). */
+export const contactCardSchema = z
+  .object({
+    name: z
+      .object({
+        formatted_name: z.string().min(1).max(1000).describe('the name as shown'),
+        first_name: z.string().max(1000).optional().describe('first name'),
+        last_name: z.string().max(1000).optional().describe('last name'),
+      })
+      .strict()
+      .describe('the name on the card'),
+    phones: z
+      .array(z.object({ phone: z.string().max(100).optional().describe('the number as written'), type: cardType, wa_id: z.string().max(32).optional().describe('its WhatsApp id (digits), so the customer can message it') }).strict().describe('a phone number'))
+      .max(20)
+      .optional()
+      .describe('phone numbers'),
+    emails: z.array(z.object({ email: z.string().max(320).optional().describe('the address'), type: cardType }).strict().describe('an email address')).max(20).optional().describe('email addresses'),
+    org: z
+      .object({ company: z.string().max(1000).optional().describe('company'), department: z.string().max(1000).optional().describe('department'), title: z.string().max(1000).optional().describe('job title') })
+      .strict()
+      .optional()
+      .describe('where the contact works'),
+    urls: z.array(z.object({ url: z.string().max(2000).optional().describe('the address'), type: cardType }).strict().describe('a web address')).max(20).optional().describe('web addresses'),
+    birthday: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a birthday is YYYY-MM-DD').optional().describe('YYYY-MM-DD'),
+  })
+  .strict();
+
+export const reactionSchema = z
+  .object({
+    messageId: z.string().min(1).max(256).describe("the network's id (wamid…) of a message of the conversation"),
+    emoji: z.string().max(16).regex(/^(|\p{Extended_Pictographic}.*|\p{Regional_Indicator}.*)$/u, 'one emoji, or empty to take the reaction back').describe('one emoji; empty takes the reaction back'),
+  })
+  .strict();
+export type ReactionSend = z.infer<typeof reactionSchema>;
+
 // ------------------------------------------------------------------ to network shapes + stored content
 
 /** A validated send, in the network's shape and as the session history keeps it. */
@@ -306,6 +354,28 @@ export function mediaMessage(req: MediaSendRequest): OutboundSend {
   }
   if (m.filename !== undefined) content.filename = m.filename;
   return { message: { type, [type]: media } as GraphMessage, content };
+}
+
+export function locationMessage(loc: LocationSend): OutboundSend {
+  const content: MessageContent = { type: 'location', location: { ...loc } };
+  const text = [loc.name, loc.address].filter(Boolean).join(', ');
+  if (text) content.text = text;
+  return { message: { type: 'location', location: { ...loc } }, content };
+}
+
+export function contactsMessage(cards: GraphContactCard[]): OutboundSend {
+  return {
+    message: { type: 'contacts', contacts: cards },
+    content: { type: 'contacts', contacts: cards.map((c) => ({ ...c }) as Record<string, unknown>), text: cards.map((c) => c.name.formatted_name).join(', ') },
+  };
+}
+
+/** An emoji on a message of the conversation (empty: the reaction taken back). */
+export function reactionMessage(r: ReactionSend): OutboundSend {
+  return {
+    message: { type: 'reaction', reaction: { message_id: r.messageId, emoji: r.emoji } },
+    content: { type: 'reaction', reaction: { messageId: r.messageId, emoji: r.emoji }, text: r.emoji },
+  };
 }
 
 export function templateMessage(

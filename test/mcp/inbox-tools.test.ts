@@ -35,7 +35,8 @@ describe('MCP live inbox tools', () => {
   it('lists the queue, lets exactly one of two agents take, replies as the holder, hands back; another organization sees and takes nothing', async () => {
     const phone = '4915300000077';
     const aeid = `${phone}:${a.phoneNumberId}`;
-    expect((await svc.call('POST', `/v1/sandbox/channels/${a.channelId}/customers/${phone}/messages`, { key: a.adminKey, body: { text: 'help' } })).status).toBe(201);
+    const help = await svc.call('POST', `/v1/sandbox/channels/${a.channelId}/customers/${phone}/messages`, { key: a.adminKey, body: { text: 'help' } });
+    expect(help.status).toBe(201);
     await eventually(async () => (await svc.call('GET', `/v1/conversations/${aeid}`, { key: a.adminKey })).status === 200);
     expect((await svc.call('POST', '/v1/handover', { key: a.adminKey, body: { audienceExternalId: aeid } })).body).toEqual({ success: true });
 
@@ -50,6 +51,17 @@ describe('MCP live inbox tools', () => {
     expect(errorText(await call(loser, 'reply_in_conversation', { conversationId: aeid, message: { type: 'text', text: 'me too' } }))).toContain('not_assigned_to_you');
     const sent = structured(await call(winner, 'reply_in_conversation', { conversationId: aeid, message: { type: 'text', text: 'Here to help.' } }));
     expect(sent.messageId).toMatch(/^wamid\./);
+    // A location, a contact card and a reaction to the customer's message go the same way; a reaction to a message not of the conversation does not.
+    for (const message of [
+      { type: 'location', location: { latitude: 52.5219, longitude: 13.4132, name: 'Our shop' } },
+      { type: 'contacts', contacts: [{ name: { formatted_name: 'Ben Lee' }, phones: [{ phone: '+49 151 2345678' }] }] },
+      { type: 'reaction', reaction: { messageId: help.body.messageId, emoji: '👍' } },
+    ]) {
+      expect(structured(await call(winner, 'reply_in_conversation', { conversationId: aeid, message })).messageId, message.type).toMatch(/^wamid\./);
+    }
+    const onPhone = (await svc.call('GET', `/v1/sandbox/channels/${a.channelId}/customers/${phone}/messages`, { key: a.adminKey })).body.messages as { type: string }[];
+    expect(onPhone.map((m) => m.type)).toEqual(expect.arrayContaining(['location', 'contacts', 'reaction']));
+    expect(errorText(await call(winner, 'reply_in_conversation', { conversationId: aeid, message: { type: 'reaction', reaction: { messageId: 'wamid.elsewhere', emoji: '👍' } } }))).toContain('no_such_message');
     expect(errorText(await call(other, 'take_conversation', { conversationId: aeid }))).toContain('not_found');
     expect(structured(await call(winner, 'hand_back_conversation', { conversationId: aeid })).conversation).toMatchObject({ status: 'bot', assigneeId: null });
     expect(annId).toBeTruthy();

@@ -146,4 +146,43 @@ describe('a conversation in Chromium: its timeline, notes, labels, and taking it
     expect((await suite.svc.call('POST', `/webhooks/whatsapp/${channel.id}`, { rawBody: body, headers: { 'x-hub-signature-256': signHubSignature(ch.credentials.appSecret, body) } })).status).toBe(200);
     await thread.getByTestId('unsupported').filter({ hasText: 'Unsupported message type order: Order: 1 item' }).waitFor();
   });
+
+  it('the agent sends a location and a contact card from the composer, and reacts to a customer message', async () => {
+    const phone = '4915112350004';
+    const id = `${phone}:${channel.phoneNumberId}`;
+    const asked = (await suite.svc.call('POST', `/v1/sandbox/channels/${channel.id}/customers/${phone}/messages`, { key: suite.org.adminKey, body: { text: 'Where is your shop?', profileName: 'Cleo' } })).body.messageId as string;
+    const ann = await suite.signedIn(`agent@${suite.org.id}.test`);
+    const page = ann.page;
+    await page.goto(`${suite.svc.url}/inbox/${encodeURIComponent(id)}`);
+    await page.getByRole('button', { name: 'Take' }).click();
+    await page.getByTestId('conversation-state').filter({ hasText: 'Taken by Agent (you)' }).waitFor();
+    const thread = page.getByTestId('messages');
+
+    await page.getByRole('tab', { name: 'Location' }).click();
+    await page.getByLabel('Latitude').fill('52.5219');
+    await page.getByLabel('Longitude').fill('13.4132');
+    await page.getByLabel('Place name (optional)').fill('Our shop');
+    await page.getByLabel('Address (optional)').fill('Karl-Marx-Allee 1, Berlin');
+    await page.getByTestId('composer').getByRole('button', { name: 'Send' }).click();
+    await thread.locator('li.msg.outbound').getByTestId('location').filter({ hasText: 'Our shop' }).waitFor();
+
+    await page.getByRole('tab', { name: 'Contact' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Ben Lee');
+    await page.getByLabel('Phone (optional)').fill('+49 151 2345678');
+    await page.getByLabel('Company (optional)').fill('Parcel Co');
+    await page.getByTestId('composer').getByRole('button', { name: 'Send' }).click();
+    await thread.locator('li.msg.outbound').getByTestId('contact-card').filter({ hasText: 'Ben Lee' }).waitFor();
+
+    const customerMessage = thread.locator(`li[data-message-id="${asked}"]`);
+    await customerMessage.getByRole('button', { name: 'React 👍' }).click();
+    await customerMessage.getByTestId('reacted-by-agent').filter({ hasText: '👍' }).waitFor();
+
+    const shown = (await suite.svc.call('GET', `/v1/sandbox/channels/${channel.id}/customers/${phone}/messages`, { key: suite.org.adminKey })).body.messages as { type: string; message: Record<string, unknown> }[];
+    expect(shown.filter((m) => m.type !== 'text').map((m) => [m.type, m.message])).toEqual([
+      ['location', { type: 'location', location: { latitude: 52.5219, longitude: 13.4132, name: 'Our shop', address: 'Karl-Marx-Allee 1, Berlin' } }],
+      ['contacts', { type: 'contacts', contacts: [{ name: { formatted_name: 'Ben Lee' }, phones: [{ phone: '+49 151 2345678', wa_id: '491512345678' }], org: { company: 'Parcel Co' } }] }],
+      ['reaction', { type: 'reaction', reaction: { message_id: asked, emoji: '👍' } }],
+    ]);
+    await screenshot(page, 'conversation-agent-location-contact-reaction');
+  });
 });

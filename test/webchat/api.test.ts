@@ -51,6 +51,11 @@ function webChatSuite(name: string, start: () => Promise<TestService[]>) {
       }, 20_000);
       expect(listed.channelId).toBe(channel.id);
       expect((await agents.call('POST', `/v1/conversations/${audienceExternalId}/take`, { key: org.agentKey })).status).toBe(200);
+      // A web chat takes text: a location, a contact card, buttons are refused before anything is stored.
+      for (const body of [{ type: 'location', location: { latitude: 52.52, longitude: 13.41 } }, { type: 'contacts', contacts: [{ name: { formatted_name: 'Ben Lee' } }] }]) {
+        const refused = await agents.call('POST', `/v1/conversations/${audienceExternalId}/reply`, { key: org.agentKey, body });
+        expect([refused.status, refused.body.error.code]).toEqual([422, 'not_supported_on_web_chat']);
+      }
       const reply = await agents.call('POST', `/v1/conversations/${audienceExternalId}/reply`, { key: org.agentKey, body: { type: 'text', text: 'It ships today.' } });
       expect(reply.status).toBe(200);
       const live = await socket.until((f) => f.type === 'message' && f.message.from === 'agent');

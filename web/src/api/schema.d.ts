@@ -1069,7 +1069,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** An agent's free-form reply (text, buttons or media), inside the 24-hour window */
+        /** An agent's free-form reply (text, buttons, media, a location, contact cards or a reaction), inside the 24-hour window */
         post: operations["replyToConversation"];
         delete?: never;
         options?: never;
@@ -17603,6 +17603,76 @@ export interface operations {
                     };
                     /** @constant */
                     type: "media";
+                } | {
+                    location: {
+                        /** @description the place's address (shown under the name) */
+                        address?: string;
+                        /** @description decimal degrees, -90 to 90 */
+                        latitude: number;
+                        /** @description decimal degrees, -180 to 180 */
+                        longitude: number;
+                        /** @description the place's name */
+                        name?: string;
+                    };
+                    /** @constant */
+                    type: "location";
+                } | {
+                    contacts: {
+                        /** @description YYYY-MM-DD */
+                        birthday?: string;
+                        /** @description email addresses */
+                        emails?: {
+                            /** @description the address */
+                            email?: string;
+                            /** @description HOME, WORK, CELL… */
+                            type?: string;
+                        }[];
+                        /** @description the name on the card */
+                        name: {
+                            /** @description first name */
+                            first_name?: string;
+                            /** @description the name as shown */
+                            formatted_name: string;
+                            /** @description last name */
+                            last_name?: string;
+                        };
+                        /** @description where the contact works */
+                        org?: {
+                            /** @description company */
+                            company?: string;
+                            /** @description department */
+                            department?: string;
+                            /** @description job title */
+                            title?: string;
+                        };
+                        /** @description phone numbers */
+                        phones?: {
+                            /** @description the number as written */
+                            phone?: string;
+                            /** @description HOME, WORK, CELL… */
+                            type?: string;
+                            /** @description its WhatsApp id (digits), so the customer can message it */
+                            wa_id?: string;
+                        }[];
+                        /** @description web addresses */
+                        urls?: {
+                            /** @description HOME, WORK, CELL… */
+                            type?: string;
+                            /** @description the address */
+                            url?: string;
+                        }[];
+                    }[];
+                    /** @constant */
+                    type: "contacts";
+                } | {
+                    reaction: {
+                        /** @description one emoji; empty takes the reaction back */
+                        emoji: string;
+                        /** @description the network's id (wamid…) of a message of the conversation */
+                        messageId: string;
+                    };
+                    /** @constant */
+                    type: "reaction";
                 };
             };
         };
@@ -17771,7 +17841,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `outside_customer_service_window`: only a template can reopen the conversation */
+            /** @description `outside_customer_service_window`: only a template can reopen the conversation; `not_supported_on_web_chat`: a web chat takes text; `no_such_message`: a reaction to a message not of this conversation */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17782,7 +17852,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "outside_customer_service_window",
-                     *         "message": "only a template can reopen the conversation"
+                     *         "message": "only a template can reopen the conversation; not_supported_on_web_chat: a web chat takes text; no_such_message: a reaction to a message not of this conversation"
                      *       }
                      *     }
                      */

@@ -4,7 +4,9 @@ import type { CannedReply, ReplyMessage, TemplateSend } from '../api/types';
 import { fillPlaceholders, type CannedPlaceholder } from '../../../src/domain/canned-replies';
 import { TemplatePicker } from './TemplatePicker';
 
-type Mode = 'text' | 'buttons' | 'media' | 'template' | 'note';
+type Mode = 'text' | 'buttons' | 'media' | 'location' | 'contact' | 'template' | 'note';
+
+const MODE_LABELS: Record<Mode, string> = { text: 'Text', buttons: 'Buttons', media: 'Media', location: 'Location', contact: 'Contact', template: 'Template', note: 'Note' };
 
 /** The `/code` being typed just before the caret (at the start or after a space), or null. */
 function slashCode(text: string, caret: number): { start: number; code: string } | null {
@@ -13,8 +15,8 @@ function slashCode(text: string, caret: number): { start: number; code: string }
 }
 
 /**
- * What the agent may send now, and nothing else: free text, reply buttons and
- * media while the 24-hour window is open; outside it an approved template
+ * What the agent may send now, and nothing else: free text, reply buttons,
+ * media, a location or a contact card while the 24-hour window is open; outside it an approved template
  * with its variables. Typing `/` and a short code offers the organization's
  * canned replies; choosing one puts its text in place of the code, with its
  * placeholders filled from `placeholders`. With `onNote`, a Note mode writes a
@@ -39,6 +41,8 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
   const [buttons, setButtons] = useState(['', '', '']);
   const [mediaType, setMediaType] = useState<'image' | 'video' | 'audio' | 'document'>('image');
   const [url, setUrl] = useState('');
+  const [place, setPlace] = useState({ latitude: '', longitude: '', name: '', address: '' });
+  const [card, setCard] = useState({ name: '', phone: '', company: '' });
   const [canned, setCanned] = useState<CannedReply[]>([]);
   const [slash, setSlash] = useState<{ start: number; code: string; end: number } | null>(null);
   const [pick, setPick] = useState(0);
@@ -72,7 +76,7 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
   };
   const noting = onNote !== undefined && (mode === 'note' || !replyable);
   const current: Mode = noting ? 'note' : webChat ? 'text' : windowIsOpen ? mode : 'template';
-  const modes: Mode[] = [...(!replyable ? [] : webChat ? (['text'] as Mode[]) : windowIsOpen ? (['text', 'buttons', 'media', 'template'] as Mode[]) : (['template'] as Mode[])), ...(onNote ? (['note'] as Mode[]) : [])];
+  const modes: Mode[] = [...(!replyable ? [] : webChat ? (['text'] as Mode[]) : windowIsOpen ? (['text', 'buttons', 'media', 'location', 'contact', 'template'] as Mode[]) : (['template'] as Mode[])), ...(onNote ? (['note'] as Mode[]) : [])];
 
   const send = async (e: Event) => {
     e.preventDefault();
@@ -85,23 +89,41 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
     else if (current === 'buttons') {
       const titles = buttons.map((b) => b.trim()).filter((b) => b !== '');
       m = { type: 'buttons', interactive: { body: { text: text.trim() }, buttons: titles.map((title, i) => ({ id: `b${i + 1}`, title })) } };
+    } else if (current === 'location') {
+      const optional = (v: string) => (v.trim() === '' ? undefined : v.trim());
+      m = { type: 'location', location: { latitude: Number(place.latitude), longitude: Number(place.longitude), name: optional(place.name), address: optional(place.address) } };
+    } else if (current === 'contact') {
+      const phone = card.phone.trim();
+      m = { type: 'contacts', contacts: [{ name: { formatted_name: card.name.trim() }, ...(phone ? { phones: [{ phone, ...(/^\+?[0-9 ()-]+$/.test(phone) ? { wa_id: phone.replace(/\D/g, '') } : {}) }] } : {}), ...(card.company.trim() ? { org: { company: card.company.trim() } } : {}) }] };
     } else m = { type: 'media', media: { type: mediaType, [mediaType]: { link: url.trim(), ...(text.trim() ? { caption: text.trim() } : {}) } } };
     if (await onReply(m)) {
       setText('');
       setUrl('');
       setButtons(['', '', '']);
+      setPlace({ latitude: '', longitude: '', name: '', address: '' });
+      setCard({ name: '', phone: '', company: '' });
     }
   };
 
   const buttonCount = buttons.filter((b) => b.trim() !== '').length;
-  const canSend = current === 'text' || current === 'note' ? text.trim() !== '' : current === 'buttons' ? text.trim() !== '' && buttonCount > 0 : url.trim() !== '';
+  const coordinate = (v: string, limit: number) => v.trim() !== '' && Number.isFinite(Number(v)) && Math.abs(Number(v)) <= limit;
+  const canSend =
+    current === 'text' || current === 'note'
+      ? text.trim() !== ''
+      : current === 'buttons'
+        ? text.trim() !== '' && buttonCount > 0
+        : current === 'location'
+          ? coordinate(place.latitude, 90) && coordinate(place.longitude, 180)
+          : current === 'contact'
+            ? card.name.trim() !== ''
+            : url.trim() !== '';
 
   return (
     <div class={`composer${current === 'note' ? ' noting' : ''}`} data-testid="composer">
       <div class="modes" role="tablist" aria-label="Message kind">
         {modes.map((m) => (
           <button key={m} type="button" role="tab" aria-selected={current === m} onClick={() => setMode(m)}>
-            {m === 'text' ? 'Text' : m === 'buttons' ? 'Buttons' : m === 'media' ? 'Media' : m === 'template' ? 'Template' : 'Note'}
+            {MODE_LABELS[m]}
           </button>
         ))}
       </div>
@@ -109,6 +131,49 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
       {current === 'note' && <p class="muted">A private note: your team sees it in the conversation, the customer never does.</p>}
       {current === 'template' ? (
         <TemplatePicker channelId={channelId} busy={busy} onSend={(t) => void onTemplate(t)} />
+      ) : current === 'location' || current === 'contact' ? (
+        <form onSubmit={send}>
+          {current === 'location' ? (
+            <fieldset class="row">
+              <legend>A place the customer can open on their map</legend>
+              <label>
+                Latitude
+                <input inputMode="decimal" required value={place.latitude} placeholder="52.5219" onInput={(e) => setPlace({ ...place, latitude: e.currentTarget.value })} />
+              </label>
+              <label>
+                Longitude
+                <input inputMode="decimal" required value={place.longitude} placeholder="13.4132" onInput={(e) => setPlace({ ...place, longitude: e.currentTarget.value })} />
+              </label>
+              <label class="grow">
+                Place name (optional)
+                <input maxLength={1000} value={place.name} onInput={(e) => setPlace({ ...place, name: e.currentTarget.value })} />
+              </label>
+              <label class="grow">
+                Address (optional)
+                <input maxLength={1000} value={place.address} onInput={(e) => setPlace({ ...place, address: e.currentTarget.value })} />
+              </label>
+            </fieldset>
+          ) : (
+            <fieldset class="row">
+              <legend>A contact card</legend>
+              <label class="grow">
+                Name
+                <input required maxLength={1000} value={card.name} onInput={(e) => setCard({ ...card, name: e.currentTarget.value })} />
+              </label>
+              <label>
+                Phone (optional)
+                <input type="tel" maxLength={100} value={card.phone} placeholder="+49 151 2345678" onInput={(e) => setCard({ ...card, phone: e.currentTarget.value })} />
+              </label>
+              <label>
+                Company (optional)
+                <input maxLength={1000} value={card.company} onInput={(e) => setCard({ ...card, company: e.currentTarget.value })} />
+              </label>
+            </fieldset>
+          )}
+          <button type="submit" class="primary" disabled={busy || !canSend}>
+            Send
+          </button>
+        </form>
       ) : (
         <form onSubmit={send}>
           {current === 'media' && (

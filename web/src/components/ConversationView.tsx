@@ -254,7 +254,13 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
             An earlier session of this conversation. <a href={`/inbox/${encodeURIComponent(id)}`} data-route>Show the latest</a>
           </p>
         )}
-        <MessageList messages={messages} me={user} channelId={conv.channelId} highlight={focusMessage} />
+        <MessageList
+          messages={messages}
+          me={user}
+          channelId={conv.channelId}
+          highlight={focusMessage}
+          onReact={mineOrAdmin && conv.channelId !== null && !webChat && open ? (messageId, emoji) => void reply({ type: 'reaction', reaction: { messageId, emoji } }) : undefined}
+        />
         {!(mineOrAdmin && conv.channelId !== null) && (
           <p class="muted composer-off">
             {conv.channelId === null ? 'The channel of this conversation no longer exists: nothing can be sent.' : conv.status === 'assigned' && !mineOrAdmin ? 'Another agent has this conversation.' : 'Take the conversation to reply.'} You can leave a private note for the team.

@@ -250,18 +250,31 @@ export function systemText(e: SystemEntry, me: SessionUser): string {
 }
 
 /** A conversation's messages, oldest first, kept scrolled to the newest; or to `highlight` (a message's `_id`), marked, while it is given. */
-export function MessageList({ messages, me, channelId, highlight = null }: { messages: MessageShape[]; me: SessionUser; channelId: string | null; highlight?: string | null }) {
+export function MessageList({
+  messages,
+  me,
+  channelId,
+  highlight = null,
+  onReact,
+}: {
+  messages: MessageShape[];
+  me: SessionUser;
+  channelId: string | null;
+  highlight?: string | null;
+  /** Given when the agent may react now (holds the conversation, window open, a chat-network channel): a 👍 on each customer message. */
+  onReact?: (messageId: string, emoji: string) => void;
+}) {
   const end = useRef<HTMLLIElement>(null);
   const list = useRef<HTMLOListElement>(null);
   const last = messages[messages.length - 1]?._id;
   const found = highlight !== null && messages.some((m) => m._id === highlight);
-  // Reactions name the network's id of the message reacted to; the newest reaction of each message shows on it too.
+  // Reactions name the network's id of the message reacted to; the newest reaction of each side shows on that message too.
   const byNetworkId = new Map<string, MessageShape>();
-  const reactions = new Map<string, string>();
+  const reactions = { inbound: new Map<string, string>(), outbound: new Map<string, string>() };
   for (const m of messages) {
     if (m.messageId) byNetworkId.set(m.messageId, m);
     const r = (m.content as ShownContent).reaction;
-    if (m.content.type === 'reaction' && r) reactions.set(r.messageId, r.emoji);
+    if (m.content.type === 'reaction' && r && m.direction !== 'internal') reactions[m.direction].set(r.messageId, r.emoji);
   }
   useEffect(() => {
     if (highlight === null) end.current?.scrollIntoView({ block: 'end' });
@@ -293,10 +306,20 @@ export function MessageList({ messages, me, channelId, highlight = null }: { mes
             <time dateTime={m.sentAt}>{timeOfDay.format(new Date(m.sentAt))}</time>
           </div>
           <Content m={m} channelId={channelId} byNetworkId={byNetworkId} />
-          {m.messageId && reactions.get(m.messageId) ? (
-            <span class="reacted" data-testid="reacted" aria-label={`the customer reacted ${reactions.get(m.messageId)}`}>
-              {reactions.get(m.messageId)}
+          {m.messageId && reactions.inbound.get(m.messageId) ? (
+            <span class="reacted" data-testid="reacted" aria-label={`the customer reacted ${reactions.inbound.get(m.messageId)}`}>
+              {reactions.inbound.get(m.messageId)}
             </span>
+          ) : null}
+          {m.messageId && reactions.outbound.get(m.messageId) ? (
+            <span class="reacted mine" data-testid="reacted-by-agent" aria-label={`reacted ${reactions.outbound.get(m.messageId)}`}>
+              {reactions.outbound.get(m.messageId)}
+            </span>
+          ) : null}
+          {onReact && m.direction === 'inbound' && m.messageId && m.content.type !== 'reaction' ? (
+            <button type="button" class="react" aria-pressed={reactions.outbound.get(m.messageId) === '👍'} onClick={() => onReact(m.messageId!, reactions.outbound.get(m.messageId!) === '👍' ? '' : '👍')}>
+              {reactions.outbound.get(m.messageId) === '👍' ? 'Take back 👍' : 'React 👍'}
+            </button>
           ) : null}
           <MessageStatus message={m} />
         </li>
