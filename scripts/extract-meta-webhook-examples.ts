@@ -8,8 +8,7 @@
  *
  *   npx tsx scripts/extract-meta-webhook-examples.ts /path/to/business-messaging-api_v23.0.yaml [commit]
  *
- * The YAML parser is js-yaml, which is in node_modules through the linters
- * (not a dependency of its own: this runs once per new version of the file).
+ * The YAML parser is js-yaml (a devDependency).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
