@@ -19,15 +19,13 @@ function newest(dir: string): number {
 }
 
 /**
- * Builds the dashboard into dist/web when its sources are newer than the
- * build (what `npm start` does), once even when test files run in parallel:
- * a lock directory makes the others wait for the first.
+ * Runs `vite build` with `config` when `stale()` says the output is older
+ * than its sources, once even when test files run in parallel: a lock
+ * directory under dist makes the others wait for the first.
  */
-export async function ensureWebBuilt(): Promise<void> {
-  const index = join(WEB_DIR, 'index.html');
-  const stale = () => !existsSync(index) || Math.max(newest(join(root, 'web')), statSync(join(root, 'src', 'domain', 'scopes.ts')).mtimeMs) > statSync(index).mtimeMs;
+async function buildOnce(what: string, config: string, stale: () => boolean): Promise<void> {
   if (!stale()) return;
-  const lock = join(root, 'dist', '.web-build.lock');
+  const lock = join(root, 'dist', `.${what}-build.lock`);
   mkdirSync(join(root, 'dist'), { recursive: true });
   for (;;) {
     try {
@@ -41,39 +39,26 @@ export async function ensureWebBuilt(): Promise<void> {
   }
   try {
     if (!stale()) return;
-    const r = spawnSync(process.execPath, [join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'], { cwd: root, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } });
-    if (r.status !== 0) throw new Error(`vite build failed:\n${r.stdout}\n${r.stderr}`);
+    const r = spawnSync(process.execPath, [join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', config, '--logLevel', 'warn'], { cwd: root, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } });
+    if (r.status !== 0) throw new Error(`${what} build failed:\n${r.stdout}\n${r.stderr}`);
   } finally {
     rmSync(lock, { recursive: true, force: true });
   }
+}
+
+/** Builds the dashboard into dist/web when its sources are newer than the build (what `npm start` does). */
+export function ensureWebBuilt(): Promise<void> {
+  const index = join(WEB_DIR, 'index.html');
+  return buildOnce('web', 'web/vite.config.ts', () => !existsSync(index) || Math.max(newest(join(root, 'web')), statSync(join(root, 'src', 'domain', 'scopes.ts')).mtimeMs) > statSync(index).mtimeMs);
 }
 
 /**
  * Builds the web chat widget into dist/widget when its sources are newer
  * than the build (what `npm start` does); the build fails past its size limit.
  */
-export async function ensureWidgetBuilt(): Promise<void> {
+export function ensureWidgetBuilt(): Promise<void> {
   const file = join(root, 'dist', 'widget', 'widget.js');
-  const stale = () => !existsSync(file) || newest(join(root, 'widget')) > statSync(file).mtimeMs;
-  if (!stale()) return;
-  const lock = join(root, 'dist', '.widget-build.lock');
-  mkdirSync(join(root, 'dist'), { recursive: true });
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      if (existsSync(lock) && Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true });
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-  try {
-    if (!stale()) return;
-    const r = spawnSync(process.execPath, [join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', 'widget/vite.config.ts', '--logLevel', 'warn'], { cwd: root, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } });
-    if (r.status !== 0) throw new Error(`widget build failed:\n${r.stdout}\n${r.stderr}`);
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
+  return buildOnce('widget', 'widget/vite.config.ts', () => !existsSync(file) || newest(join(root, 'widget')) > statSync(file).mtimeMs);
 }
 
 export const CHROMIUM = '/usr/bin/chromium';

@@ -1,48 +1,28 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext } from 'playwright-core';
-import { OPERATOR_TOKEN, startTestService, type TestOrg, type TestService } from '../harness/service.js';
-import { ensureWebBuilt, launchChromium, screenshot, watchedPage, type Watched } from './browser.js';
-
-const PASSWORD = 'correct horse battery';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { OPERATOR_TOKEN } from '../harness/service.js';
+import { screenshot, type Watched } from './browser.js';
+import { useDashboardSuite } from './suite.js';
 
 // Browser flows on a shared 2-core machine: a generous per-test limit (no timing is asserted).
 describe('canned replies in the dashboard (Chromium)', { timeout: 120_000 }, () => {
-  let svc: TestService;
-  let browser: Browser;
-  let org: TestOrg;
+  const suite = useDashboardSuite('Canned Org');
   let channel: { id: string; phoneNumberId: string };
-  const contexts: BrowserContext[] = [];
   beforeAll(async () => {
-    await ensureWebBuilt();
-    [svc, browser] = await Promise.all([startTestService(), launchChromium()]);
-    org = await svc.createOrg('Canned Org');
-    const ch = await svc.call('POST', `/admin/v1/organizations/${org.id}/channels`, { key: OPERATOR_TOKEN, body: { kind: 'whatsapp_cloud', name: 'Sandbox WhatsApp', network: 'sandbox' } });
+    const ch = await suite.svc.call('POST', `/admin/v1/organizations/${suite.org.id}/channels`, { key: OPERATOR_TOKEN, body: { kind: 'whatsapp_cloud', name: 'Sandbox WhatsApp', network: 'sandbox' } });
     expect(ch.status).toBe(201);
     channel = ch.body;
-  }, 120_000);
-  afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    await svc?.close();
   });
 
   async function signIn(email: string): Promise<Watched> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    contexts.push(context);
-    const w = await watchedPage(context);
-    w.allow('/v1/auth/session', 401);
-    await w.page.goto(`${svc.url}/login`);
-    await w.page.getByLabel('Email').fill(email);
-    await w.page.getByLabel('Password').fill(PASSWORD);
-    await w.page.getByRole('button', { name: 'Sign in' }).click();
-    await w.page.waitForURL(/\/inbox$/);
+    const { w } = await suite.open({ width: 1280, height: 900 });
+    await suite.signIn(w.page, email);
     return w;
   }
 
   it("an admin adds a canned reply in the settings; an agent inserts it with / and the contact's name filled in, and sends it", async () => {
     // The admin adds it under Settings → Canned replies.
-    const admin = await signIn(`admin@${org.id}.test`);
-    await admin.page.goto(`${svc.url}/settings/canned-replies`);
+    const admin = await signIn(`admin@${suite.org.id}.test`);
+    await admin.page.goto(`${suite.svc.url}/settings/canned-replies`);
     const form = admin.page.getByRole('form', { name: 'New canned reply' });
     await form.getByLabel('Short code').fill('thanks');
     await form.getByLabel('Text').fill('Thank you {{contact.name}}! {{agent.name}} here: your replacement ships today.');
@@ -59,13 +39,13 @@ describe('canned replies in the dashboard (Chromium)', { timeout: 120_000 }, () 
     // A customer writes, is handed over, and the agent takes the conversation.
     const phone = '4915112349876';
     const id = `${phone}:${channel.phoneNumberId}`;
-    const wrote = await svc.call('POST', `/v1/sandbox/channels/${channel.id}/customers/${phone}/messages`, { key: org.adminKey, body: { text: 'Where is my parcel?', profileName: 'Rosa Díaz' } });
+    const wrote = await suite.svc.call('POST', `/v1/sandbox/channels/${channel.id}/customers/${phone}/messages`, { key: suite.org.adminKey, body: { text: 'Where is my parcel?', profileName: 'Rosa Díaz' } });
     expect(wrote.status).toBe(201);
-    expect((await svc.call('POST', '/v1/handover', { key: org.adminKey, body: { audienceExternalId: id } })).status).toBe(200);
-    expect((await svc.call('POST', `/v1/conversations/${encodeURIComponent(id)}/take`, { key: org.agentKey })).status).toBe(200);
+    expect((await suite.svc.call('POST', '/v1/handover', { key: suite.org.adminKey, body: { audienceExternalId: id } })).status).toBe(200);
+    expect((await suite.svc.call('POST', `/v1/conversations/${encodeURIComponent(id)}/take`, { key: suite.org.agentKey })).status).toBe(200);
 
-    const agent = await signIn(`agent@${org.id}.test`);
-    await agent.page.goto(`${svc.url}/inbox/${encodeURIComponent(id)}`);
+    const agent = await signIn(`agent@${suite.org.id}.test`);
+    await agent.page.goto(`${suite.svc.url}/inbox/${encodeURIComponent(id)}`);
     await agent.page.getByTestId('conversation-state').filter({ hasText: 'Taken by Agent (you)' }).waitFor();
     const message = agent.page.getByLabel('Message', { exact: true });
     await message.click();
@@ -84,7 +64,7 @@ describe('canned replies in the dashboard (Chromium)', { timeout: 120_000 }, () 
 
     // The customer's phone got the text as filled in, never the placeholders.
     await expect
-      .poll(async () => (await svc.call('GET', `/v1/sandbox/channels/${channel.id}/customers/${phone}/messages`, { key: org.adminKey })).body.messages.map((m: { text?: string }) => m.text))
+      .poll(async () => (await suite.svc.call('GET', `/v1/sandbox/channels/${channel.id}/customers/${phone}/messages`, { key: suite.org.adminKey })).body.messages.map((m: { text?: string }) => m.text))
       .toContain(filled);
     expect(agent.problems).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
-import { ensureWebBuilt, launchChromium, watchedPage, type Watched } from './browser.js';
+import { ensureWebBuilt, ensureWidgetBuilt, launchChromium, watchedPage, type Watched } from './browser.js';
 
 export const PASSWORD = 'correct horse battery';
 
@@ -23,13 +23,14 @@ export interface DashboardSuite {
 /**
  * What every dashboard suite sets up: the dashboard built, the service
  * (embedded, in memory) and Chromium started side by side, one organization;
- * and closed again after the suite, with every context it opened.
+ * and closed again after the suite, with every context it opened. With
+ * `widget`, the web chat widget is built too.
  */
-export function useDashboardSuite(orgName: string, env: Record<string, string> = {}): DashboardSuite {
+export function useDashboardSuite(orgName: string, env: Record<string, string> = {}, options: { widget?: boolean } = {}): DashboardSuite {
   const contexts: BrowserContext[] = [];
   const suite = {} as DashboardSuite;
   beforeAll(async () => {
-    await ensureWebBuilt();
+    await Promise.all([ensureWebBuilt(), options.widget === true ? ensureWidgetBuilt() : undefined]);
     [suite.svc, suite.browser] = await Promise.all([startTestService({ env }), launchChromium()]);
     suite.org = await suite.svc.createOrg(orgName);
   }, 120_000);

@@ -1,45 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext } from 'playwright-core';
-import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
-import { ensureWebBuilt, launchChromium, screenshot, watchedPage } from './browser.js';
-
-const PASSWORD = 'correct horse battery';
+import { describe, expect, it } from 'vitest';
+import { screenshot } from './browser.js';
+import { useDashboardSuite } from './suite.js';
 
 // Browser flows on a shared 2-core machine: a generous per-test limit (no timing is asserted).
 describe('tickets in the dashboard (Chromium)', { timeout: 120_000 }, () => {
-  let svc: TestService;
-  let browser: Browser;
-  let org: TestOrg;
-  const contexts: BrowserContext[] = [];
-  beforeAll(async () => {
-    await ensureWebBuilt();
-    [svc, browser] = await Promise.all([startTestService(), launchChromium()]);
-    org = await svc.createOrg('Ticket Org');
-  }, 120_000);
-  afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    await svc?.close();
-  });
+  const suite = useDashboardSuite('Ticket Org');
 
   it("an agent edits a ticket's subject and status, comments, and sees every change with who made it; the contact shows by name with a link", async () => {
-    const contact = await org.contact('4915112340001:100200');
-    expect((await svc.call('PATCH', `/v1/contacts/${contact.id}`, { key: org.adminKey, body: { name: 'Rosa Díaz' } })).status).toBe(200);
-    const made = await svc.call('POST', '/v1/tickets', { key: org.adminKey, body: { subject: 'Parcel damaged', description: 'Box torn', audienceExternalId: contact.audienceExternalId } });
+    const contact = await suite.org.contact('4915112340001:100200');
+    expect((await suite.svc.call('PATCH', `/v1/contacts/${contact.id}`, { key: suite.org.adminKey, body: { name: 'Rosa Díaz' } })).status).toBe(200);
+    const made = await suite.svc.call('POST', '/v1/tickets', { key: suite.org.adminKey, body: { subject: 'Parcel damaged', description: 'Box torn', audienceExternalId: contact.audienceExternalId } });
     expect(made.status).toBe(201);
     const ticketId = made.body.ticketId as string;
 
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    contexts.push(context);
-    const w = await watchedPage(context);
-    w.allow('/v1/auth/session', 401);
+    const { w } = await suite.open({ width: 1280, height: 900 });
     const page = w.page;
-    await page.goto(`${svc.url}/login`);
-    await page.getByLabel('Email').fill(`agent@${org.id}.test`);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(/\/inbox$/);
-    await page.goto(`${svc.url}/tickets/${ticketId}`);
+    await suite.signIn(page, `agent@${suite.org.id}.test`);
+    await page.goto(`${suite.svc.url}/tickets/${ticketId}`);
 
     // The contact by name, linking to its page.
     const link = page.locator('.ticket-contact a[data-contact]');
@@ -66,11 +43,11 @@ describe('tickets in the dashboard (Chromium)', { timeout: 120_000 }, () => {
     await screenshot(page, 'ticket-activity');
 
     // The API tells the same story, in order, with the agent's dashboard session as the actor.
-    const api = await svc.call('GET', `/v1/tickets/${ticketId}/activity`, { key: org.adminKey });
+    const api = await suite.svc.call('GET', `/v1/tickets/${ticketId}/activity`, { key: suite.org.adminKey });
     expect(api.body.entries.map((e: { kind: string }) => e.kind)).toEqual(['created', 'changed', 'comment']);
-    expect(api.body.entries[1].actor).toMatchObject({ kind: 'session', userId: org.agentId, userName: 'Agent' });
-    expect(api.body.entries[2]).toMatchObject({ text: 'Courier confirmed the damage; replacement on its way.', actor: { kind: 'session', userId: org.agentId } });
-    expect((await svc.call('GET', `/v1/tickets/${ticketId}`, { key: org.adminKey })).body).toMatchObject({ title: 'Parcel damaged in transit', status: 'in_progress' });
+    expect(api.body.entries[1].actor).toMatchObject({ kind: 'session', userId: suite.org.agentId, userName: 'Agent' });
+    expect(api.body.entries[2]).toMatchObject({ text: 'Courier confirmed the damage; replacement on its way.', actor: { kind: 'session', userId: suite.org.agentId } });
+    expect((await suite.svc.call('GET', `/v1/tickets/${ticketId}`, { key: suite.org.adminKey })).body).toMatchObject({ title: 'Parcel damaged in transit', status: 'in_progress' });
     expect(w.problems).toEqual([]);
   });
 });

@@ -4,12 +4,11 @@ import { gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { OPERATOR_TOKEN, startTestService, type TestOrg, type TestService } from '../harness/service.js';
+import type { Page } from 'playwright-core';
+import { OPERATOR_TOKEN } from '../harness/service.js';
 import { identityHash } from '../../src/webchat/index.js';
-import { ensureWebBuilt, ensureWidgetBuilt, launchChromium, screenshot, watchedPage, type Watched } from './browser.js';
-
-const PASSWORD = 'correct horse battery';
+import { screenshot, type Watched } from './browser.js';
+import { useDashboardSuite } from './suite.js';
 
 /** A business's site on an origin of its own: a page with the widget's script tag (and, for a signed-in user, its id and HMAC). */
 function site(serviceUrl: string, channel: () => string, secret: () => string): Promise<{ server: Server; origin: string }> {
@@ -27,59 +26,36 @@ function site(serviceUrl: string, channel: () => string, secret: () => string): 
 }
 
 describe('the web chat widget in Chromium', { timeout: 180_000 }, () => {
-  let svc: TestService;
-  let browser: Browser;
-  let org: TestOrg;
+  const suite = useDashboardSuite('Acme', {}, { widget: true });
   let channel: { id: string; identitySecret: string };
   let shop: { server: Server; origin: string };
   let elsewhere: { server: Server; origin: string };
-  const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
-    await Promise.all([ensureWebBuilt(), ensureWidgetBuilt()]);
-    [svc, browser] = await Promise.all([startTestService(), launchChromium()]);
-    shop = await site(svc.url, () => channel.id, () => channel.identitySecret);
-    elsewhere = await site(svc.url, () => channel.id, () => channel.identitySecret);
-    org = await svc.createOrg('Acme');
-    const ch = await svc.call('POST', `/admin/v1/organizations/${org.id}/channels`, {
+    shop = await site(suite.svc.url, () => channel.id, () => channel.identitySecret);
+    elsewhere = await site(suite.svc.url, () => channel.id, () => channel.identitySecret);
+    const ch = await suite.svc.call('POST', `/admin/v1/organizations/${suite.org.id}/channels`, {
       key: OPERATOR_TOKEN,
       body: { kind: 'web_chat', name: 'Acme site', allowedOrigins: [shop.origin], widget: { title: 'Chat with Acme', greeting: 'Hi! How can we help?', color: '#7b1fa2' } },
     });
     expect(ch.status).toBe(201);
     channel = ch.body;
-  }, 180_000);
-  afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close();
-    await svc?.close();
+  });
+  afterAll(() => {
     shop?.server.close();
     elsewhere?.server.close();
   });
 
   async function visitor(viewport = { width: 360, height: 740 }): Promise<Watched> {
-    const context = await browser.newContext({ viewport });
-    contexts.push(context);
-    return watchedPage(context);
+    return (await suite.open(viewport)).w;
   }
 
-  async function agent(email = `agent@${org.id}.test`): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    contexts.push(context);
-    const w = await watchedPage(context);
-    w.allow('/v1/auth/session', 401);
-    await w.page.goto(`${svc.url}/login`);
-    await w.page.getByLabel('Email').fill(email);
-    await w.page.getByLabel('Password').fill(PASSWORD);
-    await w.page.getByRole('button', { name: 'Sign in' }).click();
-    await w.page.waitForURL(/\/inbox$/);
-    await w.page.getByTestId('connection').filter({ hasText: 'Live' }).waitFor();
-    return w.page;
-  }
+  const agent = async (email = `agent@${suite.org.id}.test`): Promise<Page> => (await suite.signedIn(email)).page;
 
   const messages = (page: Page) => page.getByTestId('sb-message');
 
   it('is small: the served widget is at most 30 KB gzipped', async () => {
-    const res = await fetch(`${svc.url}/widget.js`);
+    const res = await fetch(`${suite.svc.url}/widget.js`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/javascript/);
     const body = Buffer.from(await res.arrayBuffer());
@@ -102,14 +78,14 @@ describe('the web chat widget in Chromium', { timeout: 180_000 }, () => {
     expect(box).toBeLessThanOrEqual(360);
     await screenshot(v.page, 'webchat-visitor');
 
-    const conv = await expect.poll(async () => (await svc.call('GET', '/v1/conversations', { key: org.adminKey })).body.conversations[0]?.audienceExternalId ?? null).toMatch(/^v_[0-9a-f]{24}:/);
+    const conv = await expect.poll(async () => (await suite.svc.call('GET', '/v1/conversations', { key: suite.org.adminKey })).body.conversations[0]?.audienceExternalId ?? null).toMatch(/^v_[0-9a-f]{24}:/);
     void conv;
-    const aeid: string = (await svc.call('GET', '/v1/conversations', { key: org.adminKey })).body.conversations[0].audienceExternalId;
+    const aeid: string = (await suite.svc.call('GET', '/v1/conversations', { key: suite.org.adminKey })).body.conversations[0].audienceExternalId;
     expect(aeid.endsWith(`:${channel.id}`)).toBe(true);
-    expect((await svc.call('POST', '/v1/handover', { key: org.adminKey, body: { audienceExternalId: aeid } })).status).toBe(200);
+    expect((await suite.svc.call('POST', '/v1/handover', { key: suite.org.adminKey, body: { audienceExternalId: aeid } })).status).toBe(200);
 
     const a = await agent();
-    await a.goto(`${svc.url}/inbox/${encodeURIComponent(aeid)}`);
+    await a.goto(`${suite.svc.url}/inbox/${encodeURIComponent(aeid)}`);
     await a.getByTestId('messages').getByText('Where is my order #1042?').waitFor();
     await a.getByRole('button', { name: 'Take' }).click();
     await a.getByTestId('conversation-state').filter({ hasText: 'Taken by Agent (you)' }).waitFor();
@@ -172,15 +148,15 @@ describe('the web chat widget in Chromium', { timeout: 180_000 }, () => {
   });
 
   it('the channel\'s settings: the snippet to copy, the widget\'s look, a new identity secret shown once', async () => {
-    const admin = await agent(`admin@${org.id}.test`);
-    await admin.goto(`${svc.url}/settings/channels`);
+    const admin = await agent(`admin@${suite.org.id}.test`);
+    await admin.goto(`${suite.svc.url}/settings/channels`);
     const card = admin.locator(`article[data-channel="${channel.id}"]`);
     await card.getByRole('button', { name: 'Widget' }).click();
     await card.getByTestId('web-chat-snippet').getByText(`data-channel="${channel.id}"`).waitFor();
     await card.getByLabel('Title').fill('Talk to Acme');
     await card.getByRole('button', { name: 'Save widget settings' }).click();
     await card.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    const config = await svc.call('GET', `/webchat/v1/channels/${channel.id}/config`, { headers: { origin: shop.origin } });
+    const config = await suite.svc.call('GET', `/webchat/v1/channels/${channel.id}/config`, { headers: { origin: shop.origin } });
     expect(config.body.widget).toMatchObject({ title: 'Talk to Acme', greeting: 'Hi! How can we help?', color: '#7b1fa2' });
     admin.once('dialog', (d) => void d.accept());
     await card.getByRole('button', { name: 'Rotate identity secret' }).click();
