@@ -27,7 +27,7 @@ describe('tickets in the dashboard (Chromium)', { timeout: 120_000 }, () => {
     await activity.locator('li[data-kind="created"]').filter({ hasText: 'Admin via API key' }).waitFor();
 
     await page.getByLabel('Subject').fill('Parcel damaged in transit');
-    await page.getByLabel('Status').selectOption('in_progress');
+    await page.getByLabel(/^Status/).selectOption('in_progress');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     await page.getByRole('heading', { name: 'Parcel damaged in transit' }).waitFor();
