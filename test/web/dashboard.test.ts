@@ -232,7 +232,7 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
 
     // Edit the UI-made ticket: status and description.
     await table.getByRole('link', { name: 'Customer wants a callback (UI)' }).click();
-    await w.page.getByLabel('Status').selectOption('in_progress');
+    await w.page.getByLabel(/^Status/).selectOption('in_progress');
     await w.page.getByLabel('Description').fill('called back, waiting for parts');
     await w.page.getByRole('button', { name: 'Save changes' }).click();
     await w.page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
