@@ -387,7 +387,8 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         if (cmd.holder !== undefined && !(s.handover.status === 'agent' && s.handover.agentId === cmd.holder)) {
           throw new AppError(409, 'not_assigned_to_you', 'you do not hold this conversation: take it first', { handover: s.handover.status });
         }
-        const channel = await deps.channels.get(s.organizationId, cmd.channelId);
+        // The channel read once at the top of the command: a second read could see another answer.
+        const channel = target;
         if (channel === null || channel.kind !== 'whatsapp_cloud') {
           throw new AppError(404, 'channel_not_found', 'no chat-network channel with this id in the organization');
         }
