@@ -39,18 +39,21 @@ describe('the API reference page', () => {
     const operations = Object.values(doc.paths).reduce((n, ops) => n + Object.keys(ops).length, 0);
     // Swagger UI renders a long list virtually (only what is near the viewport), so the operations
     // are collected while the page scrolls from top to bottom.
+    // The page's globals, typed here: the tests compile without the DOM library.
+    type PageWindow = { scrollTo(x: number, y: number): void; document: { documentElement: { scrollHeight: number } } };
     const seen = new Set<string>();
     for (let y = 0; ; y += 500) {
       const ids = await page.locator('.opblock').evaluateAll((els) => els.map((e) => e.closest('[id^="operations-"]')?.id ?? e.id));
       for (const id of ids) seen.add(id);
       const bottom = await page.evaluate((to) => {
-        window.scrollTo(0, to);
-        return to >= document.documentElement.scrollHeight;
+        const w = globalThis as unknown as PageWindow;
+        w.scrollTo(0, to);
+        return to >= w.document.documentElement.scrollHeight;
       }, y);
       if (bottom) break;
       await page.waitForTimeout(30);
     }
-    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.evaluate(() => (globalThis as unknown as PageWindow).scrollTo(0, 0));
     expect(seen.size).toBe(operations);
     expect(await page.locator('a[href="/asyncapi.json"]').count()).toBeGreaterThanOrEqual(1);
 
