@@ -1,24 +1,12 @@
 import type { Clock } from '../clock.js';
-import type { RuleAction } from '../domain/automation.js';
+import type { AutomationFiredData, RuleAction } from '../domain/automation.js';
 import { isAppError } from '../errors.js';
 import type { DomainEvent, EventLog, EventSubscription } from '../events/types.js';
 import type { Logger } from '../log.js';
 import type { MessagingService } from '../messaging/index.js';
 
-/** What `automation.fired` carries (written by the conversation actor). */
-interface FiredData {
-  ruleId: string;
-  ruleName: string;
-  audienceExternalId: string;
-  contactId: string;
-  sessionId: string;
-  channelId: string;
-  messageId: string;
-  actions: RuleAction[];
-}
-
 /** Data of `automation.failed`: an action of a rule that fired and could not be carried out, and why. */
-export interface AutomationFailedData extends Omit<FiredData, 'actions'> {
+export interface AutomationFailedData extends Omit<AutomationFiredData, 'actions'> {
   action: RuleAction;
   code: string;
   reason: string;
@@ -62,7 +50,7 @@ export class AutomationEffects {
 
   async handle(e: DomainEvent): Promise<void> {
     if (e.type !== 'automation.fired') return;
-    const { actions, ...fired } = e.data as FiredData;
+    const { actions, ...fired } = e.data as AutomationFiredData;
     for (const [i, action] of actions.entries()) {
       if (action.type !== 'auto_reply') continue;
       try {

@@ -139,3 +139,16 @@ export async function firingRules(rules: readonly AutomationRule[], input: RuleI
   }
   return out;
 }
+
+/** Data of `automation.fired`: one rule that fired for one customer message. */
+export interface AutomationFiredData {
+  ruleId: string;
+  ruleName: string;
+  audienceExternalId: string;
+  contactId: string;
+  sessionId: string;
+  channelId: string;
+  /** The customer's message (the network's id) the rule fired on. */
+  messageId: string;
+  actions: RuleAction[];
+}

@@ -1,4 +1,4 @@
-import type { AutomationRule, RuleAction, RuleInput } from '../../domain/automation.js';
+import type { AutomationFiredData, AutomationRule, RuleInput } from '../../domain/automation.js';
 import { firingRules } from '../../domain/automation.js';
 import type { DomainEvent } from '../../events/types.js';
 import type { HandoverEventData } from './actor.js';
@@ -21,19 +21,6 @@ export const AWAY_REPLY_RULE = 'business_hours';
 
 /** Customer messages on which rules fired, remembered so a redelivered message never fires them twice. */
 const REMEMBERED_MESSAGES = 20;
-
-/** Data of `automation.fired`: one rule that fired for one customer message. */
-export interface AutomationFiredData {
-  ruleId: string;
-  ruleName: string;
-  audienceExternalId: string;
-  contactId: string;
-  sessionId: string;
-  channelId: string;
-  /** The customer's message (the network's id) the rule fired on. */
-  messageId: string;
-  actions: RuleAction[];
-}
 
 /** Data of `automation.webhook` (a rule's `webhook` action): `event` is the name the rule gives. */
 export interface AutomationWebhookData {
