@@ -10,13 +10,22 @@ const CONTACTS = `
   WITH q AS (SELECT to_tsquery('simple', sb_fold($2)) AS q)
   SELECT body FROM contacts, q WHERE org = $1 AND search @@ q.q
   ORDER BY ts_rank(search, q.q) DESC, body->>'createdAt' DESC, id DESC LIMIT $3`;
-// A word's matches, counted up to RECENT_HITS (the scan stops there, whichever index it walks).
-// Fewer: all of them are ranked (found through the GIN index). More: a common word (a sixth of a
-// million messages), whose matches are ranked among the newest RECENT_HITS, found walking the
-// messages newest first; ranking every match of such a word takes seconds, and walking newest
-// first for a rare word (an order number) reads the whole table. Both are planned for their
-// values each time (`prepare: false`): the right plan depends on the word.
+// Messages are ranked among a word's newest RECENT_HITS matches, found the cheaper of two ways.
+// First a walk of the organization's newest WALK messages: a common word (one message in twenty
+// or more) has its RECENT_HITS there, and the walk stops at them. Otherwise the GIN index: its
+// matches counted up to RECENT_HITS, then all of them ranked when fewer (a rare word, an order
+// number), or the newest RECENT_HITS of them when more. Counting through the GIN index first
+// would build the bitmap of every match (45 ms for a word in a sixth of a million messages);
+// walking newest first without a bound reads the whole table for a word no message has. Planned
+// for their values each time (`prepare: false`): the right plan depends on the word.
 const RECENT_HITS = 500;
+const WALK = 10_000;
+const RECENT_WALKED = `
+  WITH q AS (SELECT to_tsquery('simple', sb_fold($2)) AS q),
+       walked AS (SELECT seq, search, body FROM session_messages WHERE org = $1 ORDER BY seq DESC LIMIT ${WALK}),
+       recent AS (SELECT walked.* FROM walked, q WHERE walked.search @@ q.q ORDER BY seq DESC LIMIT ${RECENT_HITS})
+  SELECT body, (SELECT count(*) FROM recent) AS n FROM recent, q
+  ORDER BY ts_rank(recent.search, q.q) DESC, seq DESC LIMIT $3`;
 const MATCHES_UP_TO = `
   WITH q AS (SELECT to_tsquery('simple', sb_fold($2)) AS q)
   SELECT count(*) AS n FROM (SELECT 1 FROM session_messages, q WHERE org = $1 AND search @@ q.q LIMIT ${RECENT_HITS}) m`;
@@ -40,6 +49,8 @@ export function createPostgresSearchIndex(db: PgDb): SearchIndex {
     async messages(org, text, limit) {
       const q = tsQuery(searchTerms(text));
       if (q === null) return [];
+      const walked = await db.rows<{ body: SessionMessage; n: string }>(RECENT_WALKED, [org, q, limit], { prepare: false });
+      if (walked.length > 0 && Number(walked[0]!.n) >= RECENT_HITS) return walked.map((r) => messageHit(r.body));
       const [{ n }] = (await db.rows<{ n: string }>(MATCHES_UP_TO, [org, q], { prepare: false })) as [{ n: string }];
       const sql = Number(n) < RECENT_HITS ? MESSAGES_RANKED : MESSAGES_RECENT_RANKED;
       return (await db.rows<{ body: SessionMessage }>(sql, [org, q, limit], { prepare: false })).map((r) => messageHit(r.body));

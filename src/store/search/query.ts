@@ -25,6 +25,9 @@ export function searchTerms(text: string): SearchTerms {
 /** Prefix matching only for a last word of two characters or more: one letter would match most of the index. */
 const prefixed = (words: string[], i: number) => i === words.length - 1 && words[i]!.length >= 2;
 
+/** Whether the query made of `terms` matches its last word as the start of a longer one. */
+export const prefixesLast = (terms: SearchTerms): boolean => terms.words.length > 0 && prefixed(terms.words, terms.words.length - 1);
+
 /** An FTS5 MATCH expression: every word as a quoted string, the last a prefix; null for no words. */
 export function fts5Query(terms: SearchTerms): string | null {
   if (terms.words.length === 0) return null;

@@ -3,7 +3,8 @@ import type { SessionMessage } from '../../domain/messages.js';
 import type { SqliteDb } from '../sqlite/db.js';
 import { messageHit } from './hits.js';
 import type { SearchIndex } from './port.js';
-import { fts5Query, searchTerms } from './query.js';
+import { fts5Query, prefixesLast, searchTerms } from './query.js';
+import { rankByWords } from './rank.js';
 
 // FTS5's rank is bm25 (lower is better). The indexes hold every organization's text, so the join to
 // the table (and its `org`) scopes the hits.
@@ -13,17 +14,15 @@ const CONTACTS = `
     JOIN contacts c ON c.org = i.org AND c.audience_external_id = i.audience_external_id
   WHERE contacts_fts MATCH ? AND i.org = ?
   ORDER BY f.rank, json_extract(c.body, '$.createdAt') DESC, i.id DESC LIMIT ?`;
-// Ranked among the newest RECENT_HITS matches: FTS5 walks a word's matches newest first and stops
-// there, so a common word (a twelfth of a million messages) costs what 500 matches cost, not the
-// 0.7 s of ranking every match; a rare word has fewer matches than that, all of them ranked.
+// A word's matches, newest first, the newest RECENT_HITS of them: FTS5 walks a word's list of
+// matches in rowid order and stops there, so a word said in a twelfth of a million messages costs
+// what 500 matches cost. They are ranked here (rank.ts), not by FTS5's bm25: bm25 first counts
+// every match of each word in the whole index, which for a common word is most of the time.
 const RECENT_HITS = 500;
 const MESSAGES = `
-  WITH recent AS (
-    SELECT f.rowid AS seq, f.rank AS r FROM session_messages_fts f JOIN session_messages m ON m.seq = f.rowid
-    WHERE session_messages_fts MATCH ? AND m.org = ?
-    ORDER BY f.rowid DESC LIMIT ${RECENT_HITS})
-  SELECT m.body FROM recent JOIN session_messages m ON m.seq = recent.seq
-  ORDER BY recent.r, recent.seq DESC LIMIT ?`;
+  SELECT m.body FROM session_messages_fts f JOIN session_messages m ON m.seq = f.rowid
+  WHERE session_messages_fts MATCH ? AND m.org = ?
+  ORDER BY f.rowid DESC LIMIT ${RECENT_HITS}`;
 
 /** Search over the node database's FTS5 tables (schema step 3). */
 export function createSqliteSearchIndex(db: SqliteDb): SearchIndex {
@@ -37,10 +36,11 @@ export function createSqliteSearchIndex(db: SqliteDb): SearchIndex {
       return rows.map((r) => JSON.parse(r.body) as Contact);
     },
     async messages(org, text, limit) {
-      const q = fts5Query(searchTerms(text));
+      const terms = searchTerms(text);
+      const q = fts5Query(terms);
       if (q === null) return [];
-      const rows = db.stmt(MESSAGES).all(q, org, limit) as { body: string }[];
-      return rows.map((r) => messageHit(JSON.parse(r.body) as SessionMessage));
+      const hits = (db.stmt(MESSAGES).all(q, org) as { body: string }[]).map((r) => messageHit(JSON.parse(r.body) as SessionMessage));
+      return rankByWords(hits.map((h) => h.text), terms.words, prefixesLast(terms)).slice(0, limit).map((i) => hits[i]!);
     },
   };
 }

@@ -79,6 +79,8 @@ export class Inbox {
   private readonly pending = new Map<string, Promise<void>>();
   /** Conversations a `handover.requested` named whose row does not show them queued yet. */
   private readonly requested = new Set<string>();
+  /** Conversations asked for again while their fetch ran: fetched once more when it ends. */
+  private readonly stale = new Set<string>();
   private readonly socket: InboxSocket;
   private openConversation: string | null = null;
   private countsTimer: ReturnType<typeof setTimeout> | undefined;
@@ -285,17 +287,27 @@ export class Inbox {
     }
   }
 
-  /** Fetches one conversation's summary; concurrent requests for the same id share one fetch. */
+  /**
+   * Fetches one conversation's summary. Requests for an id while its fetch runs share that fetch,
+   * and one more fetch follows it: the running one may have been answered before the change that
+   * asked again (a row frame for a new conversation, then its handover, both before the first answer).
+   */
   private refresh(id: string): Promise<void> {
     const running = this.pending.get(id);
-    if (running) return running;
+    if (running) {
+      this.stale.add(id);
+      return running;
+    }
     const p = request<{ conversation: ConversationDetail }>('GET', `/v1/conversations/${encodeURIComponent(id)}`)
       .then(({ conversation }) => {
         const { messages: _messages, ...summary } = conversation;
         this.upsert(summary, this.unread.value.get(id) ?? 0);
       })
       .catch(() => undefined)
-      .finally(() => this.pending.delete(id));
+      .finally(() => {
+        this.pending.delete(id);
+        if (this.stale.delete(id)) void this.refresh(id);
+      });
     this.pending.set(id, p);
     return p;
   }
