@@ -1,5 +1,5 @@
 import type { AuthSession } from '../../domain/types.js';
-import { LuaScript, orgKeys, type RedisClient } from '../redis/client.js';
+import { getEach, LuaScript, orgKeys, type RedisClient } from '../redis/client.js';
 import type { AuthSessionRepo, FailureCounter, InboxTokenGrant } from './port.js';
 
 /*
@@ -16,7 +16,7 @@ import type { AuthSessionRepo, FailureCounter, InboxTokenGrant } from './port.js
  * written by separate commands: the index first (an entry whose session is
  * gone costs nothing when the user's sessions are ended), the session second.
  * Failure counters are one key each; several are counted by one script per key, and read (on
- * every API key request) with one plain GET per key.
+ * every API key request) together: one MGET on a single server, one plain GET per key on a cluster.
  */
 
 // Counts one failure; the first one of a window sets the window's expiry.
@@ -104,9 +104,10 @@ export function createRedisFailureCounter(client: RedisClient, prefix = 'sb'): F
       );
     },
     async blockedMs(limits) {
-      // A plain GET per subject (pipelined); the time left is asked only of a subject at its limit.
+      // The counters in one read (one MGET on a single server, a GET per subject on a cluster, where
+      // they sit in different slots); the time left is asked only of a subject at its limit.
       // A counter without a time left (-1/-2: expired between the two) counts as nothing, as in `get`.
-      const counts = await Promise.all(limits.map(({ subject }) => client.get(key(subject))));
+      const counts = await getEach(client, limits.map(({ subject }) => key(subject)));
       const waits = await Promise.all(limits.map(async ({ subject, limit }, i) => (Number(counts[i] ?? 0) >= limit ? Math.max(0, await client.pTTL(key(subject))) : 0)));
       return Math.max(0, ...waits);
     },

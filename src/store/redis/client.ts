@@ -120,8 +120,18 @@ export class LuaScript {
   }
 }
 
-/** Reads keys that may sit in different slots: one GET each (node-redis pipelines them), never a cross-slot MGET. */
+/** A Redis Cluster client (`createCluster`), which refuses a command whose keys span slots; a single server's client takes any keys. */
+function isClusterClient(client: RedisClient): boolean {
+  return 'masters' in client;
+}
+
+/**
+ * Reads keys that may sit in different slots: one MGET on a single server
+ * (any keys share its one keyspace: one command, not one per key), one GET
+ * each on a cluster (node-redis pipelines them), never a cross-slot MGET.
+ */
 export async function getEach(client: RedisClient, keys: string[]): Promise<(string | null)[]> {
+  if (keys.length > 1 && !isClusterClient(client)) return client.mGet(keys);
   return Promise.all(keys.map((key) => client.get(key)));
 }
 
