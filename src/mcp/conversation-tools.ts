@@ -7,7 +7,7 @@ import { sessionMessageSchema } from '../http/routes/sessions.js';
 import type { ChannelView, MessagingService } from '../messaging/index.js';
 import type { ContactRepo } from '../store/core/port.js';
 import { defineTool, type ToolDef } from './tool.js';
-import { buttonsTool, listChannelsTool, mediaTool, templateTool, textTool } from './message-tools.js';
+import { buttonsTool, contactsTool, listChannelsTool, locationTool, mediaTool, reactionTool, templateTool, textTool } from './message-tools.js';
 
 /*
  * The conversation tools of the platform server: handover, history and the
@@ -106,6 +106,9 @@ export function conversationTools(d: ConversationToolDeps): ToolDef[] {
     textTool(d.messaging),
     buttonsTool(d.messaging),
     mediaTool(d.messaging),
+    locationTool(d.messaging),
+    contactsTool(d.messaging),
+    reactionTool(d.messaging),
     templateTool(d.messaging),
     ...(d.channels ? [listChannelsTool(d.channels)] : []),
   ];

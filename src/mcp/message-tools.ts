@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { address, buttonsSendSchema, oneAddress, templateSendSchema, textSendSchema, type ChannelView, type MessagingService } from '../messaging/index.js';
+import { address, buttonsSendSchema, contactCardSchema, locationSchema, oneAddress, reactionSchema, templateSendSchema, textSendSchema, type ChannelView, type MessagingService } from '../messaging/index.js';
 import { defineTool, type ToolDef } from './tool.js';
 
 /*
  * The free-form send tools: the request bodies of /v1/messages/text,
- * /v1/messages/buttons and /v1/messages/media (the messaging module's zod
+ * /buttons, /media, /location, /contacts and /reaction (the messaging module's zod
  * schemas, so the limits are the REST API's), with descriptions for a model,
  * sent through MessagingService exactly as the REST routes send them.
  */
@@ -177,6 +177,58 @@ export function mediaTool(messaging: MessagingService): ToolDef {
     run: async (ctx, { idempotencyKey: key, ...req }) => {
       return messaging.sendMedia(ctx.principal, req, key);
     },
+  });
+}
+
+export function locationTool(messaging: MessagingService): ToolDef {
+  return defineTool({
+    name: 'send_location_message',
+    title: 'Send a location',
+    description: 'Send a location to a customer: a map pin with latitude and longitude, optionally the place\'s name and address (for example a shop or a pick-up point). ' + RULES,
+    scopes: ['message:send'],
+    input: addressedSend({
+      location: locationSchema.describe('The place, e.g. {"latitude": 52.5219, "longitude": 13.4132, "name": "Returns desk", "address": "Alexanderplatz 1, Berlin"}.'),
+    }),
+    output: sendResult,
+    annotations: sendAnnotations,
+    run: async (ctx, { idempotencyKey: key, ...req }) => messaging.sendLocation(ctx.principal, req, key),
+  });
+}
+
+export function contactsTool(messaging: MessagingService): ToolDef {
+  return defineTool({
+    name: 'send_contacts_message',
+    title: 'Send contact cards',
+    description: 'Send 1 to 20 contact cards to a customer (for example the number of a department). Each card needs name.formatted_name; phones, emails, org, urls and birthday are optional. ' + RULES,
+    scopes: ['message:send'],
+    input: addressedSend({
+      contacts: z
+        .array(contactCardSchema.describe('One card.'))
+        .min(1, 'give 1 to 20 contact cards')
+        .max(20, 'give 1 to 20 contact cards')
+        .describe('The cards, e.g. [{"name": {"formatted_name": "Acme Returns"}, "phones": [{"phone": "+49 30 1234567", "type": "WORK"}]}].'),
+    }),
+    output: sendResult,
+    annotations: sendAnnotations,
+    run: async (ctx, { idempotencyKey: key, ...req }) => messaging.sendContacts(ctx.principal, req, key),
+  });
+}
+
+export function reactionTool(messaging: MessagingService): ToolDef {
+  return defineTool({
+    name: 'send_reaction',
+    title: 'React to a message',
+    description:
+      "React with one emoji to a message of the customer's conversation (its messageId, wamid…, from an inbound_message webhook or get_conversation_history); an empty emoji takes the reaction back. " +
+      'Fails with no_such_message for a message that is not of this conversation. ' +
+      RULES,
+    scopes: ['message:send'],
+    input: addressedSend({
+      reaction: reactionSchema.describe('The message reacted to and the emoji, e.g. {"messageId": "wamid.HBg…", "emoji": "👍"}.'),
+    }),
+    output: sendResult,
+    annotations: sendAnnotations,
+    run: async (ctx, { idempotencyKey: key, ...req }) => messaging.sendReaction(ctx.principal, req, key),
   });
 }
 

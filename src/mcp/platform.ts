@@ -25,7 +25,7 @@ const INSTRUCTIONS = [
   'Switchboard platform: the support desk of the organization that owns your API key.',
   'Tickets: list_tickets to find tickets (filter by status or contact), get_ticket for one, create_ticket to hand a problem to the human team, update_ticket to change status, priority or assignee, comment_on_ticket to note something for the team.',
   'Contacts are named by audienceExternalId, `<phone>:<phone number id>` on the chat network.',
-  'Conversations: get_conversation_history to read one (by sessionId, or the latest of a contact); send_text_message, send_buttons_message and send_media_message to answer the customer',
+  'Conversations: get_conversation_history to read one (by sessionId, or the latest of a contact); send_text_message, send_buttons_message, send_media_message, send_location_message, send_contacts_message and send_reaction to answer the customer',
   '(only within 24 hours of their last message, and never while a human has the conversation); request_handover to hand the conversation to a human agent.',
   'Live inbox (for agent assistants): list_conversations (status queued is the waiting queue), take_conversation, reply_in_conversation as the agent who holds it, hand_back_conversation.',
   'Every tool acts with your API key and needs its scope; a tool error that names a missing scope will not go away by retrying.',

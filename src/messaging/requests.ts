@@ -310,6 +310,20 @@ export const reactionSchema = z
   .strict();
 export type ReactionSend = z.infer<typeof reactionSchema>;
 
+/** `POST /v1/messages/location`: a place on a map (inside the 24-hour window). */
+export const locationSendSchema = z.object({ ...address, location: locationSchema.describe('the place: latitude and longitude, optionally its name and address') }).superRefine(oneAddress);
+export type LocationSendRequest = z.infer<typeof locationSendSchema>;
+
+/** `POST /v1/messages/contacts`: 1 to 20 contact cards (inside the 24-hour window). */
+export const contactsSendSchema = z
+  .object({ ...address, contacts: z.array(contactCardSchema).min(1, 'give 1 to 20 contact cards').max(20, 'give 1 to 20 contact cards').describe('the cards, each with name.formatted_name') })
+  .superRefine(oneAddress);
+export type ContactsSendRequest = z.infer<typeof contactsSendSchema>;
+
+/** `POST /v1/messages/reaction`: an emoji on a message of the contact's conversation (inside the 24-hour window). */
+export const reactionSendSchema = z.object({ ...address, reaction: reactionSchema.describe('the message reacted to (its wamid) and the emoji; an empty emoji takes the reaction back') }).superRefine(oneAddress);
+export type ReactionSendRequest = z.infer<typeof reactionSendSchema>;
+
 // ------------------------------------------------------------------ to network shapes + stored content
 
 /** A validated send, in the network's shape and as the session history keeps it. */

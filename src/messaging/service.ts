@@ -18,11 +18,17 @@ import type { MessagingCommand, MessagingReplies, SendReply } from '../actors/co
 import {
   apiV1Components,
   buttonsMessage,
+  contactsMessage,
+  locationMessage,
   mediaMessage,
+  reactionMessage,
   templateMessage,
   textMessage,
   type ApiV1TemplateSendRequest,
   type ButtonsSendRequest,
+  type ContactsSendRequest,
+  type LocationSendRequest,
+  type ReactionSendRequest,
   type MediaSendRequest,
   type OutboundSend,
   type TemplateSendRequest,
@@ -181,14 +187,52 @@ export class MessagingService {
     return this.sendFreeform(principal, channelId, to, textMessage(req), idempotencyKey, true);
   }
 
-  /** `onWebChat`: whether the message goes on a web chat too (text does; buttons and media are chat-network messages). */
-  private async sendFreeform(principal: Principal, channelId: string, to: string, send: OutboundSend, idempotencyKey: string | undefined, onWebChat: boolean) {
+  /** `POST /v1/messages/location`: `success: false` on a channel that is not on the chat network. */
+  async sendLocation(principal: Principal, req: LocationSendRequest, idempotencyKey?: string): Promise<{ success: boolean; messageId?: string }> {
+    requireScope(principal, 'message:send');
+    await this.guardKey(principal, idempotencyKey, 'location', req);
+    const { channelId, to } = await this.address(principal.organizationId, req);
+    return this.sendFreeform(principal, channelId, to, locationMessage(req.location), idempotencyKey, false);
+  }
+
+  /** `POST /v1/messages/contacts`: `success: false` on a channel that is not on the chat network. */
+  async sendContacts(principal: Principal, req: ContactsSendRequest, idempotencyKey?: string): Promise<{ success: boolean; messageId?: string }> {
+    requireScope(principal, 'message:send');
+    await this.guardKey(principal, idempotencyKey, 'contacts', req);
+    const { channelId, to } = await this.address(principal.organizationId, req);
+    return this.sendFreeform(principal, channelId, to, contactsMessage(req.contacts), idempotencyKey, false);
+  }
+
+  /**
+   * `POST /v1/messages/reaction`: only to a message of this contact's
+   * conversation (422 `no_such_message` otherwise: the network would take any
+   * id, and the history could not place it); `success: false` on a channel
+   * that is not on the chat network.
+   */
+  async sendReaction(principal: Principal, req: ReactionSendRequest, idempotencyKey?: string): Promise<{ success: boolean; messageId?: string }> {
+    requireScope(principal, 'message:send');
+    await this.guardKey(principal, idempotencyKey, 'reaction', req);
+    const { channelId, to } = await this.address(principal.organizationId, req);
+    return this.sendFreeform(principal, channelId, to, reactionMessage(req.reaction), idempotencyKey, false, async (channel) => {
+      const target = await this.d.messages.getByNetworkId(principal.organizationId, req.reaction.messageId);
+      if (target === null || target.audienceExternalId !== audienceExternalIdOf(to, channel) || target.direction === 'internal') {
+        throw new AppError(422, 'no_such_message', "the reaction names no message of this contact's conversation (give its network id, wamid…)", { messageId: req.reaction.messageId });
+      }
+    });
+  }
+
+  /**
+   * `onWebChat`: whether the message goes on a web chat too (text does; buttons and media are chat-network messages).
+   * `check`: what the send needs of the chat channel beyond the actor's rules, run before the send reaches the actor.
+   */
+  private async sendFreeform(principal: Principal, channelId: string, to: string, send: OutboundSend, idempotencyKey: string | undefined, onWebChat: boolean, check?: (channel: Channel) => Promise<void>) {
     requireScope(principal, 'message:send');
     const channel = await this.d.channels.get(principal.organizationId, channelId);
     if (channel === null) throw new AppError(404, 'channel_not_found', 'no channel with this id in the organization', { channelId });
     // The spec's contract for a channel that is not on the chat network: not an error, just no send.
     // On a web chat only text goes, and only to a visitor (`<visitor id>:<channel id>`): there is no phone number to send to.
     if (channel.kind !== 'whatsapp_cloud' && !(onWebChat && VISITOR_ID_PATTERN.test(to))) return { success: false };
+    await check?.(channel);
     const sent = await this.askFreeform(principal, channel, to, send, idempotencyKey, BOT);
     return { success: true, messageId: sent.messageId };
   }

@@ -73,7 +73,7 @@ describe('platform tool schemas', () => {
   });
 
   it('say "exactly one of" in the schema: channelId + to or audienceExternalId; sessionId or audienceExternalId', () => {
-    for (const name of ['send_text_message', 'send_buttons_message', 'send_media_message', 'send_template_message']) {
+    for (const name of ['send_text_message', 'send_buttons_message', 'send_media_message', 'send_location_message', 'send_contacts_message', 'send_reaction', 'send_template_message']) {
       const oneOf = tools.get(name)!.inputSchema.oneOf as Json[];
       expect(oneOf.map((b) => b.required), name).toEqual([['channelId', 'to'], ['audienceExternalId']]);
     }

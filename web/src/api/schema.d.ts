@@ -1334,6 +1334,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/messages/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send 1 to 20 contact cards (inside the 24-hour window) */
+        post: operations["sendContacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/messages/location": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a location: a pin with an optional name and address (inside the 24-hour window) */
+        post: operations["sendLocation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/messages/media": {
         parameters: {
             query?: never;
@@ -1345,6 +1379,23 @@ export interface paths {
         put?: never;
         /** Send an image, video, audio, document or sticker by https link or media id (inside the 24-hour window) */
         post: operations["sendMedia"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/messages/reaction": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** React with an emoji to a message of the contact's conversation; an empty emoji takes the reaction back (inside the 24-hour window) */
+        post: operations["sendReaction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -22182,6 +22233,759 @@ export interface operations {
             };
         };
     };
+    sendContacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "channelId": "ch_Q8wLr3VnT5kZx2Hb",
+                 *       "to": "4915112345678",
+                 *       "contacts": [
+                 *         {
+                 *           "name": {
+                 *             "formatted_name": "Acme Returns",
+                 *             "first_name": "Acme",
+                 *             "last_name": "Returns"
+                 *           },
+                 *           "phones": [
+                 *             {
+                 *               "phone": "+49 30 1234567",
+                 *               "type": "WORK"
+                 *             }
+                 *           ],
+                 *           "emails": [
+                 *             {
+                 *               "email": "returns@acme.example",
+                 *               "type": "WORK"
+                 *             }
+                 *           ],
+                 *           "org": {
+                 *             "company": "Acme"
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                    audienceExternalId?: string;
+                    /** @description the channel to send from (with `to`); or give audienceExternalId instead */
+                    channelId?: string;
+                    /** @description the cards, each with name.formatted_name */
+                    contacts: {
+                        /** @description YYYY-MM-DD */
+                        birthday?: string;
+                        /** @description email addresses */
+                        emails?: {
+                            /** @description the address */
+                            email?: string;
+                            /** @description HOME, WORK, CELL… */
+                            type?: string;
+                        }[];
+                        /** @description the name on the card */
+                        name: {
+                            /** @description first name */
+                            first_name?: string;
+                            /** @description the name as shown */
+                            formatted_name: string;
+                            /** @description last name */
+                            last_name?: string;
+                        };
+                        /** @description where the contact works */
+                        org?: {
+                            /** @description company */
+                            company?: string;
+                            /** @description department */
+                            department?: string;
+                            /** @description job title */
+                            title?: string;
+                        };
+                        /** @description phone numbers */
+                        phones?: {
+                            /** @description the number as written */
+                            phone?: string;
+                            /** @description HOME, WORK, CELL… */
+                            type?: string;
+                            /** @description its WhatsApp id (digits), so the customer can message it */
+                            wa_id?: string;
+                        }[];
+                        /** @description web addresses */
+                        urls?: {
+                            /** @description HOME, WORK, CELL… */
+                            type?: string;
+                            /** @description the address */
+                            url?: string;
+                        }[];
+                    }[];
+                    /** @description the recipient, international digits without + (with `channelId`) */
+                    to?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description `success: false` (nothing sent) when the channel is not a chat-network channel */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA=="
+                     *     }
+                     */
+                    "application/json": {
+                        messageId?: string;
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description invalid body (failing fields in details) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "contacts is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.contacts",
+                     *             "message": "contacts is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid API key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the key lacks message:send */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "insufficient_scope",
+                     *         "message": "the key lacks message:send"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description no such channel in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such channel in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description conversation_with_agent: a human has the conversation (templates still go); or sandbox_disabled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "conversation_with_agent",
+                     *         "message": "a human has the conversation (templates still go); or sandbox_disabled"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description outside_customer_service_window: the customer has not written in 24 hours (details.closedAt); or idempotency_key_reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "outside_customer_service_window",
+                     *         "message": "the customer has not written in 24 hours (details.closedAt); or idempotency_key_reused"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description throughput_backlog_full: the channel's number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "throughput_backlog_full",
+                     *         "message": "the channel's number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the chat network rejected the message; its code in errorDetails.code */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "network_rejected",
+                     *         "message": "the chat network rejected the message: (#131026) Message undeliverable"
+                     *       },
+                     *       "errorDetails": {
+                     *         "code": 131026,
+                     *         "title": "Message undeliverable",
+                     *         "message": "Unable to deliver message. The recipient is not a WhatsApp user or has not accepted the latest terms."
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        errorDetails: {
+                            code: number;
+                            message: string;
+                            title: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the chat network or the conversation is unavailable; retry after Retry-After with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "the chat network or the conversation is unavailable; retry after Retry-After with the same Idempotency-Key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    sendLocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "channelId": "ch_Q8wLr3VnT5kZx2Hb",
+                 *       "to": "4915112345678",
+                 *       "location": {
+                 *         "latitude": 52.5219,
+                 *         "longitude": 13.4132,
+                 *         "name": "Acme Returns Desk",
+                 *         "address": "Alexanderplatz 1, 10178 Berlin"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                    audienceExternalId?: string;
+                    /** @description the channel to send from (with `to`); or give audienceExternalId instead */
+                    channelId?: string;
+                    /** @description the place: latitude and longitude, optionally its name and address */
+                    location: {
+                        /** @description the place's address (shown under the name) */
+                        address?: string;
+                        /** @description decimal degrees, -90 to 90 */
+                        latitude: number;
+                        /** @description decimal degrees, -180 to 180 */
+                        longitude: number;
+                        /** @description the place's name */
+                        name?: string;
+                    };
+                    /** @description the recipient, international digits without + (with `channelId`) */
+                    to?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description `success: false` (nothing sent) when the channel is not a chat-network channel */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA=="
+                     *     }
+                     */
+                    "application/json": {
+                        messageId?: string;
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description invalid body (failing fields in details) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "location is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.location",
+                     *             "message": "location is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid API key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the key lacks message:send */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "insufficient_scope",
+                     *         "message": "the key lacks message:send"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description no such channel in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such channel in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description conversation_with_agent: a human has the conversation (templates still go); or sandbox_disabled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "conversation_with_agent",
+                     *         "message": "a human has the conversation (templates still go); or sandbox_disabled"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description outside_customer_service_window: the customer has not written in 24 hours (details.closedAt); or idempotency_key_reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "outside_customer_service_window",
+                     *         "message": "the customer has not written in 24 hours (details.closedAt); or idempotency_key_reused"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description throughput_backlog_full: the channel's number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "throughput_backlog_full",
+                     *         "message": "the channel's number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the chat network rejected the message; its code in errorDetails.code */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "network_rejected",
+                     *         "message": "the chat network rejected the message: (#131026) Message undeliverable"
+                     *       },
+                     *       "errorDetails": {
+                     *         "code": 131026,
+                     *         "title": "Message undeliverable",
+                     *         "message": "Unable to deliver message. The recipient is not a WhatsApp user or has not accepted the latest terms."
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        errorDetails: {
+                            code: number;
+                            message: string;
+                            title: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the chat network or the conversation is unavailable; retry after Retry-After with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "the chat network or the conversation is unavailable; retry after Retry-After with the same Idempotency-Key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
     sendMedia: {
         parameters: {
             query?: never;
@@ -22453,6 +23257,350 @@ export interface operations {
                      *       "error": {
                      *         "code": "outside_customer_service_window",
                      *         "message": "the customer has not written in 24 hours (details.closedAt); or idempotency_key_reused"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description throughput_backlog_full: the channel's number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "throughput_backlog_full",
+                     *         "message": "the channel's number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the chat network rejected the message; its code in errorDetails.code */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "network_rejected",
+                     *         "message": "the chat network rejected the message: (#131026) Message undeliverable"
+                     *       },
+                     *       "errorDetails": {
+                     *         "code": 131026,
+                     *         "title": "Message undeliverable",
+                     *         "message": "Unable to deliver message. The recipient is not a WhatsApp user or has not accepted the latest terms."
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        errorDetails: {
+                            code: number;
+                            message: string;
+                            title: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the chat network or the conversation is unavailable; retry after Retry-After with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "the chat network or the conversation is unavailable; retry after Retry-After with the same Idempotency-Key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    sendReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "channelId": "ch_Q8wLr3VnT5kZx2Hb",
+                 *       "to": "4915112345678",
+                 *       "reaction": {
+                 *         "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
+                 *         "emoji": "👍"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                    audienceExternalId?: string;
+                    /** @description the channel to send from (with `to`); or give audienceExternalId instead */
+                    channelId?: string;
+                    /** @description the message reacted to (its wamid) and the emoji; an empty emoji takes the reaction back */
+                    reaction: {
+                        /** @description one emoji; empty takes the reaction back */
+                        emoji: string;
+                        /** @description the network's id (wamid…) of a message of the conversation */
+                        messageId: string;
+                    };
+                    /** @description the recipient, international digits without + (with `channelId`) */
+                    to?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description `success: false` (nothing sent) when the channel is not a chat-network channel */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA=="
+                     *     }
+                     */
+                    "application/json": {
+                        messageId?: string;
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description invalid body (failing fields in details) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "reaction is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.reaction",
+                     *             "message": "reaction is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid API key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the key lacks message:send */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "insufficient_scope",
+                     *         "message": "the key lacks message:send"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description no such channel in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such channel in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description conversation_with_agent: a human has the conversation (templates still go); or sandbox_disabled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "conversation_with_agent",
+                     *         "message": "a human has the conversation (templates still go); or sandbox_disabled"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no_such_message: the message reacted to is not of this contact's conversation; outside_customer_service_window (details.closedAt); or idempotency_key_reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "no_such_message",
+                     *         "message": "the message reacted to is not of this contact's conversation; outside_customer_service_window (details.closedAt); or idempotency_key_reused"
                      *       }
                      *     }
                      */
