@@ -8,6 +8,7 @@ import { CodeChallengeMethod, OAuth2Client } from 'google-auth-library';
 import { startTestService, type TestOrg, type TestService } from '../harness/service.js';
 import { useClusterServers } from '../harness/use-servers.js';
 import { fieldProblems } from './provider-fields.js';
+import { schemaProblems } from './provider-schemas.js';
 import type { DomainEvent } from '../../src/events/types.js';
 import { GraphApiNetwork } from '../../src/network/index.js';
 
@@ -16,7 +17,9 @@ import { GraphApiNetwork } from '../../src/network/index.js';
  * configured with nothing but their documented base-URL options and the
  * credentials `GET /sandbox` hands out. Every object the sandboxes return is
  * held to the field lists of the clients' own typings
- * (test/fixtures/provider-fields.json).
+ * (test/fixtures/provider-fields.json) and validated against the providers'
+ * published definitions: Meta's OpenAPI of the Cloud API, Google's discovery
+ * documents, Stripe's OpenAPI spec (test/fixtures/provider-schemas.json).
  */
 
 interface Directory {
@@ -25,6 +28,24 @@ interface Directory {
   googleOAuth: string;
   stripe: string;
   credentials?: any;
+}
+
+/**
+ * Google's JSON error envelope, which the discovery documents do not define:
+ * as Google documents it for its JSON APIs ("Standard error responses" of the
+ * Google API design guide / AIP-193 in their v1 JSON form).
+ */
+function googleErrorProblems(body: any): string[] {
+  const out: string[] = [];
+  const e = body?.error;
+  if (typeof e !== 'object' || e === null) return ['no error object'];
+  if (!Number.isInteger(e.code)) out.push('error.code is not an integer');
+  if (typeof e.message !== 'string') out.push('error.message is not a string');
+  if (typeof e.status !== 'string' || !/^[A-Z_]+$/.test(e.status)) out.push('error.status is not a canonical code name');
+  if (!Array.isArray(e.errors)) out.push('error.errors is not a list');
+  for (const x of e.errors ?? []) if (typeof x.message !== 'string' || typeof x.domain !== 'string' || typeof x.reason !== 'string') out.push(`error.errors entry ${JSON.stringify(x)} lacks message, domain or reason`);
+  for (const k of Object.keys(e)) if (!['code', 'message', 'errors', 'status', 'details'].includes(k)) out.push(`unknown error.${k}`);
+  return out;
 }
 
 /** Signs in on the sandbox consent page as `email` and returns the `code` the redirect carries. */
@@ -47,6 +68,7 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
   let stripeB: Stripe;
   let receiver: Server;
   const received: { signature: string; body: string }[] = [];
+  const stripeKeys = new Map<string, string>();
 
   beforeAll(async () => {
     // The webhook receiver of the developer's app runs on this machine.
@@ -66,6 +88,7 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
     const stripeFor = async (key: string, name: string) => {
       const account = (await (await fetch(`${svc.url}/sandbox/providers/stripe/accounts`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ name }) })).json()) as { api_key: string };
       const u = new URL(dir.stripe);
+      stripeKeys.set(name, account.api_key);
       return new Stripe(account.api_key, { host: u.hostname, port: Number(u.port), protocol: 'http', maxNetworkRetries: 0 });
     };
     stripeA = await stripeFor(a.adminKey, 'Lid Shop');
@@ -90,6 +113,7 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
     it('account: every field Stripe always returns; Request-Id req_… on the answer', async () => {
       const account = await stripeA.accounts.retrieveCurrent();
       expect(fieldProblems('stripe', 'account', account)).toEqual([]);
+      expect(schemaProblems('stripe', 'account', account)).toEqual([]);
       expect(account).toMatchObject({ object: 'account', type: 'standard', details_submitted: true, payouts_enabled: true, email: expect.stringContaining('@') });
       expect(account.lastResponse.requestId).toMatch(/^req_[A-Za-z0-9]{14}$/);
     });
@@ -103,25 +127,30 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
         locale: 'de',
       });
       expect(fieldProblems('stripe', 'checkout.session', created)).toEqual([]);
+      expect(schemaProblems('stripe', 'checkout.session', created)).toEqual([]);
       expect(created).toMatchObject({ object: 'checkout.session', status: 'open', payment_status: 'unpaid', amount_total: 2500, metadata: { order: '1042' }, locale: 'de', ui_mode: 'hosted', payment_method_types: ['card'] });
       const again = await stripeA.checkout.sessions.retrieve(created.id);
       expect(again.id).toBe(created.id);
       expect(fieldProblems('stripe', 'checkout.session', again)).toEqual([]);
+      expect(schemaProblems('stripe', 'checkout.session', again)).toEqual([]);
       expect((await stripeA.checkout.sessions.list({ limit: 1 })).data.map((s) => s.id)).toEqual([created.id]);
       const expired = await stripeA.checkout.sessions.expire(created.id);
       expect(expired).toMatchObject({ status: 'expired', url: null });
       expect(fieldProblems('stripe', 'checkout.session', expired)).toEqual([]);
+      expect(schemaProblems('stripe', 'checkout.session', expired)).toEqual([]);
     });
 
     it('webhook endpoint: create (description and metadata kept) and list; a paid session → its payment intent and its event, retrievable, signed webhook the SDK verifies', async () => {
       const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/stripe`;
       const endpoint = await stripeA.webhookEndpoints.create({ url, enabled_events: ['checkout.session.completed'], description: 'orders', metadata: { team: 'support' } });
       expect(fieldProblems('stripe', 'webhook_endpoint', endpoint)).toEqual([]);
+      expect(schemaProblems('stripe', 'webhook_endpoint', endpoint)).toEqual([]);
       expect(endpoint).toMatchObject({ description: 'orders', metadata: { team: 'support' }, livemode: false, secret: expect.stringMatching(/^whsec_/) });
       const listed = await stripeA.webhookEndpoints.list();
       expect(listed.data.map((e) => e.id)).toEqual([endpoint.id]);
       expect(listed.data[0]!.secret).toBeUndefined();
       expect(fieldProblems('stripe', 'webhook_endpoint', listed.data[0])).toEqual([]);
+      expect(schemaProblems('stripe', 'webhook_endpoint', listed.data[0])).toEqual([]);
 
       const session = await stripeA.checkout.sessions.create({ mode: 'payment', line_items: [{ quantity: 1, price_data: { currency: 'eur', unit_amount: 900, product_data: { name: 'Mug' } } }] });
       // The customer pays on the sandbox's checkout page.
@@ -132,14 +161,17 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       const paid = await stripeA.checkout.sessions.retrieve(session.id);
       expect(paid).toMatchObject({ status: 'complete', payment_status: 'paid', customer_details: { email: 'ada@example.com' } });
       expect(fieldProblems('stripe', 'checkout.session', paid)).toEqual([]);
+      expect(schemaProblems('stripe', 'checkout.session', paid)).toEqual([]);
       const intent = await stripeA.paymentIntents.retrieve(paid.payment_intent as string);
       expect(fieldProblems('stripe', 'payment_intent', intent)).toEqual([]);
+      expect(schemaProblems('stripe', 'payment_intent', intent)).toEqual([]);
       expect(intent).toMatchObject({ id: paid.payment_intent, status: 'succeeded', amount: 900, amount_received: 900, currency: 'eur', receipt_email: 'ada@example.com' });
 
       const events = await stripeA.events.list({ type: 'checkout.session.completed' });
       expect(events.data).toHaveLength(1);
       const event = await stripeA.events.retrieve(events.data[0]!.id);
       expect(fieldProblems('stripe', 'event', event)).toEqual([]);
+      expect(schemaProblems('stripe', 'event', event)).toEqual([]);
       expect(event).toMatchObject({ type: 'checkout.session.completed', request: { id: null, idempotency_key: null }, data: { object: { id: session.id, payment_status: 'paid' } } });
 
       expect(received).toHaveLength(1);
@@ -165,7 +197,13 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       expect((err as Error).message).toContain('Unrecognized request URL');
       const raw = await fetch(`${dir.stripe}/nothing/here`);
       expect(raw.headers.get('request-id')).toMatch(/^req_/);
-      expect(await raw.json()).toEqual({ error: { type: 'invalid_request_error', message: expect.stringContaining('Unrecognized request URL') } });
+      const body = await raw.json();
+      expect(body).toEqual({ error: { type: 'invalid_request_error', message: expect.stringContaining('Unrecognized request URL') } });
+      expect(schemaProblems('stripe', 'error', body)).toEqual([]);
+      // A known path refused answers the same envelope (a session of nobody's).
+      const missing = await fetch(`${dir.stripe}/v1/checkout/sessions/cs_test_nothing`, { headers: { authorization: `Bearer ${stripeKeys.get('Lid Shop')}` } });
+      expect(missing.status).toBe(404);
+      expect(schemaProblems('stripe', 'error', await missing.json())).toEqual([]);
     });
   });
 
@@ -195,21 +233,27 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       const profile = (await gmail.users.getProfile({ userId: 'me' })).data;
       expect(profile).toMatchObject({ emailAddress: 'dev@example.com', messagesTotal: 3 });
       expect(fieldProblems('gmail', 'Profile', profile)).toEqual([]);
+      expect(schemaProblems('gmail', 'Profile', profile)).toEqual([]);
       const list = (await gmail.users.messages.list({ userId: 'me', q: 'has:attachment' })).data;
       expect(fieldProblems('gmail', 'ListMessagesResponse', list)).toEqual([]);
+      expect(schemaProblems('gmail', 'ListMessagesResponse', list)).toEqual([]);
       expect(list.messages).toHaveLength(1);
       const id = list.messages![0]!.id!;
       const full = (await gmail.users.messages.get({ userId: 'me', id })).data;
       expect(fieldProblems('gmail', 'Message', full)).toEqual([]);
+      expect(schemaProblems('gmail', 'Message', full)).toEqual([]);
       for (const f of ['id', 'threadId', 'labelIds', 'snippet', 'payload', 'sizeEstimate', 'historyId', 'internalDate']) expect(full, f).toHaveProperty(f);
       const raw = (await gmail.users.messages.get({ userId: 'me', id, format: 'raw' })).data;
       expect(raw.payload).toBeUndefined();
+      expect(schemaProblems('gmail', 'Message', raw)).toEqual([]);
+      for (const format of ['minimal', 'metadata'] as const) expect(schemaProblems('gmail', 'Message', (await gmail.users.messages.get({ userId: 'me', id, format })).data), format).toEqual([]);
       const rfc822 = Buffer.from(raw.raw!, 'base64url').toString('utf8');
       expect(rfc822).toMatch(/^From: Billing <billing@example.com>\r\n/);
       expect(rfc822).toContain('Content-Disposition: attachment; filename="receipt-11.pdf"');
       const part = full.payload!.parts!.find((p) => p.filename === 'receipt-11.pdf')!;
       const attachment = (await gmail.users.messages.attachments.get({ userId: 'me', messageId: id, id: part.body!.attachmentId! })).data;
       expect(fieldProblems('gmail', 'MessagePartBody', attachment)).toEqual([]);
+      expect(schemaProblems('gmail', 'MessagePartBody', attachment)).toEqual([]);
       expect(Buffer.from(attachment.data!, 'base64url').toString()).toBe('%PDF-1.4 sandbox receipt');
       expect(attachment.size).toBe(part.body!.size);
       await expect(gmail.users.messages.attachments.get({ userId: 'me', messageId: id, id: 'ANGjdnot-listed' })).rejects.toMatchObject({ status: 404 });
@@ -217,10 +261,15 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       const mail = ['To: someone@example.com', 'Subject: Hello from the SDK', 'Content-Type: text/plain; charset="UTF-8"', '', 'Sent through @googleapis/gmail.'].join('\r\n');
       const sent = (await gmail.users.messages.send({ userId: 'me', requestBody: { raw: Buffer.from(mail).toString('base64url') } })).data;
       expect(sent.labelIds).toContain('SENT');
+      expect(schemaProblems('gmail', 'Message', sent)).toEqual([]);
+      expect(schemaProblems('gmail', 'ListLabelsResponse', (await gmail.users.labels.list({ userId: 'me' })).data)).toEqual([]);
+      const draft = (await gmail.users.drafts.create({ userId: 'me', requestBody: { message: { raw: Buffer.from(mail).toString('base64url') } } })).data;
+      expect(schemaProblems('gmail', 'Draft', draft)).toEqual([]);
       const back = (await gmail.users.messages.get({ userId: 'me', id: sent.id!, format: 'raw' })).data;
       expect(Buffer.from(back.raw!, 'base64url').toString()).toContain('Subject: Hello from the SDK');
       const thread = (await gmail.users.threads.get({ userId: 'me', id: sent.threadId! })).data;
       expect(fieldProblems('gmail', 'Thread', thread)).toEqual([]);
+      expect(schemaProblems('gmail', 'Thread', thread)).toEqual([]);
       expect(thread.messages!.map((m) => m.id)).toEqual([sent.id]);
     });
 
@@ -230,17 +279,29 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       start.setUTCMinutes(0, 0, 0);
       const inserted = (await calendar.events.insert({ calendarId: 'primary', requestBody: { summary: 'Call about order 1042', start: { dateTime: start.toISOString() }, end: { dateTime: new Date(start.getTime() + 1_800_000).toISOString() } } })).data;
       expect(fieldProblems('calendar', 'Event', inserted)).toEqual([]);
+      expect(schemaProblems('calendar', 'Event', inserted)).toEqual([]);
       expect(inserted).toMatchObject({ summary: 'Call about order 1042', status: 'confirmed' });
       const events = (await calendar.events.list({ calendarId: 'primary', timeMin: new Date().toISOString(), singleEvents: true, orderBy: 'startTime' })).data;
       expect(fieldProblems('calendar', 'Events', events)).toEqual([]);
+      expect(schemaProblems('calendar', 'Events', events)).toEqual([]);
       expect(events.items!.map((e) => e.id)).toContain(inserted.id);
       for (const e of events.items!) expect(fieldProblems('calendar', 'Event', e)).toEqual([]);
+      for (const e of events.items!) expect(schemaProblems('calendar', 'Event', e)).toEqual([]);
+      expect(schemaProblems('calendar', 'Event', (await calendar.events.get({ calendarId: 'primary', eventId: inserted.id! })).data)).toEqual([]);
+      expect(schemaProblems('calendar', 'CalendarList', (await calendar.calendarList.list()).data)).toEqual([]);
+      const busy = (await calendar.freebusy.query({ requestBody: { timeMin: new Date().toISOString(), timeMax: new Date(Date.now() + 7 * 86_400_000).toISOString(), items: [{ id: 'primary' }] } })).data;
+      expect(schemaProblems('calendar', 'FreeBusyResponse', busy)).toEqual([]);
     });
 
     it("unknown paths answer in Google's error shape; another user's token does not reach this mailbox", async () => {
       const r = await fetch(`${dir.google}/gmail/v1/users/me/nothing`, { headers: { authorization: `Bearer ${oauth.credentials.access_token}` } });
       expect(r.status).toBe(404);
-      expect(await r.json()).toMatchObject({ error: { code: 404, status: 'NOT_FOUND', errors: [expect.objectContaining({ reason: 'notFound' })] } });
+      const notFound = await r.json();
+      expect(notFound).toMatchObject({ error: { code: 404, status: 'NOT_FOUND', errors: [expect.objectContaining({ reason: 'notFound' })] } });
+      expect(googleErrorProblems(notFound)).toEqual([]);
+      const unauthorized = await fetch(`${dir.google}/calendar/v3/users/me/calendarList`, { headers: { authorization: 'Bearer ya29.not-a-token' } });
+      expect(unauthorized.status).toBe(401);
+      expect(googleErrorProblems(await unauthorized.json())).toEqual([]);
       expect((await fetch(`${dir.googleOAuth}/nothing`)).status).toBe(404);
       // Someone else signs in: their mailbox is their own.
       const other = new OAuth2Client({ clientId: oauth._clientId, clientSecret: oauth._clientSecret, redirectUri: 'http://localhost:9/cb', endpoints: { oauth2AuthBaseUrl: `${dir.googleOAuth}/o/oauth2/v2/auth`, oauth2TokenUrl: `${dir.googleOAuth}/token` } });
@@ -282,6 +343,7 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       expect(media.headers.get('x-fb-request-id')).toBeTruthy();
       expect(media.headers.get('facebook-api-version')).toBe('v21.0');
       const info = (await media.json()) as Record<string, unknown>;
+      expect(schemaProblems('meta', 'MediaInfo', info)).toEqual([]);
       expect(info).toEqual({ messaging_product: 'whatsapp', url: expect.stringMatching(new RegExp(`^${dir.graph}/files/`)), mime_type: 'image/png', sha256: expect.any(String), file_size: expect.stringMatching(/^\d+$/), id: mediaId });
 
       const accepted = [
@@ -296,7 +358,10 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       for (const m of accepted) {
         const r = await send(m);
         expect(r.status, JSON.stringify(m)).toBe(200);
-        expect(((await r.json()) as any).messages[0].id).toMatch(/^wamid\./);
+        const answer = (await r.json()) as any;
+        expect(answer.messages[0].id).toMatch(/^wamid\./);
+        expect(schemaProblems('meta', 'SendMessageResponse', answer)).toEqual([]);
+        expect(answer).toMatchObject({ messaging_product: 'whatsapp', contacts: [{ input: '4915112345678', wa_id: '4915112345678' }] });
       }
       const shown = (await svc.call('GET', `/v1/sandbox/channels/${channel.id}/customers/4915112345678/messages`, { key: a.adminKey })).body.messages;
       expect(shown.map((m: { type: string }) => m.type)).toEqual(['image', 'reaction', 'reaction', 'location', 'contacts', 'interactive', 'interactive', 'interactive']);
@@ -314,7 +379,9 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       for (const m of refused) {
         const r = await send(m);
         expect(r.status, JSON.stringify(m)).toBe(400);
-        expect(((await r.json()) as any).error).toMatchObject({ type: 'OAuthException', code: expect.any(Number), fbtrace_id: expect.any(String) });
+        const refusal = (await r.json()) as any;
+        expect(refusal.error).toMatchObject({ type: 'OAuthException', code: expect.any(Number), fbtrace_id: expect.any(String) });
+        expect(schemaProblems('meta', 'GraphAPIError', refusal)).toEqual([]);
       }
       // Another organization's channel token does not reach this number.
       const other = (await svc.call('POST', '/v1/channels', { key: b.adminKey, body: { kind: 'whatsapp_cloud', name: 'B', network: 'sandbox' } })).body;
@@ -336,7 +403,26 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       }
       const unknown = await fetch(`${dir.graph}/v21.0/${ch.phoneNumberId}/nothing`, { headers: { authorization: `Bearer ${ch.accessToken}` } });
       expect(unknown.status).toBe(400);
-      expect(((await unknown.json()) as any).error).toMatchObject({ type: 'OAuthException', code: 100 });
+      const unknownBody = (await unknown.json()) as any;
+      expect(unknownBody.error).toMatchObject({ type: 'OAuthException', code: 100 });
+      expect(schemaProblems('meta', 'GraphAPIError', unknownBody)).toEqual([]);
+      // Templates: the list and a new one, as Meta defines them.
+      const templates = await graph(`${ch.businessAccountId}/message_templates?limit=50`);
+      expect(templates.status).toBe(200);
+      const listed = (await templates.json()) as any;
+      expect(listed.data.length).toBeGreaterThan(0);
+      expect(schemaProblems('meta', 'MessageTemplates', listed)).toEqual([]);
+      const created = await graph(`${ch.businessAccountId}/message_templates`, {
+        method: 'POST',
+        body: { name: 'schema_check', language: 'en_US', category: 'UTILITY', components: [{ type: 'BODY', text: 'Your order {{1}} is ready.', example: { body_text: [['1042']] } }] },
+      });
+      const createdBody = (await created.json()) as any;
+      expect(created.status, JSON.stringify(createdBody)).toBe(200);
+      expect(schemaProblems('meta', 'MessageTemplateCreated', createdBody)).toEqual([]);
+      expect(createdBody).toMatchObject({ id: expect.any(String), status: expect.any(String), category: 'UTILITY' });
+      const noToken = await graph(`${ch.businessAccountId}/message_templates`, { token: 'EAAnot-a-token' });
+      expect(noToken.status).toBe(401);
+      expect(schemaProblems('meta', 'GraphAPIError', await noToken.json())).toEqual([]);
     });
   });
 });
@@ -435,5 +521,16 @@ describe('the field check itself', () => {
       expect.arrayContaining(['missing request.idempotency_key', 'missing data.object.payment_status']),
     );
     expect(fieldProblems('gmail', 'Message', { id: 'm1', rawBody: 'x' })).toEqual(['unknown rawBody']);
+  });
+
+  it('the published definitions: a missing required field, a wrong type, a value off an enum, a field Google does not define', () => {
+    expect(schemaProblems('stripe', 'webhook_endpoint', { id: 'we_1', object: 'webhook_endpoint', created: 1, enabled_events: ['*'], livemode: false, metadata: {}, status: 'enabled' })).toEqual(["/ must have required property 'url'"]);
+    expect(schemaProblems('stripe', 'event', { id: 'evt_1', object: 'event', created: '1', data: { object: {} }, livemode: false, pending_webhooks: 0, type: 'x' })).toContain('/created must be integer');
+    expect(schemaProblems('meta', 'MediaInfo', { messaging_product: 'whatsapp', id: '1', file_size: 303833 })).toEqual(['/file_size must be string']);
+    expect(schemaProblems('meta', 'GraphAPIError', { error: { message: 'x', type: 'OAuthException' } })).toEqual(["/error must have required property 'code'"]);
+    expect(schemaProblems('gmail', 'Message', { id: 'm1', sizeEstimate: 10, rawBody: 'x' })).toEqual(['/ must NOT have additional properties: rawBody']);
+    expect(schemaProblems('calendar', 'Event', { id: 'e1', status: 'confirmed', start: { dateTime: '2026-01-01T10:00:00Z' }, end: { date: 1 } })).toEqual(['/end/date must be string']);
+    expect(schemaProblems('calendar', 'Event', { id: 'e1', transparency: 'opaque', reminders: { useDefault: 'yes' } })).toEqual(['/reminders/useDefault must be boolean']);
+    expect(schemaProblems('stripe', 'checkout.session', { object: 'checkout.session', status: 'pending' }).some((p) => p.startsWith('/status must be equal to one of the allowed values'))).toBe(true);
   });
 });

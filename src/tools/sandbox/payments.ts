@@ -161,6 +161,9 @@ export class SandboxPayments {
   }
 
   account(a: StripeAccount): SandboxReply {
+    // What a card statement shows: Stripe takes 5 to 22 latin characters.
+    const named = a.name.replace(/[^A-Za-z0-9 .-]/g, '').trim().toUpperCase();
+    const descriptor = (named.length >= 5 ? named : 'SANDBOX SHOP').slice(0, 22).trim();
     return {
       status: 200,
       body: {
@@ -176,7 +179,12 @@ export class SandboxPayments {
         details_submitted: true,
         email: `owner@${a.id.slice(5).toLowerCase()}.sandbox.example`,
         payouts_enabled: true,
-        settings: { dashboard: { display_name: a.name, timezone: 'Etc/UTC' } },
+        settings: {
+          branding: { icon: null, logo: null, primary_color: null, secondary_color: null },
+          card_payments: { decline_on: { avs_failure: false, cvc_failure: false }, statement_descriptor_prefix: descriptor.slice(0, 10).trim(), statement_descriptor_prefix_kana: null, statement_descriptor_prefix_kanji: null },
+          dashboard: { display_name: a.name, timezone: 'Etc/UTC' },
+          payments: { statement_descriptor: descriptor, statement_descriptor_kana: null, statement_descriptor_kanji: null, statement_descriptor_prefix_kana: null, statement_descriptor_prefix_kanji: null },
+        },
         type: 'standard',
       },
     };
