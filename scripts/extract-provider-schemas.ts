@@ -26,6 +26,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the parsed definitions are walked by key, untyped
 type Json = Record<string, any>;
 const [metaFile, gmailFile, calendarFile, stripeFile, notes = '{}'] = process.argv.slice(2);
 if (!metaFile || !gmailFile || !calendarFile || !stripeFile) {
@@ -55,7 +56,7 @@ function rewriteRefs(node: unknown, rename: (ref: string) => string, seen: Set<s
 /** The named schemas `roots` reach in `all`, refs rewritten; `keep(name, depth)` false leaves a schema as "an object". */
 function closure(all: Json, roots: string[], rename: (ref: string) => string, keep: (name: string, depth: number) => boolean): Json {
   const defs: Json = {};
-  let frontier = roots.map((n) => [n, 0] as const);
+  let frontier: (readonly [string, number])[] = roots.map((n) => [n, 0] as const);
   while (frontier.length > 0) {
     const next: (readonly [string, number])[] = [];
     for (const [name, depth] of frontier) {

@@ -322,7 +322,7 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
   });
 
   describe('the chat network (a Cloud API client with its Graph base URL)', () => {
-    it('sends reaction, location, contacts and interactive lists; media info has file_size as a string; Graph errors and request headers', async () => {
+    it('sends reaction, location, contacts and interactive lists; media info has file_size as a string; phone numbers and templates; Graph errors and request headers', async () => {
       const creds = (await svc.call('GET', '/sandbox', { key: a.adminKey })).body.credentials.graph;
       expect(creds.channels).toEqual([]);
       const channel = (await svc.call('POST', '/v1/channels', { key: a.adminKey, body: { kind: 'whatsapp_cloud', name: 'Sandbox', network: 'sandbox' } })).body;
@@ -420,6 +420,20 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       expect(created.status, JSON.stringify(createdBody)).toBe(200);
       expect(schemaProblems('meta', 'MessageTemplateCreated', createdBody)).toEqual([]);
       expect(createdBody).toMatchObject({ id: expect.any(String), status: expect.any(String), category: 'UTILITY' });
+      // The number and the business account's numbers, to their own token only.
+      const number = (await (await graph(ch.phoneNumberId)).json()) as any;
+      expect(schemaProblems('meta', 'PhoneNumber', number)).toEqual([]);
+      expect(number).toMatchObject({ id: ch.phoneNumberId, display_phone_number: expect.any(String), verified_name: expect.any(String), quality_rating: 'GREEN', code_verification_status: 'VERIFIED' });
+      const numbers = (await (await graph(`${ch.businessAccountId}/phone_numbers`)).json()) as any;
+      expect(schemaProblems('meta', 'PhoneNumbers', numbers)).toEqual([]);
+      expect(numbers.data.map((n: { id: string }) => n.id)).toContain(ch.phoneNumberId);
+      for (const path of [ch.phoneNumberId, `${ch.businessAccountId}/phone_numbers`]) {
+        const theirs = await graph(path, { token: otherCh.accessToken });
+        expect(theirs.status, path).toBe(400);
+        const refused = (await theirs.json()) as any;
+        expect(refused.error).toMatchObject({ code: 100 });
+        expect(schemaProblems('meta', 'GraphAPIError', refused)).toEqual([]);
+      }
       const noToken = await graph(`${ch.businessAccountId}/message_templates`, { token: 'EAAnot-a-token' });
       expect(noToken.status).toBe(401);
       expect(schemaProblems('meta', 'GraphAPIError', await noToken.json())).toEqual([]);

@@ -72,6 +72,7 @@ export function sandboxGraphRouter(sandbox: SandboxNetwork): Router {
   });
   r.get('/:version/:mediaId', reply((req) => sandbox.mediaInfo(String(req.params.mediaId), bearer(req), `${req.protocol}://${req.get('host') ?? 'localhost'}${req.baseUrl}/files`)));
   r.post('/:version/:phoneNumberId/messages', reply((req) => sandbox.send(String(req.params.phoneNumberId), bearer(req), req.body)));
+  r.get('/:version/:wabaId/phone_numbers', reply((req) => sandbox.listPhoneNumbers(String(req.params.wabaId), bearer(req))));
   r.get('/:version/:wabaId/message_templates', reply((req) => sandbox.listTemplates(String(req.params.wabaId), bearer(req), req.query as Record<string, unknown>)));
   r.post('/:version/:wabaId/message_templates', reply((req) => sandbox.createTemplate(String(req.params.wabaId), bearer(req), req.body)));
   r.delete('/:version/:wabaId/message_templates', reply((req) => sandbox.deleteTemplate(String(req.params.wabaId), bearer(req), req.query as Record<string, unknown>)));

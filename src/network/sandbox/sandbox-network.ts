@@ -227,6 +227,17 @@ export class SandboxNetwork {
     }
   }
 
+  // ------------------------------------------------------------------ Graph API: phone numbers
+
+  /** `GET /{waba-id}/phone_numbers`: the business account's numbers, for a token of one of them. */
+  async listPhoneNumbers(businessAccountId: string, bearer: string | undefined): Promise<GraphReply> {
+    const auth = await this.authorizeBusiness(businessAccountId, bearer);
+    if (auth) return auth;
+    const data = (await this.o.state.accountsOfBusiness(businessAccountId)).map((a) => ({ ...phoneNumberView(a), status: 'LINKED' }));
+    const cursor = (id: string | undefined) => Buffer.from(id ?? '').toString('base64url');
+    return { status: 200, body: { data, paging: { cursors: { before: cursor(data[0]?.id), after: cursor(data.at(-1)?.id) } } } };
+  }
+
   // ------------------------------------------------------------------ Graph API: templates
 
   /** `GET /{waba-id}/message_templates` with `limit`, `after`, and the name / status / language / category filters. */
@@ -376,6 +387,12 @@ export class SandboxNetwork {
 
   /** `GET /{media-id}`: the file's description and a download URL under `filesBaseUrl` that takes the same token. */
   async mediaInfo(mediaId: string, bearer: string | undefined, filesBaseUrl: string): Promise<GraphReply> {
+    // `GET /{id}` names a phone number too: its own token reads it.
+    const number = /^\d{1,20}$/.test(mediaId) ? await this.o.state.getAccount(mediaId) : null;
+    if (number !== null) {
+      const auth = await this.authorize(number.phoneNumberId, bearer);
+      return 'status' in auth ? auth : { status: 200, body: phoneNumberView(number) };
+    }
     const found = await this.authorizedMedia(mediaId, bearer);
     if ('status' in found) return found;
     const m = found.media;
@@ -575,3 +592,19 @@ function unsupportedObject(id: string, method: 'get' | 'post' = 'post'): GraphRe
   return { status: 400, body };
 }
 
+/**
+ * A sandbox number as `GET /{phone-number-id}` answers by default: verified,
+ * of high quality, on the Cloud API (Meta's PhoneNumberInfo).
+ */
+function phoneNumberView(a: SandboxAccount) {
+  return {
+    verified_name: a.verifiedName,
+    code_verification_status: 'VERIFIED',
+    display_phone_number: a.displayPhoneNumber,
+    quality_rating: 'GREEN',
+    name_status: 'APPROVED',
+    platform_type: 'CLOUD_API',
+    throughput: { level: 'STANDARD' },
+    id: a.phoneNumberId,
+  };
+}
