@@ -100,3 +100,15 @@ export interface TemplateInfo {
 export type TicketActivityEntry = Ok<'/v1/tickets/{ticketId}/activity', 'get'>['entries'][number];
 /** An organization's canned reply, `GET /v1/canned-replies`. */
 export type CannedReply = Ok<'/v1/canned-replies', 'get'>['cannedReplies'][number];
+/** A channel's routing settings as `GET /v1/channels/{channelId}` shows them. */
+export type ChannelRouting = Ok<'/v1/channels/{channelId}', 'get'>['routing'];
+/** What `PATCH /v1/channels/{channelId}` takes for `routing`. */
+export type RoutingPatch = NonNullable<Body<'/v1/channels/{channelId}', 'patch'>['routing']>;
+/** An automation rule, `GET /v1/automation-rules` (its actions typed loosely there: see `RuleAction`). */
+export type AutomationRule = Ok<'/v1/automation-rules', 'get'>['rules'][number];
+/** What `POST /v1/automation-rules` takes. */
+export type NewAutomationRule = Body<'/v1/automation-rules', 'post'>;
+export type RuleCondition = NewAutomationRule['conditions'] extends (infer C)[] | undefined ? C : never;
+/** One action of a rule, as the API takes it (a union by `type`). */
+export type RuleAction = NewAutomationRule['actions'][number];
+export type RuleActionType = RuleAction['type'];

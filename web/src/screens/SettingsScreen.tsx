@@ -10,6 +10,7 @@ const SECTIONS = [
   { id: 'api-keys', label: 'API keys' },
   { id: 'webhooks', label: 'Webhooks' },
   { id: 'channels', label: 'Channels & templates' },
+  { id: 'automation', label: 'Automation rules' },
   { id: 'canned-replies', label: 'Canned replies' },
   { id: 'tools', label: 'Connected tools' },
   { id: 'credits', label: 'Credits' },
@@ -43,7 +44,7 @@ export function SettingsScreen({ user, section }: { user: SessionUser; section: 
   if (user.role !== 'admin') {
     return (
       <Refusal title="Settings are for admins">
-        <p>Your account is an agent account. An admin of your organization can change users, keys, webhooks, channels, canned replies and connected tools.</p>
+        <p>Your account is an agent account. An admin of your organization can change users, keys, webhooks, channels and their routing, automation rules, canned replies and connected tools.</p>
         <a href="/inbox" data-route>Back to the inbox</a>
       </Refusal>
     );
@@ -77,6 +78,8 @@ function Section({ user, section }: { user: SessionUser; section: string }) {
       return <s.WebhooksSettings />;
     case 'channels':
       return <s.ChannelsSettings />;
+    case 'automation':
+      return <s.AutomationSettings />;
     case 'canned-replies':
       return <s.CannedRepliesSettings />;
     case 'tools':

@@ -3,10 +3,14 @@ import { api, ok } from '../api/client';
 import type { ChannelDetail, CreatedChannel, NewChannel, TemplateInfo } from '../api/types';
 import { CopyField } from '../components/CopyButton';
 import { NewChannelForm } from './NewChannelForm';
+import { RoutingSettings, routingSummary } from './RoutingSettings';
 import { WebChatSettings } from './WebChatSettings';
 import { useAction, useLoad } from './useLoad';
 
 /** What to show once after a change: a channel's webhook address, with a verify token that is never shown again. */
+/** The part of a channel's card that is open: its templates, its web chat widget, or its routing. */
+type Panel = 'templates' | 'widget' | 'routing';
+
 interface Reveal {
   channel: ChannelDetail;
   note: string;
@@ -21,12 +25,14 @@ function kindLabel(c: ChannelDetail): string {
  * Channels and their templates: create a channel (sandbox number, real
  * WhatsApp number, web chat), each WhatsApp channel's webhook URL to copy (a
  * real number's verify token once, or a new one), each template's status and
- * variables, sync from the network.
+ * variables, sync from the network; each channel's routing.
  */
 export function ChannelsSettings() {
   const channels = useLoad(() => ok(api.GET('/v1/channels')).then((r) => r.channels));
   const action = useAction();
-  const [open, setOpen] = useState<string | null>(null);
+  const [open, setOpenState] = useState<{ id: string; panel: Panel } | null>(null);
+  const isOpen = (id: string, panel: Panel) => open?.id === id && open.panel === panel;
+  const toggle = (id: string, panel: Panel) => setOpenState(isOpen(id, panel) ? null : { id, panel });
   const [adding, setAdding] = useState(false);
   const [reveal, setReveal] = useState<Reveal | null>(null);
 
@@ -35,7 +41,7 @@ export function ChannelsSettings() {
     const templates = sync === undefined ? '' : sync.ok ? ` ${sync.synced ?? 0} templates synced from the network.` : ` The first template sync failed (${sync.error ?? 'unknown error'}): sync again once the number is set up.`;
     setReveal({ channel: c, note: `The channel ${c.name} was created.${templates}` });
     setAdding(false);
-    setOpen(c.id);
+    setOpenState({ id: c.id, panel: c.kind === 'web_chat' ? 'widget' : 'templates' });
     channels.reload();
   };
   const newToken = async (c: ChannelDetail) => {
@@ -69,21 +75,25 @@ export function ChannelsSettings() {
                     {c.displayPhoneNumber || c.phoneNumberId ? ` · +${c.displayPhoneNumber ?? c.phoneNumberId}` : ''} · <code>{c.id}</code>
                   </div>
                   {c.kind === 'web_chat' && <div class="muted small">Allowed origins: {c.allowedOrigins?.length ? c.allowedOrigins.join(', ') : 'none yet'}</div>}
+                  <div class="muted small" data-testid="routing-summary">Routing: {routingSummary(c.routing)}</div>
                 </div>
                 <div class="row wrap">
                   {c.kind === 'whatsapp_cloud' && c.network === 'graph' && (
                     <button type="button" disabled={action.busy} onClick={() => void newToken(c)}>New verify token</button>
                   )}
+                  <button type="button" onClick={() => toggle(c.id, 'routing')} aria-expanded={isOpen(c.id, 'routing')}>Routing</button>
                   {c.kind === 'whatsapp_cloud' && (
-                    <button type="button" onClick={() => setOpen(open === c.id ? null : c.id)} aria-expanded={open === c.id}>Templates</button>
+                    <button type="button" onClick={() => toggle(c.id, 'templates')} aria-expanded={isOpen(c.id, 'templates')}>Templates</button>
                   )}
                   {c.kind === 'web_chat' && (
-                    <button type="button" onClick={() => setOpen(open === c.id ? null : c.id)} aria-expanded={open === c.id}>Widget</button>
+                    <button type="button" onClick={() => toggle(c.id, 'widget')} aria-expanded={isOpen(c.id, 'widget')}>Widget</button>
                   )}
                 </div>
               </header>
               {c.webhook && c.network === 'graph' && <CopyField label="Webhook URL" value={c.webhook.url} />}
-              {open === c.id && (c.kind === 'web_chat' ? <WebChatSettings channel={c} onSaved={channels.reload} /> : <Templates channelId={c.id} />)}
+              {isOpen(c.id, 'routing') && <RoutingSettings channel={c} onSaved={channels.reload} />}
+              {isOpen(c.id, 'widget') && <WebChatSettings channel={c} onSaved={channels.reload} />}
+              {isOpen(c.id, 'templates') && <Templates channelId={c.id} />}
             </article>
           </li>
         ))}

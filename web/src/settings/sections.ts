@@ -3,6 +3,7 @@
  * settings: agents, who never see them, never download them.
  */
 export { ApiKeysSettings } from './ApiKeysSettings';
+export { AutomationSettings } from './AutomationSettings';
 export { CannedRepliesSettings } from './CannedRepliesSettings';
 export { ChannelsSettings } from './ChannelsSettings';
 export { CreditsSettings } from './CreditsSettings';
