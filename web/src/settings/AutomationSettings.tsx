@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import type { AutomationRule, ChannelDetail, TeamMember } from '../api/types';
 import { describeAction, describeCondition, type Names } from './rule-words';
@@ -21,8 +21,13 @@ export function AutomationSettings() {
   const action = useAction();
   const [editing, setEditing] = useState<string | 'new' | null>(null);
 
-  const patch = (r: AutomationRule, body: { enabled?: boolean; position?: number }) =>
-    void action.run(() => ok(api.PATCH('/v1/automation-rules/{id}', { params: { path: { id: r.id } }, body }))).then((done) => done && rules.reload());
+  // A switched box shows its new state at once, until the list is fetched again (or the change is refused).
+  const [switching, setSwitching] = useState<ReadonlyMap<string, boolean>>(new Map());
+  useEffect(() => setSwitching(new Map()), [rules.data]);
+  const patch = (r: AutomationRule, body: { enabled?: boolean; position?: number }) => {
+    if (body.enabled !== undefined) setSwitching(new Map([...switching, [r.id, body.enabled]]));
+    void action.run(() => ok(api.PATCH('/v1/automation-rules/{id}', { params: { path: { id: r.id } }, body }))).then((done) => (done ? rules.reload() : setSwitching(new Map())));
+  };
   const remove = (r: AutomationRule) => {
     if (!confirm(`Delete the rule “${r.name}”?`)) return;
     void action.run(() => ok(api.DELETE('/v1/automation-rules/{id}', { params: { path: { id: r.id } } }))).then((done) => done && rules.reload());
@@ -63,7 +68,7 @@ export function AutomationSettings() {
                 </div>
                 <div class="row wrap">
                   <label class="check">
-                    <input type="checkbox" checked={r.enabled} disabled={action.busy} onChange={(e) => patch(r, { enabled: e.currentTarget.checked })} /> Enabled
+                    <input type="checkbox" checked={switching.get(r.id) ?? r.enabled} disabled={action.busy} onChange={(e) => patch(r, { enabled: e.currentTarget.checked })} /> Enabled
                   </label>
                   <button type="button" disabled={action.busy || i === 0} aria-label={`Move ${r.name} up`} onClick={() => patch(r, { position: i - 1 })}>↑</button>
                   <button type="button" disabled={action.busy || i === list.length - 1} aria-label={`Move ${r.name} down`} onClick={() => patch(r, { position: i + 1 })}>↓</button>
