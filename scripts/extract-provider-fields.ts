@@ -30,8 +30,8 @@ interface Shape {
 const stripeDir = join(pkgDir('stripe'), 'esm', 'resources');
 const targets = {
   stripe: {
-    files: ['Checkout/Sessions.d.ts', 'PaymentIntents.d.ts', 'WebhookEndpoints.d.ts', 'Accounts.d.ts', 'Events.d.ts'].map((f) => join(stripeDir, f)),
-    types: { 'checkout.session': 'Checkout/Sessions.d.ts#Session', payment_intent: 'PaymentIntents.d.ts#PaymentIntent', webhook_endpoint: 'WebhookEndpoints.d.ts#WebhookEndpoint', account: 'Accounts.d.ts#Account', event: 'Events.d.ts#CheckoutSessionCompletedEvent' },
+    files: ['Checkout/Sessions.d.ts', 'PaymentIntents.d.ts', 'WebhookEndpoints.d.ts', 'Accounts.d.ts', 'Events.d.ts', 'Refunds.d.ts'].map((f) => join(stripeDir, f)),
+    types: { 'checkout.session': 'Checkout/Sessions.d.ts#Session', payment_intent: 'PaymentIntents.d.ts#PaymentIntent', webhook_endpoint: 'WebhookEndpoints.d.ts#WebhookEndpoint', account: 'Accounts.d.ts#Account', event: 'Events.d.ts#CheckoutSessionCompletedEvent', refund: 'Refunds.d.ts#Refund' },
     dir: stripeDir,
   },
   gmail: {

@@ -177,6 +177,26 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       expect(received).toHaveLength(1);
       const delivered = stripeA.webhooks.constructEvent(received[0]!.body, received[0]!.signature, endpoint.secret!);
       expect(delivered.id).toBe(event.id);
+
+      // Refunds: part, then the rest by charge; no more than was paid; each retrievable and listed, each a refund.created event.
+      const part = await stripeA.refunds.create({ payment_intent: intent.id, amount: 400, reason: 'requested_by_customer', metadata: { ticket: 'T-1' } }, { idempotencyKey: 'refund-1' });
+      expect(part).toMatchObject({ object: 'refund', amount: 400, currency: 'eur', status: 'succeeded', payment_intent: intent.id, charge: intent.latest_charge, reason: 'requested_by_customer', metadata: { ticket: 'T-1' } });
+      expect(part.lastResponse.requestId).toMatch(/^req_/);
+      expect(fieldProblems('stripe', 'refund', part)).toEqual([]);
+      expect(schemaProblems('stripe', 'refund', part)).toEqual([]);
+      expect((await stripeA.refunds.create({ payment_intent: intent.id, amount: 400, reason: 'requested_by_customer', metadata: { ticket: 'T-1' } }, { idempotencyKey: 'refund-1' })).id).toBe(part.id);
+      await expect(stripeA.refunds.create({ payment_intent: intent.id, amount: 501 })).rejects.toMatchObject({ type: 'StripeInvalidRequestError', statusCode: 400, code: 'amount_too_large' });
+      const rest = await stripeA.refunds.create({ charge: intent.latest_charge as string });
+      expect(rest.amount).toBe(500);
+      await expect(stripeA.refunds.create({ payment_intent: intent.id })).rejects.toMatchObject({ statusCode: 400, code: 'charge_already_refunded' });
+      await expect(stripeB.refunds.create({ payment_intent: intent.id })).rejects.toMatchObject({ statusCode: 404, code: 'resource_missing' });
+      await expect(stripeB.refunds.retrieve(part.id)).rejects.toMatchObject({ statusCode: 404 });
+      expect(schemaProblems('stripe', 'refund', await stripeA.refunds.retrieve(part.id))).toEqual([]);
+      expect((await stripeA.refunds.list({ payment_intent: intent.id })).data.map((r) => r.id).sort()).toEqual([part.id, rest.id].sort());
+      const refundEvents = (await stripeA.events.list({ type: 'refund.created' })).data;
+      expect(refundEvents.map((e) => (e.data.object as { id: string }).id).sort()).toEqual([part.id, rest.id].sort());
+      for (const e of refundEvents) expect(schemaProblems('stripe', 'event', e)).toEqual([]);
+      expect(refundEvents.find((e) => (e.data.object as { id: string }).id === part.id)!.request).toMatchObject({ id: part.lastResponse.requestId, idempotency_key: 'refund-1' });
     });
 
     it("another account's objects answer 404 (resource_missing), never its data", async () => {
@@ -186,6 +206,7 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
         await expect(call()).rejects.toMatchObject({ type: 'StripeInvalidRequestError', statusCode: 404 });
       }
       expect((await stripeB.events.list()).data).toEqual([]);
+      expect((await stripeB.refunds.list()).data).toEqual([]);
       expect((await stripeB.webhookEndpoints.list()).data).toEqual([]);
       expect((await stripeB.checkout.sessions.list()).data).toEqual([]);
     });

@@ -74,6 +74,19 @@ interface PaymentIntent {
   client_secret: string;
 }
 
+interface Refund {
+  id: string;
+  account: string;
+  amount: number;
+  currency: string;
+  created: number;
+  payment_intent: string;
+  charge: string;
+  payment_method: string;
+  reason: 'duplicate' | 'fraudulent' | 'requested_by_customer' | null;
+  metadata: Record<string, string>;
+}
+
 interface StoredEvent {
   account: string;
   event: Record<string, unknown> & { id: string; type: string; created: number };
@@ -463,6 +476,88 @@ export class SandboxPayments {
     };
   }
 
+  // ------------------------------------------------------------------ refunds
+
+  /**
+   * `POST /v1/refunds`: all of a paid session's payment intent (or its
+   * charge), or `amount` of what is left; succeeds at once, as test-mode
+   * card refunds do, and announces `refund.created`.
+   */
+  async createRefund(a: StripeAccount, f: Record<string, unknown>, idempotencyKey: string | undefined, requestId: string): Promise<SandboxReply> {
+    if (idempotencyKey) {
+      const prev = await this.db.get<string>('sbStripeIdem', `${a.id}/refund/${idempotencyKey}`);
+      if (prev !== undefined) return this.refund(a, prev);
+    }
+    let intent: PaymentIntent | undefined;
+    if (typeof f.payment_intent === 'string') {
+      intent = await this.db.get<PaymentIntent>('sbStripeIntents', f.payment_intent);
+      if (intent === undefined || intent.account !== a.id) return stripeError(404, `No such payment_intent: '${f.payment_intent}'`, { code: 'resource_missing', param: 'payment_intent' });
+    } else if (typeof f.charge === 'string') {
+      const charge = f.charge;
+      intent = (await this.db.values<PaymentIntent>('sbStripeIntents')).find((p) => p.account === a.id && p.latest_charge === charge);
+      if (intent === undefined) return stripeError(404, `No such charge: '${charge}'`, { code: 'resource_missing', param: 'charge' });
+    } else {
+      return stripeError(400, 'One of the following params should be provided for this request: payment_intent or charge.', { code: 'parameter_missing' });
+    }
+    const refunded = (await this.db.values<Refund>('sbStripeRefunds')).filter((r) => r.payment_intent === intent.id).reduce((sum, r) => sum + r.amount, 0);
+    const left = intent.amount - refunded;
+    if (left <= 0) return stripeError(400, `Charge ${intent.latest_charge} has already been refunded.`, { code: 'charge_already_refunded' });
+    const amount = f.amount === undefined ? left : Number(f.amount);
+    if (!Number.isInteger(amount) || amount < 1) return stripeError(400, 'Invalid positive integer', { code: 'parameter_invalid_integer', param: 'amount' });
+    if (amount > left) {
+      return stripeError(400, `Refund amount (${formatAmount(amount, intent.currency)}) is greater than unrefunded amount on charge (${formatAmount(left, intent.currency)})`, { code: 'amount_too_large', param: 'amount' });
+    }
+    const reason = f.reason === undefined || f.reason === '' ? null : f.reason;
+    if (reason !== null && reason !== 'duplicate' && reason !== 'fraudulent' && reason !== 'requested_by_customer') {
+      return stripeError(400, `Invalid reason: must be one of duplicate, fraudulent, or requested_by_customer`, { code: 'parameter_invalid_string', param: 'reason' });
+    }
+    const metadata = stringMap(f.metadata);
+    if (metadata === null) return stripeError(400, 'Invalid metadata: at most 50 keys of up to 40 characters, string values of up to 500.', { param: 'metadata' });
+    const refund: Refund = { id: rid('re_3', 23), account: a.id, amount, currency: intent.currency, created: Math.floor(Date.now() / 1000), payment_intent: intent.id, charge: intent.latest_charge, payment_method: intent.payment_method, reason, metadata };
+    await this.db.put('sbStripeRefunds', refund.id, refund);
+    if (idempotencyKey) await this.db.put('sbStripeIdem', `${a.id}/refund/${idempotencyKey}`, refund.id);
+    await this.emitObject(a.id, this.refundView(refund), 'refund.created', { id: requestId, idempotency_key: idempotencyKey ?? null });
+    return { status: 200, body: this.refundView(refund) };
+  }
+
+  async refund(a: StripeAccount, id: string): Promise<SandboxReply> {
+    const r = await this.db.get<Refund>('sbStripeRefunds', id);
+    if (r === undefined || r.account !== a.id) return stripeError(404, `No such refund: '${id}'`, { code: 'resource_missing', param: 'id' });
+    return { status: 200, body: this.refundView(r) };
+  }
+
+  /** Newest first; `payment_intent` or `charge` filter. */
+  async listRefunds(a: StripeAccount, q: Record<string, unknown>): Promise<SandboxReply> {
+    const all = (await this.db.values<Refund>('sbStripeRefunds'))
+      .filter((r) => r.account === a.id && (q.payment_intent === undefined || r.payment_intent === q.payment_intent) && (q.charge === undefined || r.charge === q.charge))
+      .sort((x, y) => y.created - x.created || y.id.localeCompare(x.id));
+    return listPage('/v1/refunds', all.map((r) => this.refundView(r) as Record<string, unknown> & { id: string }), q);
+  }
+
+  /** The refund as Stripe returns it: every field always present, a card refund's destination details. */
+  private refundView(r: Refund): Record<string, unknown> {
+    return {
+      id: r.id,
+      object: 'refund',
+      amount: r.amount,
+      balance_transaction: null,
+      charge: r.charge,
+      created: r.created,
+      currency: r.currency,
+      customer: null,
+      customer_account: null,
+      destination_details: { card: { reference_status: 'pending', reference_type: 'acquirer_reference_number', type: 'refund' }, type: 'card' },
+      metadata: r.metadata,
+      payment_intent: r.payment_intent,
+      payment_method: r.payment_method,
+      reason: r.reason,
+      receipt_number: null,
+      source_transfer_reversal: null,
+      status: 'succeeded',
+      transfer_reversal: null,
+    };
+  }
+
   async paymentIntent(a: StripeAccount, id: string): Promise<SandboxReply> {
     const p = await this.db.get<PaymentIntent>('sbStripeIntents', id);
     if (p === undefined || p.account !== a.id) return stripeError(404, `No such payment_intent: '${id}'`, { code: 'resource_missing', param: 'intent' });
@@ -551,10 +646,14 @@ export class SandboxPayments {
 
   /** Sends the event to every endpoint of the account that wants it; a failed delivery is retried a few times. */
   private async emit(s: Session, type: string): Promise<void> {
-    const targets = (await this.db.values<Endpoint>('sbStripeEndpoints')).filter((e) => e.account === s.account && (e.enabled_events.includes(type) || e.enabled_events.includes('*')));
     // A person's action on the checkout page (or the expiry): no API request made it, as Stripe records it.
-    const event = { id: rid('evt_1', 23), object: 'event', api_version: STRIPE_API_VERSION, created: Math.floor(Date.now() / 1000), data: { object: this.view(s) }, livemode: false, pending_webhooks: targets.length, request: { id: null, idempotency_key: null }, type };
-    await this.db.put('sbStripeEvents', event.id, { account: s.account, event } satisfies StoredEvent);
+    await this.emitObject(s.account, this.view(s), type, { id: null, idempotency_key: null });
+  }
+
+  private async emitObject(account: string, object: Record<string, unknown>, type: string, request: { id: string | null; idempotency_key: string | null }): Promise<void> {
+    const targets = (await this.db.values<Endpoint>('sbStripeEndpoints')).filter((e) => e.account === account && (e.enabled_events.includes(type) || e.enabled_events.includes('*')));
+    const event = { id: rid('evt_1', 23), object: 'event', api_version: STRIPE_API_VERSION, created: Math.floor(Date.now() / 1000), data: { object }, livemode: false, pending_webhooks: targets.length, request, type };
+    await this.db.put('sbStripeEvents', event.id, { account, event } satisfies StoredEvent);
     const body = JSON.stringify(event);
     await Promise.all(
       targets.map(async (e) => {

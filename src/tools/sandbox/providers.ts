@@ -220,6 +220,9 @@ export class SandboxProviders {
     r.get('/v1/checkout/sessions/:id', fs, stripe((a, req) => this.payments.retrieve(a, id(req))));
     r.post('/v1/checkout/sessions/:id/expire', fs, stripe((a, req) => this.payments.expire(a, id(req))));
     r.get('/v1/payment_intents/:id', fs, stripe((a, req) => this.payments.paymentIntent(a, id(req))));
+    r.post('/v1/refunds', fs, stripe((a, req) => this.payments.createRefund(a, b(req), req.get('idempotency-key'), String(req.res?.getHeader('request-id') ?? ''))));
+    r.get('/v1/refunds', fs, stripe((a, req) => this.payments.listRefunds(a, q(req))));
+    r.get('/v1/refunds/:id', fs, stripe((a, req) => this.payments.refund(a, id(req))));
     r.get('/v1/events', fs, stripe((a, req) => this.payments.listEvents(a, q(req))));
     r.get('/v1/events/:id', fs, stripe((a, req) => this.payments.event(a, id(req))));
     r.post('/v1/webhook_endpoints', fs, stripe((a, req) => this.payments.createEndpoint(a, b(req))));
