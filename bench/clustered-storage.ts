@@ -172,7 +172,7 @@ async function scale(servers: Servers, stats: StatsClient): Promise<void> {
           audienceExternalId: aeid,
           direction: i % 2 === 0 ? 'inbound' : 'outbound',
           sender: i % 2 === 0 ? 'contact' : 'bot',
-          content: { type: 'text', text: `About my ${words[n % words.length]} number ${n}: ${words[(n * 7) % words.length]} please` },
+          content: { type: 'text', text: `About my ${words[n % words.length]} number ${n}: ${words[(n * 7) % words.length]} please, code${n % 100}` },
           sentAt: at,
           messageId: `wamid.scale${n}`,
         };
@@ -248,6 +248,8 @@ async function scale(servers: Servers, stats: StatsClient): Promise<void> {
       let w = 0;
       const search = await p99(200, () => get(`/v1/search?q=${encodeURIComponent(words[w++ % words.length]!)}&limit=20`));
       const phone = await p99(200, () => get(`/v1/search?q=49160${String(w++ % 10_000).padStart(8, '0')}&limit=20`));
+      const mid = await p99(200, () => get(`/v1/search?q=code${w++ % 100}&limit=20`));
+      const rare = await p99(200, () => get(`/v1/search?q=${encodeURIComponent(`number ${(w++ * 7919) % Math.max(1, MESSAGES)}`)}&limit=20`));
       const ticketSearch = await p99(200, () => get(`/v1/tickets?q=${encodeURIComponent(words[w++ % words.length]!)}&limit=20`));
       console.log(`\n## Clustered storage at scale: ${MESSAGES.toLocaleString('en')} session messages, ${TICKETS.toLocaleString('en')} tickets\n`);
       console.log('| measure | value |');
@@ -264,6 +266,8 @@ async function scale(servers: Servers, stats: StatsClient): Promise<void> {
       row('GET /v1/conversations/counts', counts);
       row('GET /v1/search?q=<a word in ~1/12 of the messages>', search);
       row('GET /v1/search?q=<a phone number>', phone);
+      row('GET /v1/search?q=code<n> (a word in 1/100 of the messages)', mid);
+      row('GET /v1/search?q=number <n> (two words, one rare)', rare);
       row('GET /v1/tickets?q=<a word>', ticketSearch);
     } finally {
       await running.close();

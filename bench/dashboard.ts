@@ -133,7 +133,7 @@ async function seed(dir: string, orgId: string, adminId: string, pnid: string, c
           audienceExternalId: aeid,
           direction: inbound ? 'inbound' : 'outbound',
           sender: inbound ? 'contact' : 'bot',
-          content: { type: 'text', text: `About my ${WORDS[n % WORDS.length]} number ${n}: ${WORDS[(n * 7) % WORDS.length]} please` },
+          content: { type: 'text', text: `About my ${WORDS[n % WORDS.length]} number ${n}: ${WORDS[(n * 7) % WORDS.length]} please, code${n % 100}` },
           sentAt: at(i),
           messageId: `wamid.dash${c}x${i}`,
           ...(inbound ? {} : { status: 'read' as const }),
@@ -213,6 +213,7 @@ export async function run(): Promise<void> {
     const deep = await timed(REQUESTS, () => get(`/v1/conversations?view=all&limit=50${cursor === null ? '' : `&cursor=${cursor}`}`));
     const counts = await timed(REQUESTS, () => get('/v1/conversations/counts'));
     const word = await timed(REQUESTS, (i) => get(`/v1/search?q=${encodeURIComponent(WORDS[i % WORDS.length]!)}&limit=8`));
+    const mid = await timed(REQUESTS, (i) => get(`/v1/search?q=code${i % 100}&limit=8`));
     const rare = await timed(REQUESTS, (i) => get(`/v1/search?q=${encodeURIComponent(`number ${(i * 7919) % Math.max(1, MESSAGES)}`)}&limit=8`));
     const phone = await timed(REQUESTS, (i) => get(`/v1/search?q=49160${String((i * 37) % Math.max(1, CONVERSATIONS)).padStart(8, '0')}&limit=8`));
 
@@ -260,6 +261,7 @@ export async function run(): Promise<void> {
     row('GET /v1/conversations, page 51 by cursor', deep);
     row('GET /v1/conversations/counts', counts, storeCounts);
     row(`GET /v1/search?q=<a word in ~1/12 of the messages>`, word, storeWord);
+    row('GET /v1/search?q=code<n> (a word in 1/100 of the messages)', mid);
     row('GET /v1/search?q=number <n> (two words, one rare)', rare);
     row('GET /v1/search?q=<a phone number>', phone);
   } finally {

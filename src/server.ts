@@ -43,7 +43,7 @@ import { handoverRoutes } from './http/routes/handover.js';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { asyncApiRoute, conversationRoutes } from './http/routes/conversations.js';
 import { InboxService, LabelService } from './inbox/index.js';
-import { buildAsyncApi, conversationAnnouncer, InboxServer, InProcessCredentialNotices, InProcessEphemeralBus, NatsCredentialNotices, NatsEphemeralBus, type CredentialNotices } from './ws/index.js';
+import { buildAsyncApi, contactAnnouncer, conversationAnnouncer, InboxServer, InProcessCredentialNotices, InProcessEphemeralBus, NatsCredentialNotices, NatsEphemeralBus, type CredentialNotices } from './ws/index.js';
 import { hashApiKey } from './domain/secrets.js';
 import { isActiveUser } from './domain/types.js';
 import { connect as connectNats } from '@nats-io/transport-node';
@@ -238,9 +238,11 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   await automationEffects.start();
   closers.push(() => automationEffects.stop());
   messaging.startRetention();
-  const labels = new LabelService({ labels: messaging.stores.labels, events, conversations: messaging.stores.conversations, contacts: store.contacts, clock });
+  const contactChanged = contactAnnouncer(bus);
+  const labels = new LabelService({ labels: messaging.stores.labels, events, conversations: messaging.stores.conversations, contacts: store.contacts, clock, contactChanged });
   const inbox = new InboxService({
     labels,
+    contactChanged,
     conversations: messaging.stores.conversations,
     contacts: store.contacts,
     users: store.users,

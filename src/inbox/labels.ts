@@ -3,7 +3,7 @@ import { requireScope } from '../app/principal.js';
 import { AppError, notFound } from '../errors.js';
 import type { Clock } from '../clock.js';
 import { labelNameKey, MAX_LABELS, MAX_LABELS_PER_TARGET, type Label, type LabelTargetKind } from '../domain/labels.js';
-import type { Principal } from '../domain/types.js';
+import type { Contact, Principal } from '../domain/types.js';
 import type { ContactRepo } from '../store/core/port.js';
 import type { ConversationIndexRepo } from '../store/conversations/port.js';
 import type { LabelRepo } from '../store/labels/port.js';
@@ -16,7 +16,12 @@ export interface LabelServiceDeps {
   conversations: ConversationIndexRepo;
   contacts: ContactRepo;
   clock: Clock;
+  /** Tells every agent's socket that a contact changed (its labels here), once stored. */
+  contactChanged: ContactChanged;
 }
+
+/** Tells every agent's socket of the organization that a contact changed, once the change is stored. */
+export type ContactChanged = (organizationId: string, contact: Pick<Contact, 'id' | 'audienceExternalId'>) => void;
 
 /** A label as the API shows it. */
 export type PublicLabel = Pick<Label, 'id' | 'name' | 'color'>;
@@ -106,14 +111,20 @@ export class LabelService {
 
   async addToContact(principal: Principal, contactId: string, refs: string[]): Promise<PublicLabel[]> {
     requireScope(principal, 'inbox:write');
-    if ((await this.d.contacts.getById(principal.organizationId, contactId)) === null) throw notFound('contact');
-    return this.attach(principal.organizationId, 'contact', contactId, refs);
+    const contact = await this.d.contacts.getById(principal.organizationId, contactId);
+    if (contact === null) throw notFound('contact');
+    const labels = await this.attach(principal.organizationId, 'contact', contactId, refs);
+    this.d.contactChanged(principal.organizationId, contact);
+    return labels;
   }
 
   async removeFromContact(principal: Principal, contactId: string, ref: string): Promise<PublicLabel[]> {
     requireScope(principal, 'inbox:write');
-    if ((await this.d.contacts.getById(principal.organizationId, contactId)) === null) throw notFound('contact');
-    return this.detach(principal.organizationId, 'contact', contactId, ref);
+    const contact = await this.d.contacts.getById(principal.organizationId, contactId);
+    if (contact === null) throw notFound('contact');
+    const labels = await this.detach(principal.organizationId, 'contact', contactId, ref);
+    this.d.contactChanged(principal.organizationId, contact);
+    return labels;
   }
 
   /** The labels on each target (in the order they were put on); a target without any maps to none. */

@@ -13,7 +13,7 @@ import type { SessionMessageRepo } from '../store/session-messages/port.js';
 import type { SearchIndex } from '../store/search/port.js';
 import { searchTerms, snippet } from '../store/search/query.js';
 import type { AgentTemplate, ConversationSummary, ReplyMessage } from './schemas.js';
-import type { LabelService } from './labels.js';
+import type { ContactChanged, LabelService } from './labels.js';
 
 export interface InboxServiceDeps {
   conversations: ConversationIndexRepo;
@@ -25,6 +25,8 @@ export interface InboxServiceDeps {
   actors: ActorSystem;
   labels: LabelService;
   clock: Clock;
+  /** Tells every agent's socket that a contact changed (renamed, attributes), once stored. */
+  contactChanged: ContactChanged;
 }
 
 export type ConversationAction = 'take' | 'hand_back' | 'resolve' | 'transfer' | 'queue';
@@ -344,6 +346,7 @@ export class InboxService {
     }
     const next = await this.d.contacts.update(principal.organizationId, id, change);
     if (next === null) throw notFound('contact');
+    this.d.contactChanged(principal.organizationId, next);
     return publicContact(next);
   }
 

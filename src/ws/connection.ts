@@ -139,9 +139,9 @@ export class InboxConnection implements FanoutSubscriber {
     this.deliverNow(e);
   }
 
-  /** Presence and typing of the other agents (a user's own are not echoed), and conversation rows (to everyone). */
+  /** Presence and typing of the other agents (a user's own are not echoed), and conversation rows and contact changes (to everyone). */
   ephemeral(frame: EphemeralFrame): void {
-    if (frame.type !== 'conversation' && frame.userId === this.principal.userId) return;
+    if ('userId' in frame && frame.userId === this.principal.userId) return;
     this.send(JSON.stringify(frame));
   }
 

@@ -1,5 +1,5 @@
 import type { ConversationRecord } from '../domain/conversation.js';
-import type { ConversationChange, EphemeralBus } from './ephemeral.js';
+import type { ContactChange, ConversationChange, EphemeralBus } from './ephemeral.js';
 
 /** The frame's row: the record without what the socket's receivers have no use for. */
 export function conversationChange(r: ConversationRecord): ConversationChange {
@@ -29,4 +29,14 @@ export function conversationChange(r: ConversationRecord): ConversationChange {
  */
 export function conversationAnnouncer(bus: EphemeralBus): (record: ConversationRecord) => void {
   return (record) => bus.publish({ organizationId: record.organizationId, frame: { type: 'conversation', conversation: conversationChange(record) } });
+}
+
+/**
+ * Announces a contact whose name, attributes or labels changed (after the
+ * change is stored) as `{"type":"contact"}` to every socket of the
+ * organization, so lists and contact pages read it again. Best effort, like
+ * the conversation rows.
+ */
+export function contactAnnouncer(bus: EphemeralBus): (organizationId: string, contact: ContactChange) => void {
+  return (organizationId, contact) => bus.publish({ organizationId, frame: { type: 'contact', contact: { id: contact.id, audienceExternalId: contact.audienceExternalId } } });
 }

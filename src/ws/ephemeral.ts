@@ -6,16 +6,20 @@ import type { serverFrameSchemas } from './protocol.js';
 
 /** A conversation's row as the index now holds it: the `conversation` frame of the protocol. */
 export type ConversationChange = z.infer<(typeof serverFrameSchemas)['conversation']>['conversation'];
+/** Which contact changed: the `contact` frame of the protocol. */
+export type ContactChange = z.infer<(typeof serverFrameSchemas)['contact']>['contact'];
 
 /**
  * A frame for the agents of an organization that is relayed, never stored:
- * presence, typing, and a conversation's changed row (written to the index
- * after the change, so a list refreshed on it shows the change).
+ * presence, typing, a conversation's changed row (written to the index
+ * after the change, so a list refreshed on it shows the change), and a
+ * contact that changed (stored before the frame is sent).
  */
 export type EphemeralFrame =
   | { type: 'presence'; userId: string; status: 'online' | 'away' | 'offline' }
   | { type: 'typing'; userId: string; conversationId: string }
   | { type: 'conversation'; conversation: ConversationChange }
+  | { type: 'contact'; contact: ContactChange }
   // Between nodes only (never sent to a socket): a user chose a status; each node applies it to its sockets of theirs.
   | { type: 'presence_choice'; userId: string; status: 'online' | 'away' };
 

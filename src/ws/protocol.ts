@@ -62,6 +62,9 @@ export const serverFrameSchemas = {
     .object({ type: z.literal('resync_required'), oldestSeq: z.number().int(), seq: z.number().int() })
     .describe('`since` is older than the log keeps: reload lists over REST; live events from `seq` on follow'),
   presence: z.object({ type: z.literal('presence'), userId: z.string(), status: z.enum(['online', 'away', 'offline']) }).describe('an agent came online, went away or offline (not stored)'),
+  contact: z
+    .object({ type: z.literal('contact'), contact: z.object({ id: z.string(), audienceExternalId: z.string().describe('its conversation\'s id') }) })
+    .describe("a contact's name, attributes or labels changed: read it again (`GET /v1/contacts/{contactId}`; its conversation's summary shows the name) (not stored)"),
   typing: z.object({ type: z.literal('typing'), userId: z.string(), conversationId: z.string() }).describe('an agent is typing in a conversation (not stored)'),
   conversation: z
     .object({

@@ -149,6 +149,26 @@ function inboxSuite(name: string, start: () => Promise<TestService[]>) {
       expect(other.frames.filter((f) => f.type === 'conversation' && f.conversation.id === aeid)).toEqual([]);
     });
 
+    it("every socket of the organization hears that a contact was renamed or labelled, another organization's never", async () => {
+      const annWs = await connect(nodes[0]!, ann.key);
+      const other = await connect(last(), b.adminKey);
+      const { aeid } = await queued(a);
+      const contactId = (await nodes[0]!.call('GET', `/v1/conversations/${aeid}`, { key: a.adminKey })).body.conversation.contactId as string;
+      const heard = () => annWs.waitFor((f) => f.type === 'contact' && f.contact.id === contactId);
+      expect((await last().call('PATCH', `/v1/contacts/${contactId}`, { key: a.adminKey, body: { name: 'Renamed Elsewhere' } })).status).toBe(200);
+      expect((await heard()).contact).toEqual({ id: contactId, audienceExternalId: aeid });
+      const label = await last().call('POST', '/v1/labels', { key: a.adminKey, body: { name: `vip-${contactId.slice(0, 6)}`, color: '#aa2200' } });
+      const before = annWs.frames.filter((f) => f.type === 'contact').length;
+      expect((await last().call('POST', `/v1/contacts/${contactId}/labels`, { key: a.adminKey, body: { labels: [label.body.label.id] } })).status).toBe(200);
+      await annWs.waitFor(() => annWs.frames.filter((f) => f.type === 'contact').length > before);
+      // The other organization's socket hears its own contacts' changes only.
+      const mine = await queued(b);
+      const theirs = (await nodes[0]!.call('GET', `/v1/conversations/${mine.aeid}`, { key: b.adminKey })).body.conversation.contactId as string;
+      expect((await nodes[0]!.call('PATCH', `/v1/contacts/${theirs}`, { key: b.adminKey, body: { name: 'Theirs' } })).status).toBe(200);
+      await other.waitFor((f) => f.type === 'contact' && f.contact.id === theirs);
+      expect(other.frames.filter((f) => f.type === 'contact' && f.contact.id === contactId)).toEqual([]);
+    });
+
     it('reconnecting with the last seq gets exactly what was missed, in order, without duplicates', async () => {
       const watcher = await connect(nodes[0]!, a.adminKey); // stays connected: the reference
       const agent = await connect(last(), ann.key);

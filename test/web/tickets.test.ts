@@ -50,4 +50,26 @@ describe('tickets in the dashboard (Chromium)', { timeout: 120_000 }, () => {
     expect((await suite.svc.call('GET', `/v1/tickets/${ticketId}`, { key: suite.org.adminKey })).body).toMatchObject({ title: 'Parcel damaged in transit', status: 'in_progress' });
     expect(w.problems).toEqual([]);
   });
+
+  it("a teammate's change and comment show on an open ticket at once, and what the agent is typing stays", async () => {
+    const made = await suite.svc.call('POST', '/v1/tickets', { key: suite.org.adminKey, body: { subject: 'Refund for order 77', description: 'Asked twice' } });
+    expect(made.status).toBe(201);
+    const ticketId = made.body.ticketId as string;
+    const w = await suite.signedIn(`agent@${suite.org.id}.test`, { width: 1280, height: 900 });
+    const page = w.page;
+    await page.goto(`${suite.svc.url}/tickets/${ticketId}`);
+    const activity = page.getByRole('list', { name: 'Ticket activity' });
+    await activity.locator('li[data-kind="created"]').waitFor();
+    await page.getByLabel('Subject').fill('Refund for order 77 (partial)');
+
+    // The admin, elsewhere, raises the priority and comments.
+    expect((await suite.svc.call('PATCH', `/v1/tickets/${ticketId}`, { key: suite.org.adminKey, body: { priority: 'urgent' } })).status).toBe(200);
+    expect((await suite.svc.call('POST', `/v1/tickets/${ticketId}/comments`, { key: suite.org.adminKey, body: { text: 'Customer called again' } })).status).toBe(201);
+    await activity.locator('li[data-kind="comment"]').filter({ hasText: 'Customer called again' }).waitFor();
+    await activity.locator('li[data-kind="changed"]').filter({ hasText: 'priority' }).waitFor();
+    expect(await page.getByLabel(/^Priority/).inputValue()).toBe('urgent');
+    expect(await page.getByLabel('Subject').inputValue()).toBe('Refund for order 77 (partial)');
+    expect(await page.getByRole('heading', { name: 'Refund for order 77', exact: true }).count()).toBe(1);
+    expect(w.problems).toEqual([]);
+  });
 });

@@ -119,6 +119,33 @@ describe("the agent's workspace in Chromium: search, the contact page, views and
     expect(w.problems).toEqual([]);
   });
 
+  it("a teammate's rename shows in the lists at once, and a contact's page follows its attributes and labels as they change elsewhere", async () => {
+    const org = await suite.svc.createOrg('Contact Live Org');
+    const channel = await sandboxChannel(org, 'Live line');
+    const id = await queued(org, channel, 'Carl Caller');
+    const contact = (await call('GET', `/v1/search?q=${encodeURIComponent('Carl')}`, org.adminKey)).contacts[0];
+    const w = await suite.signedIn(`agent@${org.id}.test`);
+    await row(w.page, id).filter({ hasText: 'Carl Caller' }).waitFor();
+
+    // The admin renames the contact elsewhere: the agent's waiting list shows the new name.
+    await call('PATCH', `/v1/contacts/${contact.id}`, org.adminKey, { name: 'Carla Caller' });
+    await row(w.page, id).filter({ hasText: 'Carla Caller' }).waitFor();
+
+    // On the contact's page, an attribute and a label put on elsewhere appear.
+    await w.page.goto(`${suite.svc.url}/contacts/${contact.id}`);
+    await w.page.getByRole('heading', { name: 'Carla Caller' }).waitFor();
+    await call('PATCH', `/v1/contacts/${contact.id}`, org.adminKey, { attributes: { tier: 'gold' } });
+    expect(await w.page.getByLabel('Value of tier').inputValue({ timeout: 60_000 })).toBe('gold');
+    const label = await call('POST', '/v1/labels', org.adminKey, { name: 'callback', color: '#2255aa' });
+    await call('POST', `/v1/contacts/${contact.id}/labels`, org.adminKey, { labels: [label.label.id] });
+    await w.page.getByRole('list', { name: 'Labels' }).locator('li[data-label="callback"]').waitFor();
+    // And the agent takes it off here.
+    await w.page.getByRole('button', { name: 'Remove label callback' }).click();
+    await w.page.getByRole('list', { name: 'Labels' }).locator('li[data-label="callback"]').waitFor({ state: 'detached' });
+    expect((await call('GET', `/v1/contacts/${contact.id}`, org.adminKey)).contact.labels).toEqual([]);
+    expect(w.problems).toEqual([]);
+  });
+
   it('filters a view by channel and assignee, with the counts of the filter, and keeps it live', async () => {
     const org = await suite.svc.createOrg('Views Org');
     const [north, south] = [await sandboxChannel(org, 'North line'), await sandboxChannel(org, 'South line')];

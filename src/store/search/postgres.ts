@@ -10,19 +10,23 @@ const CONTACTS = `
   WITH q AS (SELECT to_tsquery('simple', sb_fold($2)) AS q)
   SELECT body FROM contacts, q WHERE org = $1 AND search @@ q.q
   ORDER BY ts_rank(search, q.q) DESC, body->>'createdAt' DESC, id DESC LIMIT $3`;
-// Messages are ranked among a word's newest RECENT_HITS matches, found the cheaper of two ways.
-// First a walk of the organization's newest WALK messages: a common word (one message in twenty
-// or more) has its RECENT_HITS there, and the walk stops at them. Otherwise the GIN index: its
-// matches counted up to RECENT_HITS, then all of them ranked when fewer (a rare word, an order
-// number), or the newest RECENT_HITS of them when more. Counting through the GIN index first
-// would build the bitmap of every match (45 ms for a word in a sixth of a million messages);
-// walking newest first without a bound reads the whole table for a word no message has. Planned
-// for their values each time (`prepare: false`): the right plan depends on the word.
+// Messages are ranked among a word's newest matches (up to RECENT_HITS), found the cheaper of two
+// ways. First a walk of the organization's newest WALK messages (the pages written last, read in
+// order): a common word (one message in twenty or more) has its RECENT_HITS there, and the walk
+// stops at them. A word that had fewer there but not few (at least ENOUGH) is walked again over as
+// many of the newest messages as should hold RECENT_HITS of its matches, at most WALK_MAX, and
+// ranked among what that finds. A rarer word goes to the GIN index: its matches counted up to
+// RECENT_HITS, then all of them ranked when fewer (an order number), or the newest RECENT_HITS
+// when more. The GIN index alone reads every match of the word, each on a page of its own (45 ms
+// for a word in a sixth of a million messages); a walk alone reads the whole table for a word no
+// message has. Planned for their values each time (`prepare: false`): the plan depends on the word.
 const RECENT_HITS = 500;
 const WALK = 10_000;
+const WALK_MAX = 100_000;
+const ENOUGH = 50;
 const RECENT_WALKED = `
   WITH q AS (SELECT to_tsquery('simple', sb_fold($2)) AS q),
-       walked AS (SELECT seq, search, body FROM session_messages WHERE org = $1 ORDER BY seq DESC LIMIT ${WALK}),
+       walked AS (SELECT seq, search, body FROM session_messages WHERE org = $1 ORDER BY seq DESC LIMIT $4),
        recent AS (SELECT walked.* FROM walked, q WHERE walked.search @@ q.q ORDER BY seq DESC LIMIT ${RECENT_HITS})
   SELECT body, (SELECT count(*) FROM recent) AS n FROM recent, q
   ORDER BY ts_rank(recent.search, q.q) DESC, seq DESC LIMIT $3`;
@@ -49,8 +53,11 @@ export function createPostgresSearchIndex(db: PgDb): SearchIndex {
     async messages(org, text, limit) {
       const q = tsQuery(searchTerms(text));
       if (q === null) return [];
-      const walked = await db.rows<{ body: SessionMessage; n: string }>(RECENT_WALKED, [org, q, limit], { prepare: false });
-      if (walked.length > 0 && Number(walked[0]!.n) >= RECENT_HITS) return walked.map((r) => messageHit(r.body));
+      const walk = (rows: number) => db.rows<{ body: SessionMessage; n: string }>(RECENT_WALKED, [org, q, limit, rows], { prepare: false });
+      const walked = await walk(WALK);
+      const found = walked.length > 0 ? Number(walked[0]!.n) : 0;
+      if (found >= RECENT_HITS) return walked.map((r) => messageHit(r.body));
+      if (found >= ENOUGH) return (await walk(Math.min(WALK_MAX, Math.ceil((WALK * RECENT_HITS * 1.5) / found)))).map((r) => messageHit(r.body));
       const [{ n }] = (await db.rows<{ n: string }>(MATCHES_UP_TO, [org, q], { prepare: false })) as [{ n: string }];
       const sql = Number(n) < RECENT_HITS ? MESSAGES_RANKED : MESSAGES_RECENT_RANKED;
       return (await db.rows<{ body: SessionMessage }>(sql, [org, q, limit], { prepare: false })).map((r) => messageHit(r.body));

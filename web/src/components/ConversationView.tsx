@@ -11,6 +11,7 @@ import { Composer } from './Composer';
 import { CustomerPanel } from './CustomerPanel';
 import { MessageList } from './MessageList';
 import { WindowCountdown, windowOpen } from './WindowCountdown';
+import { LabelChips } from './LabelChips';
 import { TicketForm } from './TicketForm';
 import { usePath } from '../router';
 import { ticketPrefill } from '../ticket-prefill';
@@ -148,7 +149,6 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
       const r = await fn();
       return { conversation: { ...conv, labels: r.labels } };
     });
-  const addable = labels.filter((l) => !conv.labels.some((on) => on.id === l.id));
 
   return (
     <div class="conversation-layout">
@@ -209,36 +209,13 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
               </form>
             )}
           </div>
-          <div class="labels" data-testid="labels">
-            <ul aria-label="Labels">
-              {conv.labels.map((l) => (
-                <li key={l.id} class="chip" style={{ '--chip': l.color }} data-label={l.name}>
-                  {l.name}
-                  <button type="button" aria-label={`Remove label ${l.name}`} disabled={busy} onClick={() => void relabel('Label not removed', () => request('DELETE', `/v1/conversations/${encodeURIComponent(id)}/labels/${encodeURIComponent(l.id)}`))}>
-                    ×
-                  </button>
-                </li>
-              ))}
-            </ul>
-            {addable.length > 0 && (
-              <label>
-                <span class="sr">Add a label</span>
-                <select
-                  value=""
-                  disabled={busy}
-                  onChange={(e) => {
-                    const labelId = e.currentTarget.value;
-                    if (labelId) void relabel('Label not added', () => request('POST', `/v1/conversations/${encodeURIComponent(id)}/labels`, { labels: [labelId] }));
-                  }}
-                >
-                  <option value="">Add label…</option>
-                  {addable.map((l) => (
-                    <option key={l.id} value={l.id}>{l.name}</option>
-                  ))}
-                </select>
-              </label>
-            )}
-          </div>
+          <LabelChips
+            on={conv.labels}
+            all={labels}
+            busy={busy}
+            add={(labelId) => void relabel('Label not added', () => request('POST', `/v1/conversations/${encodeURIComponent(id)}/labels`, { labels: [labelId] }))}
+            remove={(l) => void relabel('Label not removed', () => request('DELETE', `/v1/conversations/${encodeURIComponent(id)}/labels/${encodeURIComponent(l.id)}`))}
+          />
         </header>
         {error && <p class="error" role="alert">{error}</p>}
         {ticket === 'open' && (

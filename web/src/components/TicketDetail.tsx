@@ -5,12 +5,16 @@ import type { SessionUser } from '../api/types';
 import { directory, userName } from '../directory';
 import { PRIORITIES, STATUSES, type TicketShape } from '../tickets';
 import { useObservable } from '../state';
+import { useInbox } from '../inbox/context';
 import { TicketActivity } from './TicketActivity';
 import { TicketOrigin } from './TicketOrigin';
 
 /** One ticket: edit its subject, status, priority, assignee and description; its contact and conversation; its activity and comments. */
 export function TicketDetail({ ticketId, user }: { ticketId: string; user: SessionUser }) {
   const people = useObservable(directory);
+  const inbox = useInbox();
+  /** Ticket events heard while the page is open: a comment changes the activity, not the ticket's `updatedAt`. */
+  const [heard, setHeard] = useState(0);
   const [t, setT] = useState<TicketShape | null>(null);
   const [draft, setDraft] = useState<Partial<TicketShape>>({});
   const [error, setError] = useState<string | null>(null);
@@ -19,10 +23,17 @@ export function TicketDetail({ ticketId, user }: { ticketId: string; user: Sessi
   const [contact, setContact] = useState<{ audienceExternalId: string; name: string | null } | null>(null);
 
   useEffect(() => {
-    ok(api.GET('/v1/tickets/{ticketId}', { params: { path: { ticketId } } }))
-      .then((r) => setT(r as unknown as TicketShape))
-      .catch((e: unknown) => (e instanceof ApiError && e.status === 404 ? setMissing(true) : setError(describeError(e))));
-  }, [ticketId]);
+    const load = () =>
+      ok(api.GET('/v1/tickets/{ticketId}', { params: { path: { ticketId } } }))
+        .then((r) => setT(r as unknown as TicketShape))
+        .catch((e: unknown) => (e instanceof ApiError && e.status === 404 ? setMissing(true) : setError(describeError(e))));
+    void load();
+    // A teammate's change or comment shows at once: fields the agent is editing keep the draft (the form shows `{...t, ...draft}`).
+    return inbox.watchTicket(ticketId, () => {
+      void load();
+      setHeard((n) => n + 1);
+    });
+  }, [ticketId, inbox]);
 
   useEffect(() => {
     if (!t?.audienceId) return;
@@ -120,7 +131,7 @@ export function TicketDetail({ ticketId, user }: { ticketId: string; user: Sessi
         {saved && <p class="ok" role="status">Saved.</p>}
         <button type="submit" class="primary" disabled={changed.length === 0}>Save changes</button>
       </form>
-      <TicketActivity ticketId={t.ticketId} me={user} version={t.updatedAt} />
+      <TicketActivity ticketId={t.ticketId} me={user} version={`${t.updatedAt}#${heard}`} />
     </section>
   );
 }

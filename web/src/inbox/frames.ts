@@ -17,9 +17,10 @@ export type PresenceFrame = Frame<'presence'>;
 export type TypingFrame = Frame<'typing'>;
 export type ConversationFrame = Frame<'conversation'>;
 export type ConversationRow = ConversationFrame['conversation'];
+export type ContactFrame = Frame<'contact'>;
 export type AckFrame = Frame<'ack'>;
 export type ErrorFrame = Frame<'error'>;
-export type ServerFrame = WelcomeFrame | EventFrame | ResyncRequiredFrame | ReplayDoneFrame | PresenceFrame | TypingFrame | ConversationFrame | AckFrame | ErrorFrame;
+export type ServerFrame = WelcomeFrame | EventFrame | ResyncRequiredFrame | ReplayDoneFrame | PresenceFrame | TypingFrame | ConversationFrame | ContactFrame | AckFrame | ErrorFrame;
 export type ClientCommand = z.infer<typeof clientCommandSchema>;
 
 /** The events that change a conversation's row or history. */
@@ -38,4 +39,11 @@ export function conversationIdOf(f: EventFrame): string | undefined {
   }
   const c = d.conversation as { id?: unknown } | undefined;
   return typeof c?.id === 'string' ? c.id : undefined;
+}
+
+/** The ticket a ticket event is about: `ticket.updated` carries the ticket, `ticket.commented` the ticket beside the comment. */
+export function ticketIdOf(f: EventFrame): string | undefined {
+  const d = f.data;
+  const t = (typeof d.ticketId === 'string' ? d : d.ticket) as { ticketId?: unknown } | undefined;
+  return typeof t?.ticketId === 'string' ? t.ticketId : undefined;
 }

@@ -1,7 +1,7 @@
 import { request } from '../api/client';
 import type { ConversationCounts, ConversationDetail, ConversationSummary, ConversationViewPage, SessionUser } from '../api/types';
 import { Observable } from '../state';
-import { CONVERSATION_EVENTS, conversationIdOf, isEventFrame, type ClientCommand, type ConversationRow, type EventFrame, type ServerFrame } from './frames';
+import { CONVERSATION_EVENTS, conversationIdOf, isEventFrame, ticketIdOf, type ClientCommand, type ConversationRow, type EventFrame, type ServerFrame } from './frames';
 import { away, notify, setTitleCount } from './notify';
 import { InboxSocket } from './socket';
 
@@ -73,6 +73,8 @@ export class Inbox {
   private readonly known = new Map<string, ConversationSummary>();
   private readonly versions = new Map<string, number>();
   private readonly listeners = new Map<string, Set<ConversationListener>>();
+  private readonly ticketListeners = new Map<string, Set<() => void>>();
+  private readonly contactListeners = new Map<string, Set<() => void>>();
   private readonly rowListeners = new Set<RowListener>();
   private readonly resyncListeners = new Set<() => void>();
   private readonly countListeners = new Set<() => void>();
@@ -108,6 +110,33 @@ export class Inbox {
     if (!set) this.listeners.set(conversationId, (set = new Set()));
     set.add(fn);
     return () => set.delete(fn);
+  }
+
+  /**
+   * Subscribes to the changes of one ticket (its page): called with each `ticket.updated` or
+   * `ticket.commented` about it, and at every reconnect (what changed meanwhile is read again).
+   */
+  watchTicket(ticketId: string, fn: () => void): () => void {
+    let set = this.ticketListeners.get(ticketId);
+    if (!set) this.ticketListeners.set(ticketId, (set = new Set()));
+    set.add(fn);
+    const offResync = this.onResync(fn);
+    return () => {
+      set.delete(fn);
+      offResync();
+    };
+  }
+
+  /** Subscribes to the changes of one contact (its page): a rename, attributes, labels; and every reconnect. */
+  watchContact(contactId: string, fn: () => void): () => void {
+    let set = this.contactListeners.get(contactId);
+    if (!set) this.contactListeners.set(contactId, (set = new Set()));
+    set.add(fn);
+    const offResync = this.onResync(fn);
+    return () => {
+      set.delete(fn);
+      offResync();
+    };
   }
 
   /** Every conversation row that changed or was loaded (the lists on screen place it). */
@@ -234,6 +263,11 @@ export class Inbox {
       case 'presence':
         this.presence.set(new Map(this.presence.value).set(f.userId, f.status));
         return;
+      case 'contact':
+        // Its conversation's row shows the name: read again where a list holds it.
+        if (this.known.has(f.contact.audienceExternalId)) void this.refresh(f.contact.audienceExternalId);
+        for (const fn of this.contactListeners.get(f.contact.id) ?? []) fn();
+        return;
       default:
         if (isEventFrame(f)) this.onEvent(f);
     }
@@ -264,6 +298,11 @@ export class Inbox {
 
   private onEvent(f: EventFrame): void {
     this.socket.noteSeq(f.seq);
+    if (f.type === 'ticket.updated' || f.type === 'ticket.commented') {
+      const ticketId = ticketIdOf(f);
+      if (ticketId !== undefined) for (const fn of this.ticketListeners.get(ticketId) ?? []) fn();
+      return;
+    }
     if (!(CONVERSATION_EVENTS as readonly string[]).includes(f.type)) return;
     const id = conversationIdOf(f);
     if (id === undefined) return;

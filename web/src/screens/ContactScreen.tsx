@@ -1,8 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, request } from '../api/client';
 import { ApiError, describeError } from '../api/errors';
-import type { ChannelInfo, ContactDetail, ConversationDetail, MessageShape, SessionUser } from '../api/types';
+import type { ChannelInfo, ContactDetail, ConversationDetail, Label, MessageShape, SessionUser } from '../api/types';
+import { LabelChips } from '../components/LabelChips';
 import { TicketForm } from '../components/TicketForm';
+import { useInbox } from '../inbox/context';
 import { ticketPrefill } from '../ticket-prefill';
 import type { TicketShape } from '../tickets';
 
@@ -22,6 +24,10 @@ export function ContactScreen({ user, contactId }: { user: SessionUser; contactI
   const [recent, setRecent] = useState<MessageShape[]>([]);
   const [creating, setCreating] = useState(false);
   const [reload, setReload] = useState(0);
+  const inbox = useInbox();
+
+  // A teammate's rename, attribute or label change shows at once.
+  useEffect(() => inbox.watchContact(contactId, () => setReload((n) => n + 1)), [contactId, inbox]);
 
   useEffect(() => {
     ok(api.GET('/v1/channels'))
@@ -48,7 +54,8 @@ export function ContactScreen({ user, contactId }: { user: SessionUser; contactI
   const tickets = (detail.tickets ?? []) as unknown as TicketShape[];
   const channel = channels.find((c) => c.id === conversation?.channelId);
   const name = contact.name ?? `+${contact.phone}`;
-  const changed = (c: Contact) => setDetail({ ...detail, contact: c });
+  // A PATCH answers the contact without its labels: those stay as they were.
+  const changed = (c: Contact) => setDetail({ ...detail, contact: { ...detail.contact, ...c } });
 
   return (
     <section class="panel contact" aria-labelledby="contact-title">
@@ -80,6 +87,7 @@ export function ContactScreen({ user, contactId }: { user: SessionUser; contactI
         <dt>Now</dt>
         <dd>{conversation ? STATUS_TEXT[conversation.status] : <span class="muted">no conversation yet</span>}</dd>
       </dl>
+      <ContactLabels contact={contact} onChanged={changed} />
       <Attributes contact={contact} onChanged={changed} />
       <section aria-labelledby="contact-conversations">
         <h2 id="contact-conversations">Conversations <span class="count">{sessions.length}</span></h2>
@@ -157,6 +165,43 @@ function ContactName({ contact, onChanged }: { contact: Contact; onChanged: (c: 
       <button type="button" onClick={() => setEditing(false)}>Cancel</button>
       {error && <p class="error" role="alert">{error}</p>}
     </form>
+  );
+}
+
+/** The contact's labels (the organization's label set), added and removed here. */
+function ContactLabels({ contact, onChanged }: { contact: Contact; onChanged: (c: Contact) => void }) {
+  const [all, setAll] = useState<Label[]>([]);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    request<{ labels: Label[] }>('GET', '/v1/labels')
+      .then((r) => setAll(r.labels))
+      .catch(() => undefined);
+  }, []);
+  const relabel = async (what: string, fn: () => Promise<{ labels: Label[] }>) => {
+    setBusy(true);
+    try {
+      onChanged({ ...contact, labels: (await fn()).labels });
+      setError(null);
+    } catch (err) {
+      setError(`${what}: ${describeError(err)}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const path = `/v1/contacts/${encodeURIComponent(contact.id)}/labels`;
+  return (
+    <section aria-labelledby="contact-labels">
+      <h2 id="contact-labels">Labels</h2>
+      <LabelChips
+        on={contact.labels ?? []}
+        all={all}
+        busy={busy}
+        add={(labelId) => void relabel('Label not added', () => request('POST', path, { labels: [labelId] }))}
+        remove={(l) => void relabel('Label not removed', () => request('DELETE', `${path}/${encodeURIComponent(l.id)}`))}
+      />
+      {error && <p class="error" role="alert">{error}</p>}
+    </section>
   );
 }
 
