@@ -21,7 +21,7 @@ describe('the API reference page', () => {
   it('renders every operation with examples, without console errors or requests elsewhere, and tries an operation with an API key', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     // Generous: Swagger UI renders every operation, and this machine is shared.
-    page.setDefaultTimeout(20_000);
+    page.setDefaultTimeout(60_000);
     const problems: string[] = [];
     const elsewhere: string[] = [];
     page.on('console', (m) => {
@@ -60,7 +60,7 @@ describe('the API reference page', () => {
     // An operation's example request and response, as the document gives them.
     const create = page.locator('#operations-Tickets-createTicket');
     await create.locator('.opblock-summary').click();
-    await create.locator('.opblock-section-request-body .highlight-code').first().waitFor({ timeout: 20_000 });
+    await create.locator('.opblock-section-request-body .highlight-code').first().waitFor({ timeout: 60_000 });
     expect(await create.innerText()).toContain('"subject"');
 
     // Try it: authorize with a key, run GET /v1/tickets from the page.
