@@ -40,7 +40,8 @@ export class AutomationEffects {
   constructor(private readonly d: AutomationEffectsDeps) {}
 
   async start(): Promise<void> {
-    this.sub ??= await this.d.events.consume(this.d.consumerName ?? 'automation-effects', (e) => this.handle(e), { concurrency: 16 });
+    // Only `automation.fired`: the log filters the rest, so no other event is delivered here and acknowledged unread.
+    this.sub ??= await this.d.events.consume(this.d.consumerName ?? 'automation-effects', (e) => this.handle(e), { concurrency: 16, type: 'automation.fired' });
   }
 
   async stop(): Promise<void> {

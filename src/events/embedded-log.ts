@@ -510,10 +510,10 @@ class EmbeddedConsumer {
       if (this.unacked.size >= this.logFile.maxAckPending) return;
       const entry = this.logFile.entryAtOrAfter(this.next);
       if (entry === undefined) return;
-      // Gaps (failed batches) and other organizations' events count as acknowledged.
+      // Gaps (failed batches) and other organizations' (or types') events count as acknowledged.
       for (let s = this.next; s < entry.seq; s++) this.acked.add(s);
       this.next = entry.seq + 1;
-      if (this.options.organizationId !== undefined && entry.event.organizationId !== this.options.organizationId) {
+      if ((this.options.organizationId !== undefined && entry.event.organizationId !== this.options.organizationId) || (this.options.type !== undefined && entry.event.type !== this.options.type)) {
         this.ack(entry.seq);
         continue;
       }

@@ -168,7 +168,7 @@ export class JetStreamEventLog implements EventLog {
       deliver_policy: DeliverPolicy.All,
       max_ack_pending: 1000,
       max_deliver: -1,
-      filter_subject: options.organizationId === undefined ? `${this.opts.prefix}.events.>` : `${this.opts.prefix}.events.${options.organizationId}.>`,
+      filter_subject: consumerFilter(this.opts.prefix, options),
     };
     try {
       await this.jsm.consumers.info(this.stream, name);
@@ -534,4 +534,10 @@ class JetStreamFollower {
     }
     await this.loop;
   }
+}
+
+/** The subjects a consumer takes (an event's is `<prefix>.events.<org>.<type>`, a type's dots being tokens too). */
+function consumerFilter(prefix: string, { organizationId, type }: ConsumeOptions): string {
+  if (type !== undefined) return `${prefix}.events.${organizationId ?? '*'}.${type}`;
+  return organizationId === undefined ? `${prefix}.events.>` : `${prefix}.events.${organizationId}.>`;
 }

@@ -64,6 +64,12 @@ export interface ConsumeOptions {
   concurrency?: number;
   /** Only events of this organization (the live inbox); default all. */
   organizationId?: string;
+  /**
+   * Only events of this type; default every type. The log filters them
+   * (clustered: by the JetStream consumer's subject filter, so the other
+   * events are never delivered to this consumer nor acknowledged by it).
+   */
+  type?: EventType;
 }
 
 export interface EventSubscription {

@@ -68,6 +68,41 @@ export function runEventLogContract(name: string, fixture: () => Promise<EventLo
       await log.close();
     }));
 
+    it('a consumer of one type gets that type\'s events only, of every organization, and its position passes the rest', withFixture(async (f) => {
+      const log = await f.open();
+      const sent = [
+        makeEvent('org1', 'ticket.created'),
+        makeEvent('org1', 'automation.fired'),
+        makeEvent('org2', 'message.sent'),
+        makeEvent('org2', 'automation.fired'),
+        makeEvent('org1', 'automation.failed'),
+      ];
+      for (const e of sent) await log.publish(e);
+      const typed: string[] = [];
+      const all: string[] = [];
+      const s1 = await log.consume('fired', async (e) => { typed.push(e.id); }, { type: 'automation.fired' });
+      const s2 = await log.consume('all', async (e) => { all.push(e.id); });
+      await waitFor(() => all.length === sent.length, 15_000, 'every event to the unfiltered consumer');
+      await waitFor(() => typed.length === 2, 15_000, 'the two automation.fired events');
+      await s1.stop();
+      await s2.stop();
+      await new Promise((r) => setTimeout(r, 300));
+      const after = [makeEvent('org3', 'ticket.updated'), makeEvent('org3', 'automation.fired')];
+      for (const e of after) await log.publish(e);
+      await log.close();
+      // Restarted: resumes after what it acknowledged, still only its type (the events of other types
+      // between did not hold its position back, nor are they delivered now).
+      const log2 = await f.open();
+      const resumed: string[] = [];
+      const s3 = await log2.consume('fired', async (e) => { resumed.push(e.id); }, { type: 'automation.fired' });
+      await waitFor(() => resumed.includes(after[1]!.id), 15_000, 'the later automation.fired');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(typed.sort()).toEqual([sent[1]!.id, sent[3]!.id].sort());
+      expect(resumed).toEqual([after[1]!.id]);
+      await s3.stop();
+      await log2.close();
+    }));
+
     it('redelivers an event whose handler failed, counting deliveries', withFixture(async (f) => {
       const log = await f.open();
       const counts: number[] = [];
