@@ -38,6 +38,8 @@
  * BENCH_MSG_ROWS: comma-separated subset of bare,embedded,clustered1,clustered3,rate,sustained.
  * BENCH_MSG_WARM=1 measures the clustered1 row a second time to the same
  * contacts (known to the node: their actors in memory, their contacts stored).
+ * BENCH_MSG_MONITOR=<file> writes a Redis MONITOR trace of each row there and
+ * prints its commands per send on the send path, by the key they touch.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -210,6 +212,46 @@ async function redisCpu(r: StatsClient): Promise<number> {
   const info = String(await r.sendCommand(['INFO', 'cpu']));
   const v = (k: string) => Number(new RegExp(`${k}:([0-9.]+)`).exec(info)?.[1] ?? 0);
   return v('used_cpu_sys') + v('used_cpu_user');
+}
+
+/**
+ * BENCH_MSG_MONITOR: the trace's commands per send by the key they touch (a
+ * script's inner commands under its key), the upkeep apart: lease and
+ * membership renewals, relays polling. `TIME` names no key: the membership
+ * heartbeat's are upkeep, counted with it.
+ */
+function printSendPath(name: string, lines: string[], sends: number): void {
+  const upkeep = /:lease$|actor-nodes|wh:lanes|outbox|relay/;
+  const by = new Map<string, number>();
+  let heartbeats = 0;
+  let scriptKey = '';
+  for (const line of lines) {
+    const m = /^\S+ \[\d+ (\S+)\] "(\w+)"((?: "[^"]*")*)/.exec(line);
+    if (!m) continue;
+    const [, src, cmd, rest] = m as unknown as [string, string, string, string];
+    const args = [...rest.matchAll(/"([^"]*)"/g)].map((a) => a[1]!);
+    const upper = cmd.toUpperCase();
+    let key = upper === 'EVALSHA' || upper === 'EVAL' ? (args[2] ?? '') : (args[0] ?? '');
+    if (src !== 'lua') scriptKey = key;
+    if (upper === 'TIME') key = scriptKey;
+    if (upkeep.test(key)) {
+      if (upper === 'EVALSHA' && key.endsWith('actor-nodes')) heartbeats++;
+      continue;
+    }
+    const shape = key
+      .replace(/^[^:{]*:/, '')
+      .replace(/\{p\d+\}/, '{p<n>}')
+      .replace(/\{tpl:[^}]*\}/, '{tpl:<key>}')
+      .replace(/\{c:[^}]*\}/, '{c:<channel>}')
+      .replace(/:actor:.*/, ':actor:<contact>')
+      .replace(/authfail:(\w+):.*/, 'authfail:$1:…');
+    const label = `${src === 'lua' ? 'in script ' : ''}${upper} ${shape}`;
+    // An EVAL is the retry of an EVALSHA refused with NOSCRIPT (a script's first runs), counted already.
+    if (upper !== 'INFO' && !(upper === 'EVAL' && src !== 'lua')) by.set(label, (by.get(label) ?? 0) + 1);
+  }
+  const total = [...by.values()].reduce((a, b) => a + b, 0);
+  console.log(`${name}: Redis commands per send on the send path (MONITOR, upkeep apart; ${heartbeats} membership heartbeats left out): ${(total / sends).toFixed(2)}`);
+  for (const [k, v] of [...by].sort((a, b) => b[1] - a[1])) console.log(`  ${(v / sends).toFixed(2)}  ${k}`);
 }
 
 // ------------------------------------------------------------------ the bare forwarder
@@ -406,6 +448,7 @@ async function measure(
   if (monitor !== null) {
     await monitor.close();
     writeFileSync(process.env.BENCH_MSG_MONITOR!, monitored.join('\n'));
+    printSendPath(name, monitored, Math.max(1, r.ok));
   }
   // PostgreSQL's statistics reach pg_stat_database within a second of a transaction.
   if (target.pgCommits) await new Promise((res) => setTimeout(res, 1500));
