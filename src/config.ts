@@ -258,6 +258,8 @@ export const configSchema = z.object({
   WEBCHAT_ADDRESS_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   /** Web chat: the longest message a visitor may send, in characters. */
   WEBCHAT_MAX_MESSAGE_CHARS: z.coerce.number().int().min(1).max(4096).default(4096),
+  /** Web chat: the largest attachment a visitor or an agent may send, in bytes (default 5 MiB). */
+  WEBCHAT_MAX_ATTACHMENT_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(5 * 1024 * 1024),
 });
 
 /** Where a node's Redis is: one server (or a Sentinel-managed primary behind one address), or a Redis Cluster. */

@@ -27,3 +27,25 @@ export interface VisitorTokenRecord {
   visitorId: string;
   createdAt: string;
 }
+
+/**
+ * A file of a web chat conversation (a visitor's upload or an agent's, from
+ * the inbox): its bytes and what they were found to be. Only its own visitor
+ * and the organization's agents are served it. Its id is what a message's
+ * `content.mediaId` names, as a chat-network message names the network's media.
+ */
+export interface WebChatAttachmentRecord {
+  /** `wca_` and 32 hex digits. */
+  id: string;
+  organizationId: string;
+  channelId: string;
+  /** The visitor whose conversation it belongs to. */
+  visitorId: string;
+  /** Who uploaded it. */
+  uploadedBy: 'visitor' | 'agent';
+  /** The type found by reading the bytes (never only the one declared). */
+  mimeType: string;
+  filename: string;
+  size: number;
+  createdAt: string;
+}

@@ -55,17 +55,27 @@ export function bearerToken(req: Request): string | undefined {
 export function createHttpApp(opts: HttpAppOptions): Express {
   // Parsed per route, after authentication: a caller without access learns
   // nothing from how its body was judged.
-  const jsonParser = express.json({
-    limit: opts.bodyLimit,
-    type: ['application/json', 'application/*+json'],
-    verify: (req, _res, buf) => {
-      // Checked before JSON.parse: nothing downstream recurses on a value deeper than this.
-      if (jsonTooDeep(buf)) throw Object.assign(new Error('too deep'), { type: 'entity.too.deep' });
-      (req as Request).rawBody = buf;
-    },
-  });
-  const parseJson = (req: Request, res: Response) =>
-    new Promise<void>((resolve, reject) => jsonParser(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+  const jsonParserOf = (limit: string | number) =>
+    express.json({
+      limit,
+      type: ['application/json', 'application/*+json'],
+      verify: (req, _res, buf) => {
+        // Checked before JSON.parse: nothing downstream recurses on a value deeper than this.
+        if (jsonTooDeep(buf)) throw Object.assign(new Error('too deep'), { type: 'entity.too.deep' });
+        (req as Request).rawBody = buf;
+      },
+    });
+  const jsonParser = jsonParserOf(opts.bodyLimit);
+  // Routes that take larger bodies (files as base64) get a parser of their own limit.
+  const parsers = new Map<number, ReturnType<typeof jsonParserOf>>();
+  const parseJson = (req: Request, res: Response, limit?: number) => {
+    let parser = jsonParser;
+    if (limit !== undefined) {
+      parser = parsers.get(limit) ?? jsonParserOf(limit);
+      parsers.set(limit, parser);
+    }
+    return new Promise<void>((resolve, reject) => parser(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+  };
 
   const app = express();
   app.disable('x-powered-by');
@@ -133,7 +143,7 @@ export function createHttpApp(opts: HttpAppOptions): Express {
         if (hasBody && !req.is(['application/json', 'application/*+json'])) {
           throw new AppError(415, 'unsupported_media_type', 'send the body as application/json');
         }
-        await parseJson(req, res);
+        await parseJson(req, res, route.bodyLimit);
         const parsed = route.body.safeParse(req.body ?? {}, { error: inUserWords });
         if (!parsed.success) throw validationError(parsed.error, 'body');
         body = parsed.data;

@@ -52,6 +52,8 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
   /** Checked before the body is validated, so a key without it gets 403 whatever it sent. */
   scope?: Scope;
   body?: B;
+  /** The largest JSON body this route reads, in bytes, when it is not BODY_LIMIT (a file sent as base64). */
+  bodyLimit?: number;
   /**
    * The request body `/docs` shows and its try-it sends: realistic, valid
    * against `body` (checked by test/http/openapi-examples.test.ts), and

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import { AppError, notFound } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { OrganizationRepo } from '../store/core/port.js';
+import type { VisitorRepo } from '../store/visitors/port.js';
 import { messagesPerSecondOf, type Channel, type ChannelRepo, type WebChatChannel, type WhatsAppChannel, type WidgetSettings } from '../store/channels/port.js';
 import type { TemplateRecord, TemplateRepo } from '../store/templates/port.js';
 import type { CreditEntry, CreditRepo } from '../store/credits/port.js';
@@ -160,6 +161,8 @@ export interface ChannelServiceDeps {
   log: Logger;
   /** Whether secrets can be sealed (false clustered without SECRETS_KEY): a web chat is then made without an identity secret. */
   secretsKey: boolean;
+  /** Web chat files, which agents read where they read a chat network's media. */
+  visitors: VisitorRepo;
 }
 
 export const webhookPath = (channelId: string) => `/webhooks/whatsapp/${channelId}`;
@@ -371,7 +374,14 @@ export class ChannelService {
    * with the channel's token (the network's own URL needs it, so agents
    * cannot open it directly). Files past `MEDIA_PROXY_MAX_BYTES` are refused.
    */
-  async media(orgId: string, channelId: string, mediaId: string): Promise<NetworkMedia> {
+  async media(orgId: string, channelId: string, mediaId: string): Promise<NetworkMedia & { filename?: string }> {
+    const any = await this.get(orgId, channelId);
+    if (any.kind === 'web_chat') {
+      // A web chat's files are this service's own: a visitor's upload or an agent's.
+      const found = /^wca_[0-9a-f]{32}$/.test(mediaId) ? await this.d.visitors.getAttachment(orgId, channelId, mediaId) : null;
+      if (found === null) throw notFound('media');
+      return { mimeType: found.attachment.mimeType, bytes: found.bytes, filename: found.attachment.filename };
+    }
     const c = await this.whatsapp(orgId, channelId);
     try {
       return await this.d.networkFor(c).downloadMedia({ accessToken: c.credentials.accessToken }, mediaId, MEDIA_PROXY_MAX_BYTES);

@@ -128,6 +128,7 @@ export class Messaging {
       messages: stores.messages,
       requestKeys: stores.requestKeys,
       conversations,
+      visitors: stores.visitors,
       prices,
       templateRatePerMinute: config.TEMPLATE_RATE_LIMIT_PER_MINUTE,
       log,
@@ -146,6 +147,7 @@ export class Messaging {
       clock,
       log,
       secretsKey: stores.secretsKey,
+      visitors: stores.visitors,
     });
     this.receiver = new NetworkWebhookReceiver({ channels: stores.channels, messages: stores.messages, conversations, log: log.child({ component: 'network-webhooks' }) });
   }

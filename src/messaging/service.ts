@@ -9,6 +9,7 @@ import type { TemplateRecord, TemplateRepo } from '../store/templates/port.js';
 import type { CreditRepo } from '../store/credits/port.js';
 import type { RateLimiter } from '../store/ratelimit/port.js';
 import type { SessionMessageRepo } from '../store/session-messages/port.js';
+import type { VisitorRepo } from '../store/visitors/port.js';
 import { IDEMPOTENCY_KEY_TTL_MS, type RequestKeyRepo } from '../store/request-keys/port.js';
 import { requestFingerprint } from '../domain/fingerprint.js';
 import type { GraphTemplateComponent } from '../domain/templates.js';
@@ -49,6 +50,8 @@ export interface MessagingServiceDeps {
   messages: SessionMessageRepo;
   requestKeys: RequestKeyRepo;
   conversations: ConversationGateway;
+  /** Web chat files: an agent's reply names one by `mediaId`. */
+  visitors: VisitorRepo;
   /** Credits one template send costs, by category (MARKETING, UTILITY, AUTHENTICATION). */
   prices: Record<string, number>;
   templateRatePerMinute: number;
@@ -280,10 +283,9 @@ export class MessagingService {
     const { channel, to } = await this.conversationChannel(principal.organizationId, audienceExternalId);
     const as: SendAs = { sender: 'agent', agentId: principal.userId, ...(opts.holder === undefined ? {} : { holder: opts.holder }) };
     if (send.kind === 'freeform') {
-      if (channel.kind === 'web_chat' && send.send.content.type !== 'text') {
-        throw new AppError(422, 'not_supported_on_web_chat', `a web chat takes text (and attachments from the inbox), not ${send.send.content.type} messages`, { type: send.send.content.type });
-      }
-      const sent = await this.askFreeform(principal, channel, to, send.send, opts.idempotencyKey, as);
+      let freeform = send.send;
+      if (channel.kind === 'web_chat') freeform = await this.webChatFreeform(principal.organizationId, channel.id, to, freeform);
+      const sent = await this.askFreeform(principal, channel, to, freeform, opts.idempotencyKey, as);
       return { messageId: sent.messageId, sessionId: sent.sessionId };
     }
     if (channel.kind === 'web_chat') throw new AppError(422, 'not_a_chat_channel', 'templates belong to chat-network (WhatsApp) channels; a web chat takes text');
@@ -292,6 +294,27 @@ export class MessagingService {
     const message = templateMessage(template.name, template.language, send.components, renderTemplateBody(template.shape, send.components));
     const sent = await this.sendCharged(principal, channel, to, template, message, opts.idempotencyKey, as);
     return { messageId: sent.messageId, sessionId: sent.sessionId };
+  }
+
+  /**
+   * What a web chat takes from an agent: text, or a picture or document
+   * uploaded for this visitor's conversation (`POST /v1/conversations/{id}/attachments`),
+   * named by `mediaId`; its stored type and name go with the message.
+   */
+  private async webChatFreeform(organizationId: string, channelId: string, visitorId: string, send: OutboundSend): Promise<OutboundSend> {
+    const c = send.content;
+    if (c.type === 'text') return send;
+    if ((c.type !== 'image' && c.type !== 'document') || c.mediaId === undefined) {
+      throw new AppError(422, 'not_supported_on_web_chat', `a web chat takes text, and pictures or documents uploaded for the conversation (by mediaId), not ${c.mediaUrl !== undefined ? 'media by link' : `${c.type} messages`}`, { type: c.type });
+    }
+    const found = /^wca_[0-9a-f]{32}$/.test(c.mediaId) ? await this.d.visitors.getAttachment(organizationId, channelId, c.mediaId) : null;
+    if (found === null || found.attachment.visitorId !== visitorId) {
+      throw new AppError(422, 'no_such_attachment', 'no file with this mediaId was uploaded for this conversation: upload it with POST /v1/conversations/{id}/attachments first', { mediaId: c.mediaId });
+    }
+    const a = found.attachment;
+    const kind = a.mimeType.startsWith('image/') ? 'image' : 'document';
+    if (kind !== c.type) throw new AppError(422, 'attachment_type_mismatch', `this file is ${a.mimeType}: send it as ${kind}`, { mediaId: c.mediaId, type: kind });
+    return { ...send, content: { ...c, mimeType: a.mimeType, filename: c.filename ?? a.filename } };
   }
 
   /**

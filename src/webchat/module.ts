@@ -12,7 +12,7 @@ import type { ConversationGateway } from '../messaging/service.js';
 import type { VisitorNoticeBus } from './bus.js';
 import { VisitorHub } from './hub.js';
 import { webChatCors, widgetScript } from './http.js';
-import { visitorRoutes, webChatSettingsRoutes } from './routes.js';
+import { visitorRoutes, webChatAgentRoutes, webChatSettingsRoutes } from './routes.js';
 import { WebChatService } from './service.js';
 import { VisitorSocketServer } from './socket.js';
 
@@ -58,6 +58,7 @@ export class WebChat {
         visitorMessagesPerMinute: d.config.WEBCHAT_VISITOR_MESSAGES_PER_MINUTE,
         addressRequestsPerMinute: d.config.WEBCHAT_ADDRESS_REQUESTS_PER_MINUTE,
         maxMessageChars: d.config.WEBCHAT_MAX_MESSAGE_CHARS,
+        maxAttachmentBytes: d.config.WEBCHAT_MAX_ATTACHMENT_BYTES,
       },
       onRevoked: (org, aeid, channelId) => this.hub.revoke(org, channelId, aeid),
     });
@@ -65,7 +66,7 @@ export class WebChat {
   }
 
   routes(): RouteDef[] {
-    return [...visitorRoutes(this.service, this.hub), ...webChatSettingsRoutes(this.d.messaging.channels, this.service)];
+    return [...visitorRoutes(this.service, this.hub), ...webChatSettingsRoutes(this.d.messaging.channels, this.service), ...webChatAgentRoutes(this.service)];
   }
 
   mounts(): { path: string; handler: RequestHandler }[] {

@@ -4,7 +4,9 @@ import { errorSchema } from '../app/schemas.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { bearerToken } from '../http/app.js';
 import { updateWebChatBody, widgetSettingsSchema, type ChannelService } from '../messaging/channels.js';
-import { channelView } from '../http/routes/channels.js';
+import { channelView, dispositionOf, mediaHeaders } from '../http/routes/channels.js';
+import { conversationId } from '../inbox/schemas.js';
+import { ATTACHMENT_TYPES } from './attachments.js';
 import type { VisitorHub, VisitorFrame, VisitorSubscriber } from './hub.js';
 import type { VisitorAccess, WebChatService } from './service.js';
 
@@ -15,6 +17,14 @@ const visitorMessage = z.object({
   type: z.string().describe('text for what visitors and agents write'),
   text: z.string(),
   at: z.string().describe('ISO 8601'),
+  attachment: z
+    .object({
+      id: z.string().describe('fetch it from `…/attachments/{id}` with the visitor token').meta({ examples: ['wca_9f2c4e1a7b3d5f60812a4c6e8b0d2f41'] }),
+      mimeType: z.string().meta({ examples: ['image/png'] }),
+      filename: z.string().meta({ examples: ['broken-part.png'] }),
+    })
+    .optional()
+    .describe('a picture or document the visitor or an agent sent'),
 });
 const widgetConfig = z.object({
   channelId: z.string(),
@@ -47,6 +57,24 @@ const sendBody = z
     clientId: z.string().min(1).max(64).optional().describe('the browser\'s id of this message: a retry with the same one is sent once'),
   })
   .strict();
+/** The JSON body's limit for a file of at most `maxBytes`: its base64 and the other fields (a larger file is 413 `payload_too_large`). */
+const fileBodyLimit = (maxBytes: number) => Math.ceil((maxBytes * 4) / 3) + 16 * 1024;
+/** A file in a JSON body: base64, at most `maxBytes` once decoded (past it, 413 `attachment_too_large`). */
+const fileFields = (maxBytes: number) => ({
+  data: z
+    .base64()
+    .min(1)
+    .max(fileBodyLimit(maxBytes))
+    .describe(`the file, base64 (at most WEBCHAT_MAX_ATTACHMENT_BYTES, ${maxBytes} bytes by default, once decoded); its type is read from its bytes: ${ATTACHMENT_TYPES.join(', ')}`),
+  mimeType: z.string().min(3).max(127).optional().describe('the type the browser declares; refused (415 `attachment_type_mismatch`) when the bytes are another'),
+  filename: z.string().min(1).max(240).optional().describe('shown to the other side and used for downloads (the type\'s extension is added when missing)'),
+});
+const PNG_EXAMPLE = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+const attachmentRefusals = {
+  413: { description: '`attachment_too_large`, or `message_too_long` for the caption', schema: errorSchema },
+  415: { description: '`unsupported_attachment_type`: the bytes are not a type a web chat takes; `attachment_type_mismatch`: they are not the declared type', schema: errorSchema },
+};
+
 const history = z.object({ messages: z.array(visitorMessage), unreadCount: z.number().int() });
 
 /** Where a visitor request comes from: its Origin header. */
@@ -182,6 +210,41 @@ export function visitorRoutes(service: WebChatService, hub: VisitorHub): RouteDe
     defineRoute({
       ...base,
       method: 'post',
+      path: '/webchat/v1/channels/:channelId/attachments',
+      operationId: 'webChatSendAttachment',
+      summary: 'Send a picture or a document as the visitor (checked by its content, stored, shown to the agents in the thread)',
+      body: z
+        .object({
+          ...fileFields(service.maxAttachmentBytes),
+          caption: z.string().min(1).max(4096).optional().describe('text sent with the file'),
+          clientId: z.string().min(1).max(64).optional().describe("the browser's id of this message: a retry with the same one is sent (and stored) once"),
+        })
+        .strict(),
+      bodyLimit: fileBodyLimit(service.maxAttachmentBytes),
+      example: { data: PNG_EXAMPLE, mimeType: 'image/png', filename: 'broken-part.png', caption: 'This part came broken', clientId: 'f1' },
+      responses: { 201: { description: 'the message as stored, with its attachment', schema: z.object({ message: visitorMessage }) }, ...refusals, ...attachmentRefusals },
+      handler: async ({ params, body, req }) => {
+        const a = await visitor(params.channelId, req);
+        const m = await service.sendAttachment(a, { bytes: Buffer.from(body.data, 'base64'), mimeType: body.mimeType, filename: body.filename }, body.caption, body.clientId);
+        return { status: 201, body: { message: m } };
+      },
+    }),
+    defineRoute({
+      ...base,
+      method: 'get',
+      path: '/webchat/v1/channels/:channelId/attachments/:attachmentId',
+      operationId: 'webChatGetAttachment',
+      summary: "A file of the visitor's own conversation (theirs or an agent's); any other visitor's is not found",
+      params: channelParams.extend({ attachmentId: z.string().min(1).max(64).describe("a message's `attachment.id`") }),
+      responses: { 200: { description: 'the file, with its content type', file: true }, ...refusals, 404: { description: 'no web chat channel with this id, or no such file in this visitor\'s conversation', schema: errorSchema } },
+      handler: async ({ params, req }) => {
+        const found = await service.attachmentForVisitor(await visitor(params.channelId, req), params.attachmentId);
+        return { body: found.bytes, headers: { ...mediaHeaders(found.attachment.mimeType), 'content-disposition': dispositionOf(found.attachment.mimeType, found.attachment.filename) } };
+      },
+    }),
+    defineRoute({
+      ...base,
+      method: 'post',
       path: '/webchat/v1/channels/:channelId/typing',
       operationId: 'webChatTyping',
       summary: 'The visitor is typing: relayed to the agents (not stored)',
@@ -202,6 +265,49 @@ export function visitorRoutes(service: WebChatService, hub: VisitorHub): RouteDe
       handler: async ({ params, req }) => {
         await service.markRead(await visitor(params.channelId, req));
         return { body: { unreadCount: 0 as const } };
+      },
+    }),
+  ];
+}
+
+/**
+ * What agents do with a web chat's files from the inbox: upload one for a
+ * visitor's conversation, then send it with the ordinary reply (`media`,
+ * naming it by `mediaId`). Agents read every file of the organization's web
+ * chats at `GET /v1/channels/{channelId}/media/{mediaId}`, as they read a
+ * chat network's.
+ */
+export function webChatAgentRoutes(service: WebChatService): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/conversations/:id/attachments',
+      operationId: 'uploadWebChatAttachment',
+      summary: "Upload a picture or document for a web chat visitor's conversation; send it with POST /v1/conversations/{id}/reply (`media` with its `mediaId`)",
+      tag: 'Inbox',
+      auth: 'apiKey',
+      scope: 'inbox:write',
+      params: z.object({ id: conversationId }),
+      body: z.object(fileFields(service.maxAttachmentBytes)).strict(),
+      bodyLimit: fileBodyLimit(service.maxAttachmentBytes),
+      example: { data: PNG_EXAMPLE, mimeType: 'image/png', filename: 'label.png' },
+      responses: {
+        201: {
+          description: 'stored: reply with `{"type":"media","media":{"type":<type>,<type>:{"mediaId":<mediaId>}}}`',
+          schema: z.object({
+            mediaId: z.string().meta({ examples: ['wca_9f2c4e1a7b3d5f60812a4c6e8b0d2f41'] }),
+            type: z.enum(['image', 'document']).describe('the media type to reply with'),
+            mimeType: z.string().describe('as read from the bytes').meta({ examples: ['image/png'] }),
+            filename: z.string().meta({ examples: ['label.png'] }),
+            size: z.number().int(),
+          }),
+        },
+        404: { description: "no such web chat conversation in the organization (a chat network's conversation takes media by link or the network's media id)", schema: errorSchema },
+        ...attachmentRefusals,
+      },
+      handler: async ({ principal, params, body }) => {
+        const r = await service.uploadForAgent(principal.organizationId, params.id, { bytes: Buffer.from(body.data, 'base64'), mimeType: body.mimeType, filename: body.filename });
+        return { status: 201, body: { mediaId: r.id, type: r.mimeType.startsWith('image/') ? ('image' as const) : ('document' as const), mimeType: r.mimeType, filename: r.filename, size: r.size } };
       },
     }),
   ];

@@ -4,13 +4,14 @@ import { AppError, notFound } from '../errors.js';
 import type { Logger } from '../log.js';
 import { webChatContactId } from '../domain/contact-id.js';
 import type { MessageContent, MessageSender, SessionMessage } from '../domain/messages.js';
-import type { VisitorRecord } from '../domain/web-chat.js';
+import type { VisitorRecord, WebChatAttachmentRecord } from '../domain/web-chat.js';
 import type { ChannelRepo, WebChatChannel, WidgetSettings } from '../store/channels/port.js';
 import type { ContactRepo } from '../store/core/port.js';
 import type { RateLimiter } from '../store/ratelimit/port.js';
 import type { SessionMessageRepo } from '../store/session-messages/port.js';
 import type { VisitorRepo } from '../store/visitors/port.js';
 import type { ConversationGateway } from '../messaging/service.js';
+import { ATTACHMENT_ID_PATTERN, checkAttachment, newAttachmentId } from './attachments.js';
 import { anonymousVisitorId, hashVisitorToken, identityVerified, newVisitorToken, verifiedVisitorId, VISITOR_TOKEN_PATTERN } from './identity.js';
 
 /** A message as the visitor's widget shows it. */
@@ -21,6 +22,8 @@ export interface VisitorMessage {
   type: MessageContent['type'];
   text: string;
   at: string;
+  /** A picture or document: fetch it from `…/attachments/{id}` with the visitor's token. */
+  attachment?: { id: string; mimeType: string; filename: string };
 }
 
 /** A visitor allowed to act: the channel, the visitor, and their contact's id. */
@@ -35,6 +38,14 @@ export interface WebChatLimits {
   visitorMessagesPerMinute: number;
   addressRequestsPerMinute: number;
   maxMessageChars: number;
+  maxAttachmentBytes: number;
+}
+
+/** A file as a request brings it: the bytes, and what the browser says it is. */
+export interface AttachmentUpload {
+  bytes: Buffer;
+  mimeType?: string | undefined;
+  filename?: string | undefined;
 }
 
 export interface WebChatServiceDeps {
@@ -65,8 +76,12 @@ const HISTORY = 100;
 /** The part of a message a visitor sees of another sender's. */
 export function visitorMessageOf(m: { messageId: string; sender: MessageSender; direction?: 'inbound' | 'outbound'; content: MessageContent; at: string }): VisitorMessage {
   const from = m.sender === 'contact' ? 'visitor' : m.sender;
-  const text = m.content.text ?? m.content.caption ?? '';
-  return { id: m.messageId, from, type: m.content.type, text, at: m.at };
+  const c = m.content;
+  const text = c.text ?? c.caption ?? '';
+  const v: VisitorMessage = { id: m.messageId, from, type: c.type, text, at: m.at };
+  // Only this service's own files: a chat network's media id or a link means nothing to a visitor.
+  if (c.mediaId !== undefined && ATTACHMENT_ID_PATTERN.test(c.mediaId)) v.attachment = { id: c.mediaId, mimeType: c.mimeType ?? 'application/octet-stream', filename: c.filename ?? 'attachment' };
+  return v;
 }
 
 /**
@@ -79,6 +94,11 @@ export function visitorMessageOf(m: { messageId: string; sender: MessageSender; 
  */
 export class WebChatService {
   constructor(private readonly d: WebChatServiceDeps) {}
+
+  /** The largest attachment, in bytes (WEBCHAT_MAX_ATTACHMENT_BYTES). */
+  get maxAttachmentBytes(): number {
+    return this.d.limits.maxAttachmentBytes;
+  }
 
   private now(): string {
     return new Date(this.d.clock.now()).toISOString();
@@ -195,15 +215,86 @@ export class WebChatService {
     if (trimmed.length > this.d.limits.maxMessageChars) {
       throw new AppError(413, 'message_too_long', `a message is at most ${this.d.limits.maxMessageChars} characters`, { maxChars: this.d.limits.maxMessageChars });
     }
+    await this.countMessage(a);
+    return this.inbound(a, { type: 'text', text: trimmed }, clientId);
+  }
+
+  /**
+   * A visitor's picture or document: checked by its bytes (type and size),
+   * stored, and sent as their message (`image` or `document` content naming
+   * it by `mediaId`, as a chat network's inbound media), with an optional
+   * caption. Counts as a message against the visitor's rate limit.
+   */
+  async sendAttachment(a: VisitorAccess, file: AttachmentUpload, caption: string | undefined, clientId: string | undefined): Promise<VisitorMessage> {
+    const cap = caption?.trim();
+    if (cap !== undefined && cap.length > this.d.limits.maxMessageChars) {
+      throw new AppError(413, 'message_too_long', `a caption is at most ${this.d.limits.maxMessageChars} characters`, { maxChars: this.d.limits.maxMessageChars });
+    }
+    const checked = checkAttachment(file.bytes, file.mimeType, file.filename, this.d.limits.maxAttachmentBytes);
+    await this.countMessage(a);
+    // A retry with the same clientId names the same file, so it is stored once too.
+    const id = clientId === undefined ? newAttachmentId() : `wca_${createHash('sha256').update(`${a.channel.id}\u0000${a.visitor.id}\u0000file\u0000${clientId}`).digest('hex').slice(0, 32)}`;
+    if ((await this.d.visitors.getAttachment(a.channel.organizationId, a.channel.id, id)) === null) {
+      await this.d.visitors.putAttachment(
+        { id, organizationId: a.channel.organizationId, channelId: a.channel.id, visitorId: a.visitor.id, uploadedBy: 'visitor', mimeType: checked.mimeType, filename: checked.filename, size: file.bytes.length, createdAt: this.now() },
+        file.bytes,
+      );
+    }
+    const content: MessageContent = { type: checked.kind, mediaId: id, mimeType: checked.mimeType, filename: checked.filename };
+    if (cap !== undefined && cap !== '') {
+      content.caption = cap;
+      content.text = cap;
+    }
+    return this.inbound(a, content, clientId === undefined ? undefined : `file\u0000${clientId}`);
+  }
+
+  /**
+   * An agent's file for a visitor's conversation (from the inbox): checked as
+   * a visitor's is, stored as that visitor's, and sent by naming its id in a
+   * reply (`media` with `mediaId`). 404 when the conversation is not a
+   * visitor of one of the organization's web chats.
+   */
+  async uploadForAgent(organizationId: string, audienceExternalId: string, file: AttachmentUpload): Promise<WebChatAttachmentRecord> {
+    const [visitorId, channelId] = audienceExternalId.split(':') as [string, string | undefined];
+    if (channelId === undefined) throw notFound('conversation');
+    const c = await this.d.channels.get(organizationId, channelId);
+    if (c === null || c.kind !== 'web_chat' || (await this.d.visitors.get(organizationId, channelId, visitorId)) === null) throw notFound('conversation');
+    const checked = checkAttachment(file.bytes, file.mimeType, file.filename, this.d.limits.maxAttachmentBytes);
+    const record: WebChatAttachmentRecord = {
+      id: newAttachmentId(),
+      organizationId,
+      channelId,
+      visitorId,
+      uploadedBy: 'agent',
+      mimeType: checked.mimeType,
+      filename: checked.filename,
+      size: file.bytes.length,
+      createdAt: this.now(),
+    };
+    await this.d.visitors.putAttachment(record, file.bytes);
+    return record;
+  }
+
+  /** One of the visitor's own conversation's files; 404 for any other (another visitor's, another channel's). */
+  async attachmentForVisitor(a: VisitorAccess, id: string): Promise<{ attachment: WebChatAttachmentRecord; bytes: Buffer }> {
+    const found = ATTACHMENT_ID_PATTERN.test(id) ? await this.d.visitors.getAttachment(a.channel.organizationId, a.channel.id, id) : null;
+    if (found === null || found.attachment.visitorId !== a.visitor.id) throw notFound('attachment');
+    return found;
+  }
+
+  private async countMessage(a: VisitorAccess): Promise<void> {
     const limit = this.d.limits.visitorMessagesPerMinute;
     const r = await this.d.rateLimiter.hit(`webchat:v:${a.channel.id}:${a.visitor.id}`, limit, 60_000);
     if (!r.allowed) throw tooMany(`at most ${limit} messages per minute from one visitor`, r.retryAfterMs);
+  }
+
+  /** The visitor's message through the contact's conversation actor; `clientId` keys it (a retry is one message). */
+  private async inbound(a: VisitorAccess, content: MessageContent, clientId: string | undefined): Promise<VisitorMessage> {
     const at = this.now();
     const networkMessageId =
       clientId === undefined
         ? `webchat.in.${randomBytes(16).toString('hex')}`
         : `webchat.in.${createHash('sha256').update(`${a.channel.id}\u0000${a.visitor.id}\u0000${clientId}`).digest('hex').slice(0, 32)}`;
-    const content: MessageContent = { type: 'text', text: trimmed };
     await this.d.conversations.ask(a.channel.organizationId, a.audienceExternalId, {
       kind: 'network.inbound',
       channelId: a.channel.id,
@@ -219,7 +310,7 @@ export class WebChatService {
       },
     });
     if (a.visitor.email !== null) await this.syncContact(a.channel, a.visitor);
-    return { id: networkMessageId, from: 'visitor', type: 'text', text: trimmed, at };
+    return visitorMessageOf({ messageId: networkMessageId, sender: 'contact', content, at });
   }
 
   /** The visitor has seen everything up to now: the launcher's unread count starts again from zero. */

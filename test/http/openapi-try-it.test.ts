@@ -34,6 +34,8 @@ const ANSWERS: Record<string, { status: number; code: string; why: string }> = {
   receiveNetworkWebhook: { status: 401, code: 'invalid_signature', why: "the network signs it with the channel's app secret" },
   receivePaymentWebhook: { status: 400, code: 'invalid_signature', why: "Stripe signs it with the endpoint's secret" },
   webChatStartVisitor: { status: 404, code: 'channel_not_found', why: "the demo's channel is a WhatsApp number; visitors write on a web chat channel, from a page of its allowed origins" },
+  webChatSendAttachment: { status: 404, code: 'channel_not_found', why: "the demo's channel is a WhatsApp number; visitors send files on a web chat channel, with the token their start gave" },
+  uploadWebChatAttachment: { status: 404, code: 'not_found', why: "the demo's conversations are on a WhatsApp number; files are uploaded for a web chat visitor's conversation" },
   webChatSend: { status: 404, code: 'channel_not_found', why: "the demo's channel is a WhatsApp number; visitors write on a web chat channel, with the token their start gave" },
 };
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createSqliteVisitorRepo } from '../../src/store/visitors/sqlite.js';
 import { createSqliteRequestKeyRepo } from '../../src/store/request-keys/sqlite.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CONVERSATION_ACTOR, conversationActorSpec, createEmbeddedActorSystem, durableActor, type ActorSystem } from '../../src/actors/index.js';
@@ -170,6 +171,7 @@ async function world() {
     messages: messages.repo,
     requestKeys: createSqliteRequestKeyRepo(db, systemClock),
     conversations,
+    visitors: createSqliteVisitorRepo(db),
     prices: { UTILITY: 2 },
     templateRatePerMinute: 1000,
     log: silentLogger,

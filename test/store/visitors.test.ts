@@ -67,6 +67,24 @@ function visitorContract(name: string, open: () => Promise<{ repo: VisitorRepo; 
         await close();
       }
     });
+
+    it('keeps an attachment\'s bytes exactly and gives it back only within its organization and channel', async () => {
+      const { repo, close } = await open();
+      try {
+        const v = visitor();
+        const bytes = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0x10, 0x0d, 0x0a]);
+        const a = { id: 'wca_' + randomBytes(16).toString('hex'), organizationId: 'orgA', channelId: v.channelId, visitorId: v.id, uploadedBy: 'visitor' as const, mimeType: 'image/png', filename: 'part.png', size: bytes.length, createdAt: v.createdAt };
+        await repo.putAttachment(a, bytes);
+        const got = await repo.getAttachment('orgA', v.channelId, a.id);
+        expect(got?.attachment).toEqual(a);
+        expect(Buffer.compare(got!.bytes, bytes)).toBe(0);
+        expect(await repo.getAttachment('orgB', v.channelId, a.id)).toBeNull();
+        expect(await repo.getAttachment('orgA', 'ch_other', a.id)).toBeNull();
+        expect(await repo.getAttachment('orgA', v.channelId, 'wca_' + '0'.repeat(32))).toBeNull();
+      } finally {
+        await close();
+      }
+    });
   });
 }
 

@@ -11,6 +11,10 @@ import { SITE, upgradeStatus, visitorCall, VisitorSocket, webChat } from './help
  * lists it, an agent takes and answers it), the answer reaches the visitor
  * live and in history, and nothing crosses origins, visitors or organizations.
  */
+/** A 1×1 PNG, and the start of a PDF: files whose bytes say what they are. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
+
 function webChatSuite(name: string, start: () => Promise<TestService[]>) {
   describe(`web chat visitors (${name})`, () => {
     let nodes: TestService[];
@@ -207,6 +211,98 @@ function webChatSuite(name: string, start: () => Promise<TestService[]>) {
       ]);
     });
 
+    it('attachments both ways: a visitor sends a picture, agents read it; an agent uploads a document and replies with it; each checked by content', async () => {
+      const v = visitorCall(svc, channel.id);
+      const { token, audienceExternalId } = (await v('POST', '/visitors', { body: { name: 'Cy' } })).body;
+      const sent = await v('POST', '/attachments', { token, body: { data: PNG.toString('base64'), mimeType: 'image/png', filename: '../../broken.png', caption: 'It came like this', clientId: 'f1' } });
+      expect(sent.status).toBe(201);
+      const m = sent.body.message;
+      expect(m).toMatchObject({ from: 'visitor', type: 'image', text: 'It came like this', attachment: { mimeType: 'image/png', filename: 'broken.png' } });
+      // A retry with the same clientId is the same message and the same file.
+      const again = await v('POST', '/attachments', { token, body: { data: PNG.toString('base64'), mimeType: 'image/png', filename: 'broken.png', clientId: 'f1' } });
+      expect([again.body.message.id, again.body.message.attachment.id]).toEqual([m.id, m.attachment.id]);
+      // The visitor reads their own file back (CORS for their site), byte for byte, never sniffed.
+      const own = await fetch(`${svc.url}/webchat/v1/channels/${channel.id}/attachments/${m.attachment.id}`, { headers: { origin: SITE, authorization: `Bearer ${token}` } });
+      expect(own.status).toBe(200);
+      expect([own.headers.get('content-type'), own.headers.get('x-content-type-options'), own.headers.get('access-control-allow-origin')]).toEqual(['image/png', 'nosniff', SITE]);
+      expect(Buffer.compare(Buffer.from(await own.arrayBuffer()), PNG)).toBe(0);
+
+      // Refused by what the bytes are, not what they are called; and by size.
+      const lying = await v('POST', '/attachments', { token, body: { data: PDF.toString('base64'), mimeType: 'image/png', filename: 'x.png' } });
+      expect([lying.status, lying.body.error.code]).toEqual([415, 'attachment_type_mismatch']);
+      const page = await v('POST', '/attachments', { token, body: { data: Buffer.from('<html><script>alert(1)</script></html>').toString('base64'), mimeType: 'text/plain', filename: 'a.txt' } });
+      expect([page.status, page.body.error.code]).toEqual([415, 'unsupported_attachment_type']);
+      const svg = await v('POST', '/attachments', { token, body: { data: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>').toString('base64'), mimeType: 'image/svg+xml' } });
+      expect(svg.status).toBe(415);
+      const big = await v('POST', '/attachments', { token, body: { data: Buffer.concat([PDF, Buffer.alloc(4096, 0x20)]).toString('base64'), mimeType: 'application/pdf' } });
+      expect([big.status, big.body.error.code]).toEqual([413, 'attachment_too_large']);
+
+      // The agents' side: the message names the file by mediaId, read where a chat network's media is read.
+      const stored = await eventually(async () => {
+        const r = await agents.call('GET', `/v1/conversations/${audienceExternalId}`, { key: org.adminKey });
+        return r.status === 200 ? (r.body.conversation.messages ?? []).find((x: any) => x.content?.mediaId === m.attachment.id) : undefined;
+      }, 20_000);
+      expect(stored.content).toMatchObject({ type: 'image', mimeType: 'image/png', filename: 'broken.png', caption: 'It came like this' });
+      const file = await fetch(`${agents.url}/v1/channels/${channel.id}/media/${m.attachment.id}`, { headers: { authorization: `Bearer ${org.agentKey}` } });
+      expect([file.status, file.headers.get('content-type')]).toEqual([200, 'image/png']);
+      expect(Buffer.compare(Buffer.from(await file.arrayBuffer()), PNG)).toBe(0);
+
+      // An agent uploads a document for the conversation and replies with it.
+      const socket = await VisitorSocket.open(svc, channel.id, token);
+      await socket.until((f) => f.type === 'welcome');
+      await eventually(async () => (await agents.call('POST', `/v1/conversations/${audienceExternalId}/take`, { key: org.agentKey })).status === 200, 20_000);
+      const up = await agents.call('POST', `/v1/conversations/${audienceExternalId}/attachments`, { key: org.agentKey, body: { data: PDF.toString('base64'), mimeType: 'application/pdf', filename: 'invoice' } });
+      expect(up.status).toBe(201);
+      expect(up.body).toMatchObject({ type: 'document', mimeType: 'application/pdf', filename: 'invoice.pdf', size: PDF.length });
+      const asImage = await agents.call('POST', `/v1/conversations/${audienceExternalId}/reply`, { key: org.agentKey, body: { type: 'media', media: { type: 'image', image: { mediaId: up.body.mediaId } } } });
+      expect([asImage.status, asImage.body.error.code]).toEqual([422, 'attachment_type_mismatch']);
+      const byLink = await agents.call('POST', `/v1/conversations/${audienceExternalId}/reply`, { key: org.agentKey, body: { type: 'media', media: { type: 'document', document: { link: 'https://cdn.example/x.pdf' } } } });
+      expect([byLink.status, byLink.body.error.code]).toEqual([422, 'not_supported_on_web_chat']);
+      const reply = await agents.call('POST', `/v1/conversations/${audienceExternalId}/reply`, { key: org.agentKey, body: { type: 'media', media: { type: 'document', document: { mediaId: up.body.mediaId, caption: 'Your invoice' } } } });
+      expect(reply.status).toBe(200);
+      const live = await socket.until((f) => f.type === 'message' && f.message.from === 'agent');
+      expect(live.message).toMatchObject({ type: 'document', text: 'Your invoice', attachment: { id: up.body.mediaId, mimeType: 'application/pdf', filename: 'invoice.pdf' } });
+      const doc = await fetch(`${svc.url}/webchat/v1/channels/${channel.id}/attachments/${up.body.mediaId}`, { headers: { origin: SITE, authorization: `Bearer ${token}` } });
+      expect([doc.status, doc.headers.get('content-type')]).toEqual([200, 'application/pdf']);
+      expect(doc.headers.get('content-disposition')).toContain('filename="invoice.pdf"');
+      expect((await v('GET', '/messages', { token })).body.messages.map((x: any) => [x.from, x.type, x.attachment?.filename])).toEqual([
+        ['visitor', 'image', 'broken.png'],
+        ['agent', 'document', 'invoice.pdf'],
+      ]);
+      socket.close();
+    }, 90_000);
+
+    it("a visitor's file reaches only that visitor and the organization's agents", async () => {
+      const v = visitorCall(svc, channel.id);
+      const ann = (await v('POST', '/visitors', { body: {} })).body;
+      const bob = (await v('POST', '/visitors', { body: {} })).body;
+      const file = (await v('POST', '/attachments', { token: ann.token, body: { data: PNG.toString('base64'), mimeType: 'image/png' } })).body.message.attachment;
+      const get = (token: string, channelId = channel.id) => fetch(`${svc.url}/webchat/v1/channels/${channelId}/attachments/${file.id}`, { headers: { origin: SITE, authorization: `Bearer ${token}` } });
+      expect((await get(ann.token)).status).toBe(200);
+      expect((await get(bob.token)).status).toBe(404);
+      // No token, or from a page of another origin: nothing.
+      expect((await fetch(`${svc.url}/webchat/v1/channels/${channel.id}/attachments/${file.id}`, { headers: { origin: SITE } })).status).toBe(401);
+      expect((await fetch(`${svc.url}/webchat/v1/channels/${channel.id}/attachments/${file.id}`, { headers: { origin: 'https://evil.example', authorization: `Bearer ${ann.token}` } })).status).toBe(403);
+      // An agent cannot send Ann's file into Bob's conversation.
+      await v('POST', '/messages', { token: bob.token, body: { text: 'hello' } });
+      const cross = await svc.call('POST', `/v1/conversations/${bob.audienceExternalId}/reply`, { key: org.adminKey, body: { type: 'media', media: { type: 'image', image: { mediaId: file.id } } } });
+      expect([cross.status, cross.body.error.code]).toEqual([422, 'no_such_attachment']);
+
+      // Another organization: not its file, not its conversation, and its visitors' tokens open nothing here.
+      const other = await svc.createOrg('Files elsewhere');
+      const otherChannel = await webChat(svc, other.id);
+      const media = await fetch(`${svc.url}/v1/channels/${channel.id}/media/${file.id}`, { headers: { authorization: `Bearer ${other.adminKey}` } });
+      expect(media.status).toBe(404);
+      const upload = await svc.call('POST', `/v1/conversations/${ann.audienceExternalId}/attachments`, { key: other.adminKey, body: { data: PNG.toString('base64') } });
+      expect([upload.status, upload.body.error.code]).toEqual([404, 'not_found']);
+      const theirVisitor = (await visitorCall(svc, otherChannel.id)('POST', '/visitors', { body: {} })).body;
+      expect((await get(theirVisitor.token)).status).toBe(401);
+      expect((await get(theirVisitor.token, otherChannel.id)).status).toBe(404);
+      // The agents' upload needs inbox:write, like a reply.
+      const noScope = await svc.call('POST', `/v1/conversations/${ann.audienceExternalId}/attachments`, { body: { data: PNG.toString('base64') } });
+      expect(noScope.status).toBe(401);
+    });
+
     it('a visitor past the rate limit gets 429; a message past the size limit 413', async () => {
       const v = visitorCall(svc, channel.id);
       const { token } = (await v('POST', '/visitors', { body: {} })).body;
@@ -219,12 +315,12 @@ function webChatSuite(name: string, start: () => Promise<TestService[]>) {
   });
 }
 
-webChatSuite('embedded', async () => [await startTestService({ env: { WEBCHAT_VISITOR_MESSAGES_PER_MINUTE: '5' } })]);
+webChatSuite('embedded', async () => [await startTestService({ env: { WEBCHAT_VISITOR_MESSAGES_PER_MINUTE: '5', WEBCHAT_MAX_ATTACHMENT_BYTES: '4096' } })]);
 
 const servers = useClusterServers();
 webChatSuite('clustered, two nodes', async () => {
   const prefix = `wc${Date.now() % 100000}`;
-  const env = (id: string) => ({ ...servers.env(prefix), NODE_ID: id, ACTOR_PARTITIONS: '4', SECRETS_KEY: '5'.repeat(64), WEBCHAT_VISITOR_MESSAGES_PER_MINUTE: '5' });
+  const env = (id: string) => ({ ...servers.env(prefix), NODE_ID: id, ACTOR_PARTITIONS: '4', SECRETS_KEY: '5'.repeat(64), WEBCHAT_VISITOR_MESSAGES_PER_MINUTE: '5', WEBCHAT_MAX_ATTACHMENT_BYTES: '4096' });
   const a = await startTestService({ env: env('a') });
   const b = await startTestService({ env: env('b') });
   return [a, b];

@@ -248,21 +248,22 @@ export function channelRoutes(channels: ChannelService): RouteDef[] {
       method: 'get',
       path: '/v1/channels/:channelId/media/:mediaId',
       operationId: 'getMedia',
-      summary: "A photo, video, voice note or document a customer sent: the file, fetched from the chat network with the channel's token",
+      summary: "A photo, video, voice note or document a customer sent: the file, fetched from the chat network with the channel's token (a web chat's files, a visitor's or an agent's, from this service's own store)",
       tag: 'Channels',
       auth: 'apiKey',
       scope: 'inbox:read',
       params: z.object({ channelId: z.string().min(1).max(128), mediaId: z.string().regex(/^[0-9A-Za-z_.-]{1,128}$/).describe("the `mediaId` of a received message's content") }),
       responses: {
         200: { description: 'the file, with its content type', file: true },
-        404: { description: 'no such channel in the organization, or no such media on its number (media expire on the network after 30 days)', schema: errorSchema },
+        404: { description: 'no such channel in the organization, or no such media on its number (media expire on the network after 30 days) or in its web chat', schema: errorSchema },
         422: { description: '`not_a_chat_channel`, or `media_too_large` (over 16 MiB)', schema: errorSchema },
         502: { description: 'the chat network refused the request', schema: errorSchema },
         503: { description: 'the chat network did not answer; retry after Retry-After', schema: errorSchema },
       },
       handler: async ({ principal, params }) => {
         const file = await channels.media(principal.organizationId, params.channelId, params.mediaId);
-        return { body: file.bytes, headers: mediaHeaders(file.mimeType) };
+        const headers = mediaHeaders(file.mimeType);
+        return { body: file.bytes, headers: file.filename === undefined ? headers : { ...headers, 'content-disposition': dispositionOf(file.mimeType, file.filename) } };
       },
     }),
   ];
@@ -271,7 +272,14 @@ export function channelRoutes(channels: ChannelService): RouteDef[] {
 /** Types a browser may show inline; anything else is a download, and nothing from a customer is sniffed or scripted. */
 const INLINE_MEDIA = /^(image\/(jpeg|png|webp)|video\/(mp4|3gpp)|audio\/(ogg|mpeg|mp4|aac|amr)|application\/pdf)$/;
 
-function mediaHeaders(mimeType: string): Record<string, string> {
+/** `inline` for what a browser shows safely (pictures, PDF), else a download; with the file's name either way. */
+export function dispositionOf(mimeType: string, filename: string): string {
+  const kind = /^(image\/(png|jpeg|gif|webp)|application\/pdf)$/.test(mimeType) ? 'inline' : 'attachment';
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+export function mediaHeaders(mimeType: string): Record<string, string> {
   const type = /^[\w.+-]+\/[\w.+-]+$/.test(mimeType) ? mimeType.toLowerCase() : 'application/octet-stream';
   return {
     'content-type': type,

@@ -453,6 +453,18 @@ const MESSAGES_BY_ORG = `
   CREATE INDEX session_messages_by_org ON session_messages (org, seq);
 `;
 
+// Web chat attachments (as the embedded database's step 11): each file's record and bytes.
+const WEBCHAT_ATTACHMENTS = `
+  CREATE TABLE webchat_attachments (
+    channel_id text NOT NULL,
+    id text NOT NULL,
+    org text NOT NULL,
+    body jsonb NOT NULL,
+    bytes bytea NOT NULL,
+    PRIMARY KEY (channel_id, id)
+  );
+`;
+
 export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES + MESSAGING + SANDBOX },
   { version: 2, name: 'ticket activity', sql: TICKET_ACTIVITY },
@@ -462,4 +474,5 @@ export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 6, name: 'webchat', sql: WEBCHAT },
   { version: 7, name: 'contact attribute search', sql: CONTACT_ATTRIBUTE_SEARCH },
   { version: 8, name: 'messages by organization', sql: MESSAGES_BY_ORG },
+  { version: 9, name: 'webchat attachments', sql: WEBCHAT_ATTACHMENTS },
 ];

@@ -363,6 +363,23 @@ export const NODE_MIGRATIONS: Migration[] = [
       `);
     },
   },
+  {
+    // Web chat attachments: a visitor's or an agent's file in a conversation, its bytes beside its
+    // record (served only to that visitor and the organization's agents).
+    version: 11,
+    up(db) {
+      db.exec(`
+        CREATE TABLE webchat_attachments (
+          channel_id TEXT NOT NULL,
+          id TEXT NOT NULL,
+          org TEXT NOT NULL,
+          body TEXT NOT NULL,
+          bytes BLOB NOT NULL,
+          PRIMARY KEY (channel_id, id)
+        ) WITHOUT ROWID;
+      `);
+    },
+  },
 ];
 
 /** A database of key-value collections only (the sandbox providers', standing for Google and Stripe). */

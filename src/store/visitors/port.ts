@@ -1,6 +1,6 @@
-import type { VisitorRecord, VisitorTokenRecord } from '../../domain/web-chat.js';
+import type { VisitorRecord, VisitorTokenRecord, WebChatAttachmentRecord } from '../../domain/web-chat.js';
 
-export type { VisitorRecord, VisitorTokenRecord };
+export type { VisitorRecord, VisitorTokenRecord, WebChatAttachmentRecord };
 
 /**
  * Web chat visitors and their tokens. A token is stored by its hash only, so
@@ -20,4 +20,8 @@ export interface VisitorRepo {
   revokeVisitor(organizationId: string, channelId: string, visitorId: string): Promise<number>;
   /** Deletes every token of the channel; how many there were. */
   revokeChannel(organizationId: string, channelId: string): Promise<number>;
+  /** Stores an attachment and its bytes (ids are random: never overwritten). */
+  putAttachment(a: WebChatAttachmentRecord, bytes: Buffer): Promise<void>;
+  /** The attachment with that id in the organization and channel, with its bytes; null when there is none there. */
+  getAttachment(organizationId: string, channelId: string, id: string): Promise<{ attachment: WebChatAttachmentRecord; bytes: Buffer } | null>;
 }

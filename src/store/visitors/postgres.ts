@@ -1,7 +1,7 @@
 import type { PgDb } from '../postgres/db.js';
-import type { VisitorRecord, VisitorRepo } from './port.js';
+import type { VisitorRecord, VisitorRepo, WebChatAttachmentRecord } from './port.js';
 
-/** Visitors and tokens in PostgreSQL (`webchat_visitors`, `webchat_tokens`). */
+/** Visitors, tokens and attachments in PostgreSQL (`webchat_visitors`, `webchat_tokens`, `webchat_attachments`). */
 export function createPostgresVisitorRepo(db: PgDb): VisitorRepo {
   const read = async (org: string, channelId: string, id: string): Promise<VisitorRecord | null> => {
     const rows = await db.rows<{ body: VisitorRecord }>('SELECT body FROM webchat_visitors WHERE channel_id = $1 AND id = $2 AND org = $3', [channelId, id, org]);
@@ -38,6 +38,14 @@ export function createPostgresVisitorRepo(db: PgDb): VisitorRepo {
     },
     async revokeChannel(org, channelId) {
       return (await db.query('DELETE FROM webchat_tokens WHERE channel_id = $1 AND org = $2', [channelId, org])).rowCount ?? 0;
+    },
+    async putAttachment(a, bytes) {
+      await db.query('INSERT INTO webchat_attachments (channel_id, id, org, body, bytes) VALUES ($1, $2, $3, $4, $5)', [a.channelId, a.id, a.organizationId, JSON.stringify(a), bytes]);
+    },
+    async getAttachment(org, channelId, id) {
+      const rows = await db.rows<{ body: WebChatAttachmentRecord; bytes: Buffer }>('SELECT body, bytes FROM webchat_attachments WHERE channel_id = $1 AND id = $2 AND org = $3', [channelId, id, org]);
+      const r = rows[0];
+      return r === undefined ? null : { attachment: r.body, bytes: r.bytes };
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { SqliteDb } from '../sqlite/db.js';
-import type { VisitorRecord, VisitorRepo, VisitorTokenRecord } from './port.js';
+import type { VisitorRecord, VisitorRepo, VisitorTokenRecord, WebChatAttachmentRecord } from './port.js';
 
-/** Visitors and tokens in the node's SQLite database (`webchat_visitors`, `webchat_tokens`). */
+/** Visitors, tokens and attachments in the node's SQLite database (`webchat_visitors`, `webchat_tokens`, `webchat_attachments`). */
 export function createSqliteVisitorRepo(db: SqliteDb): VisitorRepo {
   const s = (sql: string) => db.stmt(sql);
   const read = (org: string, channelId: string, id: string): VisitorRecord | null => {
@@ -33,6 +33,13 @@ export function createSqliteVisitorRepo(db: SqliteDb): VisitorRepo {
     },
     async revokeChannel(org, channelId) {
       return db.run(() => s('DELETE FROM webchat_tokens WHERE channel_id = ? AND org = ?').run(channelId, org).changes);
+    },
+    async putAttachment(a, bytes) {
+      await db.run(() => s('INSERT INTO webchat_attachments (channel_id, id, org, body, bytes) VALUES (?, ?, ?, ?, ?)').run(a.channelId, a.id, a.organizationId, JSON.stringify(a), bytes));
+    },
+    async getAttachment(org, channelId, id) {
+      const row = s('SELECT body, bytes FROM webchat_attachments WHERE channel_id = ? AND id = ? AND org = ?').get(channelId, id, org) as { body: string; bytes: Buffer } | undefined;
+      return row === undefined ? null : { attachment: JSON.parse(row.body) as WebChatAttachmentRecord, bytes: row.bytes };
     },
   };
 }

@@ -760,7 +760,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A photo, video, voice note or document a customer sent: the file, fetched from the chat network with the channel's token */
+        /** A photo, video, voice note or document a customer sent: the file, fetched from the chat network with the channel's token (a web chat's files, a visitor's or an agent's, from this service's own store) */
         get: operations["getMedia"];
         put?: never;
         post?: never;
@@ -969,6 +969,23 @@ export interface paths {
         get: operations["getConversation"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Upload a picture or document for a web chat visitor's conversation; send it with POST /v1/conversations/{id}/reply (`media` with its `mediaId`) */
+        post: operations["uploadWebChatAttachment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1814,6 +1831,40 @@ export interface paths {
         put?: never;
         /** Send an approved template message (the first send to a number creates the contact and its conversation) */
         post: operations["sendTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webchat/v1/channels/{channelId}/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a picture or a document as the visitor (checked by its content, stored, shown to the agents in the thread) */
+        post: operations["webChatSendAttachment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webchat/v1/channels/{channelId}/attachments/{attachmentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A file of the visitor's own conversation (theirs or an agent's); any other visitor's is not found */
+        get: operations["webChatGetAttachment"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -13107,7 +13158,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description no such channel in the organization, or no such media on its number (media expire on the network after 30 days) */
+            /** @description no such channel in the organization, or no such media on its number (media expire on the network after 30 days) or in its web chat */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13118,7 +13169,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "not_found",
-                     *         "message": "no such channel in the organization, or no such media on its number (media expire on the network after 30 days)"
+                     *         "message": "no such channel in the organization, or no such media on its number (media expire on the network after 30 days) or in its web chat"
                      *       }
                      *     }
                      */
@@ -16258,6 +16309,253 @@ export interface operations {
                      *       "error": {
                      *         "code": "not_found",
                      *         "message": "no such conversation in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    uploadWebChatAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the contact's audienceExternalId, `<phone>:<phone number id>`
+                 * @example 4915112345678:106540352242922
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+                 *       "mimeType": "image/png",
+                 *       "filename": "label.png"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: base64
+                     * @description the file, base64 (at most WEBCHAT_MAX_ATTACHMENT_BYTES, 5242880 bytes by default, once decoded); its type is read from its bytes: image/png, image/jpeg, image/gif, image/webp, application/pdf, text/plain, application/vnd.openxmlformats-officedocument.wordprocessingml.document, application/vnd.openxmlformats-officedocument.spreadsheetml.sheet, application/vnd.openxmlformats-officedocument.presentationml.presentation
+                     */
+                    data: string;
+                    /** @description shown to the other side and used for downloads (the type's extension is added when missing) */
+                    filename?: string;
+                    /** @description the type the browser declares; refused (415 `attachment_type_mismatch`) when the bytes are another */
+                    mimeType?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description stored: reply with `{"type":"media","media":{"type":<type>,<type>:{"mediaId":<mediaId>}}}` */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "mediaId": "wca_9f2c4e1a7b3d5f60812a4c6e8b0d2f41",
+                     *       "type": "image",
+                     *       "mimeType": "image/png",
+                     *       "filename": "label.png",
+                     *       "size": 48213
+                     *     }
+                     */
+                    "application/json": {
+                        /** @example label.png */
+                        filename: string;
+                        /** @example wca_9f2c4e1a7b3d5f60812a4c6e8b0d2f41 */
+                        mediaId: string;
+                        /**
+                         * @description as read from the bytes
+                         * @example image/png
+                         */
+                        mimeType: string;
+                        size: number;
+                        /**
+                         * @description the media type to reply with
+                         * @enum {string}
+                         */
+                        type: "image" | "document";
+                    };
+                };
+            };
+            /** @description invalid request: a field, the query or the JSON itself */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "data is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.data",
+                     *             "message": "data is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such web chat conversation in the organization (a chat network's conversation takes media by link or the network's media id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such web chat conversation in the organization (a chat network's conversation takes media by link or the network's media id)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `attachment_too_large`, or `message_too_long` for the caption */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "attachment_too_large",
+                     *         "message": "attachment_too_large, or message_too_long for the caption"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `unsupported_attachment_type`: the bytes are not a type a web chat takes; `attachment_type_mismatch`: they are not the declared type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_attachment_type",
+                     *         "message": "the bytes are not a type a web chat takes; attachment_type_mismatch: they are not the declared type"
                      *       }
                      *     }
                      */
@@ -31090,6 +31388,409 @@ export interface operations {
             };
         };
     };
+    webChatSendAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+                 *       "mimeType": "image/png",
+                 *       "filename": "broken-part.png",
+                 *       "caption": "This part came broken",
+                 *       "clientId": "f1"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description text sent with the file */
+                    caption?: string;
+                    /** @description the browser's id of this message: a retry with the same one is sent (and stored) once */
+                    clientId?: string;
+                    /**
+                     * Format: base64
+                     * @description the file, base64 (at most WEBCHAT_MAX_ATTACHMENT_BYTES, 5242880 bytes by default, once decoded); its type is read from its bytes: image/png, image/jpeg, image/gif, image/webp, application/pdf, text/plain, application/vnd.openxmlformats-officedocument.wordprocessingml.document, application/vnd.openxmlformats-officedocument.spreadsheetml.sheet, application/vnd.openxmlformats-officedocument.presentationml.presentation
+                     */
+                    data: string;
+                    /** @description shown to the other side and used for downloads (the type's extension is added when missing) */
+                    filename?: string;
+                    /** @description the type the browser declares; refused (415 `attachment_type_mismatch`) when the bytes are another */
+                    mimeType?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the message as stored, with its attachment */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "from": "visitor",
+                     *         "type": "text",
+                     *         "text": "Hi Ann, your order #1042 has shipped.",
+                     *         "at": "2026-01-05T09:30:00.000Z",
+                     *         "attachment": {
+                     *           "id": "wca_9f2c4e1a7b3d5f60812a4c6e8b0d2f41",
+                     *           "mimeType": "image/png",
+                     *           "filename": "broken-part.png"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        message: {
+                            /** @description ISO 8601 */
+                            at: string;
+                            /** @description a picture or document the visitor or an agent sent */
+                            attachment?: {
+                                /** @example broken-part.png */
+                                filename: string;
+                                /**
+                                 * @description fetch it from `…/attachments/{id}` with the visitor token
+                                 * @example wca_9f2c4e1a7b3d5f60812a4c6e8b0d2f41
+                                 */
+                                id: string;
+                                /** @example image/png */
+                                mimeType: string;
+                            };
+                            /** @enum {string} */
+                            from: "visitor" | "agent" | "bot" | "system";
+                            /** @description the message id (the same in history, on the socket and in webhooks) */
+                            id: string;
+                            text: string;
+                            /** @description text for what visitors and agents write */
+                            type: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid request: a field, the query or the JSON itself */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "data is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.data",
+                     *             "message": "data is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_visitor_token`: missing, unknown or revoked visitor token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "invalid_visitor_token",
+                     *         "message": "missing, unknown or revoked visitor token"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `origin_not_allowed`: the request's Origin is not an allowed origin of the channel */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "origin_not_allowed",
+                     *         "message": "the request's Origin is not an allowed origin of the channel"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description no web chat channel with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no web chat channel with this id"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `attachment_too_large`, or `message_too_long` for the caption */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "attachment_too_large",
+                     *         "message": "attachment_too_large, or message_too_long for the caption"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `unsupported_attachment_type`: the bytes are not a type a web chat takes; `attachment_type_mismatch`: they are not the declared type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_attachment_type",
+                     *         "message": "the bytes are not a type a web chat takes; attachment_type_mismatch: they are not the declared type"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests from this address (or messages from this visitor); retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests from this address (or messages from this visitor); retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    webChatGetAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description a message's `attachment.id`
+                 * @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10
+                 */
+                attachmentId: string;
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file, with its content type */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description `invalid_visitor_token`: missing, unknown or revoked visitor token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "invalid_visitor_token",
+                     *         "message": "missing, unknown or revoked visitor token"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `origin_not_allowed`: the request's Origin is not an allowed origin of the channel */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "origin_not_allowed",
+                     *         "message": "the request's Origin is not an allowed origin of the channel"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description no web chat channel with this id, or no such file in this visitor's conversation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no web chat channel with this id, or no such file in this visitor's conversation"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `rate_limited`: too many requests from this address (or messages from this visitor); retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "too many requests from this address (or messages from this visitor); retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
     webChatConfig: {
         parameters: {
             query?: never;
@@ -31260,7 +31961,12 @@ export interface operations {
                      *           "from": "visitor",
                      *           "type": "text",
                      *           "text": "Hi Ann, your order #1042 has shipped.",
-                     *           "at": "2026-01-05T09:30:00.000Z"
+                     *           "at": "2026-01-05T09:30:00.000Z",
+                     *           "attachment": {
+                     *             "id": "wca_9f2c4e1a7b3d5f60812a4c6e8b0d2f41",
+                     *             "mimeType": "image/png",
+                     *             "filename": "broken-part.png"
+                     *           }
                      *         }
                      *       ],
                      *       "unreadCount": 2
@@ -31270,6 +31976,18 @@ export interface operations {
                         messages: {
                             /** @description ISO 8601 */
                             at: string;
+                            /** @description a picture or document the visitor or an agent sent */
+                            attachment?: {
+                                /** @example broken-part.png */
+                                filename: string;
+                                /**
+                                 * @description fetch it from `…/attachments/{id}` with the visitor token
+                                 * @example wca_9f2c4e1a7b3d5f60812a4c6e8b0d2f41
+                                 */
+                                id: string;
+                                /** @example image/png */
+                                mimeType: string;
+                            };
                             /** @enum {string} */
                             from: "visitor" | "agent" | "bot" | "system";
                             /** @description the message id (the same in history, on the socket and in webhooks) */
@@ -31428,7 +32146,12 @@ export interface operations {
                      *         "from": "visitor",
                      *         "type": "text",
                      *         "text": "Hi Ann, your order #1042 has shipped.",
-                     *         "at": "2026-01-05T09:30:00.000Z"
+                     *         "at": "2026-01-05T09:30:00.000Z",
+                     *         "attachment": {
+                     *           "id": "wca_9f2c4e1a7b3d5f60812a4c6e8b0d2f41",
+                     *           "mimeType": "image/png",
+                     *           "filename": "broken-part.png"
+                     *         }
                      *       }
                      *     }
                      */
@@ -31436,6 +32159,18 @@ export interface operations {
                         message: {
                             /** @description ISO 8601 */
                             at: string;
+                            /** @description a picture or document the visitor or an agent sent */
+                            attachment?: {
+                                /** @example broken-part.png */
+                                filename: string;
+                                /**
+                                 * @description fetch it from `…/attachments/{id}` with the visitor token
+                                 * @example wca_9f2c4e1a7b3d5f60812a4c6e8b0d2f41
+                                 */
+                                id: string;
+                                /** @example image/png */
+                                mimeType: string;
+                            };
                             /** @enum {string} */
                             from: "visitor" | "agent" | "bot" | "system";
                             /** @description the message id (the same in history, on the socket and in webhooks) */
@@ -31653,7 +32388,12 @@ export interface operations {
                      *           "from": "visitor",
                      *           "type": "text",
                      *           "text": "Hi Ann, your order #1042 has shipped.",
-                     *           "at": "2026-01-05T09:30:00.000Z"
+                     *           "at": "2026-01-05T09:30:00.000Z",
+                     *           "attachment": {
+                     *             "id": "wca_9f2c4e1a7b3d5f60812a4c6e8b0d2f41",
+                     *             "mimeType": "image/png",
+                     *             "filename": "broken-part.png"
+                     *           }
                      *         }
                      *       ],
                      *       "unreadCount": 2,
@@ -31664,6 +32404,18 @@ export interface operations {
                         messages: {
                             /** @description ISO 8601 */
                             at: string;
+                            /** @description a picture or document the visitor or an agent sent */
+                            attachment?: {
+                                /** @example broken-part.png */
+                                filename: string;
+                                /**
+                                 * @description fetch it from `…/attachments/{id}` with the visitor token
+                                 * @example wca_9f2c4e1a7b3d5f60812a4c6e8b0d2f41
+                                 */
+                                id: string;
+                                /** @example image/png */
+                                mimeType: string;
+                            };
                             /** @enum {string} */
                             from: "visitor" | "agent" | "bot" | "system";
                             /** @description the message id (the same in history, on the socket and in webhooks) */
