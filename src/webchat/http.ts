@@ -58,3 +58,33 @@ export function widgetScript(dir: string = DEFAULT_WIDGET_DIR): RequestHandler {
     res.status(200).type('application/javascript').send(cached.body);
   };
 }
+
+/**
+ * `GET /widget-test?channel=ch_…`: a plain page of this service's own origin
+ * with the real widget's script tag, for the customer simulator (the widget
+ * there talks to the channel as on any site, so the channel must allow this
+ * origin). With `&preview`, the widget makes no request and takes its look
+ * from the dashboard page that frames it (the channel settings' preview).
+ * Framed only by pages of this origin.
+ */
+export function widgetTestPage(): RequestHandler {
+  return (req, res, next) => {
+    if (req.path !== '/' || (req.method !== 'GET' && req.method !== 'HEAD')) return next();
+    const channel = typeof req.query.channel === 'string' && /^ch_[0-9A-Za-z]{8,40}$/.test(req.query.channel) ? req.query.channel : null;
+    const preview = req.query.preview !== undefined;
+    if (channel === null && !preview) {
+      res.status(400).json({ success: false, error: { code: 'validation_failed', message: 'channel is required: /widget-test?channel=ch_…' } });
+      return;
+    }
+    res.setHeader('Content-Security-Policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' blob: data:; connect-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'");
+    res.setHeader('X-Frame-Options', 'SAMEORIGIN');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Cache-Control', 'no-store');
+    const attrs = `data-channel="${channel ?? 'ch_preview0'}"${preview ? ' data-preview' : ''}`;
+    res.status(200).type('html').send(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${preview ? 'Widget preview' : 'Web chat test page'}</title>
+<style>body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#334;background:${preview ? '#eef1f5' : '#fafafa'}}main{padding:24px;max-width:640px}h1{font-size:22px;margin:0 0 8px}</style></head>
+<body><main>${preview ? '' : '<h1>Test shop</h1><p>A page with the web chat widget, as a customer sees it on the business&rsquo;s site. Open the chat at the bottom.</p>'}</main>
+<script src="/widget.js" ${attrs} async></script></body></html>`);
+  };
+}

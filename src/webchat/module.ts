@@ -11,7 +11,7 @@ import type { EphemeralBus } from '../ws/ephemeral.js';
 import type { ConversationGateway } from '../messaging/service.js';
 import type { VisitorNoticeBus } from './bus.js';
 import { VisitorHub } from './hub.js';
-import { webChatCors, widgetScript } from './http.js';
+import { webChatCors, widgetScript, widgetTestPage } from './http.js';
 import { visitorRoutes, webChatAgentRoutes, webChatSettingsRoutes } from './routes.js';
 import { WebChatService } from './service.js';
 import { VisitorSocketServer } from './socket.js';
@@ -73,6 +73,7 @@ export class WebChat {
     return [
       { path: '/webchat', handler: webChatCors(this.service) },
       { path: '/widget.js', handler: widgetScript(this.d.widgetDir) },
+      { path: '/widget-test', handler: widgetTestPage() },
     ];
   }
 

@@ -77,8 +77,17 @@ const attachmentRefusals = {
 
 const history = z.object({ messages: z.array(visitorMessage), unreadCount: z.number().int() });
 
-/** Where a visitor request comes from: its Origin header. */
-const originOf = (req: Request): string | undefined => (typeof req.headers.origin === 'string' ? req.headers.origin : undefined);
+/**
+ * Where a visitor request comes from: its Origin header. A browser leaves it
+ * out of a same-origin GET, which it marks `Sec-Fetch-Site: same-origin`
+ * instead: a page of this service's own origin (the simulator's test page),
+ * still checked against the channel's allowed origins.
+ */
+const originOf = (req: Request): string | undefined => {
+  if (typeof req.headers.origin === 'string') return req.headers.origin;
+  const host = req.get('host');
+  return req.headers['sec-fetch-site'] === 'same-origin' && host !== undefined ? `${req.protocol}://${host}` : undefined;
+};
 
 const refusals = {
   401: { description: '`invalid_visitor_token`: missing, unknown or revoked visitor token', schema: errorSchema },

@@ -10,6 +10,10 @@ import { identityHash } from '../../src/webchat/index.js';
 import { screenshot, type Watched } from './browser.js';
 import { useDashboardSuite } from './suite.js';
 
+/** A 1×1 PNG, and a small PDF: files whose bytes say what they are. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
+
 /** A business's site on an origin of its own: a page with the widget's script tag (and, for a signed-in user, its id and HMAC). */
 function site(serviceUrl: string, channel: () => string, secret: () => string): Promise<{ server: Server; origin: string }> {
   const server = createServer((req, res) => {
@@ -185,5 +189,120 @@ describe('the web chat widget in Chromium', { timeout: 180_000 }, () => {
     await v.page.keyboard.press('Escape');
     await expect.poll(focused).toBe('sb-launcher');
     expect(await v.page.getByRole('dialog').isHidden()).toBe(true);
+  });
+
+  /** The conversations of the channel so far, to tell a new visitor's apart. */
+  const known = async (): Promise<Set<string>> =>
+    new Set(((await suite.svc.call('GET', '/v1/conversations', { key: suite.org.adminKey })).body.conversations as { audienceExternalId: string }[]).map((c) => c.audienceExternalId));
+  const newConversation = async (before: Set<string>): Promise<string> => {
+    let found: string | undefined;
+    await expect
+      .poll(async () => {
+        found = [...(await known())].find((x) => !before.has(x) && x.endsWith(`:${channel.id}`));
+        return found !== undefined;
+      }, { timeout: 60_000 })
+      .toBe(true);
+    return found!;
+  };
+  /** Whether an image has loaded its picture (a blob the widget fetched with its token, or the agents' media URL). */
+  const loaded = (img: ReturnType<Page['locator']>) => img.evaluate((el: any) => el.complete === true && el.naturalWidth > 0);
+
+  it('attachments both ways: the visitor sends a picture, the agent sees it in the thread and sends a document back, the visitor gets it', async () => {
+    const before = await known();
+    const v = await visitor();
+    await v.page.goto(shop.origin);
+    await v.page.getByTestId('sb-launcher').click();
+    await v.page.getByTestId('sb-input').fill('This is how it arrived');
+    await v.page.getByTestId('sb-file').setInputFiles({ name: 'broken.png', mimeType: 'image/png', buffer: PNG });
+    const sent = messages(v.page).filter({ has: v.page.getByTestId('sb-attachment') });
+    await sent.filter({ hasText: 'This is how it arrived' }).waitFor();
+    await expect.poll(() => loaded(sent.locator('img'))).toBe(true);
+    // A file the service does not take is refused with its reason, and nothing is sent.
+    v.allow('/attachments', 415);
+    await v.page.getByTestId('sb-file').setInputFiles({ name: 'page.png', mimeType: 'image/png', buffer: Buffer.from('<html><script>alert(1)</script></html>') });
+    await v.page.getByText('is declared image/png but its content is').or(v.page.getByText('this file is none of them')).waitFor();
+
+    const aeid = await newConversation(before);
+    expect((await suite.svc.call('POST', '/v1/handover', { key: suite.org.adminKey, body: { audienceExternalId: aeid } })).status).toBe(200);
+    const a = await agent();
+    await a.goto(`${suite.svc.url}/inbox/${encodeURIComponent(aeid)}`);
+    const thread = a.getByTestId('messages');
+    await thread.getByText('This is how it arrived').waitFor();
+    await expect.poll(() => loaded(thread.locator('img').first())).toBe(true);
+    await a.getByRole('button', { name: 'Take' }).click();
+    await a.getByTestId('conversation-state').filter({ hasText: 'Taken by Agent (you)' }).waitFor();
+    await a.getByRole('tab', { name: 'File' }).click();
+    await a.getByLabel(/^Picture or document/).setInputFiles({ name: 'invoice.pdf', mimeType: 'application/pdf', buffer: PDF });
+    await a.getByLabel('Caption (optional)').fill('Your invoice');
+    await a.getByTestId('composer').getByRole('button', { name: 'Send' }).click();
+    await thread.getByRole('link', { name: 'invoice.pdf' }).waitFor();
+    await screenshot(a, 'webchat-agent-files');
+
+    const received = messages(v.page).filter({ hasText: 'Your invoice' });
+    await received.waitFor();
+    expect(await received.getAttribute('data-from')).toBe('agent');
+    const link = received.getByTestId('sb-attachment');
+    expect(await link.textContent()).toBe('invoice.pdf');
+    // Opening it fetches the file with the visitor's token: the download is the agent's PDF.
+    const download = v.page.waitForEvent('download');
+    await link.click();
+    const file = await download;
+    expect(file.suggestedFilename()).toBe('invoice.pdf');
+    const path = await file.path();
+    expect(readFileSync(path).equals(PDF)).toBe(true);
+    await screenshot(v.page, 'webchat-visitor-files');
+    expect(v.problems).toEqual([]);
+  });
+
+  it('the channel settings preview the widget live as its look is edited, without saving and without a visitor', async () => {
+    const admin = await agent(`admin@${suite.org.id}.test`);
+    const visitorCalls: string[] = [];
+    admin.on('request', (r) => {
+      if (r.url().includes('/webchat/v1/')) visitorCalls.push(r.url());
+    });
+    await admin.goto(`${suite.svc.url}/settings/channels`);
+    const card = admin.locator(`article[data-channel="${channel.id}"]`);
+    await card.getByRole('button', { name: 'Widget' }).click();
+    const preview = admin.frameLocator('[data-testid="widget-preview"]');
+    await preview.getByRole('dialog').waitFor();
+    const saved = (await suite.svc.call('GET', `/webchat/v1/channels/${channel.id}/config`, { headers: { origin: shop.origin } })).body.widget;
+    // The saved look first.
+    await preview.getByRole('heading', { name: saved.title }).waitFor();
+    await card.getByLabel('Title').fill('Ask us anything');
+    await preview.getByRole('heading', { name: 'Ask us anything' }).waitFor();
+    await card.getByLabel('Greeting').fill('Hello from the preview');
+    await preview.getByText('Hello from the preview').waitFor();
+    await card.getByLabel('Colour').fill('#00aa44');
+    await expect.poll(() => preview.getByTestId('sb-launcher').evaluate((el) => (globalThis as any).getComputedStyle(el).backgroundColor)).toBe('rgb(0, 170, 68)');
+    await card.getByLabel('Position').selectOption('left');
+    await expect.poll(() => preview.locator('#switchboard-webchat').getAttribute('data-position')).toBe('left');
+    await screenshot(admin, 'webchat-preview');
+    // Nothing saved, no visitor made: the preview asked the visitor API nothing.
+    expect((await suite.svc.call('GET', `/webchat/v1/channels/${channel.id}/config`, { headers: { origin: shop.origin } })).body.widget).toEqual(saved);
+    expect(visitorCalls).toEqual([]);
+  });
+
+  it("the customer simulator's web chat mode: the real widget on a test page; its visitor's message reaches the inbox", async () => {
+    const before = await known();
+    // Tall enough for the test page's frame and the widget at its bottom.
+    const admin = (await suite.signedIn(`admin@${suite.org.id}.test`, { width: 1280, height: 1200 })).page;
+    await admin.goto(`${suite.svc.url}/simulator`);
+    await admin.getByRole('tab', { name: 'Web chat visitor' }).click();
+    // The test page is on the dashboard's origin: allowed from here, once.
+    await admin.getByRole('button', { name: `Allow ${suite.svc.url} for this channel` }).click();
+    const page = admin.frameLocator('[data-testid="web-chat-test-page"]');
+    await page.getByTestId('sb-launcher').click();
+    await page.getByTestId('sb-input').fill('Hello from the simulator');
+    await page.getByTestId('sb-send').click();
+    await page.getByTestId('sb-message').filter({ hasText: 'Hello from the simulator' }).waitFor();
+    await screenshot(admin, 'webchat-simulator');
+    const aeid = await newConversation(before);
+    const detail = await suite.svc.call('GET', `/v1/conversations/${encodeURIComponent(aeid)}`, { key: suite.org.adminKey });
+    expect(detail.body.conversation.messages.map((m: any) => m.content.text)).toContain('Hello from the simulator');
+    // The agent answers from the inbox; the simulated visitor sees it live.
+    expect((await suite.svc.call('POST', '/v1/handover', { key: suite.org.adminKey, body: { audienceExternalId: aeid } })).status).toBe(200);
+    expect((await suite.svc.call('POST', `/v1/conversations/${encodeURIComponent(aeid)}/take`, { key: suite.org.adminKey })).status).toBe(200);
+    expect((await suite.svc.call('POST', `/v1/conversations/${encodeURIComponent(aeid)}/reply`, { key: suite.org.adminKey, body: { type: 'text', text: 'Hi, simulator!' } })).status).toBe(200);
+    await page.getByTestId('sb-message').filter({ hasText: 'Hi, simulator!' }).waitFor();
   });
 });

@@ -18,6 +18,7 @@ export interface VisitorMessage {
   type: string;
   text: string;
   at: string;
+  attachment?: { id: string; mimeType: string; filename: string };
 }
 
 export interface Started {
@@ -77,6 +78,20 @@ export class VisitorApi {
 
   send(text: string, clientId: string): Promise<{ message: VisitorMessage }> {
     return this.call('POST', '/messages', { text, clientId });
+  }
+
+  attach(data: string, mimeType: string, filename: string, clientId: string, caption?: string): Promise<{ message: VisitorMessage }> {
+    return this.call('POST', '/attachments', { data, filename, clientId, ...(mimeType === '' ? {} : { mimeType }), ...(caption === undefined ? {} : { caption }) });
+  }
+
+  /** A file of the visitor's conversation, read with their token (no cookie, so never a plain link). */
+  async file(id: string): Promise<Blob> {
+    const res = await fetch(`${this.base}/webchat/v1/channels/${encodeURIComponent(this.channelId)}/attachments/${encodeURIComponent(id)}`, {
+      headers: { Authorization: `Bearer ${this.token ?? ''}` },
+      credentials: 'omit',
+    });
+    if (!res.ok) throw new ApiError(res.status, 'error', `HTTP ${res.status}`);
+    return res.blob();
   }
 
   read(): Promise<unknown> {

@@ -16,7 +16,12 @@ interface Options {
   userHash?: string;
   name?: string;
   email?: string;
+  /** The dashboard's live preview: no request at all; the look comes by postMessage from the page that frames it. */
+  preview?: boolean;
 }
+
+/** What a web chat takes, by type: the service checks the bytes again. */
+const ACCEPT = 'image/png,image/jpeg,image/gif,image/webp,application/pdf,text/plain,.docx,.xlsx,.pptx';
 
 function scriptOptions(): Options | null {
   const el = (document.currentScript as HTMLScriptElement | null) ?? document.querySelector<HTMLScriptElement>('script[data-channel][src*="widget.js"]');
@@ -30,6 +35,7 @@ function scriptOptions(): Options | null {
   }
   if (d.name !== undefined) o.name = d.name;
   if (d.email !== undefined) o.email = d.email;
+  if (d.preview !== undefined) o.preview = true;
   return o;
 }
 
@@ -56,6 +62,7 @@ class Widget {
   private readonly input: HTMLTextAreaElement;
   private readonly typingLine: HTMLDivElement;
   private readonly status: HTMLDivElement;
+  private readonly fileInput: HTMLInputElement;
   private readonly ids = new Set<string>();
   private live: Live | null = null;
   private started: Promise<void> | null = null;
@@ -78,7 +85,15 @@ class Widget {
     this.status = h('div', { class: 'status', role: 'status' });
     this.input = h('textarea', { id: 'sb-input', rows: '1', 'data-testid': 'sb-input', 'aria-label': 'Your message', placeholder: 'Write a message…', maxlength: '4096' });
     const send = h('button', { type: 'submit', class: 'send', 'data-testid': 'sb-send', 'aria-label': 'Send' }, 'Send');
-    this.form = h('form', { class: 'compose' }, h('label', { for: 'sb-input', class: 'sr' }, 'Your message'), this.input, send);
+    this.fileInput = h('input', { type: 'file', accept: ACCEPT, class: 'sr', tabindex: '-1', 'aria-hidden': 'true', 'data-testid': 'sb-file' });
+    const attach = h('button', { type: 'button', class: 'attach', 'data-testid': 'sb-attach', 'aria-label': 'Attach a picture or document' }, '+');
+    attach.addEventListener('click', () => this.fileInput.click());
+    this.fileInput.addEventListener('change', () => {
+      const f = this.fileInput.files?.[0];
+      this.fileInput.value = '';
+      if (f !== undefined) void this.sendFile(f);
+    });
+    this.form = h('form', { class: 'compose' }, h('label', { for: 'sb-input', class: 'sr' }, 'Your message'), attach, this.fileInput, this.input, send);
     const close = h('button', { type: 'button', class: 'close', 'aria-label': 'Close chat' }, '×');
     const heading = h('h2', { id: 'sb-title' }, this.title);
     this.panel = h('div', { id: 'sb-panel', class: 'panel', role: 'dialog', 'aria-modal': 'false', 'aria-labelledby': 'sb-title', hidden: '' }, h('header', {}, heading, close), this.log, this.typingLine, this.status, this.form);
@@ -112,7 +127,36 @@ class Widget {
         this.hide();
       } else if (e.key === 'Tab') this.trapTab(e);
     });
-    void this.boot();
+    if (o.preview === true) this.preview();
+    else void this.boot();
+  }
+
+  /**
+   * The dashboard's live preview: the panel open with a sample exchange,
+   * restyled by every `switchboard-widget-preview` message from the framing
+   * page of this origin. Makes no request: no config, no visitor.
+   */
+  private preview(): void {
+    this.title = 'Chat';
+    window.addEventListener('message', (e: MessageEvent) => {
+      const d = e.data as { type?: string; name?: string; widget?: WidgetSettings } | null;
+      if (e.origin !== location.origin || d === null || typeof d !== 'object' || d.type !== 'switchboard-widget-preview') return;
+      this.settings = d.widget ?? {};
+      this.title = this.settings.title ?? d.name ?? 'Chat';
+      this.theme();
+      this.log.textContent = '';
+      this.greet();
+      this.log.append(h('div', { class: 'msg visitor', 'data-testid': 'sb-message', 'data-from': 'visitor' }, 'Hi, is the blue kettle in stock?'));
+      this.log.append(h('div', { class: 'msg agent', 'data-testid': 'sb-message', 'data-from': 'agent' }, 'It is! Shall I keep one for you?'));
+    });
+    this.theme();
+    this.panel.hidden = false;
+    this.frame.classList.add('open');
+    this.open = true;
+    this.launcher.setAttribute('aria-expanded', 'true');
+    this.status.textContent = 'Preview: nothing is sent.';
+    this.form.querySelectorAll('button, textarea').forEach((el) => el.setAttribute('disabled', ''));
+    if (window.parent !== window) window.parent.postMessage({ type: 'switchboard-widget-preview-ready' }, location.origin);
   }
 
   private stored(): string | null {
@@ -223,7 +267,10 @@ class Widget {
     this.ids.add(m.id);
     this.live?.seen(m.id);
     const who = m.from === 'visitor' ? 'You' : m.from === 'agent' ? 'Agent' : m.from === 'bot' ? 'Bot' : 'Notice';
-    const el = h('div', { class: `msg ${m.from === 'visitor' ? 'visitor' : 'agent'}`, 'data-testid': 'sb-message', 'data-from': m.from }, h('span', { class: 'sr' }, `${who}: `), m.text === '' ? `[${m.type}]` : m.text);
+    const el = h('div', { class: `msg ${m.from === 'visitor' ? 'visitor' : 'agent'}`, 'data-testid': 'sb-message', 'data-from': m.from }, h('span', { class: 'sr' }, `${who}: `));
+    if (m.attachment !== undefined) el.append(this.attachment(m.attachment));
+    if (m.text !== '') el.append(m.attachment === undefined ? m.text : h('div', {}, m.text));
+    else if (m.attachment === undefined) el.append(`[${m.type}]`);
     this.log.append(el);
     this.log.scrollTop = this.log.scrollHeight;
     return true;
@@ -314,9 +361,51 @@ class Widget {
     }
   }
 
+  private async sendFile(f: File): Promise<void> {
+    this.status.textContent = `Sending ${f.name}…`;
+    const clientId = `${Date.now().toString(36)}-f${(this.clientSeq++).toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    try {
+      await this.ensureStarted();
+      const data = await new Promise<string>((resolve, reject) => {
+        const r = new FileReader();
+        r.onload = () => resolve(String(r.result).replace(/^data:[^,]*,/, ''));
+        r.onerror = () => reject(new Error('unreadable'));
+        r.readAsDataURL(f);
+      });
+      const caption = this.input.value.trim();
+      const { message } = await this.api.attach(data, f.type, f.name, clientId, caption === '' ? undefined : caption);
+      if (caption !== '') this.input.value = '';
+      this.add(message);
+      this.status.textContent = '';
+    } catch (e) {
+      this.status.textContent = e instanceof ApiError ? e.message : 'The file was not sent; try again.';
+    }
+  }
+
+  /** A file of the conversation: a picture shown in place, a document as a download, both read with the visitor's token. */
+  private attachment(a: NonNullable<VisitorMessage['attachment']>): HTMLElement {
+    if (a.mimeType.startsWith('image/')) {
+      const img = h('img', { alt: a.filename, 'data-testid': 'sb-attachment' });
+      void this.api.file(a.id).then((b) => (img.src = URL.createObjectURL(b)), () => img.setAttribute('alt', `${a.filename} (unavailable)`));
+      return img;
+    }
+    const link = h('a', { href: '#', class: 'file', download: a.filename, 'data-testid': 'sb-attachment' }, a.filename);
+    let ready = false;
+    link.addEventListener('click', (e) => {
+      if (ready) return;
+      e.preventDefault();
+      void this.api.file(a.id).then((b) => {
+        link.href = URL.createObjectURL(b);
+        ready = true;
+        link.click();
+      });
+    });
+    return link;
+  }
+
   private async submit(): Promise<void> {
     const text = this.input.value.trim();
-    if (text === '') return;
+    if (text === '' || this.o.preview === true) return;
     this.input.value = '';
     const clientId = `${Date.now().toString(36)}-${(this.clientSeq++).toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     try {

@@ -208,7 +208,7 @@ export function conversationRoutes(inbox: InboxService, tickets: TicketService):
         200: { description: 'sent: the network accepted the message', schema: sentResult },
         404: notFoundResponse,
         409: conflictResponse,
-        422: { description: '`outside_customer_service_window`: only a template can reopen the conversation; `not_supported_on_web_chat`: a web chat takes text; `no_such_message`: a reaction to a message not of this conversation', schema: errorSchema },
+        422: { description: '`outside_customer_service_window`: only a template can reopen the conversation; `not_supported_on_web_chat`: a web chat takes text, and pictures or documents uploaded for it (POST /v1/conversations/{id}/attachments) by mediaId; `no_such_attachment` / `attachment_type_mismatch`: that mediaId is no file of this web chat conversation, or is not of the media type given; `no_such_message`: a reaction to a message not of this conversation', schema: errorSchema },
         502: { description: 'the chat network rejected the message', schema: errorSchema },
         503: unavailable,
       },

@@ -18190,7 +18190,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `outside_customer_service_window`: only a template can reopen the conversation; `not_supported_on_web_chat`: a web chat takes text; `no_such_message`: a reaction to a message not of this conversation */
+            /** @description `outside_customer_service_window`: only a template can reopen the conversation; `not_supported_on_web_chat`: a web chat takes text, and pictures or documents uploaded for it (POST /v1/conversations/{id}/attachments) by mediaId; `no_such_attachment` / `attachment_type_mismatch`: that mediaId is no file of this web chat conversation, or is not of the media type given; `no_such_message`: a reaction to a message not of this conversation */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -18201,7 +18201,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "outside_customer_service_window",
-                     *         "message": "only a template can reopen the conversation; not_supported_on_web_chat: a web chat takes text; no_such_message: a reaction to a message not of this conversation"
+                     *         "message": "only a template can reopen the conversation; not_supported_on_web_chat: a web chat takes text, and pictures or documents uploaded for it (POST /v1/conversations/{id}/attachments) by mediaId; no_such_attachment / attachment_type_mismatch: that mediaId is no file of this web chat conversation, or is not of the media type given; no_such_message: a reaction to a message not of this conversation"
                      *       }
                      *     }
                      */

@@ -4,9 +4,9 @@ import type { CannedReply, ReplyMessage, TemplateSend } from '../api/types';
 import { fillPlaceholders, type CannedPlaceholder } from '../../../src/domain/canned-replies';
 import { TemplatePicker } from './TemplatePicker';
 
-type Mode = 'text' | 'buttons' | 'media' | 'location' | 'contact' | 'template' | 'note';
+type Mode = 'text' | 'buttons' | 'media' | 'file' | 'location' | 'contact' | 'template' | 'note';
 
-const MODE_LABELS: Record<Mode, string> = { text: 'Text', buttons: 'Buttons', media: 'Media', location: 'Location', contact: 'Contact', template: 'Template', note: 'Note' };
+const MODE_LABELS: Record<Mode, string> = { text: 'Text', buttons: 'Buttons', media: 'Media', file: 'File', location: 'Location', contact: 'Contact', template: 'Template', note: 'Note' };
 
 /** The `/code` being typed just before the caret (at the start or after a space), or null. */
 function slashCode(text: string, caret: number): { start: number; code: string } | null {
@@ -23,10 +23,12 @@ function slashCode(text: string, caret: number): { start: number; code: string }
  * private note for the team instead (the only mode when `replyable` is
  * false: a conversation the agent does not hold).
  */
-export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTyping, busy, placeholders = {}, onNote, replyable = true, webChat = false }: {
+export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTyping, busy, placeholders = {}, onNote, replyable = true, webChat = false, onFile }: {
   windowIsOpen: boolean;
-  /** A web chat takes text only, at any time (no 24-hour window, no templates). */
+  /** A web chat takes text and files, at any time (no 24-hour window, no templates). */
   webChat?: boolean;
+  /** Sends a picture or document (a web chat): uploaded for the conversation, then replied with. */
+  onFile?: (f: { data: string; mimeType: string; filename: string; caption?: string }) => Promise<boolean>;
   channelId: string;
   onNote?: (text: string) => Promise<boolean>;
   replyable?: boolean;
@@ -41,6 +43,8 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
   const [buttons, setButtons] = useState(['', '', '']);
   const [mediaType, setMediaType] = useState<'image' | 'video' | 'audio' | 'document'>('image');
   const [url, setUrl] = useState('');
+  const [file, setFile] = useState<File | null>(null);
+  const [fileKey, setFileKey] = useState(0);
   const [place, setPlace] = useState({ latitude: '', longitude: '', name: '', address: '' });
   const [card, setCard] = useState({ name: '', phone: '', company: '' });
   const [canned, setCanned] = useState<CannedReply[]>([]);
@@ -75,13 +79,28 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
     }
   };
   const noting = onNote !== undefined && (mode === 'note' || !replyable);
-  const current: Mode = noting ? 'note' : webChat ? 'text' : windowIsOpen ? mode : 'template';
-  const modes: Mode[] = [...(!replyable ? [] : webChat ? (['text'] as Mode[]) : windowIsOpen ? (['text', 'buttons', 'media', 'location', 'contact', 'template'] as Mode[]) : (['template'] as Mode[])), ...(onNote ? (['note'] as Mode[]) : [])];
+  const current: Mode = noting ? 'note' : webChat ? (mode === 'file' && onFile ? 'file' : 'text') : windowIsOpen ? mode : 'template';
+  const modes: Mode[] = [...(!replyable ? [] : webChat ? (onFile ? (['text', 'file'] as Mode[]) : (['text'] as Mode[])) : windowIsOpen ? (['text', 'buttons', 'media', 'location', 'contact', 'template'] as Mode[]) : (['template'] as Mode[])), ...(onNote ? (['note'] as Mode[]) : [])];
 
   const send = async (e: Event) => {
     e.preventDefault();
     if (current === 'note') {
       if (await onNote!(text.trim())) setText('');
+      return;
+    }
+    if (current === 'file') {
+      if (file === null || !onFile) return;
+      const data = await new Promise<string>((resolve, reject) => {
+        const r = new FileReader();
+        r.onload = () => resolve(String(r.result).replace(/^data:[^,]*,/, ''));
+        r.onerror = () => reject(new Error('unreadable'));
+        r.readAsDataURL(file);
+      });
+      if (await onFile({ data, mimeType: file.type, filename: file.name, ...(text.trim() ? { caption: text.trim() } : {}) })) {
+        setText('');
+        setFile(null);
+        setFileKey((k) => k + 1);
+      }
       return;
     }
     let m: ReplyMessage;
@@ -110,6 +129,8 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
   const canSend =
     current === 'text' || current === 'note'
       ? text.trim() !== ''
+      : current === 'file'
+        ? file !== null
       : current === 'buttons'
         ? text.trim() !== '' && buttonCount > 0
         : current === 'location'
@@ -176,6 +197,12 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
         </form>
       ) : (
         <form onSubmit={send}>
+          {current === 'file' && (
+            <label>
+              Picture or document (PNG, JPEG, GIF, WebP, PDF, text, Word, Excel, PowerPoint)
+              <input key={fileKey} type="file" name="file" accept="image/png,image/jpeg,image/gif,image/webp,application/pdf,text/plain,.docx,.xlsx,.pptx" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
+            </label>
+          )}
           {current === 'media' && (
             <div class="row">
               <label>
@@ -194,7 +221,7 @@ export function Composer({ windowIsOpen, channelId, onReply, onTemplate, onTypin
             </div>
           )}
           <label>
-            {current === 'media' ? 'Caption (optional)' : current === 'buttons' ? 'Question' : current === 'note' ? 'Note' : 'Message'}
+            {current === 'media' || current === 'file' ? 'Caption (optional)' : current === 'buttons' ? 'Question' : current === 'note' ? 'Note' : 'Message'}
             <textarea
               name="message"
               rows={2}

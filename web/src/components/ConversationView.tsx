@@ -142,6 +142,13 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
   const reply = (m: ReplyMessage) => act('Reply not sent', () => post('reply', m)).then((done) => (done && void load(), done));
   const template = (t: TemplateSend) => act('Template not sent', () => post('send-template', { template: t })).then((done) => (done && void load(), done));
   const agents = [...people.values()].filter((p) => p.id !== conv.assigneeId && p.active !== false);
+  /** A web chat's file: uploaded for this conversation, then sent as the reply that names it. */
+  const sendFile = (f: { data: string; mimeType: string; filename: string; caption?: string }) =>
+    act('File not sent', async () => {
+      const up = await request<{ mediaId: string; type: 'image' | 'document' }>('POST', `/v1/conversations/${encodeURIComponent(id)}/attachments`, { data: f.data, filename: f.filename, ...(f.mimeType ? { mimeType: f.mimeType } : {}) });
+      const media = { mediaId: up.mediaId, ...(f.caption ? { caption: f.caption } : {}) };
+      return post('reply', { type: 'media', media: up.type === 'image' ? { type: 'image', image: media } : { type: 'document', document: media } });
+    }).then((done) => (done && void load(), done));
   const note = (text: string) => act('Note not saved', () => post('notes', { text })).then((done) => (done && void load(), done));
   /** Labels change the conversation's summary: shown here and in the lists at once. */
   const relabel = (what: string, fn: () => Promise<{ labels: Label[] }>) =>
@@ -246,6 +253,7 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
         <Composer
           windowIsOpen={open}
           webChat={webChat}
+          onFile={webChat ? sendFile : undefined}
           channelId={conv.channelId ?? ''}
           replyable={mineOrAdmin && conv.channelId !== null}
           busy={busy}

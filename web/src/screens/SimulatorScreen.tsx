@@ -1,37 +1,56 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import { describeError } from '../api/errors';
-import type { ChannelInfo } from '../api/types';
+import type { ChannelDetail, ChannelInfo } from '../api/types';
 import { CustomerPanel } from '../components/CustomerPanel';
 
-/** Plays a customer on a sandbox channel, so the whole loop can be seen in one browser window. */
-export function SimulatorScreen() {
-  const [channels, setChannels] = useState<ChannelInfo[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [channelId, setChannelId] = useState('');
-  const [phone, setPhone] = useState('15550001111');
-  const [name, setName] = useState('Test Customer');
-  const [started, setStarted] = useState<{ channelId: string; phone: string; name: string } | null>(null);
+type Mode = 'whatsapp' | 'web_chat';
 
-  useEffect(() => {
+/**
+ * Plays a customer, so the whole loop can be seen in one browser window: a
+ * WhatsApp customer of a sandbox channel (a real, signed network webhook), or
+ * a web chat visitor on a test page of this origin with the real widget.
+ */
+export function SimulatorScreen() {
+  const [channels, setChannels] = useState<ChannelDetail[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [mode, setMode] = useState<Mode>('whatsapp');
+
+  const load = () =>
     ok(api.GET('/v1/channels'))
-      .then((r) => {
-        const sandbox = (r.channels as ChannelInfo[]).filter((c) => c.network === 'sandbox');
-        setChannels(sandbox);
-        if (sandbox[0]) setChannelId(sandbox[0].id);
-      })
+      .then((r) => setChannels(r.channels))
       .catch((e: unknown) => setError(describeError(e)));
-  }, []);
+  useEffect(() => void load(), []);
 
   if (error) return <section class="panel"><p class="error" role="alert">{error}</p></section>;
   if (channels === null) return <section class="panel"><p class="muted">Loading…</p></section>;
-  if (channels.length === 0) return <section class="panel"><h1>Customer simulator</h1><p>There is no channel on the sandbox network in this organization.</p></section>;
-  const channel = channels.find((c) => c.id === started?.channelId);
+  const sandbox = (channels as ChannelInfo[]).filter((c) => c.network === 'sandbox');
+  const webChats = channels.filter((c) => c.kind === 'web_chat');
 
   return (
     <div class="simulator">
       <section class="panel">
         <h1>Customer simulator</h1>
+        <div class="modes" role="tablist" aria-label="Channel">
+          <button type="button" role="tab" aria-selected={mode === 'whatsapp'} onClick={() => setMode('whatsapp')}>WhatsApp customer</button>
+          <button type="button" role="tab" aria-selected={mode === 'web_chat'} onClick={() => setMode('web_chat')}>Web chat visitor</button>
+        </div>
+      </section>
+      {mode === 'whatsapp' ? <WhatsAppSimulator channels={sandbox} /> : <WebChatSimulator channels={webChats} onChanged={() => void load()} />}
+    </div>
+  );
+}
+
+function WhatsAppSimulator({ channels }: { channels: ChannelInfo[] }) {
+  const [channelId, setChannelId] = useState(channels[0]?.id ?? '');
+  const [phone, setPhone] = useState('15550001111');
+  const [name, setName] = useState('Test Customer');
+  const [started, setStarted] = useState<{ channelId: string; phone: string; name: string } | null>(null);
+  if (channels.length === 0) return <section class="panel"><p>There is no channel on the sandbox network in this organization.</p></section>;
+  const channel = channels.find((c) => c.id === started?.channelId);
+  return (
+    <>
+      <section class="panel">
         <p class="muted">Write as a customer of a sandbox channel: the message reaches the service as a real, signed network webhook.</p>
         <form class="row wrap" onSubmit={(e) => { e.preventDefault(); setStarted({ channelId, phone: phone.replace(/\D/g, ''), name: name.trim() }); }}>
           <label>
@@ -59,6 +78,58 @@ export function SimulatorScreen() {
         )}
       </section>
       {started && <CustomerPanel key={`${started.channelId}/${started.phone}`} channelId={started.channelId} phone={started.phone} profileName={started.name || undefined} />}
-    </div>
+    </>
+  );
+}
+
+/**
+ * A web chat's visitor: the real widget on a test page served by this
+ * service (`/widget-test`), so it talks to the channel as on the business's
+ * site, origin check included: the channel must allow this dashboard's
+ * origin, which an admin can add from here.
+ */
+function WebChatSimulator({ channels, onChanged }: { channels: ChannelDetail[]; onChanged: () => void }) {
+  const [channelId, setChannelId] = useState(channels[0]?.id ?? '');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  if (channels.length === 0) return <section class="panel"><p>There is no web chat channel in this organization: an admin makes one in Settings → Channels.</p></section>;
+  const channel = channels.find((c) => c.id === channelId) ?? channels[0]!;
+  const here = location.origin;
+  const allowed = (channel.allowedOrigins ?? []).includes(here);
+  const allow = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await ok(api.PATCH('/v1/channels/{channelId}/web-chat', { params: { path: { channelId: channel.id } }, body: { allowedOrigins: [...(channel.allowedOrigins ?? []), here] } }));
+      onChanged();
+    } catch (e) {
+      setError(describeError(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="panel stack">
+      <p class="muted">Write as a visitor of your site: below is a test page with the real widget. Its conversation appears in the inbox like any other.</p>
+      <label>
+        Web chat
+        <select value={channel.id} onChange={(e) => setChannelId(e.currentTarget.value)} name="webchat">
+          {channels.map((c) => (
+            <option key={c.id} value={c.id}>{c.name}</option>
+          ))}
+        </select>
+      </label>
+      {allowed ? (
+        <iframe key={channel.id} class="simulator-page" src={`/widget-test?channel=${encodeURIComponent(channel.id)}`} title="Test page with the web chat widget" data-testid="web-chat-test-page" />
+      ) : (
+        <div class="stack">
+          <p>The widget answers only on the channel's allowed origins, and the test page is on this dashboard's origin, <code>{here}</code>, which {channel.name} does not allow.</p>
+          <div>
+            <button type="button" class="primary" disabled={busy} onClick={() => void allow()}>Allow {here} for this channel</button>
+          </div>
+        </div>
+      )}
+      {error && <p class="error" role="alert">{error}</p>}
+    </section>
   );
 }

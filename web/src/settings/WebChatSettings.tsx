@@ -1,32 +1,57 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import type { ChannelDetail } from '../api/types';
 import { CopyField } from '../components/CopyButton';
 import { useAction } from './useLoad';
 
+type WidgetLook = { title?: string; greeting?: string; color: string; position: 'left' | 'right'; preChatForm: boolean };
+
+/** The widget's look as the form has it now (saved or not). */
+function lookOf(form: HTMLFormElement): WidgetLook {
+  const f = new FormData(form);
+  const text = (k: string) => String(f.get(k) ?? '').trim();
+  return {
+    ...(text('title') ? { title: text('title') } : {}),
+    ...(text('greeting') ? { greeting: text('greeting') } : {}),
+    color: text('color') || '#0b6bcb',
+    position: text('position') === 'left' ? 'left' : 'right',
+    preChatForm: f.get('preChatForm') === 'on',
+  };
+}
+
 /**
  * A web chat's card: the snippet to paste on the site, the widget's look
  * (title, greeting, colour, position, pre-chat form) and allowed origins,
- * and the identity secret (a new one shown once).
+ * and the identity secret (a new one shown once). Beside them, a live
+ * preview: the real widget in a frame of this origin, making no request (no
+ * visitor is created), restyled as the fields change, before they are saved.
  */
 export function WebChatSettings({ channel, onSaved }: { channel: ChannelDetail; onSaved: () => void }) {
   const action = useAction();
   const [secret, setSecret] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
   const w = channel.widget ?? {};
+  const form = useRef<HTMLFormElement>(null);
+  const frame = useRef<HTMLIFrameElement>(null);
+  const push = () => {
+    if (form.current === null) return;
+    frame.current?.contentWindow?.postMessage({ type: 'switchboard-widget-preview', name: channel.name, widget: lookOf(form.current) }, location.origin);
+  };
+  useEffect(() => {
+    // The frame says when its widget listens; it is then given the form's look.
+    const ready = (e: MessageEvent) => {
+      if (e.origin === location.origin && e.source === frame.current?.contentWindow && (e.data as { type?: string } | null)?.type === 'switchboard-widget-preview-ready') push();
+    };
+    window.addEventListener('message', ready);
+    return () => window.removeEventListener('message', ready);
+  }, [channel.id]);
   const snippet = `<script src="${location.origin}/widget.js" data-channel="${channel.id}" async></script>`;
 
   const save = async (e: Event) => {
     e.preventDefault();
     const f = new FormData(e.currentTarget as HTMLFormElement);
     const text = (k: string) => String(f.get(k) ?? '').trim();
-    const widget = {
-      ...(text('title') ? { title: text('title') } : {}),
-      ...(text('greeting') ? { greeting: text('greeting') } : {}),
-      color: text('color') || '#0b6bcb',
-      position: (text('position') === 'left' ? 'left' : 'right') as 'left' | 'right',
-      preChatForm: f.get('preChatForm') === 'on',
-    };
+    const widget = lookOf(e.currentTarget as HTMLFormElement);
     const allowedOrigins = text('allowedOrigins').split(/[\s,]+/).filter(Boolean);
     setSaved(false);
     if (await action.run(() => ok(api.PATCH('/v1/channels/{channelId}/web-chat', { params: { path: { channelId: channel.id } }, body: { widget, allowedOrigins } })))) {
@@ -45,7 +70,8 @@ export function WebChatSettings({ channel, onSaved }: { channel: ChannelDetail; 
   return (
     <div class="stack" data-testid="web-chat-settings">
       <CopyField label="Snippet: paste it before </body> on the pages of the allowed origins" value={snippet} testId="web-chat-snippet" />
-      <form class="stack" onSubmit={(e) => void save(e)}>
+      <div class="row wrap">
+      <form class="stack grow" ref={form} onSubmit={(e) => void save(e)} onInput={push} onChange={push}>
         <label>
           Allowed origins (scheme, host and port; comma or space separated)
           <input name="allowedOrigins" defaultValue={(channel.allowedOrigins ?? []).join(', ')} placeholder="https://www.example.com" />
@@ -80,6 +106,11 @@ export function WebChatSettings({ channel, onSaved }: { channel: ChannelDetail; 
           {saved && <span role="status" class="muted small">Saved.</span>}
         </div>
       </form>
+      <figure class="widget-preview">
+        <iframe ref={frame} src={`/widget-test?preview&channel=${encodeURIComponent(channel.id)}`} title="Widget preview" data-testid="widget-preview" width="440" height="640" />
+        <figcaption class="muted small">Preview: changes show here as you type, before you save. Nothing is sent.</figcaption>
+      </figure>
+      </div>
       {secret && (
         <div class="secret card" role="status">
           <p>Your server signs each signed-in user's id with it: <code>hex(HMAC-SHA256(secret, userId))</code> as <code>data-user-hash</code>, beside <code>data-user-id</code>. Copy it now: it is shown only this once.</p>
