@@ -13,10 +13,11 @@
  *   for BENCH_SECONDS; p50 and p99 of the round trip;
  * - throughput: the same 5% each send again as soon as their reply came
  *   (a closed loop) for BENCH_SECONDS; round trips per second;
- * - memory per idle visitor: the process's RSS growth per visitor while
- *   they are created and connected (after a full collection). The visitors'
- *   client sockets live in this process too, for both servers alike, so this
- *   is an upper bound and only the ratio compares servers.
+ * - memory per idle visitor: the server process's growth while the idle
+ *   visitors (all but the closed loop's 10%) are started and connected from a
+ *   child process (bench/_webchat-visitors.ts), so their client sockets are
+ *   not counted: RSS and V8 heap (used + external), each the median of 5
+ *   readings after two full collections (global.gc), before and after.
  *
  * Switchboard closes a visitor socket sending over 10 frames a second, so the
  * closed loop spreads its sends over twice as many visitors as the paced
@@ -25,7 +26,8 @@
  * And the widget's script, built from widget/, gzipped (the build refuses
  * anything over 30 KiB).
  *
- * `npm run bench -- webchat` (BENCH_WEBCHAT_VISITORS=1000,5000 to change the counts).
+ * `npm run bench -- webchat` (BENCH_WEBCHAT_VISITORS=1000,5000 to change the counts);
+ * `node --expose-gc --import tsx bench/run.ts webchat` uses the flag instead of enabling it at run time.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -33,6 +35,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fork, type ChildProcess } from 'node:child_process';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { gzipSync } from 'node:zlib';
@@ -51,9 +54,70 @@ const POOL_SHARE = 0.1;
 const SITE = 'https://shop.example';
 const now = () => performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-// A full collection before each memory reading, without needing node --expose-gc.
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
+// A full collection before each memory reading: global.gc under node --expose-gc, else the same function made available here.
+const gc: () => void =
+  typeof globalThis.gc === 'function'
+    ? () => globalThis.gc!()
+    : (() => {
+        setFlagsFromString('--expose-gc');
+        return runInNewContext('gc') as () => void;
+      })();
+
+/** The process's memory once settled: two full collections, then the median of 5 readings 100 ms apart. */
+async function settledMemory(): Promise<{ rss: number; heap: number }> {
+  const rss: number[] = [];
+  const heap: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    gc();
+    gc();
+    await sleep(100);
+    const m = process.memoryUsage();
+    rss.push(m.rss);
+    heap.push(m.heapUsed + m.external + m.arrayBuffers);
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[2]!;
+  return { rss: median(rss), heap: median(heap) };
+}
+
+/** The idle visitors' client side, in a child process (bench/_webchat-visitors.ts). */
+class IdleVisitors {
+  private constructor(private readonly child: ChildProcess) {}
+  static async start(): Promise<IdleVisitors> {
+    const child = fork(join(here, '_webchat-visitors.ts'), { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    await new Promise<void>((r) => child.once('message', () => r()));
+    return new IdleVisitors(child);
+  }
+  private ask(msg: object, reply: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const on = (m: { op: string }) => {
+        if (m.op !== reply) return;
+        this.child.off('message', on);
+        this.child.off('exit', gone);
+        resolve();
+      };
+      const gone = () => reject(new Error('the idle visitors\' process ended'));
+      this.child.on('message', on);
+      this.child.once('exit', gone);
+      this.child.send(msg);
+    });
+  }
+  open(spec: IdleSpec, n: number): Promise<void> {
+    return this.ask({ op: 'open', ...spec, origin: SITE, n }, 'opened');
+  }
+  close(): Promise<void> {
+    return this.ask({ op: 'close' }, 'closed');
+  }
+  stop(): void {
+    this.child.kill();
+  }
+}
+
+/** Where the child opens a target's idle visitors. */
+interface IdleSpec {
+  kind: 'bare' | 'switchboard';
+  base: string;
+  channelId?: string;
+}
 
 /** A visitor's socket, with a hook for the agent replies that reach it. */
 interface Visitor {
@@ -70,6 +134,7 @@ interface Target {
   reply(replyTo: string, text: string): Promise<void>;
   /** The fewest milliseconds between two messages of one visitor's socket (Switchboard closes a socket past 10 frames/s). */
   minGapMs: number;
+  idle: IdleSpec;
   /** Switchboard only: makes each of these visitors' conversations answerable (a first message, taken). */
   prepare?(visitors: Visitor[]): Promise<void>;
   close(): Promise<void>;
@@ -130,6 +195,7 @@ async function bareWs(): Promise<Target> {
   return {
     name: 'bare ws relay',
     minGapMs: 0,
+    idle: { kind: 'bare', base: `http://127.0.0.1:${port}` },
     visitors: (n) => inBatches(n, 200, async (i) => ({ ws: await openSocket(`ws://127.0.0.1:${port}/visitor?visitor=v${i}`, { origin: SITE }, 'open') })),
     agent: async (onInbound) => {
       const ws = await openSocket(`ws://127.0.0.1:${port}/agent`, {}, 'open');
@@ -183,6 +249,7 @@ async function switchboard(): Promise<Target> {
   return {
     name: 'Switchboard web chat',
     minGapMs: 110,
+    idle: { kind: 'switchboard', base: url, channelId: channel.id as string },
     visitors: (n) =>
       inBatches(n, 100, async () => {
         const v = await call('POST', `/webchat/v1/channels/${channel.id}/visitors`, {}, { origin: SITE });
@@ -238,6 +305,8 @@ interface Row {
   lost: number;
   roundTripsPerSec: number;
   bytesPerVisitor: number;
+  heapPerVisitor: number;
+  idle: number;
 }
 
 /** Round trips in flight: marker → when it was sent and who waits for it. */
@@ -288,15 +357,19 @@ class Trips {
 
 }
 
-async function measure(target: Target, n: number, runId: string): Promise<Row> {
-  gc();
-  const before = process.memoryUsage().rss;
-  const visitors = await target.visitors(n);
+async function measure(target: Target, n: number, runId: string, idleClients: IdleVisitors): Promise<Row> {
+  // The closed loop's visitors are this process's; the rest, idle, are the child's.
+  const poolSize = Math.max(1, Math.round(n * POOL_SHARE));
+  const idle = n - poolSize;
+  const before = await settledMemory();
+  await idleClients.open(target.idle, idle);
   await sleep(1000);
-  gc();
-  const bytesPerVisitor = (process.memoryUsage().rss - before) / n;
+  const after = await settledMemory();
+  const bytesPerVisitor = (after.rss - before.rss) / idle;
+  const heapPerVisitor = (after.heap - before.heap) / idle;
+  const visitors = await target.visitors(poolSize);
   const active = visitors.slice(0, Math.max(1, Math.round(n * ACTIVE_SHARE)));
-  const pool = visitors.slice(0, Math.max(1, Math.round(n * POOL_SHARE)));
+  const pool = visitors;
   await target.prepare?.(pool);
   const agent = await target.agent((text, replyTo) => {
     const m = /^bench-marker-([A-Za-z0-9]+)$/.exec(text);
@@ -343,7 +416,8 @@ async function measure(target: Target, n: number, runId: string): Promise<Row> {
 
   agent.close();
   for (const v of visitors) v.ws.terminate();
-  return { name: target.name, active: active.length, pool: pool.length, p50: pct(lat, 50), p99: pct(lat, 99), sent: sends.length, lost: lost + loop.lost, roundTripsPerSec, bytesPerVisitor };
+  await idleClients.close();
+  return { name: target.name, active: active.length, pool: pool.length, p50: pct(lat, 50), p99: pct(lat, 99), sent: sends.length, lost: lost + loop.lost, roundTripsPerSec, bytesPerVisitor, heapPerVisitor, idle };
 }
 
 /** Builds the widget from widget/ into a scratch directory and returns its gzipped size. */
@@ -361,12 +435,14 @@ async function widgetSize(): Promise<{ raw: number; gzip: number }> {
 
 export async function run(): Promise<void> {
   let runId = 0;
+  const idleClients = await IdleVisitors.start();
+  try {
   for (const n of COUNTS) {
     const rows: Row[] = [];
     for (const make of [bareWs, switchboard]) {
       const target = await make();
       try {
-        rows.push(await measure(target, n, `${n}r${runId++}`));
+        rows.push(await measure(target, n, `${n}r${runId++}`, idleClients));
       } finally {
         await target.close();
       }
@@ -374,13 +450,16 @@ export async function run(): Promise<void> {
     }
     const base = rows[0]!;
     console.log(`\n## web chat, ${n} visitors connected on one node, ${rows[0]!.active} of them sending (${SECONDS} s paced at 1 msg/s each, then ${SECONDS} s closed loop of ${rows[0]!.active} in flight over ${rows[0]!.pool} visitors)`);
-    console.log('| server | round trip p50 ms | p99 ms | p99 ratio to bare ws | paced sent (lost, both phases) | round trips/s, closed loop | ratio to bare ws | RSS per idle visitor | ratio |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log(`| server | round trip p50 ms | p99 ms | p99 ratio to bare ws | paced sent (lost, both phases) | round trips/s, closed loop | ratio to bare ws | RSS per idle visitor (${rows[0]!.idle} idle) | ratio | heap per idle visitor | ratio |`);
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const r of rows) {
       console.log(
-        `| ${r.name} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${(r.p99 / base.p99).toFixed(2)} | ${r.sent} (${r.lost}) | ${Math.round(r.roundTripsPerSec)} | ${(r.roundTripsPerSec / base.roundTripsPerSec).toFixed(2)} | ${(r.bytesPerVisitor / 1024).toFixed(1)} KiB | ${(r.bytesPerVisitor / base.bytesPerVisitor).toFixed(2)} |`,
+        `| ${r.name} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${(r.p99 / base.p99).toFixed(2)} | ${r.sent} (${r.lost}) | ${Math.round(r.roundTripsPerSec)} | ${(r.roundTripsPerSec / base.roundTripsPerSec).toFixed(2)} | ${(r.bytesPerVisitor / 1024).toFixed(1)} KiB | ${(r.bytesPerVisitor / base.bytesPerVisitor).toFixed(2)} | ${(r.heapPerVisitor / 1024).toFixed(1)} KiB | ${(r.heapPerVisitor / base.heapPerVisitor).toFixed(2)} |`,
       );
     }
+  }
+  } finally {
+    idleClients.stop();
   }
   const w = await widgetSize();
   console.log(`\n## web chat widget: widget.js ${(w.raw / 1024).toFixed(1)} KiB, ${(w.gzip / 1024).toFixed(1)} KiB gzipped (limit 30 KiB, ${((w.gzip / (30 * 1024)) * 100).toFixed(0)}% of it)`);
