@@ -29,9 +29,26 @@ export interface ConversationRecord {
    * the contact, which then tells the actor. Absent or null: nothing pending.
    */
   dueAt?: string | null;
+  /**
+   * The response-time target of the customer's oldest unanswered message,
+   * while a human has the conversation: due at `dueAt`, `breachedAt` once
+   * missed (until the reply). Absent or null: none.
+   */
+  sla?: ConversationSla | null;
   updatedAt: string;
   version: number;
 }
+
+export interface ConversationSla {
+  target: 'first_response' | 'next_response';
+  since: string;
+  dueAt: string;
+  breachedAt: string | null;
+}
+
+/** Conversation filters by response-time target: `breached`, past their target and not answered yet. */
+export const SLA_FILTERS = ['breached'] as const;
+export type SlaFilter = (typeof SLA_FILTERS)[number];
 
 /**
  * What one user has opened of a conversation: the session and how many of
@@ -89,6 +106,8 @@ export interface ConversationViewQuery {
   audienceExternalId?: string;
   /** Only conversations carrying this label (its id). */
   labelId?: string;
+  /** Only conversations past their response-time target. */
+  sla?: SlaFilter;
   after?: ConversationKey;
   limit: number;
 }

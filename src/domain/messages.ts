@@ -83,7 +83,7 @@ export interface NetworkErrorDetails {
 }
 
 /** What a system entry of the timeline records (`sender: "system"`). */
-export const TIMELINE_EVENTS = ['handover_requested', 'taken', 'transferred', 'handed_back', 'resolved', 'reopened', 'ticket_created', 'assigned', 'rule_fired', 'automation_failed'] as const;
+export const TIMELINE_EVENTS = ['handover_requested', 'taken', 'transferred', 'handed_back', 'resolved', 'reopened', 'ticket_created', 'assigned', 'rule_fired', 'automation_failed', 'waiting_for_opening', 'sla_breached', 'label_added', 'priority_set'] as const;
 export type TimelineEvent = (typeof TIMELINE_EVENTS)[number];
 
 /** Who caused a timeline entry: an agent (dashboard user), the bot (MCP), a script (an API key), an automation, or the customer. */
@@ -116,6 +116,14 @@ export interface SystemEntry {
   ruleName?: string;
   /** `automation_failed`: the action that failed (`auto_reply`…). */
   action?: string;
+  /** `waiting_for_opening`: when the conversation is queued (the channel's next opening); `sla_breached`: when the answer was due. */
+  until?: string;
+  /** `sla_breached`: the target missed, `first_response` or `next_response`. */
+  target?: string;
+  /** `label_added`: the label's name. */
+  label?: string;
+  /** `priority_set`: the ticket's priority now. */
+  priority?: string;
 }
 
 /**

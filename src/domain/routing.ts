@@ -35,6 +35,16 @@ export interface ChannelRouting {
   autoAssign: { enabled: boolean; capacity: number | null };
   /** Null: always open. */
   businessHours: BusinessHours | null;
+  /** Response-time targets: how soon an agent should answer a customer's message. */
+  sla: ResponseTargets;
+}
+
+/** Seconds within which a customer's message should have an answer; null: no target. */
+export interface ResponseTargets {
+  /** The first answer by an agent in a conversation. */
+  firstResponseSeconds: number | null;
+  /** Each answer after that, from the customer's next message. */
+  nextResponseSeconds: number | null;
 }
 
 /** What a channel without routing settings does: today's behaviour (the bot answers, nothing else). */
@@ -43,10 +53,13 @@ export const DEFAULT_ROUTING: ChannelRouting = {
   botFallbackSeconds: null,
   autoAssign: { enabled: false, capacity: null },
   businessHours: null,
+  sla: { firstResponseSeconds: null, nextResponseSeconds: null },
 };
 
-export function routingOf(c: { routing?: ChannelRouting }): ChannelRouting {
-  return c.routing ?? DEFAULT_ROUTING;
+/** A channel's routing, with the defaults of fields stored before they existed. */
+export function routingOf(c: { routing?: Partial<ChannelRouting> }): ChannelRouting {
+  if (c.routing === undefined) return DEFAULT_ROUTING;
+  return c.routing.sla === undefined ? { ...DEFAULT_ROUTING, ...c.routing } : (c.routing as ChannelRouting);
 }
 
 /** A time zone the runtime knows (checked once, when the setting is made). */
@@ -85,4 +98,50 @@ export function isWithinBusinessHours(hours: BusinessHours | null, at: Date): bo
   const local = localTime(at, hours.timeZone);
   if (hours.holidays.includes(local.date)) return false;
   return (hours.weekly[local.weekday] ?? []).some((o) => local.minute >= minutes(o.from) && local.minute < minutes(o.to));
+}
+
+/** How far ahead the next opening is looked for; a channel that opens later than this (or never) counts as never opening. */
+const OPENING_HORIZON_DAYS = 400;
+
+/** The offset of `timeZone` from UTC at `at`, in minutes (local = UTC + offset). */
+function offsetMinutes(at: number, timeZone: string): number {
+  const parts: Record<string, string> = {};
+  for (const p of formatter(timeZone).formatToParts(new Date(at))) parts[p.type] = p.value;
+  const local = Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day), Number(parts.hour), Number(parts.minute));
+  return Math.round((local - Math.floor(at / 60_000) * 60_000) / 60_000);
+}
+
+/**
+ * The instant of a local date and minute of the day in `timeZone`. A local
+ * time the clocks skip (the hour a daylight-saving change jumps over) moves
+ * forward by the jump; one they repeat is taken after the change.
+ */
+export function localInstant(date: string, minute: number, timeZone: string): Date {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  const wall = Date.UTC(y, m - 1, d) + minute * 60_000;
+  // Two rounds: the offset at a guess, then at the instant it gives (they differ only near a change).
+  const guess = wall - offsetMinutes(wall, timeZone) * 60_000;
+  return new Date(wall - offsetMinutes(guess, timeZone) * 60_000);
+}
+
+/**
+ * When the channel next opens at or after `at`: `at` itself while it is
+ * open, null when its hours never open (no openings, or none within about a
+ * year). Null hours: always open.
+ */
+export function nextOpening(hours: BusinessHours | null, at: Date): Date | null {
+  if (hours === null || isWithinBusinessHours(hours, at)) return at;
+  const today = localTime(at, hours.timeZone);
+  const [y, m, d] = today.date.split('-').map(Number) as [number, number, number];
+  for (let i = 0; i < OPENING_HORIZON_DAYS; i++) {
+    const day = new Date(Date.UTC(y, m - 1, d + i));
+    const date = day.toISOString().slice(0, 10);
+    if (hours.holidays.includes(date)) continue;
+    const weekday = WEEKDAYS[(day.getUTCDay() + 6) % 7]!;
+    const starts = (hours.weekly[weekday] ?? []).map((o) => minutes(o.from)).filter((from) => i > 0 || from > today.minute);
+    if (starts.length === 0) continue;
+    const opens = localInstant(date, Math.min(...starts), hours.timeZone);
+    if (opens.getTime() > at.getTime()) return opens;
+  }
+  return null;
 }

@@ -36,6 +36,7 @@ export const EVENT_TYPES = [
   'conversation.resolved',
   'conversation.note_added',
   'conversation.labels_changed',
+  'conversation.sla_breached',
   'automation.fired',
   'automation.webhook',
   'automation.failed',

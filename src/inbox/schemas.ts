@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CONVERSATION_SORTS, CONVERSATION_STATUSES, CONVERSATION_VIEWS } from '../domain/conversation.js';
+import { CONVERSATION_SORTS, CONVERSATION_STATUSES, CONVERSATION_VIEWS, SLA_FILTERS } from '../domain/conversation.js';
 import { buttonsSendSchema, contactCardSchema, locationSchema, mediaSendSchema, reactionSchema, templateSendSchema, textSendSchema } from '../messaging/requests.js';
 import { sessionMessageSchema } from '../http/routes/sessions.js';
 import { MAX_NOTE_LENGTH } from '../actors/conversation/actor.js';
@@ -69,6 +69,15 @@ export const conversationSummarySchema = z.object({
     closesAt: z.string().nullable().describe("24 hours after the customer's last message; null before they ever wrote"),
   }),
   lastInboundAt: z.string().nullable(),
+  sla: z
+    .object({
+      target: z.enum(['first_response', 'next_response']).describe("first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer"),
+      since: z.string().describe("the customer's oldest unanswered message"),
+      dueAt: z.string().describe("when an answer is due (the channel's routing.sla)"),
+      breachedAt: z.string().nullable().describe('when the target was missed (the conversation is flagged until an agent answers); null while it still runs'),
+    })
+    .nullable()
+    .describe("the response-time target of the customer's oldest unanswered message while a human has the conversation; null when none runs"),
   unreadCount: z
     .number()
     .int()
@@ -88,11 +97,12 @@ export const conversationListQuery = z.object({
     .enum(CONVERSATION_VIEWS)
     .optional()
     .describe(
-      'all; bot: with the bot; waiting: in the live-chat queue; mine / others: assigned to the caller / to another agent; unassigned: bot and waiting; resolved: resolved by an agent and back with the bot. Any of view, sort, cursor, channelId or contact pages by cursor (nextCursor); without them the list pages by page and total',
+      'all; bot: with the bot; waiting: in the live-chat queue; mine / others: assigned to the caller / to another agent; unassigned: bot and waiting; resolved: resolved by an agent and back with the bot. Any of view, sort, cursor, channelId, contact, label or sla pages by cursor (nextCursor); without them the list pages by page and total',
     ),
   channelId: z.string().min(1).max(100).optional().describe('only conversations on this channel'),
   contact: z.string().min(1).max(100).optional().describe("only this contact's conversation: a contact id or an audienceExternalId"),
   label: labelRef.optional().describe('only conversations carrying this label (its id or name); an unknown label finds nothing'),
+  sla: z.enum(SLA_FILTERS).optional().describe('breached: only conversations past their response-time target, not answered yet'),
   sort: z.enum(CONVERSATION_SORTS).optional().describe('activity (default): most recent change first; waiting: longest waiting first (in the queue since, otherwise last change)'),
   cursor: z.string().min(1).max(600).optional().describe("the previous page's nextCursor, with the same view, sort and filters"),
   status: z.enum(CONVERSATION_STATUSES).optional().describe('paging by page only: bot, queued (oldest first) or assigned'),
@@ -102,7 +112,7 @@ export const conversationListQuery = z.object({
 });
 export type ConversationListQuery = z.output<typeof conversationListQuery>;
 
-export const conversationCountsQuery = conversationListQuery.pick({ channelId: true, contact: true, assigneeId: true, label: true });
+export const conversationCountsQuery = conversationListQuery.pick({ channelId: true, contact: true, assigneeId: true, label: true, sla: true });
 
 export const conversationCountsSchema = z
   .object(Object.fromEntries(CONVERSATION_VIEWS.map((v) => [v, z.number().int().min(0)])) as Record<(typeof CONVERSATION_VIEWS)[number], z.ZodNumber>)

@@ -1,7 +1,7 @@
 import { requireScope } from '../app/principal.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import type { Clock } from '../clock.js';
-import { CONVERSATION_VIEWS, unreadCount, type ConversationCountQuery, type ConversationKey, type ConversationRecord, type ConversationSort, type ConversationStatus, type ConversationView } from '../domain/conversation.js';
+import { CONVERSATION_VIEWS, unreadCount, type ConversationCountQuery, type ConversationKey, type ConversationRecord, type ConversationSort, type ConversationStatus, type ConversationView, type SlaFilter } from '../domain/conversation.js';
 import { changedContact, type Contact, type ContactChange, type Principal } from '../domain/types.js';
 import { CONVERSATION_ACTOR, conversationKey, serviceWindowClosesAt, timelineActorOf, type ActorClient, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverReply, type NoteReply } from '../actors/index.js';
 import { publicMessage, type TimelineActor } from '../domain/messages.js';
@@ -90,9 +90,10 @@ export class InboxService {
   }
 
   /** A list's filters for the store; null when they can match nothing (an unknown channel or contact). */
-  private async filters(principal: Principal, q: { channelId?: string; contact?: string; assigneeId?: string; label?: string }): Promise<ConversationCountQuery | null> {
+  private async filters(principal: Principal, q: { channelId?: string; contact?: string; assigneeId?: string; label?: string; sla?: SlaFilter }): Promise<ConversationCountQuery | null> {
     const f: ConversationCountQuery = { organizationId: principal.organizationId, userId: principal.userId };
     if (q.assigneeId !== undefined) f.assigneeId = q.assigneeId;
+    if (q.sla !== undefined) f.sla = q.sla;
     if (q.label !== undefined) {
       const label = await this.d.labels.resolve(principal.organizationId, q.label);
       if (label === null) return null;
@@ -184,6 +185,7 @@ export class InboxService {
           labels: labels.get(r.audienceExternalId) ?? [],
           window: { open: closes !== null && now.getTime() < closes.getTime(), closesAt: closes?.toISOString() ?? null },
           lastInboundAt: r.lastInboundAt,
+          sla: r.sla ?? null,
           updatedAt: r.updatedAt,
         };
       }),
@@ -426,15 +428,17 @@ export interface ConversationViewInput {
   contact?: string;
   assigneeId?: string;
   label?: string;
+  sla?: SlaFilter;
   cursor?: string;
   limit: number;
 }
 
 /** What a cursor is bound to: a cursor of another view, sort or filter would start a page at a row that view never showed. */
-function cursorScope(view: ConversationView, sort: ConversationSort, q: { channelId?: string; contact?: string; assigneeId?: string; label?: string }): string {
+function cursorScope(view: ConversationView, sort: ConversationSort, q: { channelId?: string; contact?: string; assigneeId?: string; label?: string; sla?: SlaFilter }): string {
   const base = [view, sort, q.channelId ?? null, q.contact ?? null, q.assigneeId ?? null];
-  // Without a label the scope is as before labels existed, so cursors handed out then still work.
-  return JSON.stringify(q.label === undefined ? base : [...base, q.label]);
+  // Without a label (or sla filter) the scope is as before they existed, so cursors handed out then still work.
+  const labelled = q.label === undefined ? base : [...base, q.label];
+  return JSON.stringify(q.sla === undefined ? labelled : [...base, q.label ?? null, q.sla]);
 }
 
 function writeCursor(at: ConversationKey, scope: string): string {

@@ -3,7 +3,7 @@ import { FIRST_RESPONDERS, isTimeZone, WEEKDAYS, type BusinessHours, type Channe
 
 /*
  * A channel's routing settings as the API takes and shows them. A PATCH
- * replaces each field it names (`autoAssign` key by key; `businessHours`
+ * replaces each field it names (`autoAssign` and `sla` key by key; `businessHours`
  * whole, or null to switch them off) and leaves the others as they were.
  */
 
@@ -26,6 +26,13 @@ export const businessHoursSchema = z
   .strict()
   .meta({ examples: [{ timeZone: 'Europe/Berlin', weekly: { mon: [{ from: '09:00', to: '17:00' }] }, holidays: ['2026-12-25'], awayReply: 'We are closed; we answer from 9:00.' }] });
 
+const responseSeconds = z
+  .number()
+  .int()
+  .min(10)
+  .max(30 * 24 * 3600)
+  .nullable();
+
 export const routingPatch = z
   .object({
     firstResponder: z.enum(FIRST_RESPONDERS).optional().describe('`bot`: the bot answers first (a human on handover); `agents`: every new conversation goes straight to the queue'),
@@ -45,6 +52,14 @@ export const routingPatch = z
       .strict()
       .optional(),
     businessHours: businessHoursSchema.nullable().optional().describe('null: always open'),
+    sla: z
+      .object({
+        firstResponseSeconds: responseSeconds.optional().describe("an agent's first answer in a conversation is due this many seconds after the customer's message; null: no target"),
+        nextResponseSeconds: responseSeconds.optional().describe("each later answer is due this many seconds after the customer's next message; null: no target"),
+      })
+      .strict()
+      .optional()
+      .describe('response-time targets; a conversation past one is flagged and conversation.sla_breached is emitted once'),
   })
   .strict()
   .meta({ examples: [{ firstResponder: 'bot', botFallbackSeconds: 120 }] });
@@ -62,6 +77,7 @@ export const routingView = z.object({
       awayReply: z.string().nullable(),
     })
     .nullable(),
+  sla: z.object({ firstResponseSeconds: z.number().int().nullable(), nextResponseSeconds: z.number().int().nullable() }),
 }).meta({
   examples: [
     {
@@ -69,17 +85,20 @@ export const routingView = z.object({
       botFallbackSeconds: 120,
       autoAssign: { enabled: true, capacity: 5 },
       businessHours: { timeZone: 'Europe/Berlin', weekly: { mon: [{ from: '09:00', to: '17:00' }] }, holidays: ['2026-12-25'], awayReply: 'We are closed; we answer from 9:00.' },
+      sla: { firstResponseSeconds: 300, nextResponseSeconds: 900 },
     },
   ],
 });
 
 /** The settings after `patch`. */
 export function mergeRouting(current: ChannelRouting, patch: RoutingPatch): ChannelRouting {
-  const next: ChannelRouting = { ...current, autoAssign: { ...current.autoAssign } };
+  const next: ChannelRouting = { ...current, autoAssign: { ...current.autoAssign }, sla: { ...current.sla } };
   if (patch.firstResponder !== undefined) next.firstResponder = patch.firstResponder;
   if (patch.botFallbackSeconds !== undefined) next.botFallbackSeconds = patch.botFallbackSeconds;
   if (patch.autoAssign?.enabled !== undefined) next.autoAssign.enabled = patch.autoAssign.enabled;
   if (patch.autoAssign?.capacity !== undefined) next.autoAssign.capacity = patch.autoAssign.capacity;
+  if (patch.sla?.firstResponseSeconds !== undefined) next.sla.firstResponseSeconds = patch.sla.firstResponseSeconds;
+  if (patch.sla?.nextResponseSeconds !== undefined) next.sla.nextResponseSeconds = patch.sla.nextResponseSeconds;
   if (patch.businessHours !== undefined) {
     const b = patch.businessHours;
     next.businessHours =

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { routingOf, type ChannelRouting } from '../../domain/routing.js';
 import { badRequest } from '../../errors.js';
 import type { DomainEvent } from '../../events/types.js';
 import type { DurableActorSpec, HandlerMap, Outcome } from '../durable.js';
@@ -271,13 +273,21 @@ export const conversationHandlers: HandlerMap<ConversationState, ConversationCom
     return { state: withTimeline(s, [entry]), reply: { recorded: true } };
   },
 
-  'automation.tick': (s, _cmd, { now, newId }) => {
-    const r = fireDue(s, now, newId());
-    // Nothing due (another node's sweep came first, or the timer was cleared): nothing to write or remember.
-    if (r.state === s) return { state: s, reply: { fired: [] }, forget: true };
-    return { state: r.state, reply: { fired: r.fired }, events: r.events };
-  },
+  'automation.tick': (s, _cmd, { now }) => tick(s, now),
 };
+
+/**
+ * Does what is due on the conversation's timers. Ids are derived from the
+ * conversation and the timer, so a re-run of a tick records the same events.
+ * `routing` is the channel's (its business hours), when the node knows it.
+ */
+function tick(s: ConversationState, now: Date, routing?: ChannelRouting): Outcome<ConversationState, { fired: string[] }> {
+  const id = (what: string) => `tick_${createHash('sha256').update([s.organizationId, s.audienceExternalId, what].join('\u0000')).digest('base64url').slice(0, 32)}`;
+  const r = fireDue(s, now, id, routing);
+  // Nothing due (another node's sweep came first, or the timer was cleared): nothing to write or remember.
+  if (r.state === s) return { state: s, reply: { fired: [] }, forget: true };
+  return { state: r.state, reply: { fired: r.fired }, events: r.events };
+}
 
 /** Every handler, with the timers of the previous holder voided when a command changes who has the conversation. */
 function withRoutingTimers<C extends { kind: string }, R extends { [K in C['kind']]: unknown }>(handlers: HandlerMap<ConversationState, C, R>): HandlerMap<ConversationState, C, R> {
@@ -349,6 +359,12 @@ async function channelIdOf(channels: MessagingHandlerDeps['channels'], organizat
   return (await channels.get(organizationId, suffix))?.id ?? suffix;
 }
 
+/** The routing of the conversation's channel now (the defaults when it has none or is gone). */
+async function routingNow(channels: MessagingHandlerDeps['channels'], s: ConversationState): Promise<ChannelRouting> {
+  const channel = await channels.get(s.organizationId, await channelIdOf(channels, s.organizationId, s.audienceExternalId));
+  return channel === null ? routingOf({}) : routingOf(channel);
+}
+
 /**
  * The conversation actor. With `messaging` it also handles the messaging
  * commands of `messaging.ts` (sends, inbound messages, statuses); without it
@@ -389,7 +405,12 @@ export function conversationActorSpec(
       return r.data;
     },
     handlers: withRoutingTimers<ConversationCommand | MessagingCommand, ConversationReplies & MessagingReplies>(
-      droppingStoredTimeline({ ...conversationHandlers, ...(messaging ? messagingHandlers(messaging) : messagingUnavailableHandlers()) }),
+      droppingStoredTimeline({
+        ...conversationHandlers,
+        ...(messaging ? messagingHandlers(messaging) : messagingUnavailableHandlers()),
+        // With the channels at hand, timers are judged on the channel's business hours as they are now.
+        ...(messaging ? { 'automation.tick': async (s: ConversationState, _cmd: unknown, { now }: { now: Date }) => tick(s, now, await routingNow(messaging.channels, s)) } : {}),
+      }),
     ),
     maxIdempotencyKeys,
     readOnly: ['state.get'],

@@ -2,7 +2,8 @@ import type { AutomationFiredData, AutomationRule, RuleInput } from '../../domai
 import { firingRules } from '../../domain/automation.js';
 import type { DomainEvent } from '../../events/types.js';
 import type { HandoverEventData } from './actor.js';
-import { AUTOMATION, queueByAutomation, type Routed } from './routing.js';
+import type { BusinessHours } from '../../domain/routing.js';
+import { AUTOMATION, queueOrWait, type Routed } from './routing.js';
 import { assignAgent } from './rules.js';
 import type { ConversationState, TimelineDraft } from './state.js';
 import { systemDraft } from './timeline.js';
@@ -38,6 +39,8 @@ export interface MessageFacts {
   input: RuleInput;
   /** The channel's away reply when the message came outside its business hours (null otherwise). */
   awayReply: string | null;
+  /** The channel's business hours: outside them a rule's handover waits for the next opening (absent: always open). */
+  businessHours?: BusinessHours | null;
 }
 
 function ev<T>(s: ConversationState, type: string, id: string, now: Date, data: T): DomainEvent<T> {
@@ -87,8 +90,8 @@ export async function runAutomation(
     for (const [i, action] of rule.actions.entries()) {
       const actionId = id('action', rule.id, String(i));
       if (action.type === 'request_handover') {
-        const r = queueByAutomation(s, now, actionId, 'rule', rule.id);
-        if (r.events.length === 0) continue;
+        const r = queueOrWait(s, m.businessHours ?? null, now, actionId, 'rule', rule.id);
+        if (r.state === s) continue;
         s = r.state;
         entries.push(...(r.state.timeline ?? []));
         events.push(...r.events);

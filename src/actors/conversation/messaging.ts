@@ -25,6 +25,7 @@ import type { AutomationRuleRepo } from '../../store/automation/port.js';
 import { botAnswered, routeInbound } from './routing.js';
 import { systemDraft, timelineMessage } from './timeline.js';
 import { runAutomation } from './automation.js';
+import { responseGiven, startTarget } from './sla.js';
 
 /*
  * The conversation actor's messaging commands: sends, inbound
@@ -538,6 +539,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
           networkMessageId: e.networkMessageId,
           channelId: cmd.channelId,
           awayReply: open ? null : (routing.businessHours?.awayReply ?? null),
+          businessHours: routing.businessHours,
           input: {
             content: e.content,
             channelId: cmd.channelId,
@@ -552,7 +554,9 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         (...parts) => stableId('auto', s.organizationId, e.networkMessageId, ...parts),
       );
       const made = automated.state.timeline !== s.timeline ? (automated.state.timeline ?? []) : [];
-      const next = reopened.length === 0 ? automated.state : { ...automated.state, timeline: [...reopened, ...made] };
+      // The customer now waits for an answer: a response target starts, unless an earlier message's runs.
+      const targeted = startTarget(automated.state, routing.sla, ctx.now);
+      const next = reopened.length === 0 ? targeted : { ...targeted, timeline: [...reopened, ...made] };
       const data: InboundMessageEventData = {
         messageId: e.networkMessageId,
         channelId: cmd.channelId,
@@ -696,7 +700,8 @@ function sentOutcome(
   };
   return {
     // The bot (or an agent) answered: the bot's fallback is off until the customer writes again. Automation's own messages do not count.
-    state: cmd.sender === 'system' ? next : botAnswered(next),
+    // An agent's answer ends the customer's response target (and clears its flag).
+    state: cmd.sender === 'system' ? next : cmd.sender === 'agent' ? responseGiven(botAnswered(next), true) : botAnswered(next),
     reply: { outcome: 'sent', messageId, sessionId: message.sessionId, contactId: next.contactId, sentAt: message.sentAt, _id: message._id } satisfies SendReply,
     events: [event('message.sent', stableId('sent', s.organizationId, messageId), next, ctx.now, data)],
   };

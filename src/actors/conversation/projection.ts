@@ -1,5 +1,6 @@
 import type { ConversationRecord } from '../../domain/conversation.js';
 import { nextDueAt } from './routing.js';
+import { targetShown } from './sla.js';
 import type { ConversationState } from './state.js';
 
 /** The inbox's view of a conversation actor's state (its `ConversationRecord`). */
@@ -22,5 +23,7 @@ export function conversationRecord(s: ConversationState, version: number, now: D
     version,
   };
   if (dueAt !== null) record.dueAt = dueAt;
+  const sla = targetShown(s);
+  if (sla !== null) record.sla = { target: sla.kind, since: sla.since, dueAt: sla.dueAt, breachedAt: sla.breachedAt ?? null };
   return record;
 }

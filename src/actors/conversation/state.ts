@@ -76,6 +76,28 @@ export interface AutomationState {
   awayRepliedSession?: string;
   /** The latest customer messages (network ids) on which automation rules fired: a redelivery never fires them again. */
   ruledMessages?: string[];
+  /**
+   * Automation would have queued the conversation outside the channel's
+   * business hours: it waits, and is queued at `at` (the next opening) for
+   * `reason`, while the bot still has it then.
+   */
+  openingQueue?: { at: string; reason: 'first_responder' | 'bot_fallback' | 'rule'; ruleId?: string };
+  /** The response-time target running for the customer's oldest unanswered message (see `sla.ts`). */
+  sla?: ResponseTarget;
+  /** The session in which an agent has answered the customer: the targets after that are next responses. */
+  respondedSession?: string;
+}
+
+/** Which response a target is for: an agent's first in the session, or the next after the customer wrote again. */
+export type ResponseTargetKind = 'first_response' | 'next_response';
+
+/** A response-time target: the customer has waited since `since`, and an answer is due by `dueAt`. */
+export interface ResponseTarget {
+  kind: ResponseTargetKind;
+  since: string;
+  dueAt: string;
+  /** Set once, when the target was missed (the conversation is flagged until the reply). */
+  breachedAt?: string;
 }
 
 /** A timeline entry waiting to be stored in its session's history (`timeline.ts`). */

@@ -59,6 +59,14 @@ export function systemEntryText(e: SystemEntry): string {
       return `Assigned to agent ${e.to ?? 'nobody'} by ${who(e.by)}${e.ruleName === undefined ? '' : ` (rule "${e.ruleName}")`}`;
     case 'rule_fired':
       return `Automation rule "${e.ruleName ?? e.ruleId ?? ''}" fired`;
+    case 'waiting_for_opening':
+      return `Outside business hours: queued for an agent at the next opening (${e.until ?? 'unknown'})`;
+    case 'sla_breached':
+      return `Response-time target missed: the ${e.target === 'next_response' ? 'next' : 'first'} response was due at ${e.until ?? 'unknown'}`;
+    case 'label_added':
+      return `Label "${e.label ?? ''}" added by ${who(e.by)}${e.ruleName === undefined ? '' : ` (rule "${e.ruleName}")`}`;
+    case 'priority_set':
+      return `Ticket ${e.ticketId ?? ''} priority set to ${e.priority ?? ''} by ${who(e.by)}${e.ruleName === undefined ? '' : ` (rule "${e.ruleName}")`}`;
     case 'automation_failed':
       return `Automation rule "${e.ruleName ?? e.ruleId ?? ''}" could not ${e.action === 'auto_reply' ? 'send its auto-reply' : `carry out ${e.action ?? 'an action'}`}: ${e.reason ?? 'unknown reason'}`;
   }

@@ -92,14 +92,14 @@ export function conversationRoutes(inbox: InboxService, tickets: TicketService):
         400: { description: 'a query value is out of range, `invalid_cursor`, or paging by page (status, page) mixed with paging by cursor', schema: errorSchema },
       },
       handler: async ({ principal, query }) => {
-        const byCursor = query.view !== undefined || query.sort !== undefined || query.cursor !== undefined || query.channelId !== undefined || query.contact !== undefined || query.label !== undefined;
+        const byCursor = query.view !== undefined || query.sort !== undefined || query.cursor !== undefined || query.channelId !== undefined || query.contact !== undefined || query.label !== undefined || query.sla !== undefined;
         if (!byCursor) {
           const page = query.page ?? 1;
           const r = await inbox.list(principal, { ...(query.status ? { status: query.status } : {}), ...(query.assigneeId ? { assigneeId: query.assigneeId } : {}), page, limit: query.limit });
           return { body: { success: true, conversations: r.conversations, page, limit: query.limit, total: r.total } };
         }
         if (query.status !== undefined || query.page !== undefined) {
-          const message = 'status and page page the list by page; with view, sort, cursor, channelId, contact or label it pages by cursor (nextCursor)';
+          const message = 'status and page page the list by page; with view, sort, cursor, channelId, contact, label or sla it pages by cursor (nextCursor)';
           throw badRequest('validation_failed', message, (['status', 'page'] as const).filter((f) => query[f] !== undefined).map((f) => ({ field: `query.${f}`, message, code: 'custom' })));
         }
         const r = await inbox.listView(principal, query);

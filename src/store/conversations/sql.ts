@@ -65,6 +65,7 @@ function viewFilters(q: ConversationCountQuery): { where: string[]; args: unknow
     where.push('audience_external_id = ?');
     args.push(q.audienceExternalId);
   }
+  if (q.sla === 'breached') where.push('sla_breached_at IS NOT NULL');
   if (q.labelId !== undefined) {
     // Through the label's primary key (org, kind, label, target): one probe per conversation.
     where.push("EXISTS (SELECT 1 FROM labelled l WHERE l.org = conversations.org AND l.kind = 'conversation' AND l.label_id = ? AND l.target = conversations.audience_external_id)");

@@ -436,6 +436,12 @@ const WEBCHAT = `
 `;
 
 // Contacts are found by their custom attributes' values too (as the embedded database's step 10): the generated search column is made again with them.
+// Conversations past their response-time target (as the embedded database's step 12), for the views' sla=breached filter.
+const RESPONSE_TARGETS = `
+  ALTER TABLE conversations ADD COLUMN sla_breached_at text GENERATED ALWAYS AS (body->'sla'->>'breachedAt') STORED;
+  CREATE INDEX conversations_sla_breached ON conversations (org, sla_breached_at) WHERE sla_breached_at IS NOT NULL;
+`;
+
 const CONTACT_ATTRIBUTE_SEARCH = `
   CREATE FUNCTION sb_attribute_text(a jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT CASE WHEN jsonb_typeof(a) = 'object' THEN coalesce((SELECT string_agg(value, ' ') FROM jsonb_each_text(a)), '') ELSE '' END
@@ -475,4 +481,5 @@ export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 7, name: 'contact attribute search', sql: CONTACT_ATTRIBUTE_SEARCH },
   { version: 8, name: 'messages by organization', sql: MESSAGES_BY_ORG },
   { version: 9, name: 'webchat attachments', sql: WEBCHAT_ATTACHMENTS },
+  { version: 10, name: 'response targets', sql: RESPONSE_TARGETS },
 ];

@@ -379,6 +379,16 @@ export const NODE_MIGRATIONS: Migration[] = [
         ) WITHOUT ROWID;
       `);
     },
+  },  {
+    // Conversations past their response-time target: when the target was missed, generated from the
+    // stored record (the actor writes it), for the views' sla=breached filter.
+    version: 12,
+    up(db) {
+      db.exec(`
+        ALTER TABLE conversations ADD COLUMN sla_breached_at TEXT GENERATED ALWAYS AS (json_extract(body, '$.sla.breachedAt')) VIRTUAL;
+        CREATE INDEX conversations_sla_breached ON conversations (org, sla_breached_at) WHERE sla_breached_at IS NOT NULL;
+      `);
+    },
   },
 ];
 

@@ -2693,6 +2693,10 @@ export interface operations {
                      *                 "2026-12-25"
                      *               ],
                      *               "awayReply": "We are closed; we answer from 9:00."
+                     *             },
+                     *             "sla": {
+                     *               "firstResponseSeconds": 300,
+                     *               "nextResponseSeconds": 900
                      *             }
                      *           },
                      *           "createdAt": "2026-01-05T09:30:00.000Z",
@@ -2746,6 +2750,10 @@ export interface operations {
                              *           "2026-12-25"
                              *         ],
                              *         "awayReply": "We are closed; we answer from 9:00."
+                             *       },
+                             *       "sla": {
+                             *         "firstResponseSeconds": 300,
+                             *         "nextResponseSeconds": 900
                              *       }
                              *     }
                              */
@@ -2768,6 +2776,10 @@ export interface operations {
                                 } | null;
                                 /** @enum {string} */
                                 firstResponder: "bot" | "agents";
+                                sla: {
+                                    firstResponseSeconds: number | null;
+                                    nextResponseSeconds: number | null;
+                                };
                             };
                             updatedAt: string;
                             webhook?: {
@@ -2989,6 +3001,10 @@ export interface operations {
                      *             "2026-12-25"
                      *           ],
                      *           "awayReply": "We are closed; we answer from 9:00."
+                     *         },
+                     *         "sla": {
+                     *           "firstResponseSeconds": 300,
+                     *           "nextResponseSeconds": 900
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -3044,6 +3060,10 @@ export interface operations {
                          *           "2026-12-25"
                          *         ],
                          *         "awayReply": "We are closed; we answer from 9:00."
+                         *       },
+                         *       "sla": {
+                         *         "firstResponseSeconds": 300,
+                         *         "nextResponseSeconds": 900
                          *       }
                          *     }
                          */
@@ -3066,6 +3086,10 @@ export interface operations {
                             } | null;
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
+                            sla: {
+                                firstResponseSeconds: number | null;
+                                nextResponseSeconds: number | null;
+                            };
                         };
                         /** @description present for WhatsApp channels: the first sync of the template registry from the network */
                         templateSync?: {
@@ -3328,6 +3352,10 @@ export interface operations {
                      *             "2026-12-25"
                      *           ],
                      *           "awayReply": "We are closed; we answer from 9:00."
+                     *         },
+                     *         "sla": {
+                     *           "firstResponseSeconds": 300,
+                     *           "nextResponseSeconds": 900
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -3378,6 +3406,10 @@ export interface operations {
                          *           "2026-12-25"
                          *         ],
                          *         "awayReply": "We are closed; we answer from 9:00."
+                         *       },
+                         *       "sla": {
+                         *         "firstResponseSeconds": 300,
+                         *         "nextResponseSeconds": 900
                          *       }
                          *     }
                          */
@@ -3400,6 +3432,10 @@ export interface operations {
                             } | null;
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
+                            sla: {
+                                firstResponseSeconds: number | null;
+                                nextResponseSeconds: number | null;
+                            };
                         };
                         updatedAt: string;
                         webhook?: {
@@ -3669,6 +3705,10 @@ export interface operations {
                      *             "2026-12-25"
                      *           ],
                      *           "awayReply": "We are closed; we answer from 9:00."
+                     *         },
+                     *         "sla": {
+                     *           "firstResponseSeconds": 300,
+                     *           "nextResponseSeconds": 900
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -3719,6 +3759,10 @@ export interface operations {
                          *           "2026-12-25"
                          *         ],
                          *         "awayReply": "We are closed; we answer from 9:00."
+                         *       },
+                         *       "sla": {
+                         *         "firstResponseSeconds": 300,
+                         *         "nextResponseSeconds": 900
                          *       }
                          *     }
                          */
@@ -3741,6 +3785,10 @@ export interface operations {
                             } | null;
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
+                            sla: {
+                                firstResponseSeconds: number | null;
+                                nextResponseSeconds: number | null;
+                            };
                         };
                         updatedAt: string;
                         webhook?: {
@@ -6706,7 +6754,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, conversation.labels_changed, automation.fired, automation.webhook, automation.failed, *); "*" for all */
+                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, conversation.labels_changed, conversation.sla_breached, automation.fired, automation.webhook, automation.failed, *); "*" for all */
                     events: string[];
                     /** @description https URL of the receiver */
                     url: string;
@@ -7200,7 +7248,7 @@ export interface operations {
                 "application/json": {
                     /** @description false disables deliveries; true re-enables (after a 410, for example) */
                     enabled?: boolean;
-                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, conversation.labels_changed, automation.fired, automation.webhook, automation.failed, *); "*" for all */
+                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, conversation.labels_changed, conversation.sla_breached, automation.fired, automation.webhook, automation.failed, *); "*" for all */
                     events?: string[];
                 };
             };
@@ -11576,6 +11624,10 @@ export interface operations {
                      *                 "2026-12-25"
                      *               ],
                      *               "awayReply": "We are closed; we answer from 9:00."
+                     *             },
+                     *             "sla": {
+                     *               "firstResponseSeconds": 300,
+                     *               "nextResponseSeconds": 900
                      *             }
                      *           },
                      *           "createdAt": "2026-01-05T09:30:00.000Z",
@@ -11629,6 +11681,10 @@ export interface operations {
                              *           "2026-12-25"
                              *         ],
                              *         "awayReply": "We are closed; we answer from 9:00."
+                             *       },
+                             *       "sla": {
+                             *         "firstResponseSeconds": 300,
+                             *         "nextResponseSeconds": 900
                              *       }
                              *     }
                              */
@@ -11651,6 +11707,10 @@ export interface operations {
                                 } | null;
                                 /** @enum {string} */
                                 firstResponder: "bot" | "agents";
+                                sla: {
+                                    firstResponseSeconds: number | null;
+                                    nextResponseSeconds: number | null;
+                                };
                             };
                             updatedAt: string;
                             webhook?: {
@@ -11864,6 +11924,10 @@ export interface operations {
                      *             "2026-12-25"
                      *           ],
                      *           "awayReply": "We are closed; we answer from 9:00."
+                     *         },
+                     *         "sla": {
+                     *           "firstResponseSeconds": 300,
+                     *           "nextResponseSeconds": 900
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -11919,6 +11983,10 @@ export interface operations {
                          *           "2026-12-25"
                          *         ],
                          *         "awayReply": "We are closed; we answer from 9:00."
+                         *       },
+                         *       "sla": {
+                         *         "firstResponseSeconds": 300,
+                         *         "nextResponseSeconds": 900
                          *       }
                          *     }
                          */
@@ -11941,6 +12009,10 @@ export interface operations {
                             } | null;
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
+                            sla: {
+                                firstResponseSeconds: number | null;
+                                nextResponseSeconds: number | null;
+                            };
                         };
                         /** @description present for WhatsApp channels: the first sync of the template registry from the network */
                         templateSync?: {
@@ -12211,6 +12283,10 @@ export interface operations {
                      *             "2026-12-25"
                      *           ],
                      *           "awayReply": "We are closed; we answer from 9:00."
+                     *         },
+                     *         "sla": {
+                     *           "firstResponseSeconds": 300,
+                     *           "nextResponseSeconds": 900
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -12261,6 +12337,10 @@ export interface operations {
                          *           "2026-12-25"
                          *         ],
                          *         "awayReply": "We are closed; we answer from 9:00."
+                         *       },
+                         *       "sla": {
+                         *         "firstResponseSeconds": 300,
+                         *         "nextResponseSeconds": 900
                          *       }
                          *     }
                          */
@@ -12283,6 +12363,10 @@ export interface operations {
                             } | null;
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
+                            sla: {
+                                firstResponseSeconds: number | null;
+                                nextResponseSeconds: number | null;
+                            };
                         };
                         updatedAt: string;
                         webhook?: {
@@ -12469,6 +12553,13 @@ export interface operations {
                          * @enum {string}
                          */
                         firstResponder?: "bot" | "agents";
+                        /** @description response-time targets; a conversation past one is flagged and conversation.sla_breached is emitted once */
+                        sla?: {
+                            /** @description an agent's first answer in a conversation is due this many seconds after the customer's message; null: no target */
+                            firstResponseSeconds?: number | null;
+                            /** @description each later answer is due this many seconds after the customer's next message; null: no target */
+                            nextResponseSeconds?: number | null;
+                        };
                     };
                 };
             };
@@ -12528,6 +12619,10 @@ export interface operations {
                      *             "2026-12-25"
                      *           ],
                      *           "awayReply": "We are closed; we answer from 9:00."
+                     *         },
+                     *         "sla": {
+                     *           "firstResponseSeconds": 300,
+                     *           "nextResponseSeconds": 900
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -12578,6 +12673,10 @@ export interface operations {
                          *           "2026-12-25"
                          *         ],
                          *         "awayReply": "We are closed; we answer from 9:00."
+                         *       },
+                         *       "sla": {
+                         *         "firstResponseSeconds": 300,
+                         *         "nextResponseSeconds": 900
                          *       }
                          *     }
                          */
@@ -12600,6 +12699,10 @@ export interface operations {
                             } | null;
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
+                            sla: {
+                                firstResponseSeconds: number | null;
+                                nextResponseSeconds: number | null;
+                            };
                         };
                         updatedAt: string;
                         webhook?: {
@@ -12855,6 +12958,10 @@ export interface operations {
                      *             "2026-12-25"
                      *           ],
                      *           "awayReply": "We are closed; we answer from 9:00."
+                     *         },
+                     *         "sla": {
+                     *           "firstResponseSeconds": 300,
+                     *           "nextResponseSeconds": 900
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -12905,6 +13012,10 @@ export interface operations {
                          *           "2026-12-25"
                          *         ],
                          *         "awayReply": "We are closed; we answer from 9:00."
+                         *       },
+                         *       "sla": {
+                         *         "firstResponseSeconds": 300,
+                         *         "nextResponseSeconds": 900
                          *       }
                          *     }
                          */
@@ -12927,6 +13038,10 @@ export interface operations {
                             } | null;
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
+                            sla: {
+                                firstResponseSeconds: number | null;
+                                nextResponseSeconds: number | null;
+                            };
                         };
                         updatedAt: string;
                         webhook?: {
@@ -13731,6 +13846,10 @@ export interface operations {
                      *             "2026-12-25"
                      *           ],
                      *           "awayReply": "We are closed; we answer from 9:00."
+                     *         },
+                     *         "sla": {
+                     *           "firstResponseSeconds": 300,
+                     *           "nextResponseSeconds": 900
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -13781,6 +13900,10 @@ export interface operations {
                          *           "2026-12-25"
                          *         ],
                          *         "awayReply": "We are closed; we answer from 9:00."
+                         *       },
+                         *       "sla": {
+                         *         "firstResponseSeconds": 300,
+                         *         "nextResponseSeconds": 900
                          *       }
                          *     }
                          */
@@ -13803,6 +13926,10 @@ export interface operations {
                             } | null;
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
+                            sla: {
+                                firstResponseSeconds: number | null;
+                                nextResponseSeconds: number | null;
+                            };
                         };
                         updatedAt: string;
                         webhook?: {
@@ -14333,6 +14460,10 @@ export interface operations {
                      *             "2026-12-25"
                      *           ],
                      *           "awayReply": "We are closed; we answer from 9:00."
+                     *         },
+                     *         "sla": {
+                     *           "firstResponseSeconds": 300,
+                     *           "nextResponseSeconds": 900
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -14383,6 +14514,10 @@ export interface operations {
                          *           "2026-12-25"
                          *         ],
                          *         "awayReply": "We are closed; we answer from 9:00."
+                         *       },
+                         *       "sla": {
+                         *         "firstResponseSeconds": 300,
+                         *         "nextResponseSeconds": 900
                          *       }
                          *     }
                          */
@@ -14405,6 +14540,10 @@ export interface operations {
                             } | null;
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
+                            sla: {
+                                firstResponseSeconds: number | null;
+                                nextResponseSeconds: number | null;
+                            };
                         };
                         updatedAt: string;
                         webhook?: {
@@ -14858,6 +14997,12 @@ export interface operations {
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
                      *         },
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                     *         "sla": {
+                     *           "target": "first_response",
+                     *           "since": "since example",
+                     *           "dueAt": "2026-01-05T09:30:00.000Z",
+                     *           "breachedAt": "2026-01-05T09:30:00.000Z"
+                     *         },
                      *         "unreadCount": 2,
                      *         "updatedAt": "2026-01-05T09:30:00.000Z"
                      *       },
@@ -14946,6 +15091,20 @@ export interface operations {
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
                             sessionStatus: ("open" | "resolved") | null;
+                            /** @description the response-time target of the customer's oldest unanswered message while a human has the conversation; null when none runs */
+                            sla: {
+                                /** @description when the target was missed (the conversation is flagged until an agent answers); null while it still runs */
+                                breachedAt: string | null;
+                                /** @description when an answer is due (the channel's routing.sla) */
+                                dueAt: string;
+                                /** @description the customer's oldest unanswered message */
+                                since: string;
+                                /**
+                                 * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
+                                 * @enum {string}
+                                 */
+                                target: "first_response" | "next_response";
+                            } | null;
                             /**
                              * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
                              * @enum {string}
@@ -15811,11 +15970,13 @@ export interface operations {
                 limit?: number;
                 /** @description paging by page only (default 1) */
                 page?: number;
+                /** @description breached: only conversations past their response-time target, not answered yet */
+                sla?: "breached";
                 /** @description activity (default): most recent change first; waiting: longest waiting first (in the queue since, otherwise last change) */
                 sort?: "activity" | "waiting";
                 /** @description paging by page only: bot, queued (oldest first) or assigned */
                 status?: "bot" | "queued" | "assigned";
-                /** @description all; bot: with the bot; waiting: in the live-chat queue; mine / others: assigned to the caller / to another agent; unassigned: bot and waiting; resolved: resolved by an agent and back with the bot. Any of view, sort, cursor, channelId or contact pages by cursor (nextCursor); without them the list pages by page and total */
+                /** @description all; bot: with the bot; waiting: in the live-chat queue; mine / others: assigned to the caller / to another agent; unassigned: bot and waiting; resolved: resolved by an agent and back with the bot. Any of view, sort, cursor, channelId, contact, label or sla pages by cursor (nextCursor); without them the list pages by page and total */
                 view?: "all" | "bot" | "waiting" | "mine" | "others" | "unassigned" | "resolved";
             };
             header?: never;
@@ -15859,6 +16020,12 @@ export interface operations {
                      *             "closesAt": "2026-01-05T09:30:00.000Z"
                      *           },
                      *           "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                     *           "sla": {
+                     *             "target": "first_response",
+                     *             "since": "since example",
+                     *             "dueAt": "2026-01-05T09:30:00.000Z",
+                     *             "breachedAt": "2026-01-05T09:30:00.000Z"
+                     *           },
                      *           "unreadCount": 2,
                      *           "updatedAt": "2026-01-05T09:30:00.000Z"
                      *         }
@@ -15897,6 +16064,20 @@ export interface operations {
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
                             sessionStatus: ("open" | "resolved") | null;
+                            /** @description the response-time target of the customer's oldest unanswered message while a human has the conversation; null when none runs */
+                            sla: {
+                                /** @description when the target was missed (the conversation is flagged until an agent answers); null while it still runs */
+                                breachedAt: string | null;
+                                /** @description when an answer is due (the channel's routing.sla) */
+                                dueAt: string;
+                                /** @description the customer's oldest unanswered message */
+                                since: string;
+                                /**
+                                 * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
+                                 * @enum {string}
+                                 */
+                                target: "first_response" | "next_response";
+                            } | null;
                             /**
                              * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
                              * @enum {string}
@@ -16071,6 +16252,12 @@ export interface operations {
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
                      *         },
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                     *         "sla": {
+                     *           "target": "first_response",
+                     *           "since": "since example",
+                     *           "dueAt": "2026-01-05T09:30:00.000Z",
+                     *           "breachedAt": "2026-01-05T09:30:00.000Z"
+                     *         },
                      *         "unreadCount": 2,
                      *         "updatedAt": "2026-01-05T09:30:00.000Z",
                      *         "messages": [
@@ -16204,7 +16391,7 @@ export interface operations {
                                  *     }
                                  */
                                 system?: {
-                                    /** @description automation_failed: the action that failed (auto_reply) */
+                                    /** @description automation_failed: the action that failed (auto_reply, add_label, set_priority, create_ticket) */
                                     action?: string;
                                     /** @description who did it */
                                     by?: {
@@ -16219,10 +16406,14 @@ export interface operations {
                                         userId?: string;
                                     };
                                     /** @enum {string} */
-                                    event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed";
+                                    event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed" | "waiting_for_opening" | "sla_breached" | "label_added" | "priority_set";
                                     /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
                                     from?: string | null;
-                                    /** @description handover_requested by automation: why (first_responder, bot_fallback, rule); automation_failed: why the action failed */
+                                    /** @description label_added: the label's name */
+                                    label?: string;
+                                    /** @description priority_set: the ticket's priority now */
+                                    priority?: string;
+                                    /** @description handover_requested and waiting_for_opening by automation: why (first_responder, bot_fallback, rule); automation_failed: why the action failed */
                                     reason?: string;
                                     /** @description rule_fired, automation_failed, and what a rule did: the automation rule */
                                     ruleId?: string;
@@ -16230,10 +16421,17 @@ export interface operations {
                                     ruleName?: string;
                                     /** @description ticket_created: the ticket's subject */
                                     subject?: string;
+                                    /**
+                                     * @description sla_breached: the response-time target missed
+                                     * @enum {string}
+                                     */
+                                    target?: "first_response" | "next_response";
                                     /** @description ticket_created: the ticket */
                                     ticketId?: string;
                                     /** @description the agent it went to (transferred) */
                                     to?: string;
+                                    /** @description waiting_for_opening: when the conversation is queued (the next opening); sla_breached: when the answer was due */
+                                    until?: string;
                                 };
                             }[];
                             phone: string;
@@ -16241,6 +16439,20 @@ export interface operations {
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
                             sessionStatus: ("open" | "resolved") | null;
+                            /** @description the response-time target of the customer's oldest unanswered message while a human has the conversation; null when none runs */
+                            sla: {
+                                /** @description when the target was missed (the conversation is flagged until an agent answers); null while it still runs */
+                                breachedAt: string | null;
+                                /** @description when an answer is due (the channel's routing.sla) */
+                                dueAt: string;
+                                /** @description the customer's oldest unanswered message */
+                                since: string;
+                                /**
+                                 * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
+                                 * @enum {string}
+                                 */
+                                target: "first_response" | "next_response";
+                            } | null;
                             /**
                              * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
                              * @enum {string}
@@ -16657,6 +16869,12 @@ export interface operations {
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
                      *         },
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                     *         "sla": {
+                     *           "target": "first_response",
+                     *           "since": "since example",
+                     *           "dueAt": "2026-01-05T09:30:00.000Z",
+                     *           "breachedAt": "2026-01-05T09:30:00.000Z"
+                     *         },
                      *         "unreadCount": 2,
                      *         "updatedAt": "2026-01-05T09:30:00.000Z"
                      *       }
@@ -16690,6 +16908,20 @@ export interface operations {
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
                             sessionStatus: ("open" | "resolved") | null;
+                            /** @description the response-time target of the customer's oldest unanswered message while a human has the conversation; null when none runs */
+                            sla: {
+                                /** @description when the target was missed (the conversation is flagged until an agent answers); null while it still runs */
+                                breachedAt: string | null;
+                                /** @description when an answer is due (the channel's routing.sla) */
+                                dueAt: string;
+                                /** @description the customer's oldest unanswered message */
+                                since: string;
+                                /**
+                                 * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
+                                 * @enum {string}
+                                 */
+                                target: "first_response" | "next_response";
+                            } | null;
                             /**
                              * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
                              * @enum {string}
@@ -17397,7 +17629,7 @@ export interface operations {
                              *     }
                              */
                             system?: {
-                                /** @description automation_failed: the action that failed (auto_reply) */
+                                /** @description automation_failed: the action that failed (auto_reply, add_label, set_priority, create_ticket) */
                                 action?: string;
                                 /** @description who did it */
                                 by?: {
@@ -17412,10 +17644,14 @@ export interface operations {
                                     userId?: string;
                                 };
                                 /** @enum {string} */
-                                event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed";
+                                event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed" | "waiting_for_opening" | "sla_breached" | "label_added" | "priority_set";
                                 /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
                                 from?: string | null;
-                                /** @description handover_requested by automation: why (first_responder, bot_fallback, rule); automation_failed: why the action failed */
+                                /** @description label_added: the label's name */
+                                label?: string;
+                                /** @description priority_set: the ticket's priority now */
+                                priority?: string;
+                                /** @description handover_requested and waiting_for_opening by automation: why (first_responder, bot_fallback, rule); automation_failed: why the action failed */
                                 reason?: string;
                                 /** @description rule_fired, automation_failed, and what a rule did: the automation rule */
                                 ruleId?: string;
@@ -17423,10 +17659,17 @@ export interface operations {
                                 ruleName?: string;
                                 /** @description ticket_created: the ticket's subject */
                                 subject?: string;
+                                /**
+                                 * @description sla_breached: the response-time target missed
+                                 * @enum {string}
+                                 */
+                                target?: "first_response" | "next_response";
                                 /** @description ticket_created: the ticket */
                                 ticketId?: string;
                                 /** @description the agent it went to (transferred) */
                                 to?: string;
+                                /** @description waiting_for_opening: when the conversation is queued (the next opening); sla_breached: when the answer was due */
+                                until?: string;
                             };
                         };
                         /** @constant */
@@ -17678,6 +17921,12 @@ export interface operations {
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
                      *         },
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                     *         "sla": {
+                     *           "target": "first_response",
+                     *           "since": "since example",
+                     *           "dueAt": "2026-01-05T09:30:00.000Z",
+                     *           "breachedAt": "2026-01-05T09:30:00.000Z"
+                     *         },
                      *         "unreadCount": 2,
                      *         "updatedAt": "2026-01-05T09:30:00.000Z"
                      *       }
@@ -17711,6 +17960,20 @@ export interface operations {
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
                             sessionStatus: ("open" | "resolved") | null;
+                            /** @description the response-time target of the customer's oldest unanswered message while a human has the conversation; null when none runs */
+                            sla: {
+                                /** @description when the target was missed (the conversation is flagged until an agent answers); null while it still runs */
+                                breachedAt: string | null;
+                                /** @description when an answer is due (the channel's routing.sla) */
+                                dueAt: string;
+                                /** @description the customer's oldest unanswered message */
+                                since: string;
+                                /**
+                                 * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
+                                 * @enum {string}
+                                 */
+                                target: "first_response" | "next_response";
+                            } | null;
                             /**
                              * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
                              * @enum {string}
@@ -18337,6 +18600,12 @@ export interface operations {
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
                      *         },
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                     *         "sla": {
+                     *           "target": "first_response",
+                     *           "since": "since example",
+                     *           "dueAt": "2026-01-05T09:30:00.000Z",
+                     *           "breachedAt": "2026-01-05T09:30:00.000Z"
+                     *         },
                      *         "unreadCount": 2,
                      *         "updatedAt": "2026-01-05T09:30:00.000Z"
                      *       }
@@ -18370,6 +18639,20 @@ export interface operations {
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
                             sessionStatus: ("open" | "resolved") | null;
+                            /** @description the response-time target of the customer's oldest unanswered message while a human has the conversation; null when none runs */
+                            sla: {
+                                /** @description when the target was missed (the conversation is flagged until an agent answers); null while it still runs */
+                                breachedAt: string | null;
+                                /** @description when an answer is due (the channel's routing.sla) */
+                                dueAt: string;
+                                /** @description the customer's oldest unanswered message */
+                                since: string;
+                                /**
+                                 * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
+                                 * @enum {string}
+                                 */
+                                target: "first_response" | "next_response";
+                            } | null;
                             /**
                              * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
                              * @enum {string}
@@ -18573,6 +18856,12 @@ export interface operations {
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
                      *         },
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                     *         "sla": {
+                     *           "target": "first_response",
+                     *           "since": "since example",
+                     *           "dueAt": "2026-01-05T09:30:00.000Z",
+                     *           "breachedAt": "2026-01-05T09:30:00.000Z"
+                     *         },
                      *         "unreadCount": 2,
                      *         "updatedAt": "2026-01-05T09:30:00.000Z"
                      *       }
@@ -18606,6 +18895,20 @@ export interface operations {
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
                             sessionStatus: ("open" | "resolved") | null;
+                            /** @description the response-time target of the customer's oldest unanswered message while a human has the conversation; null when none runs */
+                            sla: {
+                                /** @description when the target was missed (the conversation is flagged until an agent answers); null while it still runs */
+                                breachedAt: string | null;
+                                /** @description when an answer is due (the channel's routing.sla) */
+                                dueAt: string;
+                                /** @description the customer's oldest unanswered message */
+                                since: string;
+                                /**
+                                 * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
+                                 * @enum {string}
+                                 */
+                                target: "first_response" | "next_response";
+                            } | null;
                             /**
                              * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
                              * @enum {string}
@@ -19586,6 +19889,12 @@ export interface operations {
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
                      *         },
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                     *         "sla": {
+                     *           "target": "first_response",
+                     *           "since": "since example",
+                     *           "dueAt": "2026-01-05T09:30:00.000Z",
+                     *           "breachedAt": "2026-01-05T09:30:00.000Z"
+                     *         },
                      *         "unreadCount": 2,
                      *         "updatedAt": "2026-01-05T09:30:00.000Z"
                      *       }
@@ -19619,6 +19928,20 @@ export interface operations {
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
                             sessionStatus: ("open" | "resolved") | null;
+                            /** @description the response-time target of the customer's oldest unanswered message while a human has the conversation; null when none runs */
+                            sla: {
+                                /** @description when the target was missed (the conversation is flagged until an agent answers); null while it still runs */
+                                breachedAt: string | null;
+                                /** @description when an answer is due (the channel's routing.sla) */
+                                dueAt: string;
+                                /** @description the customer's oldest unanswered message */
+                                since: string;
+                                /**
+                                 * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
+                                 * @enum {string}
+                                 */
+                                target: "first_response" | "next_response";
+                            } | null;
                             /**
                              * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
                              * @enum {string}
@@ -19834,6 +20157,12 @@ export interface operations {
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
                      *         },
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
+                     *         "sla": {
+                     *           "target": "first_response",
+                     *           "since": "since example",
+                     *           "dueAt": "2026-01-05T09:30:00.000Z",
+                     *           "breachedAt": "2026-01-05T09:30:00.000Z"
+                     *         },
                      *         "unreadCount": 2,
                      *         "updatedAt": "2026-01-05T09:30:00.000Z"
                      *       }
@@ -19867,6 +20196,20 @@ export interface operations {
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
                             sessionStatus: ("open" | "resolved") | null;
+                            /** @description the response-time target of the customer's oldest unanswered message while a human has the conversation; null when none runs */
+                            sla: {
+                                /** @description when the target was missed (the conversation is flagged until an agent answers); null while it still runs */
+                                breachedAt: string | null;
+                                /** @description when an answer is due (the channel's routing.sla) */
+                                dueAt: string;
+                                /** @description the customer's oldest unanswered message */
+                                since: string;
+                                /**
+                                 * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
+                                 * @enum {string}
+                                 */
+                                target: "first_response" | "next_response";
+                            } | null;
                             /**
                              * @description bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId
                              * @enum {string}
@@ -20119,6 +20462,8 @@ export interface operations {
                 contact?: string;
                 /** @description only conversations carrying this label (its id or name); an unknown label finds nothing */
                 label?: string;
+                /** @description breached: only conversations past their response-time target, not answered yet */
+                sla?: "breached";
             };
             header?: never;
             path?: never;
@@ -26926,7 +27271,7 @@ export interface operations {
                          *     }
                          */
                         system?: {
-                            /** @description automation_failed: the action that failed (auto_reply) */
+                            /** @description automation_failed: the action that failed (auto_reply, add_label, set_priority, create_ticket) */
                             action?: string;
                             /** @description who did it */
                             by?: {
@@ -26941,10 +27286,14 @@ export interface operations {
                                 userId?: string;
                             };
                             /** @enum {string} */
-                            event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed";
+                            event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed" | "waiting_for_opening" | "sla_breached" | "label_added" | "priority_set";
                             /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
                             from?: string | null;
-                            /** @description handover_requested by automation: why (first_responder, bot_fallback, rule); automation_failed: why the action failed */
+                            /** @description label_added: the label's name */
+                            label?: string;
+                            /** @description priority_set: the ticket's priority now */
+                            priority?: string;
+                            /** @description handover_requested and waiting_for_opening by automation: why (first_responder, bot_fallback, rule); automation_failed: why the action failed */
                             reason?: string;
                             /** @description rule_fired, automation_failed, and what a rule did: the automation rule */
                             ruleId?: string;
@@ -26952,10 +27301,17 @@ export interface operations {
                             ruleName?: string;
                             /** @description ticket_created: the ticket's subject */
                             subject?: string;
+                            /**
+                             * @description sla_breached: the response-time target missed
+                             * @enum {string}
+                             */
+                            target?: "first_response" | "next_response";
                             /** @description ticket_created: the ticket */
                             ticketId?: string;
                             /** @description the agent it went to (transferred) */
                             to?: string;
+                            /** @description waiting_for_opening: when the conversation is queued (the next opening); sla_breached: when the answer was due */
+                            until?: string;
                         };
                     }[];
                 };

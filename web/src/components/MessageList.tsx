@@ -246,6 +246,14 @@ export function systemText(e: SystemEntry, me: SessionUser): string {
       return `Automation rule “${e.ruleName ?? e.ruleId ?? ''}” fired`;
     case 'automation_failed':
       return `Automation rule “${e.ruleName ?? e.ruleId ?? ''}” could not ${e.action === 'auto_reply' ? 'send its auto-reply' : 'carry out an action'}: ${e.reason ?? 'unknown reason'}`;
+    case 'waiting_for_opening':
+      return `Outside business hours: queued for an agent at the next opening${e.until ? ` (${new Date(e.until).toLocaleString()})` : ''}`;
+    case 'sla_breached':
+      return `Response-time target missed: the ${e.target === 'next_response' ? 'next' : 'first'} response was due${e.until ? ` at ${new Date(e.until).toLocaleString()}` : ''}`;
+    case 'label_added':
+      return `Label “${e.label ?? ''}” added by ${by}${e.ruleName ? ` (rule “${e.ruleName}”)` : ''}`;
+    case 'priority_set':
+      return `Ticket ${e.ticketId ?? ''} priority set to ${e.priority ?? ''} by ${by}${e.ruleName ? ` (rule “${e.ruleName}”)` : ''}`;
   }
 }
 
