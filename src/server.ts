@@ -229,6 +229,10 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const automationEffects = new AutomationEffects({
     events,
     messaging: messaging.service,
+    tickets,
+    recordEntry: async (org, aeid, entry) => {
+      await actors.system.ask({ type: CONVERSATION_ACTOR, key: conversationKey(org, aeid) }, { kind: 'automation.entry', ...entry }, { idempotencyKey: `automation.entry:${entry.entryId}` });
+    },
     recordFailure: async (org, aeid, failure) => {
       await actors.system.ask({ type: CONVERSATION_ACTOR, key: conversationKey(org, aeid) }, { kind: 'automation.failed', ...failure }, { idempotencyKey: `automation.failed:${failure.failureId}` });
     },
@@ -255,7 +259,8 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   // A ticket made for a contact shows in its conversation's timeline. The ticket is made either way: a
   // failure here leaves the entry out (logged), and the actor's key (the ticket's id) writes it once.
   tickets.onChange(async (type, ticket, principal) => {
-    if (type !== 'ticket.created' || ticket.audienceExternalId === null) return;
+    // A ticket an automation rule made (no principal) is written to the timeline by the rule's effects, naming the rule.
+    if (type !== 'ticket.created' || ticket.audienceExternalId === null || principal === null) return;
     const actor = timelineActorOf(principal, ticket.createdBy?.kind === 'mcp' ? 'mcp' : undefined);
     await inbox.ticketCreated(ticket.organizationId, { id: ticket.ticketId, subject: ticket.title, audienceExternalId: ticket.audienceExternalId }, actor).catch((e: unknown) => {
       log.warn('ticket not written to its conversation timeline', { ticketId: ticket.ticketId, err: e });

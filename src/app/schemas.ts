@@ -111,7 +111,7 @@ export const ticketSchema = z.object({
       keyName: z.string().nullable(),
     })
     .nullable()
-    .describe('who or what made the ticket; null for tickets made before this was recorded'),
+    .describe("who or what made the ticket; null for a ticket an automation rule made (create_ticket), or one made before this was recorded"),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

@@ -41,7 +41,7 @@ export interface TicketActivityList {
  * recorded in the store's outbox with it; listeners only need to react
  * (the server kicks its outbox relay).
  */
-export type TicketListener = (event: 'ticket.created' | 'ticket.updated' | 'ticket.commented', ticket: Ticket, principal: Principal) => Promise<void>;
+export type TicketListener = (event: 'ticket.created' | 'ticket.updated' | 'ticket.commented', ticket: Ticket, principal: Principal | null) => Promise<void>;
 
 /**
  * Tickets as a caller sees them. Visibility follows the key's owner: an admin
@@ -60,7 +60,7 @@ export class TicketService {
     this.listeners.push(listener);
   }
 
-  private async emit(event: 'ticket.created' | 'ticket.updated' | 'ticket.commented', ticket: Ticket, principal: Principal): Promise<void> {
+  private async emit(event: 'ticket.created' | 'ticket.updated' | 'ticket.commented', ticket: Ticket, principal: Principal | null): Promise<void> {
     for (const l of this.listeners) await l(event, ticket, principal);
   }
 
@@ -129,6 +129,60 @@ export class TicketService {
     if (once.outcome === 'reused') throw idempotencyKeyReused();
     if (once.outcome === 'created') await this.emit('ticket.created', once.ticket, principal);
     return this.withAudience(once.ticket);
+  }
+
+  /**
+   * A ticket an automation rule creates for a conversation's contact: no
+   * user acts, so it has no origin (`createdBy: null`, its activity names
+   * the service). `onceKey` names the rule's action on one message: a repeat
+   * within 24 hours creates nothing and returns the first ticket. Null when
+   * the conversation has no contact.
+   */
+  async createByAutomation(organizationId: string, input: { subject: string; description: string; audienceExternalId: string }, onceKey: string): Promise<Ticket | null> {
+    const contact = await this.store.contacts.get(organizationId, input.audienceExternalId);
+    if (contact === null) return null;
+    const now = new Date(this.clock.now()).toISOString();
+    const draft = {
+      _id: randomUUID(),
+      title: input.subject,
+      description: input.description,
+      status: 'open' as const,
+      priority: 'medium' as const,
+      assigneeId: null,
+      audienceId: contact.id,
+      audienceExternalId: contact.audienceExternalId,
+      organizationId,
+      resolutionDate: null,
+      createdBy: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const once = await this.store.tickets.createOnce(draft, this.stamp('ticket.created', now), {
+      key: `ticket:automation:${onceKey}`,
+      fingerprint: requestFingerprint('ticket.create.automation', { subject: input.subject, audienceExternalId: input.audienceExternalId }),
+      ttlMs: IDEMPOTENCY_KEY_TTL_MS,
+    });
+    if (once.outcome === 'created') await this.emit('ticket.created', once.ticket, null);
+    return once.outcome === 'reused' ? null : once.ticket;
+  }
+
+  /**
+   * An automation rule sets the priority of the contact's open ticket (its
+   * newest one neither resolved nor closed). Null when it has none; the
+   * ticket unchanged when it already has that priority.
+   */
+  async setPriorityByAutomation(organizationId: string, audienceExternalId: string, priority: Ticket['priority']): Promise<Ticket | null> {
+    const contact = await this.store.contacts.get(organizationId, audienceExternalId);
+    if (contact === null) return null;
+    const { tickets } = await this.store.tickets.list({ organizationId, audienceId: contact.id, offset: 0, limit: 50 });
+    const open = tickets.find((t) => t.status === 'open' || t.status === 'in_progress');
+    if (open === undefined) return null;
+    if (open.priority === priority) return open;
+    const now = new Date(this.clock.now()).toISOString();
+    const updated = await this.store.tickets.update(organizationId, open.ticketId, (current) => applyTicketChanges(current, { priority }, now), this.stamp('ticket.updated', now), null);
+    if (updated === null) return null;
+    await this.emit('ticket.updated', updated, null);
+    return updated;
   }
 
   /** Tickets stored before `audienceExternalId` existed get it from their contact. */

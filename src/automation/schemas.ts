@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CONDITION_FIELDS, CONDITION_OPERATORS, compilePattern } from '../domain/automation.js';
 import { CONTENT_TYPES } from '../domain/messages.js';
+import { TICKET_PRIORITIES } from '../domain/types.js';
 
 /*
  * Automation rules as the API takes and shows them (`/v1/automation-rules`).
@@ -13,7 +14,7 @@ const fieldSchema = z
   .refine((f) => (CONDITION_FIELDS as readonly string[]).includes(f) || /^attribute\.[A-Za-z0-9_.-]{1,64}$/.test(f), {
     message: `one of ${CONDITION_FIELDS.join(', ')}, or attribute.<name>`,
   })
-  .describe(`what is tested: ${CONDITION_FIELDS.join(', ')}, or attribute.<name> (a custom attribute of the contact)`);
+  .describe(`what is tested: ${CONDITION_FIELDS.join(', ')}, or attribute.<name> (a custom attribute of the contact); label: any label of the conversation or of the contact, by name or id`);
 
 export const conditionSchema = z
   .object({
@@ -33,6 +34,7 @@ export const conditionSchema = z
       ctx.addIssue({ code: 'custom', path: ['operator'], message: 'businessHours takes operator is with value open or closed' });
     }
     if (c.operator === 'is' && c.field !== 'businessHours') ctx.addIssue({ code: 'custom', path: ['operator'], message: 'is tests businessHours; use equals or in' });
+    if (c.field === 'label' && c.operator === 'matches' && Array.isArray(c.value)) bad('matches takes one pattern');
     if (c.field === 'type') {
       for (const v of Array.isArray(c.value) ? c.value : [c.value]) {
         if (!(CONTENT_TYPES as readonly string[]).includes(v)) bad(`a message type: ${CONTENT_TYPES.join(', ')}`);
@@ -57,6 +59,9 @@ export const actionSchema = z
       })
       .strict()
       .refine((a) => a.text !== undefined || a.template !== undefined, 'give text, template or both'),
+    z.object({ type: z.literal('add_label'), label: z.string().trim().min(1).max(100).describe("a label of the organization, by name or id, put on the conversation") }).strict(),
+    z.object({ type: z.literal('set_priority'), priority: z.enum(TICKET_PRIORITIES).describe("the priority of the conversation's open ticket (its newest one not resolved or closed)") }).strict(),
+    z.object({ type: z.literal('create_ticket'), subject: z.string().trim().min(1).max(200).describe("a ticket with this subject, linked to the conversation's contact") }).strict(),
     z.object({ type: z.literal('webhook'), event: z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, 'lowercase letters, digits, _ . -').describe('named in the automation.webhook event') }).strict(),
   ])
   .meta({ examples: [{ type: 'request_handover' }] });

@@ -1,4 +1,5 @@
 import type { MessageContent } from './messages.js';
+import type { TicketPriority } from './types.js';
 
 /*
  * Automation rules: what a business wants done with a customer's message
@@ -6,7 +7,7 @@ import type { MessageContent } from './messages.js';
  * actor evaluates them in the order the messages arrive.
  */
 
-export const CONDITION_FIELDS = ['text', 'payload', 'type', 'channelId', 'businessHours'] as const;
+export const CONDITION_FIELDS = ['text', 'payload', 'type', 'channelId', 'label', 'businessHours'] as const;
 /** `attribute.<name>` tests a custom attribute of the contact. */
 export type ConditionField = (typeof CONDITION_FIELDS)[number] | `attribute.${string}`;
 export const CONDITION_OPERATORS = ['contains', 'equals', 'matches', 'in', 'is'] as const;
@@ -23,10 +24,12 @@ export type RuleAction =
   | { type: 'request_handover' }
   | { type: 'assign'; agentId: string }
   | { type: 'auto_reply'; text?: string; template?: { name: string; language: string } }
+  | { type: 'add_label'; label: string }
+  | { type: 'set_priority'; priority: TicketPriority }
   | { type: 'create_ticket'; subject: string }
   | { type: 'webhook'; event: string };
 
-export const ACTION_TYPES = ['request_handover', 'assign', 'auto_reply', 'create_ticket', 'webhook'] as const;
+export const ACTION_TYPES = ['request_handover', 'assign', 'add_label', 'set_priority', 'auto_reply', 'create_ticket', 'webhook'] as const;
 
 export interface AutomationRule {
   id: string;
@@ -50,6 +53,8 @@ export interface RuleInput {
   withinBusinessHours: boolean;
   /** The contact's custom attributes, read only when a rule asks for one. */
   attribute(name: string): Promise<string | null>;
+  /** The labels on the conversation and on the contact, each by its name and its id; read only when a rule asks. */
+  labels?(): Promise<string[]>;
 }
 
 const fold = (s: string) => s.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
@@ -115,9 +120,25 @@ async function fieldOf(c: RuleCondition, input: RuleInput): Promise<string | nul
   }
 }
 
+/** A `label` condition holds when any label (by name or id) of the conversation or the contact passes the test. */
+async function labelMatches(c: RuleCondition, input: RuleInput, values: Map<string, FieldValue>): Promise<boolean> {
+  let all = labelValues.get(values);
+  if (all === undefined) {
+    all = ((await input.labels?.()) ?? []).map((raw) => ({ raw, folded: null }));
+    labelValues.set(values, all);
+  }
+  return all.some((v) => test(c.operator, c.value, v));
+}
+/** A message's labels, read once however many rules test them (keyed by the message's field values). */
+const labelValues = new WeakMap<Map<string, FieldValue>, FieldValue[]>();
+
 /** True when every condition holds for the message (a rule without conditions matches every message). */
 export async function ruleMatches(rule: Pick<AutomationRule, 'conditions'>, input: RuleInput, values = new Map<string, FieldValue>()): Promise<boolean> {
   for (const c of rule.conditions) {
+    if (c.field === 'label') {
+      if (!(await labelMatches(c, input, values))) return false;
+      continue;
+    }
     let v = values.get(c.field);
     if (v === undefined) {
       v = { raw: await fieldOf(c, input), folded: null };
@@ -151,4 +172,11 @@ export interface AutomationFiredData {
   /** The customer's message (the network's id) the rule fired on. */
   messageId: string;
   actions: RuleAction[];
+}
+
+/** Data of `automation.failed`: an action of a rule that fired and could not be carried out, and why. */
+export interface AutomationFailedData extends Omit<AutomationFiredData, 'actions'> {
+  action: RuleAction;
+  code: string;
+  reason: string;
 }

@@ -119,6 +119,7 @@ export class Messaging {
       pacer: 'db' in stores.backing ? createMemorySendPacer() : createRedisSendPacer(stores.backing.redis, stores.backing.prefix),
       pacingMaxWaitMs: config.SEND_PACING_MAX_WAIT_MS,
       rules: stores.automationRules,
+      labels: stores.labels,
     };
     this.service = new MessagingService({
       channels: stores.channels,

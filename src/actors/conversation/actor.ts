@@ -61,6 +61,18 @@ export const conversationCommandSchema = z.discriminatedUnion('kind', [
     action: z.string().min(1),
     reason: z.string().max(2000),
   }),
+  /** An automation rule's action on a ticket was carried out (a ticket created, a priority set): a system entry names the rule. */
+  z.object({
+    kind: z.literal('automation.entry'),
+    entryId: z.string().min(1).max(200),
+    sessionId: z.string().min(1),
+    ruleId: z.string().min(1),
+    ruleName: z.string(),
+    event: z.enum(['ticket_created', 'priority_set']),
+    ticketId: z.string().min(1),
+    subject: z.string().max(500).optional(),
+    priority: z.string().max(20).optional(),
+  }),
 ]);
 
 export type ConversationCommand = z.infer<typeof conversationCommandSchema>;
@@ -94,6 +106,7 @@ export interface ConversationReplies {
   'state.get': ConversationState;
   'automation.tick': { fired: string[] };
   'automation.failed': { recorded: boolean };
+  'automation.entry': { recorded: boolean };
 }
 
 /** Data of `handover.requested` / `handover.opened` / `conversation.assigned` / `conversation.resolved` events. */
@@ -270,6 +283,12 @@ export const conversationHandlers: HandlerMap<ConversationState, ConversationCom
       action: cmd.action,
       reason: cmd.reason,
     });
+    return { state: withTimeline(s, [entry]), reply: { recorded: true } };
+  },
+
+  'automation.entry': (s, cmd, { now }) => {
+    const { kind: _kind, entryId, sessionId, ...fields } = cmd;
+    const entry = systemDraft(`autodone:${entryId}`, sessionId, now, { by: { type: 'automation' }, ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)), event: cmd.event });
     return { state: withTimeline(s, [entry]), reply: { recorded: true } };
   },
 

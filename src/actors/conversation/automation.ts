@@ -1,4 +1,4 @@
-import type { AutomationFiredData, AutomationRule, RuleInput } from '../../domain/automation.js';
+import type { AutomationFailedData, AutomationFiredData, AutomationRule, RuleInput } from '../../domain/automation.js';
 import { firingRules } from '../../domain/automation.js';
 import type { DomainEvent } from '../../events/types.js';
 import type { HandoverEventData } from './actor.js';
@@ -43,6 +43,19 @@ export interface MessageFacts {
   businessHours?: BusinessHours | null;
 }
 
+/** A label as events show it. */
+export interface LabelRef {
+  id: string;
+  name: string;
+  color: string;
+}
+
+/** What rules change beside the conversation's own state, done by the actor before the write that records it (each idempotent). */
+export interface RuleEffects {
+  /** Puts the label (a name or id) on the conversation: the label and every label on it now, or why it could not. */
+  addLabel(ref: string): Promise<{ ok: true; label: LabelRef; labels: LabelRef[]; added: boolean } | { ok: false; code: string; reason: string }>;
+}
+
 function ev<T>(s: ConversationState, type: string, id: string, now: Date, data: T): DomainEvent<T> {
   return { id, type, organizationId: s.organizationId, createdAt: now.toISOString(), data };
 }
@@ -62,6 +75,7 @@ export async function runAutomation(
   m: MessageFacts,
   now: Date,
   id: (...parts: string[]) => string,
+  effects?: RuleEffects,
 ): Promise<Routed & { fired: string[] }> {
   if (state.automation?.ruledMessages?.includes(m.networkMessageId)) return { state, events: [], fired: [] };
   const session = state.session;
@@ -103,10 +117,21 @@ export async function runAutomation(
         const data: HandoverEventData = { audienceExternalId: s.audienceExternalId, contactId, sessionId: session.id, agentId: action.agentId, previousAgentId, via: 'automation', by: AUTOMATION, reason: 'rule', ruleId: rule.id };
         events.push(ev(s, 'conversation.assigned', actionId, now, data));
         entry(`assigned.${rule.id}.${i}`, { event: 'assigned', from: previousAgentId, to: action.agentId, ruleId: rule.id, ruleName: rule.name });
+      } else if (action.type === 'add_label') {
+        const r = effects === undefined ? { ok: false as const, code: 'labels_unavailable', reason: 'labels are not available on this node' } : await effects.addLabel(action.label);
+        if (!r.ok) {
+          entry(`failed.${rule.id}.${i}`, { event: 'automation_failed', ruleId: rule.id, ruleName: rule.name, action: action.type, reason: r.reason });
+          events.push(ev<AutomationFailedData>(s, 'automation.failed', id('failed', rule.id, String(i)), now, { ruleId: rule.id, ruleName: rule.name, ...base, action, code: r.code, reason: r.reason }));
+          continue;
+        }
+        // Already on it (an agent put it there, or an earlier rule): nothing to say.
+        if (!r.added) continue;
+        entry(`label.${rule.id}.${i}`, { event: 'label_added', label: r.label.name, ruleId: rule.id, ruleName: rule.name });
+        events.push(ev(s, 'conversation.labels_changed', actionId, now, { audienceExternalId: s.audienceExternalId, labels: r.labels, by: AUTOMATION, ruleId: rule.id }));
       } else if (action.type === 'webhook') {
         events.push(ev<AutomationWebhookData>(s, 'automation.webhook', actionId, now, { event: action.event, ruleId: rule.id, audienceExternalId: s.audienceExternalId, contactId, sessionId: session.id, messageId: m.networkMessageId }));
       }
-      // auto_reply and create_ticket reach outside: carried out from the `automation.fired` event.
+      // auto_reply, create_ticket and set_priority reach outside: carried out from the `automation.fired` event.
     }
   }
   const withEntries = entries.length === made.length ? s : { ...s, timeline: entries };

@@ -24,7 +24,9 @@ import { DEFAULT_ROUTING, isWithinBusinessHours, routingOf } from '../../domain/
 import type { AutomationRuleRepo } from '../../store/automation/port.js';
 import { botAnswered, routeInbound } from './routing.js';
 import { systemDraft, timelineMessage } from './timeline.js';
-import { runAutomation } from './automation.js';
+import { runAutomation, type RuleEffects } from './automation.js';
+import type { LabelRepo } from '../../store/labels/port.js';
+import { labelNameKey, MAX_LABELS_PER_TARGET, type Label } from '../../domain/labels.js';
 import { responseGiven, startTarget } from './sla.js';
 
 /*
@@ -55,6 +57,8 @@ export interface MessagingHandlerDeps {
   pacingMaxWaitMs?: number;
   /** The organizations' automation rules, run on each customer message. Absent: none run. */
   rules?: AutomationRuleRepo;
+  /** The organizations' labels: rules test them and put them on conversations. Absent: a rule sees none and cannot add one. */
+  labels?: LabelRepo;
 }
 
 const isObjectWithType = (v: unknown) => typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string';
@@ -548,10 +552,12 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
               attributes ??= deps.contacts.get(s.organizationId, s.audienceExternalId).then((c) => c?.attributes ?? {});
               return (await attributes)[name] ?? null;
             },
+            labels: async () => (deps.labels === undefined ? [] : labelsOfConversation(deps.labels, s.organizationId, s.audienceExternalId, contactId)),
           },
         },
         ctx.now,
         (...parts) => stableId('auto', s.organizationId, e.networkMessageId, ...parts),
+        deps.labels === undefined ? undefined : labelEffects(deps.labels, s.organizationId, s.audienceExternalId),
       );
       const made = automated.state.timeline !== s.timeline ? (automated.state.timeline ?? []) : [];
       // The customer now waits for an answer: a response target starts, unless an earlier message's runs.
@@ -637,6 +643,34 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
 
 /** What the network reported about a message, reported here or parked earlier. */
 type StatusReport = Pick<ParkedStatus, 'networkMessageId' | 'status' | 'at' | 'recipientId' | 'errors'>;
+
+/** The names and ids of the labels on a conversation and on its contact (what a rule's `label` condition tests). */
+async function labelsOfConversation(labels: LabelRepo, organizationId: string, audienceExternalId: string, contactId: string): Promise<string[]> {
+  const [onConversation, onContact] = await Promise.all([labels.labelsOf(organizationId, 'conversation', [audienceExternalId]), labels.labelsOf(organizationId, 'contact', [contactId])]);
+  const ids = [...(onConversation.get(audienceExternalId) ?? []), ...(onContact.get(contactId) ?? [])];
+  if (ids.length === 0) return [];
+  const byId = new Map((await labels.list(organizationId)).map((l) => [l.id, l.name]));
+  return ids.flatMap((id) => [id, ...(byId.has(id) ? [byId.get(id)!] : [])]);
+}
+
+/** A rule's `add_label`: the label named (by id, or by name in any case) put on the conversation; attaching twice changes nothing. */
+function labelEffects(labels: LabelRepo, organizationId: string, audienceExternalId: string): RuleEffects {
+  return {
+    async addLabel(ref) {
+      const all = await labels.list(organizationId);
+      const label = all.find((l) => l.id === ref) ?? all.find((l) => labelNameKey(l.name) === labelNameKey(ref));
+      if (label === undefined) return { ok: false, code: 'unknown_label', reason: `no label named "${ref}" in the organization` };
+      const before = (await labels.labelsOf(organizationId, 'conversation', [audienceExternalId])).get(audienceExternalId) ?? [];
+      if (!before.includes(label.id) && (await labels.attach(organizationId, 'conversation', audienceExternalId, [label.id], MAX_LABELS_PER_TARGET)) === 'too_many') {
+        return { ok: false, code: 'too_many_labels', reason: `a conversation carries at most ${MAX_LABELS_PER_TARGET} labels` };
+      }
+      const now = (await labels.labelsOf(organizationId, 'conversation', [audienceExternalId])).get(audienceExternalId) ?? [];
+      const shown = (l: Label) => ({ id: l.id, name: l.name, color: l.color });
+      const byId = new Map(all.map((l) => [l.id, l]));
+      return { ok: true, label: shown(label), labels: now.flatMap((id) => (byId.has(id) ? [shown(byId.get(id)!)] : [])), added: !before.includes(label.id) };
+    },
+  };
+}
 
 /** A status report moving `m` to `to`: the message as it is then stored, and the event that says so. */
 function statusChange(s: ConversationState, m: SessionMessage, e: StatusReport, to: MessageStatus, now: Date) {

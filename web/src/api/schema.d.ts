@@ -10162,6 +10162,24 @@ export interface operations {
                         /** @constant */
                         type: "auto_reply";
                     } | {
+                        /** @description a label of the organization, by name or id, put on the conversation */
+                        label: string;
+                        /** @constant */
+                        type: "add_label";
+                    } | {
+                        /**
+                         * @description the priority of the conversation's open ticket (its newest one not resolved or closed)
+                         * @enum {string}
+                         */
+                        priority: "low" | "medium" | "high" | "urgent";
+                        /** @constant */
+                        type: "set_priority";
+                    } | {
+                        /** @description a ticket with this subject, linked to the conversation's contact */
+                        subject: string;
+                        /** @constant */
+                        type: "create_ticket";
+                    } | {
                         /** @description named in the automation.webhook event */
                         event: string;
                         /** @constant */
@@ -10172,7 +10190,7 @@ export interface operations {
                      * @default []
                      */
                     conditions?: {
-                        /** @description what is tested: text, payload, type, channelId, businessHours, or attribute.<name> (a custom attribute of the contact) */
+                        /** @description what is tested: text, payload, type, channelId, label, businessHours, or attribute.<name> (a custom attribute of the contact); label: any label of the conversation or of the contact, by name or id */
                         field: string;
                         /** @enum {string} */
                         operator: "contains" | "equals" | "matches" | "in" | "is";
@@ -10568,6 +10586,24 @@ export interface operations {
                         /** @constant */
                         type: "auto_reply";
                     } | {
+                        /** @description a label of the organization, by name or id, put on the conversation */
+                        label: string;
+                        /** @constant */
+                        type: "add_label";
+                    } | {
+                        /**
+                         * @description the priority of the conversation's open ticket (its newest one not resolved or closed)
+                         * @enum {string}
+                         */
+                        priority: "low" | "medium" | "high" | "urgent";
+                        /** @constant */
+                        type: "set_priority";
+                    } | {
+                        /** @description a ticket with this subject, linked to the conversation's contact */
+                        subject: string;
+                        /** @constant */
+                        type: "create_ticket";
+                    } | {
                         /** @description named in the automation.webhook event */
                         event: string;
                         /** @constant */
@@ -10575,7 +10611,7 @@ export interface operations {
                     })[];
                     /** @description all must hold; none: every customer message */
                     conditions?: {
-                        /** @description what is tested: text, payload, type, channelId, businessHours, or attribute.<name> (a custom attribute of the contact) */
+                        /** @description what is tested: text, payload, type, channelId, label, businessHours, or attribute.<name> (a custom attribute of the contact); label: any label of the conversation or of the contact, by name or id */
                         field: string;
                         /** @enum {string} */
                         operator: "contains" | "equals" | "matches" | "in" | "is";
@@ -15137,7 +15173,7 @@ export interface operations {
                             audienceExternalId: string | null;
                             audienceId: string | null;
                             createdAt: string;
-                            /** @description who or what made the ticket; null for tickets made before this was recorded */
+                            /** @description who or what made the ticket; null for a ticket an automation rule made (create_ticket), or one made before this was recorded */
                             createdBy: {
                                 keyId: string | null;
                                 keyName: string | null;
@@ -27632,7 +27668,7 @@ export interface operations {
                             audienceExternalId: string | null;
                             audienceId: string | null;
                             createdAt: string;
-                            /** @description who or what made the ticket; null for tickets made before this was recorded */
+                            /** @description who or what made the ticket; null for a ticket an automation rule made (create_ticket), or one made before this was recorded */
                             createdBy: {
                                 keyId: string | null;
                                 keyName: string | null;
@@ -27844,7 +27880,7 @@ export interface operations {
                         audienceExternalId: string | null;
                         audienceId: string | null;
                         createdAt: string;
-                        /** @description who or what made the ticket; null for tickets made before this was recorded */
+                        /** @description who or what made the ticket; null for a ticket an automation rule made (create_ticket), or one made before this was recorded */
                         createdBy: {
                             keyId: string | null;
                             keyName: string | null;
@@ -28093,7 +28129,7 @@ export interface operations {
                         audienceExternalId: string | null;
                         audienceId: string | null;
                         createdAt: string;
-                        /** @description who or what made the ticket; null for tickets made before this was recorded */
+                        /** @description who or what made the ticket; null for a ticket an automation rule made (create_ticket), or one made before this was recorded */
                         createdBy: {
                             keyId: string | null;
                             keyName: string | null;
@@ -28303,7 +28339,7 @@ export interface operations {
                         audienceExternalId: string | null;
                         audienceId: string | null;
                         createdAt: string;
-                        /** @description who or what made the ticket; null for tickets made before this was recorded */
+                        /** @description who or what made the ticket; null for a ticket an automation rule made (create_ticket), or one made before this was recorded */
                         createdBy: {
                             keyId: string | null;
                             keyName: string | null;
