@@ -379,7 +379,8 @@ export const NODE_MIGRATIONS: Migration[] = [
         ) WITHOUT ROWID;
       `);
     },
-  },  {
+  },
+  {
     // Conversations past their response-time target: when the target was missed, generated from the
     // stored record (the actor writes it), for the views' sla=breached filter.
     version: 12,
