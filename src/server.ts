@@ -9,6 +9,7 @@ import { closeNodeBacking, createPostgresStore, createSqliteStore, openNodeBacki
 import { AccountService } from './app/accounts.js';
 import { TicketService } from './app/tickets.js';
 import { CannedReplyService } from './app/canned-replies.js';
+import { TeamService } from './app/teams.js';
 import { PresenceService } from './ws/presence.js';
 import { createMemoryPresenceStore } from './store/presence/memory.js';
 import { createRedisPresenceStore } from './store/presence/redis.js';
@@ -23,7 +24,7 @@ import { ticketRoutes } from './http/routes/tickets.js';
 import { integrationRoutes } from './http/routes/integrations.js';
 import { McpGateway, mcpBaseUrl, startMcpListener } from './mcp/index.js';
 import { openEventLog, OutboxRelay, type EventLog } from './events/index.js';
-import { createPostgresCannedReplyStore, createSqliteCannedReplyStore, openWebhookStores } from './store/index.js';
+import { createPostgresCannedReplyStore, createPostgresTeamStore, createSqliteCannedReplyStore, createSqliteTeamStore, openWebhookStores } from './store/index.js';
 import { createWebhooks, type Webhooks } from './webhooks/index.js';
 import { ResourceService } from './resources/index.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
@@ -53,6 +54,7 @@ import { settingsRoutes } from './http/routes/settings.js';
 import { teamRoutes } from './http/routes/team.js';
 import { cannedReplyRoutes } from './http/routes/canned-replies.js';
 import { presenceRoutes } from './http/routes/presence.js';
+import { teamsRoutes } from './http/routes/teams.js';
 import { docsAssets } from './http/docs-page.js';
 import { bearerToken } from './http/app.js';
 import { DEFAULT_WEB_DIR, webAppHandlers } from './http/web-app.js';
@@ -79,6 +81,8 @@ export interface Services {
   cannedReplies: CannedReplyService;
   /** Agents' presence (online, away, offline), and who is online per organization. */
   presence: PresenceService;
+  /** The organization's teams of agents. */
+  teams: TeamService;
   operator: OperatorAuth;
   readiness: ReadinessCheck[];
   /** The durable event log: publish domain events here before acknowledging the operation. */
@@ -215,6 +219,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   timers.start();
   closers.push(() => timers.stop());
   const cannedReplies = new CannedReplyService(backing.kind === 'clustered' ? createPostgresCannedReplyStore(backing.pg) : createSqliteCannedReplyStore(backing.db), clock);
+  const teams = new TeamService(backing.kind === 'clustered' ? createPostgresTeamStore(backing.pg) : createSqliteTeamStore(backing.db), store.users, clock);
   const handover = new HandoverService(store.contacts, actors.system);
   const automation = new AutomationService({
     rules: messaging.stores.automationRules,
@@ -222,6 +227,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
       const user = await store.users.get(org, userId);
       return user !== null && user !== undefined && isActiveUser(user);
     },
+    isTeam: async (org, teamId) => (await teams.find(org, teamId)) !== null,
     clock,
   });
   messaging.attach(actorConversationGateway(actors.system));
@@ -247,6 +253,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   const inbox = new InboxService({
     labels,
     contactChanged,
+    teams,
     conversations: messaging.stores.conversations,
     contacts: store.contacts,
     users: store.users,
@@ -324,7 +331,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
     connected: tools ?? undefined,
   });
-  return { sandboxes, tools, config, log, clock, backing, store, accounts, tickets, cannedReplies, presence, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, automation, messaging, inbox, labels, inboxSockets, sessions, authenticator, webchat };
+  return { sandboxes, tools, config, log, clock, backing, store, accounts, tickets, cannedReplies, presence, teams, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, automation, messaging, inbox, labels, inboxSockets, sessions, authenticator, webchat };
 }
 
 /** `GET /v1/integrations`, connect, the tools and their callbacks (and the operator's return origins): at `{mcp_url}` as well when MCP_PORT is set. */
@@ -342,7 +349,7 @@ export function buildRoutes(s: Services, state: { shuttingDown: boolean }): Rout
   const routes: RouteDef[] = [...authRoutes(s.sessions), ...ticketRoutes(s.tickets), ...adminRoutes(s.accounts), ...webhookRoutes(s.webhooks.registrations), ...resourceRoutes(s.resources)];
   routes.push(...handoverRoutes(s.handover), ...conversationRoutes(s.inbox, s.tickets), ...labelRoutes(s.labels), ...metricsRoutes(s.metrics, s.config.METRICS_TOKEN));
   routes.push(...messageRoutes(s.messaging.service), ...sessionRoutes(s.messaging.service), ...networkWebhookRoutes(s.messaging.receiver));
-  routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels), ...teamRoutes(s.accounts), ...cannedReplyRoutes(s.cannedReplies), ...presenceRoutes(s.presence), ...automationRoutes(s.automation));
+  routes.push(...channelAdminRoutes(s.messaging.channels), ...channelRoutes(s.messaging.channels), ...settingsRoutes(s.accounts, s.messaging.channels), ...teamRoutes(s.accounts), ...cannedReplyRoutes(s.cannedReplies), ...presenceRoutes(s.presence), ...teamsRoutes(s.teams), ...automationRoutes(s.automation));
   if (s.messaging.customer) routes.push(...sandboxRoutes(s.messaging.customer));
   routes.push(...s.webchat.routes());
   if (s.sandboxes.on) {

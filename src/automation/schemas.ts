@@ -46,7 +46,14 @@ export const conditionSchema = z
 export const actionSchema = z
   .discriminatedUnion('type', [
     z.object({ type: z.literal('request_handover') }).strict(),
-    z.object({ type: z.literal('assign'), agentId: z.string().min(1).max(64).describe('a user of the organization') }).strict(),
+    z
+      .object({
+        type: z.literal('assign'),
+        agentId: z.string().min(1).max(64).optional().describe('a user of the organization: the conversation goes to them at once'),
+        teamId: z.string().min(1).max(64).optional().describe("a team of the organization: the conversation is queued in the team's queue"),
+      })
+      .strict()
+      .refine((a) => (a.agentId === undefined) !== (a.teamId === undefined), 'give agentId or teamId, not both'),
     z
       .object({
         type: z.literal('auto_reply'),

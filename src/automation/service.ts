@@ -11,6 +11,8 @@ export interface AutomationServiceDeps {
   rules: AutomationRuleRepo;
   /** True when the user exists in the organization and is active (an `assign` action must name one). */
   isActiveUser(organizationId: string, userId: string): Promise<boolean>;
+  /** True when the team exists in the organization (an `assign` action with `teamId` must name one). */
+  isTeam?(organizationId: string, teamId: string): Promise<boolean>;
   clock: Clock;
 }
 
@@ -128,8 +130,14 @@ export class AutomationService {
     throw new AppError(409, 'concurrent_change', 'the rules kept changing while this change was made; retry', undefined, { retryAfterSeconds: 1 });
   }
 
-  private async checkActions(org: string, actions: readonly { type: string; agentId?: string }[]): Promise<void> {
+  private async checkActions(org: string, actions: readonly { type: string; agentId?: string; teamId?: string }[]): Promise<void> {
     for (const [i, a] of actions.entries()) {
+      if (a.type === 'assign' && a.teamId !== undefined) {
+        if (this.d.isTeam !== undefined && !(await this.d.isTeam(org, a.teamId))) {
+          throw new AppError(400, 'validation_failed', `actions[${i}].teamId is not a team of the organization`, [{ field: `body.actions[${i}].teamId`, message: 'no such team in the organization', code: 'custom' }]);
+        }
+        continue;
+      }
       if (a.type === 'assign' && !(await this.d.isActiveUser(org, a.agentId!))) {
         throw new AppError(400, 'validation_failed', `actions[${i}].agentId is not an active user of the organization`, [{ field: `body.actions[${i}].agentId`, message: 'no such active user in the organization', code: 'custom' }]);
       }

@@ -22,7 +22,9 @@ export interface RuleCondition {
 
 export type RuleAction =
   | { type: 'request_handover' }
-  | { type: 'assign'; agentId: string }
+  /** To an agent at once (`agentId`), or into a team's queue (`teamId`). */
+  | { type: 'assign'; agentId: string; teamId?: undefined }
+  | { type: 'assign'; teamId: string; agentId?: undefined }
   | { type: 'auto_reply'; text?: string; template?: { name: string; language: string } }
   | { type: 'add_label'; label: string }
   | { type: 'set_priority'; priority: TicketPriority }

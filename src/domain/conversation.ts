@@ -35,6 +35,8 @@ export interface ConversationRecord {
    * missed (until the reply). Absent or null: none.
    */
   sla?: ConversationSla | null;
+  /** The team whose queue it is in, or came from while an agent has it (absent: none). */
+  teamId?: string | null;
   updatedAt: string;
   version: number;
 }
@@ -108,6 +110,8 @@ export interface ConversationViewQuery {
   labelId?: string;
   /** Only conversations past their response-time target. */
   sla?: SlaFilter;
+  /** Only conversations of these teams' queues (a team filter; an empty list matches nothing). */
+  teamIds?: string[];
   after?: ConversationKey;
   limit: number;
 }

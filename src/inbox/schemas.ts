@@ -64,6 +64,7 @@ export const conversationSummarySchema = z.object({
   sessionId: z.string().nullable().describe('the latest session (conversation episode)'),
   sessionStatus: z.enum(['open', 'resolved']).nullable(),
   labels: z.array(labelSchema).describe('the labels on the conversation, in the order they were put on'),
+  teamId: z.string().nullable().optional().describe('the team whose queue it is in (or came from, while an agent has it); null: none'),
   window: z.object({
     open: z.boolean().describe('free-form messages (text, buttons, media) may be sent'),
     closesAt: z.string().nullable().describe("24 hours after the customer's last message; null before they ever wrote"),
@@ -103,6 +104,7 @@ export const conversationListQuery = z.object({
   contact: z.string().min(1).max(100).optional().describe("only this contact's conversation: a contact id or an audienceExternalId"),
   label: labelRef.optional().describe('only conversations carrying this label (its id or name); an unknown label finds nothing'),
   sla: z.enum(SLA_FILTERS).optional().describe('breached: only conversations past their response-time target, not answered yet'),
+  team: z.string().min(1).max(64).optional().describe("only conversations of a team's queue (queued in it, or taken from it): a team id, or `mine` for the caller's teams; an unknown team finds nothing"),
   sort: z.enum(CONVERSATION_SORTS).optional().describe('activity (default): most recent change first; waiting: longest waiting first (in the queue since, otherwise last change)'),
   cursor: z.string().min(1).max(600).optional().describe("the previous page's nextCursor, with the same view, sort and filters"),
   status: z.enum(CONVERSATION_STATUSES).optional().describe('paging by page only: bot, queued (oldest first) or assigned'),
@@ -112,7 +114,7 @@ export const conversationListQuery = z.object({
 });
 export type ConversationListQuery = z.output<typeof conversationListQuery>;
 
-export const conversationCountsQuery = conversationListQuery.pick({ channelId: true, contact: true, assigneeId: true, label: true, sla: true });
+export const conversationCountsQuery = conversationListQuery.pick({ channelId: true, contact: true, assigneeId: true, label: true, sla: true, team: true });
 
 export const conversationCountsSchema = z
   .object(Object.fromEntries(CONVERSATION_VIEWS.map((v) => [v, z.number().int().min(0)])) as Record<(typeof CONVERSATION_VIEWS)[number], z.ZodNumber>)

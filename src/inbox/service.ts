@@ -24,6 +24,8 @@ export interface InboxServiceDeps {
   messaging: MessagingService;
   actors: ActorSystem;
   labels: LabelService;
+  /** The organization's teams: a team filter and a queue to a team name one. */
+  teams?: { find(organizationId: string, id: string): Promise<{ id: string } | null>; teamsOf(organizationId: string, userId: string): Promise<string[]> };
   clock: Clock;
   /** Tells every agent's socket that a contact changed (renamed, attributes), once stored. */
   contactChanged: ContactChanged;
@@ -90,10 +92,16 @@ export class InboxService {
   }
 
   /** A list's filters for the store; null when they can match nothing (an unknown channel or contact). */
-  private async filters(principal: Principal, q: { channelId?: string; contact?: string; assigneeId?: string; label?: string; sla?: SlaFilter }): Promise<ConversationCountQuery | null> {
+  private async filters(principal: Principal, q: { channelId?: string; contact?: string; assigneeId?: string; label?: string; sla?: SlaFilter; team?: string }): Promise<ConversationCountQuery | null> {
     const f: ConversationCountQuery = { organizationId: principal.organizationId, userId: principal.userId };
     if (q.assigneeId !== undefined) f.assigneeId = q.assigneeId;
     if (q.sla !== undefined) f.sla = q.sla;
+    if (q.team !== undefined) {
+      if (this.d.teams === undefined) return null;
+      if (q.team === 'mine') f.teamIds = await this.d.teams.teamsOf(principal.organizationId, principal.userId);
+      else if ((await this.d.teams.find(principal.organizationId, q.team)) === null) return null;
+      else f.teamIds = [q.team];
+    }
     if (q.label !== undefined) {
       const label = await this.d.labels.resolve(principal.organizationId, q.label);
       if (label === null) return null;
@@ -183,6 +191,7 @@ export class InboxService {
           sessionId: r.sessionId,
           sessionStatus: r.sessionStatus,
           labels: labels.get(r.audienceExternalId) ?? [],
+          teamId: r.teamId ?? null,
           window: { open: closes !== null && now.getTime() < closes.getTime(), closesAt: closes?.toISOString() ?? null },
           lastInboundAt: r.lastInboundAt,
           sla: r.sla ?? null,
@@ -206,10 +215,14 @@ export class InboxService {
    * same actor command and event as `POST /v1/handover`, requested by the
    * caller (an agent, or a script with its key).
    */
-  async queue(principal: Principal, audienceExternalId: string, idempotencyKey?: string) {
+  async queue(principal: Principal, audienceExternalId: string, idempotencyKey?: string, teamId?: string) {
     requireScope(principal, 'inbox:write');
     const contact = await this.contact(principal, audienceExternalId);
-    const r = await this.ask(principal, audienceExternalId, 'queue', { kind: 'handover.request', contactId: contact.id, actor: timelineActorOf(principal) }, idempotencyKey);
+    if (teamId !== undefined && (this.d.teams === undefined || (await this.d.teams.find(principal.organizationId, teamId)) === null)) {
+      throw new AppError(422, 'unknown_team', 'no team with this id in the organization', { teamId });
+    }
+    const command: ConversationCommand = { kind: 'handover.request', contactId: contact.id, actor: timelineActorOf(principal), ...(teamId === undefined ? {} : { teamId }) };
+    const r = await this.ask(principal, audienceExternalId, 'queue', command, idempotencyKey === undefined || teamId === undefined ? idempotencyKey : `${teamId}:${idempotencyKey}`);
     return this.after(principal, audienceExternalId, r);
   }
 
@@ -429,16 +442,18 @@ export interface ConversationViewInput {
   assigneeId?: string;
   label?: string;
   sla?: SlaFilter;
+  team?: string;
   cursor?: string;
   limit: number;
 }
 
 /** What a cursor is bound to: a cursor of another view, sort or filter would start a page at a row that view never showed. */
-function cursorScope(view: ConversationView, sort: ConversationSort, q: { channelId?: string; contact?: string; assigneeId?: string; label?: string; sla?: SlaFilter }): string {
+function cursorScope(view: ConversationView, sort: ConversationSort, q: { channelId?: string; contact?: string; assigneeId?: string; label?: string; sla?: SlaFilter; team?: string }): string {
   const base = [view, sort, q.channelId ?? null, q.contact ?? null, q.assigneeId ?? null];
-  // Without a label (or sla filter) the scope is as before they existed, so cursors handed out then still work.
+  // Without a label (or sla or team filter) the scope is as before they existed, so cursors handed out then still work.
   const labelled = q.label === undefined ? base : [...base, q.label];
-  return JSON.stringify(q.sla === undefined ? labelled : [...base, q.label ?? null, q.sla]);
+  const withSla = q.sla === undefined ? labelled : [...base, q.label ?? null, q.sla];
+  return JSON.stringify(q.team === undefined ? withSla : [...base, q.label ?? null, q.sla ?? null, q.team]);
 }
 
 function writeCursor(at: ConversationKey, scope: string): string {

@@ -42,3 +42,6 @@ export type * from './automation/port.js';
 export { EMPTY_RULE_SET } from './automation/port.js';
 export { createSqliteAutomationRuleRepo } from './automation/sqlite.js';
 export { createPostgresAutomationRuleRepo } from './automation/postgres.js';
+export type * from './teams/port.js';
+export { createSqliteTeamStore } from './teams/sqlite.js';
+export { createPostgresTeamStore } from './teams/postgres.js';

@@ -21,7 +21,7 @@ export type EphemeralFrame =
   | { type: 'conversation'; conversation: ConversationChange }
   | { type: 'contact'; contact: ContactChange }
   // Between nodes only (never sent to a socket): a user chose a status; each node applies it to its sockets of theirs.
-  | { type: 'presence_choice'; userId: string; status: 'online' | 'away' };
+  | { type: 'presence_choice'; userId: string; status: 'online' | 'away' | 'offline' };
 
 export interface EphemeralMessage {
   organizationId: string;
@@ -90,6 +90,8 @@ export class NatsEphemeralBus implements EphemeralBus {
 }
 
 type Status = 'online' | 'away';
+/** What a user chose: offline shows them as offline on every node while their sockets stay open. */
+type Choice = Status | 'offline';
 
 /**
  * Who is online, per organization, as every node sees it.
@@ -108,7 +110,7 @@ export class PresenceBoard {
   /** This board's node, as named in the frames it publishes. */
   readonly node = randomUUID();
   /** org → user → sockets on this node and their chosen status. */
-  private readonly local = new Map<string, Map<string, { sockets: number; status: Status }>>();
+  private readonly local = new Map<string, Map<string, { sockets: number; status: Choice }>>();
   /** org → user → node → last status heard from that node, and when. */
   private readonly known = new Map<string, Map<string, Map<string, { status: Status; at: number }>>>();
   private timer: NodeJS.Timeout | null = null;
@@ -128,8 +130,8 @@ export class PresenceBoard {
   }
 
   /** A socket of the user opened on this node; `status` is what they chose (their first socket here shows it). */
-  connected(org: string, userId: string, status: Status = 'online'): void {
-    const users = this.local.get(org) ?? new Map<string, { sockets: number; status: Status }>();
+  connected(org: string, userId: string, status: Choice = 'online'): void {
+    const users = this.local.get(org) ?? new Map<string, { sockets: number; status: Choice }>();
     this.local.set(org, users);
     const u = users.get(userId);
     if (u !== undefined) {
@@ -151,7 +153,7 @@ export class PresenceBoard {
   }
 
   /** Tells every node (this one too) that the user chose `status`: each shows it for its sockets of theirs. */
-  choose(org: string, userId: string, status: Status): void {
+  choose(org: string, userId: string, status: Choice): void {
     this.bus.publish({ organizationId: org, frame: { type: 'presence_choice', userId, status } });
   }
 
@@ -165,7 +167,7 @@ export class PresenceBoard {
     this.announce(org, userId, 'offline');
   }
 
-  set(org: string, userId: string, status: Status): void {
+  set(org: string, userId: string, status: Choice): void {
     const u = this.local.get(org)?.get(userId);
     if (u === undefined) return;
     u.status = status;

@@ -26,18 +26,46 @@ export interface TeamPresence {
  * lease says.
  */
 export class PresenceService {
+  private readonly availableListeners: ((organizationId: string, userId: string) => void)[] = [];
+
   constructor(
     private readonly store: PresenceStore,
     private readonly users: UserRepo,
     private readonly bus: EphemeralBus,
   ) {}
 
-  /** Sets the caller's status (REST `PUT /v1/presence` and the socket's `presence` command). */
+  /**
+   * Sets the caller's status (REST `PUT /v1/presence`, `PATCH
+   * /v1/users/me/availability` and the socket's `presence` command): one
+   * state, whichever way it is set. Offline shows the user as offline while
+   * connected, and like away takes no conversations.
+   */
   async choose(principal: Principal, status: PresenceChoice): Promise<{ userId: string; status: PresenceChoice }> {
     requireScope(principal, 'inbox:read');
     await this.store.choose(principal.organizationId, principal.userId, status);
     this.bus.publish({ organizationId: principal.organizationId, frame: { type: 'presence_choice', userId: principal.userId, status } });
+    if (status === 'online') this.available(principal.organizationId, principal.userId);
     return { userId: principal.userId, status };
+  }
+
+  /**
+   * Told (on this node) whenever a user may have become available: they
+   * chose online, or one of their sockets took or renewed its lease (every
+   * `PRESENCE_RENEW_MS`). Auto-assignment listens, so a queue waiting for
+   * somebody is tried again; a listener that throws is ignored.
+   */
+  onAvailable(listener: (organizationId: string, userId: string) => void): void {
+    this.availableListeners.push(listener);
+  }
+
+  private available(organizationId: string, userId: string): void {
+    for (const l of this.availableListeners) {
+      try {
+        l(organizationId, userId);
+      } catch {
+        // a listener's trouble is its own
+      }
+    }
   }
 
   /** Every active user of the caller's organization with their status. */
@@ -63,7 +91,11 @@ export class PresenceService {
 
   /** A node holds (or renews) a lease on a connected user; best effort: a failed write is renewed on the next round. */
   async attach(organizationId: string, userId: string, node: string): Promise<void> {
-    await this.store.attach(organizationId, userId, node, PRESENCE_LEASE_MS).catch(() => undefined);
+    const held = await this.store.attach(organizationId, userId, node, PRESENCE_LEASE_MS).then(
+      () => true,
+      () => false,
+    );
+    if (held) this.available(organizationId, userId);
   }
 
   async detach(organizationId: string, userId: string, node: string): Promise<void> {

@@ -24,7 +24,7 @@ export const clientCommandSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('resolve'), ...onConversation }).strict().describe('close the session and give the contact back to the bot'),
   z.object({ type: z.literal('transfer'), ...onConversation, agentId: z.string().min(1).max(100) }).strict().describe('give a conversation you hold to another agent'),
   z.object({ type: z.literal('typing'), ...onConversation }).strict().describe('relayed to the other agents watching; not stored'),
-  z.object({ type: z.literal('presence'), id: commandId, status: z.enum(['online', 'away']) }).strict().describe('your presence as the other agents see it'),
+  z.object({ type: z.literal('presence'), id: commandId, status: z.enum(['online', 'away', 'offline']) }).strict().describe('your availability as the other agents see it (the same state as PATCH /v1/users/me/availability): online takes conversations, away and offline do not'),
   z.object({ type: z.literal('ticket_create'), id: commandId, ticket: createTicketBody }).strict().describe('create a ticket (as POST /v1/tickets)'),
   z
     .object({ type: z.literal('ticket_update'), id: commandId, ticketId: z.string().min(1).max(100), changes: updateTicketBody })

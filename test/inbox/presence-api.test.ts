@@ -64,6 +64,39 @@ function presenceSuite(name: string, start: () => Promise<TestService[]>) {
       await eventually(async () => (await statusOf(a.adminKey, ann.id)) === 'online');
     });
 
+    it('availability: PATCH /v1/users/me/availability, PUT /v1/presence and the socket set one state; offline hides a connected user and takes nothing', async () => {
+      const eve = await extraAgent(nodes[0]!, a, 'eve');
+      const fay = await extraAgent(nodes[0]!, a, 'fay');
+      const fayWs = await connect(last(), fay.key);
+      const eveWs = await connect(nodes[0]!, eve.key);
+      await eventually(async () => (await statusOf(a.adminKey, eve.id)) === 'online');
+      const set = (status: string, node = last()) => node.call('PATCH', '/v1/users/me/availability', { key: eve.key, body: { status } });
+      const off = await set('offline');
+      expect(off.status).toBe(200);
+      expect(off.body).toEqual({ success: true, userId: eve.id, status: 'offline' });
+      await fayWs.waitFor((f) => f.type === 'presence' && f.userId === eve.id && f.status === 'offline');
+      expect(await statusOf(fay.key, eve.id)).toBe('offline');
+      expect(await nodes[0]!.running.services.presence.online(a.id)).not.toContain(eve.id);
+      // The same state PUT /v1/presence sets and shows.
+      expect((await last().call('PUT', '/v1/presence', { key: eve.key, body: { status: 'away' } })).status).toBe(200);
+      await eventually(async () => (await statusOf(a.adminKey, eve.id)) === 'away');
+      expect((await set('online', nodes[0]!)).status).toBe(200);
+      await eventually(async () => (await statusOf(a.adminKey, eve.id)) === 'online');
+      expect(await nodes[0]!.running.services.presence.online(a.id)).toContain(eve.id);
+      // And the socket's presence command, offline included.
+      expect((await eveWs.command({ type: 'presence', status: 'offline' })).type).toBe('ack');
+      await eventually(async () => (await statusOf(a.adminKey, eve.id)) === 'offline');
+      expect(await nodes[0]!.running.services.presence.online(a.id)).not.toContain(eve.id);
+      // Another organization's key sets its own user's availability, never Eve's.
+      expect((await last().call('PATCH', '/v1/users/me/availability', { key: b.adminKey, body: { status: 'online' } })).body.userId).toBe(b.adminId);
+      expect(await statusOf(a.adminKey, eve.id)).toBe('offline');
+      for (const body of [{}, { status: 'busy' }, { status: 'online', extra: 1 }]) {
+        expect((await last().call('PATCH', '/v1/users/me/availability', { key: eve.key, body })).status, JSON.stringify(body)).toBe(400);
+      }
+      const noInbox = await a.keyWith(['tickets:read']);
+      expect((await last().call('PATCH', '/v1/users/me/availability', { key: noInbox, body: { status: 'away' } })).status).toBe(403);
+    });
+
     it('a deactivated user is offline, and their sockets close', async () => {
       const cat = await extraAgent(nodes[0]!, a, 'cat');
       const ws = await connect(nodes[0]!, cat.key);

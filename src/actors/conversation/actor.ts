@@ -8,7 +8,7 @@ import { assignAgent, currentSession, openHandover, requestHandover, takeConvers
 import type { ConversationIndexRepo } from '../../store/conversations/port.js';
 import type { ConversationRecord } from '../../domain/conversation.js';
 import { conversationRecord } from './projection.js';
-import { afterHandoverChange, fireDue, type AutomationReason } from './routing.js';
+import { afterHandoverChange, AUTOMATION, fireDue, type AutomationReason } from './routing.js';
 import { initialConversationState, type ConversationState, type HandoverState, type Session, type TimelineDraft } from './state.js';
 import { TIMELINE_ACTORS, type SystemEntry, type TimelineActor } from '../../domain/messages.js';
 import { noteDraft, systemDraft, timelineMessage, withTimeline } from './timeline.js';
@@ -36,7 +36,14 @@ const timelineActor = z.object({ type: z.enum(TIMELINE_ACTORS), userId: z.string
 /** The longest private note, in characters. */
 export const MAX_NOTE_LENGTH = 4096;
 export const conversationCommandSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('handover.request'), ...contactRef, actor: timelineActor.optional() }),
+  /** `teamId`: into that team's queue (a conversation already queued moves to it). */
+  z.object({ kind: z.literal('handover.request'), ...contactRef, actor: timelineActor.optional(), teamId: z.string().min(1).max(64).optional() }),
+  /**
+   * Auto-assignment gives a queued conversation to `agentId`, only while it
+   * is still queued in the queue the assigner saw (`teamId`, null for none):
+   * of racing assigners, and against an agent's take, one wins.
+   */
+  z.object({ kind: z.literal('handover.auto_assign'), ...contactRef, agentId: z.string().min(1), teamId: z.string().min(1).nullable() }),
   z.object({ kind: z.literal('handover.open'), ...contactRef, actor: timelineActor.optional() }),
   z.object({ kind: z.literal('handover.assign'), ...contactRef, agentId: z.string().min(1) }),
   /** `by` names who acted (a user id), for the events. */
@@ -95,6 +102,7 @@ export interface NoteReply {
 
 export interface ConversationReplies {
   'handover.request': HandoverReply;
+  'handover.auto_assign': HandoverReply;
   'handover.open': HandoverReply;
   'handover.assign': HandoverReply;
   'handover.take': HandoverReply;
@@ -119,7 +127,10 @@ export interface HandoverEventData {
   /** For `conversation.assigned`: the agent who has it now, who had it before, and how it came to them. */
   agentId?: string;
   previousAgentId?: string | null;
-  via?: 'take' | 'transfer' | 'automation';
+  via?: 'take' | 'transfer' | 'automation' | 'auto_assign';
+  /** For `handover.requested` and `conversation.team_assigned`: the team whose queue it is in (and the one it was in before, if any). */
+  teamId?: string;
+  previousTeamId?: string | null;
   /** The user who acted, when a user did; `automation` when routing or a rule did. */
   by?: string;
   /** Why automation acted (`by: "automation"`): the channel's first responder, the bot's fallback, or a rule. */
@@ -172,20 +183,40 @@ function drafts(s: ConversationState, session: Session, now: Date, newId: () => 
 
 export const conversationHandlers: HandlerMap<ConversationState, ConversationCommand, ConversationReplies> = {
   'handover.request': (s, cmd, { now, newId }) => {
+    // Already queued: naming another team moves it to that team's queue.
+    if (cmd.teamId !== undefined && s.handover.status === 'queued' && s.session !== null && s.teamId !== cmd.teamId) {
+      return toTeamQueue(s, cmd.contactId, cmd.teamId, cmd.actor, now, newId);
+    }
     const t = requestHandover(s.handover, now);
     if (!t.ok) return refused(s, t.reason);
     // The latest conversation goes to the queue; a contact with none yet (or
     // only a resolved one) gets a new conversation for the agent to pick up.
     const session = currentSession(s, now, newId());
-    const timeline = drafts(s, session, now, newId, cmd.actor, entry('handover_requested', { by: cmd.actor }));
-    const next: ConversationState = withTimeline({ ...s, contactId: cmd.contactId, session, handover: t.next }, timeline);
+    const entries = [entry('handover_requested', { by: cmd.actor })];
+    if (cmd.teamId !== undefined) entries.push(entry('team_assigned', { by: cmd.actor, teamId: cmd.teamId }));
+    const timeline = drafts(s, session, now, newId, cmd.actor, ...entries);
+    const next: ConversationState = withTimeline({ ...s, contactId: cmd.contactId, session, handover: t.next, ...(cmd.teamId === undefined ? {} : { teamId: cmd.teamId }) }, timeline);
     const data: HandoverEventData = { audienceExternalId: s.audienceExternalId, contactId: cmd.contactId, sessionId: session.id };
     if (cmd.actor !== undefined) data.requestedBy = cmd.actor;
+    if (cmd.teamId !== undefined) data.teamId = cmd.teamId;
     return {
       state: next,
       reply: { success: true, sessionId: session.id, handover: t.next },
       events: [event('handover.requested', next, newId(), now, data)],
     };
+  },
+
+  'handover.auto_assign': (s, cmd, { now, newId }) => {
+    if (s.handover.status !== 'queued' || s.session === null || (s.teamId ?? null) !== cmd.teamId) {
+      return refused(s, s.handover.status === 'agent' ? 'already_taken' : s.handover.status === 'queued' ? 'already_queued' : 'already_with_bot');
+    }
+    const handover: HandoverState = { status: 'agent', agentId: cmd.agentId, assignedAt: now.toISOString() };
+    const by: TimelineActor = { type: 'automation' };
+    const timeline = [systemDraft(newId(), s.session.id, now, entry('assigned', { by, from: null, to: cmd.agentId, reason: 'auto_assign', teamId: s.teamId }))];
+    const next: ConversationState = withTimeline({ ...s, contactId: cmd.contactId, handover }, timeline);
+    const data: HandoverEventData = { audienceExternalId: s.audienceExternalId, contactId: cmd.contactId, sessionId: s.session.id, agentId: cmd.agentId, previousAgentId: null, via: 'auto_assign', by: AUTOMATION };
+    if (s.teamId !== undefined) data.teamId = s.teamId;
+    return { state: next, reply: { success: true, sessionId: s.session.id, handover }, events: [event('conversation.assigned', next, newId(), now, data)] };
   },
 
   'handover.open': (s, cmd, { now, newId }) => {
@@ -319,6 +350,16 @@ function withRoutingTimers<C extends { kind: string }, R extends { [K in C['kind
     };
   }
   return out as HandlerMap<ConversationState, C, R>;
+}
+
+/** A queued conversation moves to a team's queue: a `team_assigned` entry and a `conversation.team_assigned` event. */
+function toTeamQueue(s: ConversationState, contactId: string, teamId: string, by: TimelineActor | undefined, now: Date, newId: () => string): Outcome<ConversationState, HandoverReply> {
+  const session = s.session!;
+  const timeline = [systemDraft(newId(), session.id, now, entry('team_assigned', { by, teamId, fromTeamId: s.teamId }))];
+  const next: ConversationState = withTimeline({ ...s, contactId, teamId }, timeline);
+  const data: HandoverEventData = { audienceExternalId: s.audienceExternalId, contactId, sessionId: session.id, teamId, previousTeamId: s.teamId ?? null };
+  if (by !== undefined) data.requestedBy = by;
+  return { state: next, reply: { success: true, sessionId: session.id, handover: s.handover }, events: [event('conversation.team_assigned', next, newId(), now, data)] };
 }
 
 function heldBy(s: ConversationState, agentId: string): boolean {

@@ -3,7 +3,7 @@ import { firingRules } from '../../domain/automation.js';
 import type { DomainEvent } from '../../events/types.js';
 import type { HandoverEventData } from './actor.js';
 import type { BusinessHours } from '../../domain/routing.js';
-import { AUTOMATION, queueOrWait, type Routed } from './routing.js';
+import { AUTOMATION, queueForTeam, queueOrWait, type Routed } from './routing.js';
 import { assignAgent } from './rules.js';
 import type { ConversationState, TimelineDraft } from './state.js';
 import { systemDraft } from './timeline.js';
@@ -109,7 +109,13 @@ export async function runAutomation(
         s = r.state;
         entries.push(...(r.state.timeline ?? []));
         events.push(...r.events);
-      } else if (action.type === 'assign') {
+      } else if (action.type === 'assign' && action.teamId !== undefined) {
+        const r = queueForTeam(s, now, actionId, rule, action.teamId);
+        if (r.events.length === 0) continue;
+        s = r.state;
+        entries.push(...(r.state.timeline ?? []));
+        events.push(...r.events);
+      } else if (action.type === 'assign' && action.agentId !== undefined) {
         const t = assignAgent(s.handover, action.agentId, now);
         if (!t.ok || t.next === s.handover) continue;
         const previousAgentId = s.handover.status === 'agent' ? s.handover.agentId : null;

@@ -66,6 +66,22 @@ export function queueOrWait(s: ConversationState, hours: BusinessHours | null, n
 }
 
 /**
+ * A rule's `assign` to a team: the conversation goes into the team's queue
+ * (queued by automation first when the bot has it; moved when it waits in
+ * another queue). Nothing when a human already has it or it is in that queue.
+ */
+export function queueForTeam(s: ConversationState, now: Date, eventId: string, rule: { id: string; name: string }, teamId: string): Routed {
+  if (s.handover.status === 'agent' || s.teamId === teamId || s.session === null || s.contactId === null) return { state: s, events: [] };
+  const queued = s.handover.status === 'bot' ? queueByAutomation(s, now, `${eventId}.q`, 'rule', rule.id) : { state: s, events: [] };
+  if (queued.state.handover.status !== 'queued') return { state: s, events: [] };
+  const entry = systemDraft(`auto:${eventId}`, s.session.id, now, { event: 'team_assigned', by: { type: 'automation' }, teamId, ...(s.teamId === undefined ? {} : { fromTeamId: s.teamId }), ruleId: rule.id, ruleName: rule.name });
+  const drafts = s.handover.status === 'bot' ? [...(queued.state.timeline ?? []), entry] : [entry];
+  const next = withTimeline({ ...queued.state, teamId }, drafts);
+  const data: HandoverEventData = { audienceExternalId: s.audienceExternalId, contactId: s.contactId, sessionId: s.session.id, by: AUTOMATION, reason: 'rule', ruleId: rule.id, teamId, previousTeamId: s.teamId ?? null };
+  return { state: next, events: [...queued.events, { id: eventId, type: 'conversation.team_assigned', organizationId: s.organizationId, createdAt: now.toISOString(), data }] };
+}
+
+/**
  * A customer message has been taken in (`after` is the state with it). With
  * `agents` first, a message that opened a new conversation queues it (at the
  * next opening, outside business hours); with the bot first and a fallback,
@@ -98,14 +114,20 @@ export function botAnswered(s: ConversationState): ConversationState {
  * target (the bot answers it now).
  */
 export function afterHandoverChange(before: ConversationState, after: ConversationState): ConversationState {
-  const a = after.automation;
-  if (a === undefined) return after;
-  const changedHands = before.handover.status !== after.handover.status;
+  let s = after;
+  // Back with the bot, the conversation is in no team's queue any more.
+  if (s.handover.status === 'bot' && s.teamId !== undefined) {
+    const { teamId: _gone, ...rest } = s;
+    s = rest;
+  }
+  const a = s.automation;
+  if (a === undefined) return s;
+  const changedHands = before.handover.status !== s.handover.status;
   const dropTimers = changedHands && (a.botReplyDueAt !== undefined || a.openingQueue !== undefined);
   // A resolved conversation is answered for good; one back with the bot is the bot's to answer.
-  const dropTarget = a.sla !== undefined && (after.session?.status !== 'open' || (changedHands && after.handover.status === 'bot'));
-  if (!dropTimers && !dropTarget) return after;
-  return withAutomation(after, { ...a, ...(dropTimers ? { botReplyDueAt: undefined, openingQueue: undefined } : {}), ...(dropTarget ? { sla: undefined } : {}) });
+  const dropTarget = a.sla !== undefined && (s.session?.status !== 'open' || (changedHands && s.handover.status === 'bot'));
+  if (!dropTimers && !dropTarget) return s;
+  return withAutomation(s, { ...a, ...(dropTimers ? { botReplyDueAt: undefined, openingQueue: undefined } : {}), ...(dropTarget ? { sla: undefined } : {}) });
 }
 
 /**

@@ -34,6 +34,11 @@ export interface ConversationState {
   lastInboundAt: string | null;
   handover: HandoverState;
   /**
+   * The team whose queue the conversation is in (while queued) or came from
+   * (while an agent has it); dropped when it goes back to the bot.
+   */
+  teamId?: string;
+  /**
    * Keyed sends that may be at the network: recorded (fenced) before the
    * request leaves, removed when the send's outcome is recorded. A successor
    * that finds one does not send blindly: it waits for a status of that

@@ -56,7 +56,10 @@ export function systemEntryText(e: SystemEntry): string {
     case 'ticket_created':
       return `Ticket ${e.ticketId ?? ''} created by ${who(e.by)}${e.subject === undefined ? '' : `: ${e.subject}`}`;
     case 'assigned':
+      if (e.reason === 'auto_assign') return `Assigned automatically to agent ${e.to ?? 'nobody'}`;
       return `Assigned to agent ${e.to ?? 'nobody'} by ${who(e.by)}${e.ruleName === undefined ? '' : ` (rule "${e.ruleName}")`}`;
+    case 'team_assigned':
+      return `Queued for team ${e.teamId ?? 'none'} by ${who(e.by)}${e.ruleName === undefined ? '' : ` (rule "${e.ruleName}")`}`;
     case 'rule_fired':
       return `Automation rule "${e.ruleName ?? e.ruleId ?? ''}" fired`;
     case 'waiting_for_opening':

@@ -32,7 +32,7 @@ const sentResult = z.object({ success: z.literal(true), messageId: z.string().de
 const notFoundResponse = { description: 'no such conversation in the organization', schema: errorSchema };
 const conflictResponse = {
   description:
-    '`already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent`',
+    '`already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued` (also when already in that team\'s queue), `with_agent`',
   schema: errorSchema,
 };
 const unavailable = { description: 'the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key', schema: errorSchema };
@@ -92,7 +92,7 @@ export function conversationRoutes(inbox: InboxService, tickets: TicketService):
         400: { description: 'a query value is out of range, `invalid_cursor`, or paging by page (status, page) mixed with paging by cursor', schema: errorSchema },
       },
       handler: async ({ principal, query }) => {
-        const byCursor = query.view !== undefined || query.sort !== undefined || query.cursor !== undefined || query.channelId !== undefined || query.contact !== undefined || query.label !== undefined || query.sla !== undefined;
+        const byCursor = query.view !== undefined || query.sort !== undefined || query.cursor !== undefined || query.channelId !== undefined || query.contact !== undefined || query.label !== undefined || query.sla !== undefined || query.team !== undefined;
         if (!byCursor) {
           const page = query.page ?? 1;
           const r = await inbox.list(principal, { ...(query.status ? { status: query.status } : {}), ...(query.assigneeId ? { assigneeId: query.assigneeId } : {}), page, limit: query.limit });
@@ -146,12 +146,28 @@ export function conversationRoutes(inbox: InboxService, tickets: TicketService):
       handler: async ({ principal, params }) => ({ body: { success: true, conversation: await inbox.get(principal, params.id) } }),
     }),
     action('take', 'takeConversation', 'Take a conversation: exactly one of racing agents wins', (ctx) => inbox.take(ctx.principal, ctx.params.id, idempotencyKey(ctx))),
-    action(
-      'queue',
-      'queueConversation',
-      'Move a conversation that is with the bot into the live-chat queue (the handover of POST /v1/handover, requested by the caller); take works on it as on any queued one',
-      (ctx) => inbox.queue(ctx.principal, ctx.params.id, idempotencyKey(ctx)),
-    ),
+    defineRoute({
+      method: 'post',
+      path: '/v1/conversations/:id/queue',
+      operationId: 'queueConversation',
+      example: {},
+      summary:
+        "Move a conversation that is with the bot into the live-chat queue (the handover of POST /v1/handover, requested by the caller), or with teamId into that team's queue (one already queued moves to it); take works on it as on any queued one",
+      tag: 'Inbox',
+      auth: 'apiKey',
+      scope: 'inbox:write',
+      params: idParams,
+      body: z.object({ teamId: z.string().min(1).max(64).optional().describe("a team of the organization: the conversation waits in that team's queue") }).strict(),
+      responses: {
+        200: { description: 'the conversation after the change', schema: conversationResult },
+        400: { description: 'invalid body', schema: errorSchema },
+        404: notFoundResponse,
+        409: conflictResponse,
+        422: { description: '`unknown_team`: no team with this id in the organization', schema: errorSchema },
+        503: unavailable,
+      },
+      handler: async (ctx) => ({ body: { success: true, conversation: await inbox.queue(ctx.principal, ctx.params.id, idempotencyKey(ctx), ctx.body.teamId) } }),
+    }),
     defineRoute({
       method: 'post',
       path: '/v1/conversations/:id/notes',

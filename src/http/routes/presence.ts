@@ -7,7 +7,7 @@ const teamPresence = z.object({
   userId: z.string(),
   name: z.string(),
   role: z.enum(['admin', 'agent']),
-  status: z.enum(['online', 'away', 'offline']).describe('online or away as the user chose, while they have the dashboard (an inbox socket) open; offline otherwise'),
+  status: z.enum(['online', 'away', 'offline']).describe('online or away as the user chose, while they have the dashboard (an inbox socket) open; offline otherwise, or when they chose offline'),
 });
 
 /** Agents' presence: each sets their own, everyone of the organization sees the team's (`inbox:read`). */
@@ -34,6 +34,22 @@ export function presenceRoutes(presence: PresenceService): RouteDef[] {
       responses: {
         200: { description: 'the status chosen', schema: z.object({ success: z.literal(true), userId: z.string(), status: z.enum(['online', 'away']) }) },
         400: { description: 'a status other than online or away', schema: errorSchema },
+      },
+      handler: async ({ principal, body }) => ({ body: { success: true, ...(await presence.choose(principal, body.status)) } }),
+    }),
+    defineRoute({
+      ...base,
+      method: 'patch',
+      path: '/v1/users/me/availability',
+      operationId: 'setAvailability',
+      example: { status: 'online' },
+      summary: 'Set your availability: online takes conversations (auto-assignment gives them to you), away and offline do not; the same state as PUT /v1/presence and the socket',
+      body: z
+        .object({ status: z.enum(['online', 'away', 'offline']).describe('online: taking conversations; away: connected, not taking them; offline: shown as offline to teammates, not taking them') })
+        .strict(),
+      responses: {
+        200: { description: 'the availability chosen', schema: z.object({ success: z.literal(true), userId: z.string(), status: z.enum(['online', 'away', 'offline']) }) },
+        400: { description: 'a status other than online, away or offline', schema: errorSchema },
       },
       handler: async ({ principal, body }) => ({ body: { success: true, ...(await presence.choose(principal, body.status)) } }),
     }),

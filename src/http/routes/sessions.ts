@@ -21,7 +21,7 @@ export const timelineSystemSchema = z
     to: z.string().optional().describe('the agent it went to (transferred)'),
     ticketId: z.string().optional().describe('ticket_created: the ticket'),
     subject: z.string().optional().describe("ticket_created: the ticket's subject"),
-    reason: z.string().optional().describe('handover_requested and waiting_for_opening by automation: why (first_responder, bot_fallback, rule); automation_failed: why the action failed'),
+    reason: z.string().optional().describe('handover_requested and waiting_for_opening by automation: why (first_responder, bot_fallback, rule); assigned: auto_assign when auto-assignment gave it; automation_failed: why the action failed'),
     ruleId: z.string().optional().describe('rule_fired, automation_failed, and what a rule did: the automation rule'),
     ruleName: z.string().optional().describe("the automation rule's name"),
     action: z.string().optional().describe('automation_failed: the action that failed (auto_reply, add_label, set_priority, create_ticket)'),
@@ -29,6 +29,8 @@ export const timelineSystemSchema = z
     target: z.enum(['first_response', 'next_response']).optional().describe('sla_breached: the response-time target missed'),
     label: z.string().optional().describe("label_added: the label's name"),
     priority: z.string().optional().describe("priority_set: the ticket's priority now"),
+    teamId: z.string().optional().describe('team_assigned: the team whose queue the conversation is in now'),
+    fromTeamId: z.string().optional().describe('team_assigned: the team whose queue it was in before'),
   })
   .meta({ examples: [{ event: 'handover_requested', by: { type: 'automation' }, reason: 'rule', ruleId: 'rule_Xk3mQ9vT2pLa' }] });
 

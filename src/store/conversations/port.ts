@@ -44,6 +44,8 @@ export interface ConversationIndexRepo {
    * earliest first, at most `limit`: the durable timers of the actors.
    */
   due(at: string, limit: number): Promise<{ organizationId: string; audienceExternalId: string; dueAt: string }[]>;
+  /** How many conversations each agent of the organization holds now (status assigned); agents holding none are absent. */
+  assignedCounts(organizationId: string): Promise<Map<string, number>>;
   /** Records what the user has opened of the conversation (replaces their previous marker). */
   markSeen(organizationId: string, userId: string, audienceExternalId: string, marker: ReadMarker): Promise<void>;
   /** The user's markers of these conversations; a conversation they never opened has none. */

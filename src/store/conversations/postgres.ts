@@ -1,7 +1,7 @@
 import type { ConversationRecord, ReadMarker } from '../../domain/conversation.js';
 import { numbered, type PgDb } from '../postgres/db.js';
 import type { ConversationIndexRepo } from './port.js';
-import { conversationCounts, conversationList, conversationViewPage, countsOf, keysetPage, PUT_CONVERSATION, putArgs, SELECT_CONVERSATION, SELECT_DUE } from './sql.js';
+import { conversationCounts, conversationList, conversationViewPage, countsOf, keysetPage, PUT_CONVERSATION, putArgs, SELECT_ASSIGNED_COUNTS, SELECT_CONVERSATION, SELECT_DUE } from './sql.js';
 
 const PUT = numbered(PUT_CONVERSATION);
 const GET = numbered(SELECT_CONVERSATION);
@@ -33,6 +33,10 @@ export function createPostgresConversationIndex(db: PgDb): ConversationIndexRepo
     async counts(q) {
       const { sql, args } = conversationCounts(q);
       return countsOf(await db.rows<{ lane: string; mine: number; n: string }>(numbered(sql), args));
+    },
+    async assignedCounts(org) {
+      const rows = await db.rows<{ assignee_id: string | null; n: string }>(numbered(SELECT_ASSIGNED_COUNTS), [org]);
+      return new Map(rows.filter((r) => r.assignee_id !== null).map((r) => [r.assignee_id!, Number(r.n)]));
     },
     async due(at, limit) {
       const rows = await db.rows<{ org: string; audience_external_id: string; due_at: string }>(DUE, [at, limit]);

@@ -66,6 +66,11 @@ function viewFilters(q: ConversationCountQuery): { where: string[]; args: unknow
     args.push(q.audienceExternalId);
   }
   if (q.sla === 'breached') where.push('sla_breached_at IS NOT NULL');
+  if (q.teamIds !== undefined) {
+    // An empty list matches nothing (a caller in no team asking for their teams' queues).
+    where.push(q.teamIds.length === 0 ? '1 = 0' : `team_id IN (${q.teamIds.map(() => '?').join(', ')})`);
+    args.push(...q.teamIds);
+  }
   if (q.labelId !== undefined) {
     // Through the label's primary key (org, kind, label, target): one probe per conversation.
     where.push("EXISTS (SELECT 1 FROM labelled l WHERE l.org = conversations.org AND l.kind = 'conversation' AND l.label_id = ? AND l.target = conversations.audience_external_id)");
@@ -140,3 +145,6 @@ export function keysetPage(rows: { body: ConversationRecord; k: string }[], limi
   const last = page.at(-1);
   return { conversations: page.map((r) => r.body), next: rows.length > limit && last !== undefined ? { key: last.k, id: last.body.audienceExternalId } : null };
 }
+
+/** How many conversations each agent holds (assigned, so unresolved): what auto-assignment weighs against capacity. */
+export const SELECT_ASSIGNED_COUNTS = "SELECT assignee_id, COUNT(*) AS n FROM conversations WHERE org = ? AND status = 'assigned' GROUP BY assignee_id";

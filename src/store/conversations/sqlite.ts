@@ -1,7 +1,7 @@
 import type { ConversationRecord, ReadMarker } from '../../domain/conversation.js';
 import type { SqliteDb } from '../sqlite/db.js';
 import type { ConversationIndexRepo } from './port.js';
-import { conversationCounts, conversationList, conversationViewPage, countsOf, keysetPage, PUT_CONVERSATION, putArgs, SELECT_CONVERSATION, SELECT_DUE } from './sql.js';
+import { conversationCounts, conversationList, conversationViewPage, countsOf, keysetPage, PUT_CONVERSATION, putArgs, SELECT_ASSIGNED_COUNTS, SELECT_CONVERSATION, SELECT_DUE } from './sql.js';
 
 const SEEN = 'conversationsSeen';
 
@@ -35,6 +35,10 @@ export function createSqliteConversationIndex(db: SqliteDb): ConversationIndexRe
     async counts(q) {
       const { sql, args } = conversationCounts(q);
       return countsOf(s(sql).all(...args) as { lane: string; mine: number; n: number }[]);
+    },
+    async assignedCounts(org) {
+      const rows = s(SELECT_ASSIGNED_COUNTS).all(org) as { assignee_id: string | null; n: number }[];
+      return new Map(rows.filter((r) => r.assignee_id !== null).map((r) => [r.assignee_id!, Number(r.n)]));
     },
     async due(at, limit) {
       const rows = s(SELECT_DUE).all(at, limit) as { org: string; audience_external_id: string; due_at: string }[];

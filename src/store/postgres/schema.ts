@@ -471,6 +471,20 @@ const WEBCHAT_ATTACHMENTS = `
   );
 `;
 
+// Teams, and the team whose queue a conversation is in (as the embedded database's step 12).
+const TEAMS = `
+  CREATE TABLE teams (
+    org text NOT NULL,
+    id text NOT NULL,
+    name_key text NOT NULL,
+    body jsonb NOT NULL,
+    PRIMARY KEY (org, id),
+    UNIQUE (org, name_key)
+  );
+  ALTER TABLE conversations ADD COLUMN team_id text GENERATED ALWAYS AS (body->>'teamId') STORED;
+  CREATE INDEX conversations_by_team ON conversations (org, team_id, lane, waiting_since, audience_external_id) WHERE team_id IS NOT NULL;
+`;
+
 export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES + MESSAGING + SANDBOX },
   { version: 2, name: 'ticket activity', sql: TICKET_ACTIVITY },
@@ -482,4 +496,5 @@ export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 8, name: 'messages by organization', sql: MESSAGES_BY_ORG },
   { version: 9, name: 'webchat attachments', sql: WEBCHAT_ATTACHMENTS },
   { version: 10, name: 'response targets', sql: RESPONSE_TARGETS },
+  { version: 11, name: 'teams', sql: TEAMS },
 ];

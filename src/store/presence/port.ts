@@ -1,5 +1,5 @@
-/** What an agent chose to show: online, or away (still connected, not taking conversations). */
-export type PresenceChoice = 'online' | 'away';
+/** What an agent chose to show: online, away (still connected, not taking conversations), or offline (shown as offline while connected). */
+export type PresenceChoice = 'online' | 'away' | 'offline';
 
 export interface AgentPresence {
   userId: string;

@@ -241,7 +241,10 @@ export function systemText(e: SystemEntry, me: SessionUser): string {
     case 'ticket_created':
       return `Ticket ${e.ticketId ?? ''} created by ${by}${e.subject ? `: ${e.subject}` : ''}`;
     case 'assigned':
+      if (e.reason === 'auto_assign') return `Assigned automatically to ${userName(e.to, me)}`;
       return `Assigned to ${userName(e.to, me)} by ${by}${e.ruleName ? ` (rule “${e.ruleName}”)` : ''}`;
+    case 'team_assigned':
+      return `Queued for team ${e.teamId ?? ''} by ${by}${e.ruleName ? ` (rule “${e.ruleName}”)` : ''}`;
     case 'rule_fired':
       return `Automation rule “${e.ruleName ?? e.ruleId ?? ''}” fired`;
     case 'automation_failed':
