@@ -55,6 +55,9 @@ import { teamRoutes } from './http/routes/team.js';
 import { cannedReplyRoutes } from './http/routes/canned-replies.js';
 import { presenceRoutes } from './http/routes/presence.js';
 import { teamsRoutes } from './http/routes/teams.js';
+import { AutoAssigner } from './routing/index.js';
+import { createMemoryAssignmentStore } from './store/assignment/memory.js';
+import { createRedisAssignmentStore } from './store/assignment/redis.js';
 import { docsAssets } from './http/docs-page.js';
 import { bearerToken } from './http/app.js';
 import { DEFAULT_WEB_DIR, webAppHandlers } from './http/web-app.js';
@@ -83,6 +86,8 @@ export interface Services {
   presence: PresenceService;
   /** The organization's teams of agents. */
   teams: TeamService;
+  /** Gives queued conversations of the channels and teams that opted in to online agents. */
+  autoAssign: AutoAssigner;
   operator: OperatorAuth;
   readiness: ReadinessCheck[];
   /** The durable event log: publish domain events here before acknowledging the operation. */
@@ -281,6 +286,21 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     store.users,
     bus,
   );
+  // Auto-assignment: queues that opted in are served to online agents under capacity (stopped before the actors and the log).
+  const autoAssign = new AutoAssigner({
+    index: messaging.stores.conversations,
+    channels: (org) => messaging.channels.list(org),
+    teams: (org) => teams.all(org),
+    online: (org) => presence.online(org),
+    store: backing.kind === 'clustered' ? createRedisAssignmentStore(backing.redis.client, config.KEY_PREFIX) : createMemoryAssignmentStore(),
+    actors: actors.system,
+    events,
+    clock,
+    log: log.child({ component: 'auto-assign' }),
+  });
+  await autoAssign.start();
+  closers.push(() => autoAssign.stop());
+  presence.onAvailable((org) => autoAssign.nudge(org));
   const inboxSockets = new InboxServer({
     feed: events,
     inbox,
@@ -331,7 +351,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     maxBodyBytes: config.MCP_BODY_LIMIT_BYTES,
     connected: tools ?? undefined,
   });
-  return { sandboxes, tools, config, log, clock, backing, store, accounts, tickets, cannedReplies, presence, teams, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, automation, messaging, inbox, labels, inboxSockets, sessions, authenticator, webchat };
+  return { sandboxes, tools, config, log, clock, backing, store, accounts, tickets, cannedReplies, presence, teams, autoAssign, operator, readiness, closers, events, webhooks, resources, mcp, metrics, observers, actors: actors.system, timers, handover, automation, messaging, inbox, labels, inboxSockets, sessions, authenticator, webchat };
 }
 
 /** `GET /v1/integrations`, connect, the tools and their callbacks (and the operator's return origins): at `{mcp_url}` as well when MCP_PORT is set. */

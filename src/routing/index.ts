@@ -1,0 +1,1 @@
+export { AutoAssigner, type AutoAssignerDeps } from './auto-assign.js';

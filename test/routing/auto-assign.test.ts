@@ -1,0 +1,139 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { DomainEvent } from '../../src/events/types.js';
+import type { TestService } from '../harness/service.js';
+import { eventually, messagingOrg, startMessagingService, type MessagingOrg } from '../messaging/messaging-helpers.js';
+import { extraAgent, InboxClient } from '../inbox/client.js';
+
+/*
+ * Auto-assignment on one embedded node: round-robin among online agents
+ * under capacity, waiting when nobody can take one, served again when
+ * capacity frees or someone comes online; a team's own setting; other
+ * organizations.
+ */
+describe('auto-assignment (embedded)', () => {
+  let svc: TestService;
+  let a: MessagingOrg;
+  let b: MessagingOrg;
+  const clients: InboxClient[] = [];
+  const seen: DomainEvent[] = [];
+  const autoAssigned = (aeid?: string) => seen.filter((e) => e.type === 'conversation.assigned' && (e.data as { via?: string }).via === 'auto_assign' && (aeid === undefined || (e.data as { audienceExternalId: string }).audienceExternalId === aeid));
+
+  beforeAll(async () => {
+    svc = await startMessagingService({ env: { INBOX_FRAMES_PER_SECOND: '1000' } });
+    a = await messagingOrg(svc, 'A');
+    b = await messagingOrg(svc, 'B');
+    await svc.running.services.events.consume(`auto-assign-test-${Date.now()}`, async (e) => {
+      seen.push(e);
+    });
+  }, 60_000);
+  afterEach(() => {
+    for (const c of clients.splice(0)) c.close();
+  });
+  afterAll(async () => svc?.close());
+
+  const online = async (key: string) => {
+    const c = await InboxClient.connect(svc.url, key);
+    clients.push(c);
+    return c;
+  };
+  const routing = (org: MessagingOrg, body: unknown) => svc.call('PATCH', `/v1/channels/${org.channelId}`, { key: org.adminKey, body: { routing: body } });
+  const customer = (org: MessagingOrg, phone: string) => svc.call('POST', `/v1/sandbox/channels/${org.channelId}/customers/${phone}/messages`, { key: org.adminKey, body: { text: 'Hello' } });
+  const conv = async (org: MessagingOrg, phone: string) => (await svc.call('GET', `/v1/conversations/${phone}:${org.phoneNumberId}`, { key: org.adminKey })).body.conversation;
+  const held = async (org: MessagingOrg, phones: string[]) => {
+    const out = new Map<string, number>();
+    for (const p of phones) {
+      const c = await conv(org, p);
+      if (c?.status === 'assigned') out.set(c.assigneeId, (out.get(c.assigneeId) ?? 0) + 1);
+    }
+    return out;
+  };
+
+  it('gives queued conversations round-robin to online agents under capacity; the rest wait, and go when capacity frees', async () => {
+    expect((await routing(a, { firstResponder: 'agents', autoAssign: { enabled: true, capacity: 2 } })).status).toBe(200);
+    const ann = await extraAgent(svc, a, 'ann');
+    const bob = await extraAgent(svc, a, 'bob');
+    await online(ann.key);
+    await online(bob.key);
+    await eventually(async () => (await svc.running.services.presence.online(a.id)).length === 2);
+    const phones = ['4915100000301', '4915100000302', '4915100000303', '4915100000304', '4915100000305'];
+    for (const p of phones) expect((await customer(a, p)).status).toBe(201);
+    await eventually(async () => autoAssigned().filter((e) => e.organizationId === a.id).length === 4, 15_000);
+    const loads = await held(a, phones);
+    expect(Object.fromEntries(loads)).toEqual({ [ann.id]: 2, [bob.id]: 2 });
+    const waiting: string[] = [];
+    for (const p of phones) if ((await conv(a, p)).status === 'queued') waiting.push(p);
+    expect(waiting.length).toBe(1);
+    // The timeline says so, in the actor's entry.
+    const first = await conv(a, phones[0]!);
+    const entry = first.messages.find((m: { system?: { event: string } }) => m.system?.event === 'assigned');
+    expect(entry.system).toMatchObject({ reason: 'auto_assign', by: { type: 'automation' } });
+    expect(entry.content.text).toBe(`Assigned automatically to agent ${first.assigneeId}`);
+
+    // Ann resolves one: the waiting conversation goes to her.
+    const annsFirst = phones.find((p) => seen.some((e) => e.type === 'conversation.assigned' && (e.data as { agentId: string; audienceExternalId: string }).agentId === ann.id && (e.data as { audienceExternalId: string }).audienceExternalId.startsWith(p)))!;
+    expect((await svc.call('POST', `/v1/conversations/${annsFirst}:${a.phoneNumberId}/resolve`, { key: ann.key })).status).toBe(200);
+    await eventually(async () => (await conv(a, waiting[0]!)).status === 'assigned', 15_000);
+    expect((await conv(a, waiting[0]!)).assigneeId).toBe(ann.id);
+    // Each conversation was given automatically exactly once.
+    for (const p of phones) expect(autoAssigned(`${p}:${a.phoneNumberId}`).length).toBe(1);
+  });
+
+  it('skips agents who are away or offline; a conversation waits until someone comes online', async () => {
+    const o = await messagingOrg(svc, 'Waits');
+    expect((await routing(o, { firstResponder: 'agents', autoAssign: { enabled: true, capacity: null } })).status).toBe(200);
+    const cat = await extraAgent(svc, o, 'cat');
+    const dan = await extraAgent(svc, o, 'dan');
+    await online(cat.key);
+    expect((await svc.call('PATCH', '/v1/users/me/availability', { key: cat.key, body: { status: 'away' } })).status).toBe(200);
+    const p = '4915100000311';
+    expect((await customer(o, p)).status).toBe(201);
+    await eventually(async () => (await conv(o, p))?.status === 'queued');
+    // Nobody online: it waits (the round after the queueing found nobody).
+    await eventually(async () => seen.some((e) => e.organizationId === o.id && e.type === 'handover.requested'));
+    expect((await conv(o, p)).status).toBe('queued');
+    await online(dan.key);
+    await eventually(async () => (await conv(o, p)).status === 'assigned', 15_000);
+    expect((await conv(o, p)).assigneeId).toBe(dan.id);
+  });
+
+  it("a team's own setting serves its queue to its members only, with its capacity", async () => {
+    const o = await messagingOrg(svc, 'Teams');
+    const eve = await extraAgent(svc, o, 'eve');
+    const fay = await extraAgent(svc, o, 'fay');
+    const t = await svc.call('POST', '/v1/teams', { key: o.adminKey, body: { name: 'Billing', memberIds: [fay.id], autoAssign: { enabled: true, capacity: 1 } } });
+    expect(t.status).toBe(201);
+    await online(eve.key);
+    await online(fay.key);
+    await eventually(async () => (await svc.running.services.presence.online(o.id)).length === 2);
+    const phones = ['4915100000321', '4915100000322'];
+    for (const p of phones) {
+      expect((await customer(o, p)).status).toBe(201);
+      await eventually(async () => (await conv(o, p)) !== undefined);
+      expect((await svc.call('POST', `/v1/conversations/${p}:${o.phoneNumberId}/queue`, { key: o.adminKey, body: { teamId: t.body.team.id } })).status).toBe(200);
+    }
+    await eventually(async () => (await held(o, phones)).get(fay.id) === 1, 15_000);
+    // Fay is at the team's capacity; Eve is not in the team; the channel did not opt in.
+    expect(Object.fromEntries(await held(o, phones))).toEqual({ [fay.id]: 1 });
+  });
+
+  it("never gives a conversation to another organization's agent, nor serves a channel that did not opt in", async () => {
+    // B's channel did not opt in: its queue waits even with its agent online.
+    const bAgent = await extraAgent(svc, b, 'gus');
+    await online(bAgent.key);
+    expect((await routing(b, { firstResponder: 'agents' })).status).toBe(200);
+    const pb = '4915100000331';
+    expect((await customer(b, pb)).status).toBe(201);
+    await eventually(async () => (await conv(b, pb))?.status === 'queued');
+    // A's channel opted in, and only B's agent is online: A's new conversation waits.
+    expect((await routing(a, { autoAssign: { enabled: true, capacity: null } })).status).toBe(200);
+    const pa = '4915100000332';
+    expect((await customer(a, pa)).status).toBe(201);
+    await eventually(async () => seen.some((e) => e.organizationId === a.id && e.type === 'handover.requested' && (e.data as { audienceExternalId: string }).audienceExternalId.startsWith(pa)));
+    // Give the rounds a moment to have run (kick waits for the running one), then check nothing happened.
+    await svc.running.services.autoAssign.kick(a.id);
+    await svc.running.services.autoAssign.kick(b.id);
+    expect((await conv(a, pa)).status).toBe('queued');
+    expect((await conv(b, pb)).status).toBe('queued');
+    expect(seen.some((e) => e.type === 'conversation.assigned' && (e.data as { agentId?: string }).agentId === bAgent.id)).toBe(false);
+  });
+});
