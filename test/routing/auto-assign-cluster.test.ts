@@ -91,5 +91,5 @@ describe('auto-assignment (clustered, 2 nodes)', () => {
     expect(second.loads.get(agents[0]!.id)).toBe(CAPACITY);
     expect(autoAssigned().length).toBe(4 * CAPACITY + 5);
     expect((await nodes[0]!.call('GET', '/v1/conversations/counts', { key: a.adminKey })).body.counts.waiting).toBe(100 - 4 * CAPACITY - 5);
-  });
+  }, 300_000);
 });

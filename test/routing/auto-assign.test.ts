@@ -76,7 +76,7 @@ describe('auto-assignment (embedded)', () => {
     expect((await conv(a, waiting[0]!)).assigneeId).toBe(ann.id);
     // Each conversation was given automatically exactly once.
     for (const p of phones) expect(autoAssigned(`${p}:${a.phoneNumberId}`).length).toBe(1);
-  });
+  }, 60_000);
 
   it('skips agents who are away or offline; a conversation waits until someone comes online', async () => {
     const o = await messagingOrg(svc, 'Waits');
