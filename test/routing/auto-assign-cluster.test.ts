@@ -46,14 +46,14 @@ describe('auto-assignment (clustered, 2 nodes)', () => {
       for (const r of rs) expect(r.status).toBe(201);
     }
     // Nobody is online: all 100 wait in the queue.
-    await eventually(async () => (await nodes[0]!.call('GET', '/v1/conversations/counts', { key: a.adminKey })).body.counts.waiting === 100, 60_000);
+    await eventually(async () => (await nodes[0]!.call('GET', '/v1/conversations/counts', { key: a.adminKey })).body.counts.waiting === 100, 150_000);
     expect(autoAssigned()).toEqual([]);
 
     // Four agents come online at once, two on each node: both nodes serve the queue.
     const agents = await Promise.all(['ann', 'bob', 'cat', 'dan'].map((n) => extraAgent(nodes[0]!, a, n)));
     const sockets = await Promise.all(agents.map((ag, i) => InboxClient.connect(nodes[i % 2]!.url, ag.key)));
     clients.push(...sockets);
-    await eventually(async () => autoAssigned().length >= 4 * CAPACITY, 90_000);
+    await eventually(async () => autoAssigned().length >= 4 * CAPACITY, 150_000);
 
     const resolved = new Set<string>();
     const check = async (expectAssigned: number) => {
@@ -86,10 +86,10 @@ describe('auto-assignment (clustered, 2 nodes)', () => {
     const anns = phones.filter((p) => first.byConversation.get(`${p}:${a.phoneNumberId}`)?.[0] === agents[0]!.id).slice(0, 5);
     for (const p of anns) resolved.add(p);
     for (const p of anns) expect((await nodes[1]!.call('POST', `/v1/conversations/${p}:${a.phoneNumberId}/resolve`, { key: agents[0]!.key })).status).toBe(200);
-    await eventually(async () => autoAssigned().length >= 4 * CAPACITY + 5, 60_000);
+    await eventually(async () => autoAssigned().length >= 4 * CAPACITY + 5, 120_000);
     const second = await check(4 * CAPACITY);
     expect(second.loads.get(agents[0]!.id)).toBe(CAPACITY);
     expect(autoAssigned().length).toBe(4 * CAPACITY + 5);
     expect((await nodes[0]!.call('GET', '/v1/conversations/counts', { key: a.adminKey })).body.counts.waiting).toBe(100 - 4 * CAPACITY - 5);
-  }, 300_000);
+  }, 480_000);
 });
