@@ -436,7 +436,7 @@ const WEBCHAT = `
 `;
 
 // Contacts are found by their custom attributes' values too (as the embedded database's step 10): the generated search column is made again with them.
-// Conversations past their response-time target (as the embedded database's step 12), for the views' sla=breached filter.
+// Conversations past their response-time target (as the embedded database's step 13). for the views' sla=breached filter.
 const RESPONSE_TARGETS = `
   ALTER TABLE conversations ADD COLUMN sla_breached_at text GENERATED ALWAYS AS (body->'sla'->>'breachedAt') STORED;
   CREATE INDEX conversations_sla_breached ON conversations (org, sla_breached_at) WHERE sla_breached_at IS NOT NULL;
@@ -471,7 +471,7 @@ const WEBCHAT_ATTACHMENTS = `
   );
 `;
 
-// Teams, and the team whose queue a conversation is in (as the embedded database's step 12).
+// Teams, and the team whose queue a conversation is in (as the embedded database's step 13).
 const TEAMS = `
   CREATE TABLE teams (
     org text NOT NULL,

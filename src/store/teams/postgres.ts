@@ -5,7 +5,7 @@ import { teamNameTaken, tooManyTeams, type TeamStore } from './port.js';
 const isUniqueViolation = (e: unknown) => (e as { code?: unknown } | null)?.code === '23505';
 
 /**
- * Teams in PostgreSQL (`teams`, migration step 10): a name unique per
+ * Teams in PostgreSQL (`teams`, migration step 11): a name unique per
  * organization by a constraint, so two nodes creating one name cannot both
  * win; a create counts the organization's teams under its advisory lock.
  */

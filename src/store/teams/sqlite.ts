@@ -2,7 +2,7 @@ import { teamNameKey, type Team } from '../../domain/teams.js';
 import type { SqliteDb } from '../sqlite/db.js';
 import { teamNameTaken, tooManyTeams, type TeamStore } from './port.js';
 
-/** Teams in the node's SQLite database (`teams`, schema step 12); each check-then-write runs in one synchronous `db.run`. */
+/** Teams in the node's SQLite database (`teams`, schema step 13); each check-then-write runs in one synchronous `db.run`. */
 export function createSqliteTeamStore(db: SqliteDb): TeamStore {
   const s = (sql: string) => db.stmt(sql);
   const byName = (org: string, name: string) => s('SELECT id FROM teams WHERE org = ? AND name_key = ?').get(org, teamNameKey(name)) as { id: string } | undefined;

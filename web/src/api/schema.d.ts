@@ -1069,7 +1069,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Move a conversation that is with the bot into the live-chat queue (the handover of POST /v1/handover, requested by the caller); take works on it as on any queued one */
+        /** Move a conversation that is with the bot into the live-chat queue (the handover of POST /v1/handover, requested by the caller), or with teamId into that team's queue (one already queued moves to it); take works on it as on any queued one */
         post: operations["queueConversation"];
         delete?: never;
         options?: never;
@@ -1625,6 +1625,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/teams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's teams, by name */
+        get: operations["listTeams"];
+        put?: never;
+        /** Create a team (admins) */
+        post: operations["createTeam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a team (admins); conversations waiting in its queue stay in the organization's queue */
+        delete: operations["deleteTeam"];
+        options?: never;
+        head?: never;
+        /** Change a team (admins): only the fields sent change; memberIds replaces the members */
+        patch: operations["updateTeam"];
+        trace?: never;
+    };
     "/v1/tickets": {
         parameters: {
             query?: never;
@@ -1797,6 +1833,23 @@ export interface paths {
         head?: never;
         /** Rename a user, change their role, deactivate or reactivate them (deactivating ends their sessions and stops their keys) */
         patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/v1/users/me/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Set your availability: online takes conversations (auto-assignment gives them to you), away and offline do not; the same state as PUT /v1/presence and the socket */
+        patch: operations["setAvailability"];
         trace?: never;
     };
     "/v1/wa/template": {
@@ -10147,8 +10200,10 @@ export interface operations {
                         /** @constant */
                         type: "request_handover";
                     } | {
-                        /** @description a user of the organization */
-                        agentId: string;
+                        /** @description a user of the organization: the conversation goes to them at once */
+                        agentId?: string;
+                        /** @description a team of the organization: the conversation is queued in the team's queue */
+                        teamId?: string;
                         /** @constant */
                         type: "assign";
                     } | {
@@ -10571,8 +10626,10 @@ export interface operations {
                         /** @constant */
                         type: "request_handover";
                     } | {
-                        /** @description a user of the organization */
-                        agentId: string;
+                        /** @description a user of the organization: the conversation goes to them at once */
+                        agentId?: string;
+                        /** @description a team of the organization: the conversation is queued in the team's queue */
+                        teamId?: string;
                         /** @constant */
                         type: "assign";
                     } | {
@@ -15028,6 +15085,7 @@ export interface operations {
                      *             "color": "#e11d48"
                      *           }
                      *         ],
+                     *         "teamId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -15146,6 +15204,8 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "bot" | "queued" | "assigned";
+                            /** @description the team whose queue it is in (or came from, while an agent has it); null: none */
+                            teamId?: string | null;
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
@@ -16012,6 +16072,8 @@ export interface operations {
                 sort?: "activity" | "waiting";
                 /** @description paging by page only: bot, queued (oldest first) or assigned */
                 status?: "bot" | "queued" | "assigned";
+                /** @description only conversations of a team's queue (queued in it, or taken from it): a team id, or `mine` for the caller's teams; an unknown team finds nothing */
+                team?: string;
                 /** @description all; bot: with the bot; waiting: in the live-chat queue; mine / others: assigned to the caller / to another agent; unassigned: bot and waiting; resolved: resolved by an agent and back with the bot. Any of view, sort, cursor, channelId, contact, label or sla pages by cursor (nextCursor); without them the list pages by page and total */
                 view?: "all" | "bot" | "waiting" | "mine" | "others" | "unassigned" | "resolved";
             };
@@ -16051,6 +16113,7 @@ export interface operations {
                      *               "color": "#e11d48"
                      *             }
                      *           ],
+                     *           "teamId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *           "window": {
                      *             "open": true,
                      *             "closesAt": "2026-01-05T09:30:00.000Z"
@@ -16119,6 +16182,8 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "bot" | "queued" | "assigned";
+                            /** @description the team whose queue it is in (or came from, while an agent has it); null: none */
+                            teamId?: string | null;
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
@@ -16283,6 +16348,7 @@ export interface operations {
                      *             "color": "#e11d48"
                      *           }
                      *         ],
+                     *         "teamId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -16442,14 +16508,16 @@ export interface operations {
                                         userId?: string;
                                     };
                                     /** @enum {string} */
-                                    event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed" | "waiting_for_opening" | "sla_breached" | "label_added" | "priority_set";
+                                    event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed" | "waiting_for_opening" | "sla_breached" | "label_added" | "priority_set" | "team_assigned";
                                     /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
                                     from?: string | null;
+                                    /** @description team_assigned: the team whose queue it was in before */
+                                    fromTeamId?: string;
                                     /** @description label_added: the label's name */
                                     label?: string;
                                     /** @description priority_set: the ticket's priority now */
                                     priority?: string;
-                                    /** @description handover_requested and waiting_for_opening by automation: why (first_responder, bot_fallback, rule); automation_failed: why the action failed */
+                                    /** @description handover_requested and waiting_for_opening by automation: why (first_responder, bot_fallback, rule); assigned: auto_assign when auto-assignment gave it; automation_failed: why the action failed */
                                     reason?: string;
                                     /** @description rule_fired, automation_failed, and what a rule did: the automation rule */
                                     ruleId?: string;
@@ -16462,6 +16530,8 @@ export interface operations {
                                      * @enum {string}
                                      */
                                     target?: "first_response" | "next_response";
+                                    /** @description team_assigned: the team whose queue the conversation is in now */
+                                    teamId?: string;
                                     /** @description ticket_created: the ticket */
                                     ticketId?: string;
                                     /** @description the agent it went to (transferred) */
@@ -16494,6 +16564,8 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "bot" | "queued" | "assigned";
+                            /** @description the team whose queue it is in (or came from, while an agent has it); null: none */
+                            teamId?: string | null;
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
@@ -16900,6 +16972,7 @@ export interface operations {
                      *             "color": "#e11d48"
                      *           }
                      *         ],
+                     *         "teamId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -16963,6 +17036,8 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "bot" | "queued" | "assigned";
+                            /** @description the team whose queue it is in (or came from, while an agent has it); null: none */
+                            teamId?: string | null;
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
@@ -17040,7 +17115,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued` (also when already in that team's queue), `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17051,7 +17126,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued (also when already in that team's queue), with_agent"
                      *       }
                      *     }
                      */
@@ -17680,14 +17755,16 @@ export interface operations {
                                     userId?: string;
                                 };
                                 /** @enum {string} */
-                                event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed" | "waiting_for_opening" | "sla_breached" | "label_added" | "priority_set";
+                                event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed" | "waiting_for_opening" | "sla_breached" | "label_added" | "priority_set" | "team_assigned";
                                 /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
                                 from?: string | null;
+                                /** @description team_assigned: the team whose queue it was in before */
+                                fromTeamId?: string;
                                 /** @description label_added: the label's name */
                                 label?: string;
                                 /** @description priority_set: the ticket's priority now */
                                 priority?: string;
-                                /** @description handover_requested and waiting_for_opening by automation: why (first_responder, bot_fallback, rule); automation_failed: why the action failed */
+                                /** @description handover_requested and waiting_for_opening by automation: why (first_responder, bot_fallback, rule); assigned: auto_assign when auto-assignment gave it; automation_failed: why the action failed */
                                 reason?: string;
                                 /** @description rule_fired, automation_failed, and what a rule did: the automation rule */
                                 ruleId?: string;
@@ -17700,6 +17777,8 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 target?: "first_response" | "next_response";
+                                /** @description team_assigned: the team whose queue the conversation is in now */
+                                teamId?: string;
                                 /** @description ticket_created: the ticket */
                                 ticketId?: string;
                                 /** @description the agent it went to (transferred) */
@@ -17921,7 +18000,15 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    /** @description a team of the organization: the conversation waits in that team's queue */
+                    teamId?: string;
+                };
+            };
+        };
         responses: {
             /** @description the conversation after the change */
             200: {
@@ -17952,6 +18039,7 @@ export interface operations {
                      *             "color": "#e11d48"
                      *           }
                      *         ],
+                     *         "teamId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -18015,6 +18103,8 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "bot" | "queued" | "assigned";
+                            /** @description the team whose queue it is in (or came from, while an agent has it); null: none */
+                            teamId?: string | null;
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
@@ -18027,6 +18117,32 @@ export interface operations {
                         };
                         /** @constant */
                         success: true;
+                    };
+                };
+            };
+            /** @description invalid body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "invalid body"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
                     };
                 };
             };
@@ -18092,7 +18208,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued` (also when already in that team's queue), `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18103,7 +18219,69 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued (also when already in that team's queue), with_agent"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unknown_team`: no team with this id in the organization */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unknown_team",
+                     *         "message": "no team with this id in the organization"
                      *       }
                      *     }
                      */
@@ -18427,7 +18605,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued` (also when already in that team's queue), `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18438,7 +18616,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued (also when already in that team's queue), with_agent"
                      *       }
                      *     }
                      */
@@ -18631,6 +18809,7 @@ export interface operations {
                      *             "color": "#e11d48"
                      *           }
                      *         ],
+                     *         "teamId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -18694,6 +18873,8 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "bot" | "queued" | "assigned";
+                            /** @description the team whose queue it is in (or came from, while an agent has it); null: none */
+                            teamId?: string | null;
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
@@ -18771,7 +18952,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued` (also when already in that team's queue), `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18782,7 +18963,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued (also when already in that team's queue), with_agent"
                      *       }
                      *     }
                      */
@@ -18887,6 +19068,7 @@ export interface operations {
                      *             "color": "#e11d48"
                      *           }
                      *         ],
+                     *         "teamId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -18950,6 +19132,8 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "bot" | "queued" | "assigned";
+                            /** @description the team whose queue it is in (or came from, while an agent has it); null: none */
+                            teamId?: string | null;
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
@@ -19716,7 +19900,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued` (also when already in that team's queue), `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19727,7 +19911,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued (also when already in that team's queue), with_agent"
                      *       }
                      *     }
                      */
@@ -19920,6 +20104,7 @@ export interface operations {
                      *             "color": "#e11d48"
                      *           }
                      *         ],
+                     *         "teamId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -19983,6 +20168,8 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "bot" | "queued" | "assigned";
+                            /** @description the team whose queue it is in (or came from, while an agent has it); null: none */
+                            teamId?: string | null;
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
@@ -20060,7 +20247,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued` (also when already in that team's queue), `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -20071,7 +20258,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued (also when already in that team's queue), with_agent"
                      *       }
                      *     }
                      */
@@ -20188,6 +20375,7 @@ export interface operations {
                      *             "color": "#e11d48"
                      *           }
                      *         ],
+                     *         "teamId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "window": {
                      *           "open": true,
                      *           "closesAt": "2026-01-05T09:30:00.000Z"
@@ -20251,6 +20439,8 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "bot" | "queued" | "assigned";
+                            /** @description the team whose queue it is in (or came from, while an agent has it); null: none */
+                            teamId?: string | null;
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
@@ -20353,7 +20543,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued`, `with_agent` */
+            /** @description `already_taken` (another agent has it), `not_assigned_to_you` (an agent acts on a conversation they do not hold), `not_assigned`, `already_with_bot`, `no_open_session`; for queue: `already_queued` (also when already in that team's queue), `with_agent` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -20364,7 +20554,7 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "already_taken",
-                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued, with_agent"
+                     *         "message": "already_taken (another agent has it), not_assigned_to_you (an agent acts on a conversation they do not hold), not_assigned, already_with_bot, no_open_session; for queue: already_queued (also when already in that team's queue), with_agent"
                      *       }
                      *     }
                      */
@@ -20500,6 +20690,8 @@ export interface operations {
                 label?: string;
                 /** @description breached: only conversations past their response-time target, not answered yet */
                 sla?: "breached";
+                /** @description only conversations of a team's queue (queued in it, or taken from it): a team id, or `mine` for the caller's teams; an unknown team finds nothing */
+                team?: string;
             };
             header?: never;
             path?: never;
@@ -24760,7 +24952,7 @@ export interface operations {
                             /** @enum {string} */
                             role: "admin" | "agent";
                             /**
-                             * @description online or away as the user chose, while they have the dashboard (an inbox socket) open; offline otherwise
+                             * @description online or away as the user chose, while they have the dashboard (an inbox socket) open; offline otherwise, or when they chose offline
                              * @enum {string}
                              */
                             status: "online" | "away" | "offline";
@@ -27322,14 +27514,16 @@ export interface operations {
                                 userId?: string;
                             };
                             /** @enum {string} */
-                            event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed" | "waiting_for_opening" | "sla_breached" | "label_added" | "priority_set";
+                            event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed" | "waiting_for_opening" | "sla_breached" | "label_added" | "priority_set" | "team_assigned";
                             /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
                             from?: string | null;
+                            /** @description team_assigned: the team whose queue it was in before */
+                            fromTeamId?: string;
                             /** @description label_added: the label's name */
                             label?: string;
                             /** @description priority_set: the ticket's priority now */
                             priority?: string;
-                            /** @description handover_requested and waiting_for_opening by automation: why (first_responder, bot_fallback, rule); automation_failed: why the action failed */
+                            /** @description handover_requested and waiting_for_opening by automation: why (first_responder, bot_fallback, rule); assigned: auto_assign when auto-assignment gave it; automation_failed: why the action failed */
                             reason?: string;
                             /** @description rule_fired, automation_failed, and what a rule did: the automation rule */
                             ruleId?: string;
@@ -27342,6 +27536,8 @@ export interface operations {
                              * @enum {string}
                              */
                             target?: "first_response" | "next_response";
+                            /** @description team_assigned: the team whose queue the conversation is in now */
+                            teamId?: string;
                             /** @description ticket_created: the ticket */
                             ticketId?: string;
                             /** @description the agent it went to (transferred) */
@@ -27554,6 +27750,835 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTeams: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every team of the organization */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "teams": [
+                     *         {
+                     *           "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *           "name": "Ann Example",
+                     *           "memberIds": [
+                     *             "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87"
+                     *           ],
+                     *           "autoAssign": {
+                     *             "enabled": true,
+                     *             "capacity": 1
+                     *           },
+                     *           "createdAt": "2026-01-05T09:30:00.000Z",
+                     *           "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        teams: {
+                            autoAssign: {
+                                capacity: number | null;
+                                enabled: boolean;
+                            };
+                            createdAt: string;
+                            id: string;
+                            /**
+                             * @example [
+                             *       "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87"
+                             *     ]
+                             */
+                            memberIds: string[];
+                            name: string;
+                            organizationId: string;
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "insufficient_scope",
+                     *         "message": "the key lacks the scope inbox:read"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Billing",
+                 *       "memberIds": [
+                 *         "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87"
+                 *       ],
+                 *       "autoAssign": {
+                 *         "enabled": true,
+                 *         "capacity": 5
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description changed key by key */
+                    autoAssign?: {
+                        /** @description open (assigned, unresolved) conversations a member holds at most; null: no limit */
+                        capacity?: number | null;
+                        /** @description opt-in: the team's queue is given out to its online members, round-robin */
+                        enabled?: boolean;
+                    };
+                    /** @description active users of the organization (each once) */
+                    memberIds: string[];
+                    /** @description 1 to 100 characters, unique in the organization in any case */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the team */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "team": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *         "name": "Ann Example",
+                     *         "memberIds": [
+                     *           "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87"
+                     *         ],
+                     *         "autoAssign": {
+                     *           "enabled": true,
+                     *           "capacity": 1
+                     *         },
+                     *         "createdAt": "2026-01-05T09:30:00.000Z",
+                     *         "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        team: {
+                            autoAssign: {
+                                capacity: number | null;
+                                enabled: boolean;
+                            };
+                            createdAt: string;
+                            id: string;
+                            /**
+                             * @example [
+                             *       "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87"
+                             *     ]
+                             */
+                            memberIds: string[];
+                            name: string;
+                            organizationId: string;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "name is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.name",
+                     *             "message": "name is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `team_name_taken`: the organization has a team of this name (in any case) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "team_name_taken",
+                     *         "message": "the organization has a team of this name (in any case)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unknown_member`, or `too_many_teams`: the organization keeps 100 already */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unknown_member",
+                     *         "message": "unknown_member, or too_many_teams: the organization keeps 100 already"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such team in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such team in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "memberIds": [
+                 *         "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description changed key by key */
+                    autoAssign?: {
+                        /** @description open (assigned, unresolved) conversations a member holds at most; null: no limit */
+                        capacity?: number | null;
+                        /** @description opt-in: the team's queue is given out to its online members, round-robin */
+                        enabled?: boolean;
+                    };
+                    /** @description active users of the organization (each once) */
+                    memberIds?: string[];
+                    /** @description 1 to 100 characters, unique in the organization in any case */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the team after the change */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "team": {
+                     *         "id": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
+                     *         "name": "Ann Example",
+                     *         "memberIds": [
+                     *           "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87"
+                     *         ],
+                     *         "autoAssign": {
+                     *           "enabled": true,
+                     *           "capacity": 1
+                     *         },
+                     *         "createdAt": "2026-01-05T09:30:00.000Z",
+                     *         "updatedAt": "2026-01-05T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        team: {
+                            autoAssign: {
+                                capacity: number | null;
+                                enabled: boolean;
+                            };
+                            createdAt: string;
+                            id: string;
+                            /**
+                             * @example [
+                             *       "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87"
+                             *     ]
+                             */
+                            memberIds: string[];
+                            name: string;
+                            organizationId: string;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description invalid body, or nothing to change */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "invalid body, or nothing to change"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope settings:manage, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope settings:manage, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such team in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such team in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `team_name_taken`: another team has this name */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "team_name_taken",
+                     *         "message": "another team has this name"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unknown_member`: memberIds names a user who is not an active user of the organization (`details.memberIds`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unknown_member",
+                     *         "message": "memberIds names a user who is not an active user of the organization (details.memberIds)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
                 };
             };
             /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
@@ -30164,6 +31189,195 @@ export interface operations {
                         /** @constant */
                         success: false;
                     };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setAvailability: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "online"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description online: taking conversations; away: connected, not taking them; offline: shown as offline to teammates, not taking them
+                     * @enum {string}
+                     */
+                    status: "online" | "away" | "offline";
+                };
+            };
+        };
+        responses: {
+            /** @description the availability chosen */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *       "status": "online"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "online" | "away" | "offline";
+                        /** @constant */
+                        success: true;
+                        userId: string;
+                    };
+                };
+            };
+            /** @description a status other than online, away or offline */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "status is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.status",
+                     *             "message": "status is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:read, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:read, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description the request body is too large */
