@@ -38,6 +38,9 @@ describe('auto-assignment (clustered, 2 nodes)', () => {
   it('gives each of 100 queued conversations to exactly one online agent, never past capacity, on both nodes at once', async () => {
     const patch = await nodes[1]!.call('PATCH', `/v1/channels/${a.channelId}`, { key: a.adminKey, body: { routing: { firstResponder: 'agents', autoAssign: { enabled: true, capacity: CAPACITY } } } });
     expect(patch.status).toBe(200);
+    // A node reads a channel changed on another node within a second (the channel store's FRESH_MS):
+    // customers who write before that may still meet the bot first.
+    await new Promise((r) => setTimeout(r, 1_500));
     const phones = Array.from({ length: 100 }, (_, i) => `49151000${String(10000 + i)}`);
     for (let i = 0; i < phones.length; i += 10) {
       const rs = await Promise.all(
