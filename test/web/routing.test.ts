@@ -181,9 +181,9 @@ describe("a channel's routing and the automation rules in the dashboard's settin
     await editor.getByRole('button', { name: 'Create rule' }).click();
     await editor.getByRole('alert').waitFor();
     expect(await refusalOf(page, editor.getByLabel('Condition 1 pattern (a regular expression, case-insensitive)'))).toContain('not a valid regular expression');
-    expect(await refusalOf(page, editor.getByLabel('Action 1 agent'))).toMatch(/agentId/);
+    expect(await refusalOf(page, editor.getByLabel('Action 1 assignee'))).toMatch(/agentId/);
     await editor.getByLabel('Condition 1 pattern (a regular expression, case-insensitive)').fill('^(gold|platinum)$');
-    await editor.getByLabel('Action 1 agent').selectOption({ label: 'Agent (agent)' });
+    await editor.getByLabel('Action 1 assignee').selectOption({ label: 'Agent (agent)' });
     await editor.getByRole('button', { name: 'Add action' }).click();
     await editor.getByLabel('Action 2', { exact: true }).selectOption('webhook');
     await editor.getByLabel('Action 2 event name').fill('vip_message');

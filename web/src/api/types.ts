@@ -112,3 +112,9 @@ export type RuleCondition = NewAutomationRule['conditions'] extends (infer C)[] 
 /** One action of a rule, as the API takes it (a union by `type`). */
 export type RuleAction = NewAutomationRule['actions'][number];
 export type RuleActionType = RuleAction['type'];
+/** A team of the organization, `GET /v1/teams`. */
+export type Team = Ok<'/v1/teams', 'get'>['teams'][number];
+/** What `POST /v1/teams` takes. */
+export type NewTeam = Body<'/v1/teams', 'post'>;
+/** Availability as each user chooses it (`PATCH /v1/users/me/availability`). */
+export type Availability = Body<'/v1/users/me/availability', 'patch'>['status'];

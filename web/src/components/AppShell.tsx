@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo } from 'preact/hooks';
 import type { SessionUser } from '../api/types';
-import { Inbox } from '../inbox/inbox';
+import { Inbox, type PresenceStatus } from '../inbox/inbox';
 import { InboxContext } from '../inbox/context';
 import { logout } from '../session';
 import { useObservable } from '../state';
@@ -74,16 +74,17 @@ function NotificationSwitch() {
   return null;
 }
 
-/** The agent's own presence, as teammates see it: online or away (offline is having no dashboard open). */
+/** The agent's own availability, as teammates see it: online (taking conversations), away, or offline (as with no dashboard open). */
 function PresenceSelect({ inbox }: { inbox: Inbox }) {
   const presence = useObservable(inbox.presence);
-  const mine = presence.get(inbox.user.id) === 'away' ? 'away' : 'online';
+  const mine = presence.get(inbox.user.id) ?? 'online';
   return (
     <label class="presence-select" data-status={mine}>
       <span class="sr">Your status</span>
-      <select aria-label="Your status" value={mine} onChange={(e) => void inbox.setPresence(e.currentTarget.value as 'online' | 'away').catch(() => undefined)}>
+      <select aria-label="Your status" value={mine} onChange={(e) => void inbox.setPresence(e.currentTarget.value as PresenceStatus).catch(() => undefined)}>
         <option value="online">● Online</option>
         <option value="away">◐ Away</option>
+        <option value="offline">○ Offline</option>
       </select>
     </label>
   );

@@ -208,8 +208,9 @@ export class Inbox {
   }
 
   /** Chooses the agent's own status; teammates see it at once. */
-  async setPresence(status: 'online' | 'away'): Promise<void> {
-    await request('PUT', '/v1/presence', { status });
+  /** The agent's availability: online takes conversations (auto-assignment gives them out), away and offline do not. */
+  async setPresence(status: PresenceStatus): Promise<void> {
+    await request('PATCH', '/v1/users/me/availability', { status });
     this.presence.set(new Map(this.presence.value).set(this.user.id, status));
   }
 

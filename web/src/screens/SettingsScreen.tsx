@@ -11,6 +11,7 @@ const SECTIONS = [
   { id: 'webhooks', label: 'Webhooks' },
   { id: 'channels', label: 'Channels & templates' },
   { id: 'automation', label: 'Automation rules' },
+  { id: 'teams', label: 'Teams' },
   { id: 'canned-replies', label: 'Canned replies' },
   { id: 'tools', label: 'Connected tools' },
   { id: 'credits', label: 'Credits' },
@@ -44,7 +45,7 @@ export function SettingsScreen({ user, section }: { user: SessionUser; section: 
   if (user.role !== 'admin') {
     return (
       <Refusal title="Settings are for admins">
-        <p>Your account is an agent account. An admin of your organization can change users, keys, webhooks, channels and their routing, automation rules, canned replies and connected tools.</p>
+        <p>Your account is an agent account. An admin of your organization can change users, keys, webhooks, channels and their routing, automation rules, teams, canned replies and connected tools.</p>
         <a href="/inbox" data-route>Back to the inbox</a>
       </Refusal>
     );
@@ -80,6 +81,8 @@ function Section({ user, section }: { user: SessionUser; section: string }) {
       return <s.ChannelsSettings />;
     case 'automation':
       return <s.AutomationSettings />;
+    case 'teams':
+      return <s.TeamsSettings />;
     case 'canned-replies':
       return <s.CannedRepliesSettings />;
     case 'tools':

@@ -19,7 +19,8 @@ interface ConditionDraft {
 /** An action as typed; `original` keeps an action of a type this editor does not know, unchanged. */
 interface ActionDraft {
   type: string;
-  agentId: string;
+  /** `agent:<id>` or `team:<id>`: whom an `assign` gives the conversation to. */
+  assignee: string;
   text: string;
   templateName: string;
   templateLanguage: string;
@@ -59,12 +60,12 @@ function conditionOf(d: ConditionDraft): RuleCondition {
 }
 
 function actionDraft(a?: AutomationRule['actions'][number]): ActionDraft {
-  const d: ActionDraft = { type: 'request_handover', agentId: '', text: '', templateName: '', templateLanguage: 'en_US', event: '' };
+  const d: ActionDraft = { type: 'request_handover', assignee: '', text: '', templateName: '', templateLanguage: 'en_US', event: '' };
   if (a === undefined) return d;
   const t = a.template as { name?: string; language?: string } | undefined;
   return {
     type: a.type,
-    agentId: typeof a.agentId === 'string' ? a.agentId : '',
+    assignee: typeof a.agentId === 'string' ? `agent:${a.agentId}` : typeof a.teamId === 'string' ? `team:${a.teamId}` : '',
     text: typeof a.text === 'string' ? a.text : '',
     templateName: t?.name ?? '',
     templateLanguage: t?.language ?? 'en_US',
@@ -77,7 +78,7 @@ function actionOf(d: ActionDraft): RuleAction {
   if (d.original !== undefined && d.original.type === d.type) return d.original;
   switch (d.type) {
     case 'assign':
-      return { type: 'assign', agentId: d.agentId };
+      return d.assignee.startsWith('team:') ? { type: 'assign', teamId: d.assignee.slice(5) } : { type: 'assign', agentId: d.assignee.slice(6) };
     case 'auto_reply':
       return {
         type: 'auto_reply',
@@ -258,12 +259,21 @@ function ActionRow({ uid, index, draft, names, error, onChange, onRemove }: { ui
       </label>
       {draft.type === 'assign' && (
         <label>
-          Action {n} agent
-          <select value={draft.agentId} onChange={(e) => onChange({ agentId: e.currentTarget.value })} {...invalid(errId, error)}>
+          Action {n} assignee
+          <select value={draft.assignee} onChange={(e) => onChange({ assignee: e.currentTarget.value })} {...invalid(errId, error)}>
             <option value="">Choose…</option>
-            {agents.map((m) => (
-              <option key={m.id} value={m.id}>{m.name} ({m.role})</option>
-            ))}
+            <optgroup label="An agent, at once">
+              {agents.map((m) => (
+                <option key={m.id} value={`agent:${m.id}`}>{m.name} ({m.role})</option>
+              ))}
+            </optgroup>
+            {names.teams.size > 0 && (
+              <optgroup label="A team's queue">
+                {[...names.teams.values()].map((t) => (
+                  <option key={t.id} value={`team:${t.id}`}>Team {t.name}</option>
+                ))}
+              </optgroup>
+            )}
           </select>
         </label>
       )}

@@ -1,4 +1,4 @@
-import type { ChannelDetail, RuleActionType, TeamMember } from '../api/types';
+import type { ChannelDetail, RuleActionType, Team, TeamMember } from '../api/types';
 
 /*
  * Automation rules in words, for the list and the editor's choices. The
@@ -42,7 +42,7 @@ export const OPERATOR_LABELS: Record<Operator, string> = {
 
 export const ACTION_LABELS: Partial<Record<RuleActionType, string>> & Record<string, string | undefined> = {
   request_handover: 'Queue for an agent (handover)',
-  assign: 'Assign to an agent',
+  assign: 'Assign to an agent or a team',
   auto_reply: 'Send an auto-reply',
   webhook: 'Notify by webhook event',
 };
@@ -57,6 +57,7 @@ const quoted = (v: string | string[]) => (Array.isArray(v) ? v : [v]).map((x) =>
 export interface Names {
   channels: ReadonlyMap<string, ChannelDetail>;
   members: ReadonlyMap<string, TeamMember>;
+  teams: ReadonlyMap<string, Team>;
 }
 
 export function describeCondition(c: { field: string; operator: string; value: string | string[] }, names: Names): string {
@@ -71,7 +72,7 @@ export function describeAction(a: { type: string } & Record<string, unknown>, na
     case 'request_handover':
       return 'queue for an agent';
     case 'assign':
-      return typeof a.agentId === 'string' ? `assign to ${names.members.get(a.agentId)?.name ?? a.agentId}` : `assign to team ${String(a.teamId)}`;
+      return typeof a.agentId === 'string' ? `assign to ${names.members.get(a.agentId)?.name ?? a.agentId}` : `queue for team ${typeof a.teamId === 'string' ? (names.teams.get(a.teamId)?.name ?? a.teamId) : '?'}`;
     case 'auto_reply': {
       const t = a.template as { name: string; language: string } | undefined;
       const parts = [typeof a.text === 'string' ? `reply “${a.text}”` : null, t ? `template ${t.name} (${t.language})${typeof a.text === 'string' ? ' when the window is closed' : ''}` : null];

@@ -7,6 +7,7 @@ export { AutomationSettings } from './AutomationSettings';
 export { CannedRepliesSettings } from './CannedRepliesSettings';
 export { ChannelsSettings } from './ChannelsSettings';
 export { CreditsSettings } from './CreditsSettings';
+export { TeamsSettings } from './TeamsSettings';
 export { ToolsSettings } from './ToolsSettings';
 export { UsersSettings } from './UsersSettings';
 export { WebhooksSettings } from './WebhooksSettings';
