@@ -24,6 +24,8 @@ interface Draft {
   weekly: Record<Weekday, Opening[]>;
   holidays: string[];
   awayReply: string;
+  firstResponse: string;
+  nextResponse: string;
 }
 
 function browserTimeZone(): string {
@@ -49,6 +51,8 @@ function draftOf(r: ChannelRouting): Draft {
     weekly,
     holidays: [...(b?.holidays ?? [])],
     awayReply: b?.awayReply ?? '',
+    firstResponse: r.sla.firstResponseSeconds === null ? '' : String(r.sla.firstResponseSeconds),
+    nextResponse: r.sla.nextResponseSeconds === null ? '' : String(r.sla.nextResponseSeconds),
   };
 }
 
@@ -56,6 +60,11 @@ function draftOf(r: ChannelRouting): Draft {
 function numberOf(s: string): number | string {
   const t = s.trim();
   return /^-?\d+$/.test(t) ? Number(t) : t;
+}
+
+/** Empty: null (no target, no limit). */
+function optionalNumber(s: string): number | null {
+  return s.trim() === '' ? null : (numberOf(s) as number);
 }
 
 function patchOf(d: Draft): RoutingPatch {
@@ -66,6 +75,7 @@ function patchOf(d: Draft): RoutingPatch {
     botFallbackSeconds: d.fallbackOn ? (numberOf(d.fallbackSeconds) as number) : null,
     autoAssign: { enabled: d.autoAssign, capacity: d.capacity.trim() === '' ? null : (numberOf(d.capacity) as number) },
     businessHours: d.hoursOn ? { timeZone: d.timeZone.trim(), weekly, holidays: d.holidays, awayReply: d.awayReply.trim() === '' ? null : d.awayReply } : null,
+    sla: { firstResponseSeconds: optionalNumber(d.firstResponse), nextResponseSeconds: optionalNumber(d.nextResponse) },
   };
 }
 
@@ -74,6 +84,8 @@ export function routingSummary(r: ChannelRouting): string {
   const parts = [r.firstResponder === 'agents' ? 'agents first' : r.botFallbackSeconds !== null ? `bot first, queued after ${r.botFallbackSeconds} s without an answer` : 'bot first'];
   if (r.autoAssign.enabled) parts.push(`auto-assign${r.autoAssign.capacity !== null ? ` (up to ${r.autoAssign.capacity} each)` : ''}`);
   if (r.businessHours !== null) parts.push(`business hours (${r.businessHours.timeZone})`);
+  const { firstResponseSeconds: first, nextResponseSeconds: next } = r.sla;
+  if (first !== null || next !== null) parts.push(`response targets ${first ?? '–'} s / ${next ?? '–'} s`);
   return parts.join(' · ');
 }
 
@@ -127,6 +139,8 @@ export function RoutingSettings({ channel, onSaved }: { channel: ChannelDetail; 
   const capacityErr = err('autoAssign', true);
   const zoneErr = err('businessHours.timeZone');
   const awayErr = err('businessHours.awayReply');
+  const firstErr = err('sla.firstResponseSeconds');
+  const nextErr = err('sla.nextResponseSeconds');
   return (
     <form class="stack routing" onSubmit={(e) => void save(e)} noValidate aria-label={`Routing of ${channel.name}`} data-testid="routing-settings">
       <fieldset>
@@ -191,6 +205,23 @@ export function RoutingSettings({ channel, onSaved }: { channel: ChannelDetail; 
             <FieldError id={`${uid}-away-err`} message={awayErr} />
           </div>
         )}
+      </fieldset>
+
+      <fieldset>
+        <legend>Response-time targets (SLA)</legend>
+        <div class="row wrap">
+          <label>
+            First response (seconds; empty: none)
+            <input inputMode="numeric" class="short" value={draft.firstResponse} onInput={(e) => set({ firstResponse: e.currentTarget.value })} {...invalid(`${uid}-first-response-err`, firstErr)} />
+          </label>
+          <FieldError id={`${uid}-first-response-err`} message={firstErr} />
+          <label>
+            Next response (seconds; empty: none)
+            <input inputMode="numeric" class="short" value={draft.nextResponse} onInput={(e) => set({ nextResponse: e.currentTarget.value })} {...invalid(`${uid}-next-response-err`, nextErr)} />
+          </label>
+          <FieldError id={`${uid}-next-response-err`} message={nextErr} />
+        </div>
+        <p class="muted small">A conversation whose customer waits longer for an agent's answer is flagged in the views and announced once (<code>conversation.sla_breached</code>).</p>
       </fieldset>
 
       <div class="row wrap">
