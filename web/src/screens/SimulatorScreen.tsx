@@ -31,7 +31,7 @@ export function SimulatorScreen() {
     <div class="simulator">
       <section class="panel">
         <h1>Customer simulator</h1>
-        <div class="modes" role="tablist" aria-label="Channel">
+        <div class="modes" role="tablist" aria-label="Who to play">
           <button type="button" role="tab" aria-selected={mode === 'whatsapp'} onClick={() => setMode('whatsapp')}>WhatsApp customer</button>
           <button type="button" role="tab" aria-selected={mode === 'web_chat'} onClick={() => setMode('web_chat')}>Web chat visitor</button>
         </div>
