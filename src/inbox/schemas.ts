@@ -73,7 +73,7 @@ export const conversationSummarySchema = z.object({
   sla: z
     .object({
       target: z.enum(['first_response', 'next_response']).describe("first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer"),
-      since: z.string().describe("the customer's oldest unanswered message"),
+      since: z.string().describe("when the customer's oldest unanswered message came").meta({ examples: ['2026-11-23T09:58:00.000Z'] }),
       dueAt: z.string().describe("when an answer is due (the channel's routing.sla)"),
       breachedAt: z.string().nullable().describe('when the target was missed (the conversation is flagged until an agent answers); null while it still runs'),
     })

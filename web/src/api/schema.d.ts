@@ -15093,7 +15093,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
-                     *           "since": "since example",
+                     *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
                      *         },
@@ -15191,7 +15191,10 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
-                                /** @description the customer's oldest unanswered message */
+                                /**
+                                 * @description when the customer's oldest unanswered message came
+                                 * @example 2026-11-23T09:58:00.000Z
+                                 */
                                 since: string;
                                 /**
                                  * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
@@ -16121,7 +16124,7 @@ export interface operations {
                      *           "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *           "sla": {
                      *             "target": "first_response",
-                     *             "since": "since example",
+                     *             "since": "2026-11-23T09:58:00.000Z",
                      *             "dueAt": "2026-01-05T09:30:00.000Z",
                      *             "breachedAt": "2026-01-05T09:30:00.000Z"
                      *           },
@@ -16169,7 +16172,10 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
-                                /** @description the customer's oldest unanswered message */
+                                /**
+                                 * @description when the customer's oldest unanswered message came
+                                 * @example 2026-11-23T09:58:00.000Z
+                                 */
                                 since: string;
                                 /**
                                  * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
@@ -16356,7 +16362,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
-                     *           "since": "since example",
+                     *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
                      *         },
@@ -16551,7 +16557,10 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
-                                /** @description the customer's oldest unanswered message */
+                                /**
+                                 * @description when the customer's oldest unanswered message came
+                                 * @example 2026-11-23T09:58:00.000Z
+                                 */
                                 since: string;
                                 /**
                                  * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
@@ -16980,7 +16989,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
-                     *           "since": "since example",
+                     *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
                      *         },
@@ -17023,7 +17032,10 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
-                                /** @description the customer's oldest unanswered message */
+                                /**
+                                 * @description when the customer's oldest unanswered message came
+                                 * @example 2026-11-23T09:58:00.000Z
+                                 */
                                 since: string;
                                 /**
                                  * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
@@ -18047,7 +18059,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
-                     *           "since": "since example",
+                     *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
                      *         },
@@ -18090,7 +18102,10 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
-                                /** @description the customer's oldest unanswered message */
+                                /**
+                                 * @description when the customer's oldest unanswered message came
+                                 * @example 2026-11-23T09:58:00.000Z
+                                 */
                                 since: string;
                                 /**
                                  * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
@@ -18817,7 +18832,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
-                     *           "since": "since example",
+                     *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
                      *         },
@@ -18860,7 +18875,10 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
-                                /** @description the customer's oldest unanswered message */
+                                /**
+                                 * @description when the customer's oldest unanswered message came
+                                 * @example 2026-11-23T09:58:00.000Z
+                                 */
                                 since: string;
                                 /**
                                  * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
@@ -19076,7 +19094,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
-                     *           "since": "since example",
+                     *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
                      *         },
@@ -19119,7 +19137,10 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
-                                /** @description the customer's oldest unanswered message */
+                                /**
+                                 * @description when the customer's oldest unanswered message came
+                                 * @example 2026-11-23T09:58:00.000Z
+                                 */
                                 since: string;
                                 /**
                                  * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
@@ -20112,7 +20133,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
-                     *           "since": "since example",
+                     *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
                      *         },
@@ -20155,7 +20176,10 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
-                                /** @description the customer's oldest unanswered message */
+                                /**
+                                 * @description when the customer's oldest unanswered message came
+                                 * @example 2026-11-23T09:58:00.000Z
+                                 */
                                 since: string;
                                 /**
                                  * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
@@ -20383,7 +20407,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
-                     *           "since": "since example",
+                     *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
                      *         },
@@ -20426,7 +20450,10 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
-                                /** @description the customer's oldest unanswered message */
+                                /**
+                                 * @description when the customer's oldest unanswered message came
+                                 * @example 2026-11-23T09:58:00.000Z
+                                 */
                                 since: string;
                                 /**
                                  * @description first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer
