@@ -69,6 +69,7 @@ export function snippet(text: string, words: string[], max = 120): string {
   return `${start > 0 ? '…' : ''}${flat.slice(start, end).trim()}${end < flat.length ? '…' : ''}`;
 }
 
-function fold(s: string): string {
+/** Case and the accents of letters folded away, as the full-text indexes fold what they store. */
+export function fold(s: string): string {
   return s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
 }

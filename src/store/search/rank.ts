@@ -9,12 +9,14 @@
  * ts_rank does without it too, so both modes rank alike.
  */
 
+import { fold } from './query.js';
+
 const K1 = 1.2;
 const B = 0.75;
 
 /** The words of a text as the full-text indexes see them: letters and digits, case and accents folded. */
 export function tokens(text: string): string[] {
-  return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return fold(text).match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 
 /**

@@ -20,7 +20,7 @@ const CONTACTS = `
 // every match of each word in the whole index, which for a common word is most of the time.
 const RECENT_HITS = 500;
 const MESSAGES = `
-  SELECT m.body FROM session_messages_fts f JOIN session_messages m ON m.seq = f.rowid
+  SELECT f.text, m.body FROM session_messages_fts f JOIN session_messages m ON m.seq = f.rowid
   WHERE session_messages_fts MATCH ? AND m.org = ?
   ORDER BY f.rowid DESC LIMIT ${RECENT_HITS}`;
 
@@ -39,8 +39,9 @@ export function createSqliteSearchIndex(db: SqliteDb): SearchIndex {
       const terms = searchTerms(text);
       const q = fts5Query(terms);
       if (q === null) return [];
-      const hits = (db.stmt(MESSAGES).all(q, org) as { body: string }[]).map((r) => messageHit(JSON.parse(r.body) as SessionMessage));
-      return rankByWords(hits.map((h) => h.text), terms.words, prefixesLast(terms)).slice(0, limit).map((i) => hits[i]!);
+      // Ranked by the indexed text; only the bodies shown are parsed.
+      const rows = db.stmt(MESSAGES).all(q, org) as { text: string; body: string }[];
+      return rankByWords(rows.map((r) => r.text), terms.words, prefixesLast(terms)).slice(0, limit).map((i) => messageHit(JSON.parse(rows[i]!.body) as SessionMessage));
     },
   };
 }

@@ -117,20 +117,18 @@ export class Inbox {
    * `ticket.commented` about it, and at every reconnect (what changed meanwhile is read again).
    */
   watchTicket(ticketId: string, fn: () => void): () => void {
-    let set = this.ticketListeners.get(ticketId);
-    if (!set) this.ticketListeners.set(ticketId, (set = new Set()));
-    set.add(fn);
-    const offResync = this.onResync(fn);
-    return () => {
-      set.delete(fn);
-      offResync();
-    };
+    return this.watchKeyed(this.ticketListeners, ticketId, fn);
   }
 
   /** Subscribes to the changes of one contact (its page): a rename, attributes, labels; and every reconnect. */
   watchContact(contactId: string, fn: () => void): () => void {
-    let set = this.contactListeners.get(contactId);
-    if (!set) this.contactListeners.set(contactId, (set = new Set()));
+    return this.watchKeyed(this.contactListeners, contactId, fn);
+  }
+
+  /** `fn` in `listeners` under `key`, and on every reconnect; undone by the function returned. */
+  private watchKeyed(listeners: Map<string, Set<() => void>>, key: string, fn: () => void): () => void {
+    let set = listeners.get(key);
+    if (!set) listeners.set(key, (set = new Set()));
     set.add(fn);
     const offResync = this.onResync(fn);
     return () => {
