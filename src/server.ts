@@ -198,7 +198,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   tickets.onChange(async (_type, ticket) => ticketEvents.kick(ticket.organizationId));
   // Actors stop first on shutdown: they hand their partitions over while events and store still work.
   // Messaging opens before the actors (its handlers run in the conversation actor) and closes after them.
-  const messaging = await Messaging.open({ config, clock, log, organizations: store.organizations, contacts: store.contacts, backing, observer: observers.templates });
+  const messaging = await Messaging.open({ config, clock, log, organizations: store.organizations, contacts: store.contacts, tickets: store.tickets, backing, observer: observers.templates });
   closers.push(() => messaging.close());
   const resends = metrics.counter('switchboard_send_resends_total', 'Keyed sends sent to the chat network again because no status came for an earlier attempt (the one case that can deliver a second copy)');
   const messagingActorDeps = { ...messaging.actorDeps, onResend: () => resends.inc() };

@@ -1,3 +1,5 @@
+import type { TicketPriority } from './types.js';
+
 /** Where a contact's conversation stands: with the bot, waiting in the live-chat queue, or with an agent. */
 export const CONVERSATION_STATUSES = ['bot', 'queued', 'assigned'] as const;
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
@@ -43,6 +45,8 @@ export interface ConversationRecord {
 
 export interface ConversationSla {
   target: 'first_response' | 'next_response';
+  /** The conversation's priority when the target started, whose targets applied; null: none (absent in records from before). */
+  priority?: TicketPriority | null;
   since: string;
   dueAt: string;
   breachedAt: string | null;

@@ -1,3 +1,5 @@
+import type { TicketPriority } from './types.js';
+
 /*
  * Who answers a channel's customers first, and when: plain data kept with
  * the channel, read by the conversation actor on each customer message.
@@ -40,11 +42,27 @@ export interface ChannelRouting {
 }
 
 /** Seconds within which a customer's message should have an answer; null: no target. */
-export interface ResponseTargets {
+export interface ResponseSeconds {
   /** The first answer by an agent in a conversation. */
   firstResponseSeconds: number | null;
   /** Each answer after that, from the customer's next message. */
   nextResponseSeconds: number | null;
+}
+
+/** How a response target's seconds are counted: every second, or only the seconds the channel's business hours are open. */
+export const SLA_CLOCKS = ['calendar', 'business_hours'] as const;
+export type SlaClock = (typeof SLA_CLOCKS)[number];
+
+/** A channel's response-time targets. */
+export interface ResponseTargets extends ResponseSeconds {
+  /**
+   * Targets of conversations of a priority (the priority of the contact's
+   * open ticket): a number replaces the channel's seconds for that kind of
+   * answer, null keeps the channel's.
+   */
+  byPriority: Partial<Record<TicketPriority, ResponseSeconds>>;
+  /** `business_hours`: the seconds count only while the channel's business hours are open (a channel without hours counts every second). */
+  clock: SlaClock;
 }
 
 /** What a channel without routing settings does: today's behaviour (the bot answers, nothing else). */
@@ -53,13 +71,22 @@ export const DEFAULT_ROUTING: ChannelRouting = {
   botFallbackSeconds: null,
   autoAssign: { enabled: false, capacity: null },
   businessHours: null,
-  sla: { firstResponseSeconds: null, nextResponseSeconds: null },
+  sla: { firstResponseSeconds: null, nextResponseSeconds: null, byPriority: {}, clock: 'calendar' },
 };
 
 /** A channel's routing, with the defaults of fields stored before they existed. */
 export function routingOf(c: { routing?: Partial<ChannelRouting> }): ChannelRouting {
   if (c.routing === undefined) return DEFAULT_ROUTING;
-  return c.routing.sla === undefined ? { ...DEFAULT_ROUTING, ...c.routing } : (c.routing as ChannelRouting);
+  const sla = c.routing.sla;
+  if (sla?.byPriority !== undefined && sla.clock !== undefined && c.routing.autoAssign !== undefined) return c.routing as ChannelRouting;
+  return { ...DEFAULT_ROUTING, ...c.routing, sla: { ...DEFAULT_ROUTING.sla, ...sla } };
+}
+
+/** The seconds of a target of `kind` for a conversation of `priority` (null: no priority): the priority's own, else the channel's. */
+export function targetSeconds(targets: ResponseTargets, kind: 'first_response' | 'next_response', priority: TicketPriority | null): number | null {
+  const key = kind === 'first_response' ? 'firstResponseSeconds' : 'nextResponseSeconds';
+  const own = priority === null ? null : (targets.byPriority[priority]?.[key] ?? null);
+  return own ?? targets[key];
 }
 
 /** A time zone the runtime knows (checked once, when the setting is made). */
@@ -144,4 +171,37 @@ export function nextOpening(hours: BusinessHours | null, at: Date): Date | null 
     if (opens.getTime() > at.getTime()) return opens;
   }
   return null;
+}
+
+/** Openings walked at most for one deadline; past that (tiny openings and a long target) the rest counts calendar time. */
+const MAX_OPENINGS_WALKED = 5000;
+
+/** When the opening of `hours` that `at` falls in closes (`at` is within the hours). */
+function closingOf(hours: BusinessHours, at: Date): Date {
+  const local = localTime(at, hours.timeZone);
+  const ends = (hours.weekly[local.weekday] ?? []).filter((o) => local.minute >= minutes(o.from) && local.minute < minutes(o.to)).map((o) => minutes(o.to));
+  return localInstant(local.date, Math.max(local.minute + 1, ...ends), hours.timeZone);
+}
+
+/**
+ * The instant `seconds` of open time after `from`: the time outside the
+ * channel's business hours (nights, closed days, holidays) does not count.
+ * Walks the openings in local time, so a daylight-saving change inside or
+ * between openings is counted as the clocks on the wall show it. Null hours,
+ * or hours that never open: calendar time.
+ */
+export function afterOpenSeconds(hours: BusinessHours | null, from: Date, seconds: number): Date {
+  let left = seconds * 1000;
+  let at = from;
+  if (hours === null) return new Date(at.getTime() + left);
+  for (let i = 0; i < MAX_OPENINGS_WALKED; i++) {
+    const opens = nextOpening(hours, at);
+    if (opens === null) break;
+    // Past a closing whose wall time the clocks skipped, at least a minute goes by, so the walk always moves on.
+    const closes = Math.max(closingOf(hours, opens).getTime(), opens.getTime() + 60_000);
+    if (closes - opens.getTime() >= left) return new Date(opens.getTime() + left);
+    left -= closes - opens.getTime();
+    at = new Date(closes);
+  }
+  return new Date(at.getTime() + left);
 }

@@ -6,6 +6,16 @@ export type TicketStatus = (typeof TICKET_STATUSES)[number];
 export type TicketPriority = (typeof TICKET_PRIORITIES)[number];
 export type UserRole = (typeof USER_ROLES)[number];
 
+/**
+ * A contact's open ticket among its tickets listed newest first: the newest
+ * neither resolved nor closed. Its priority is the priority of the contact's
+ * conversation (what a rule's `set_priority` sets, what response targets by
+ * priority read).
+ */
+export function openTicketOf<T extends { status: TicketStatus }>(newestFirst: T[]): T | undefined {
+  return newestFirst.find((t) => t.status === 'open' || t.status === 'in_progress');
+}
+
 export interface Organization {
   id: string;
   name: string;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CONVERSATION_SORTS, CONVERSATION_STATUSES, CONVERSATION_VIEWS, SLA_FILTERS } from '../domain/conversation.js';
+import { TICKET_PRIORITIES } from '../domain/types.js';
 import { buttonsSendSchema, contactCardSchema, locationSchema, mediaSendSchema, reactionSchema, templateSendSchema, textSendSchema } from '../messaging/requests.js';
 import { sessionMessageSchema } from '../http/routes/sessions.js';
 import { MAX_NOTE_LENGTH } from '../actors/conversation/actor.js';
@@ -73,6 +74,11 @@ export const conversationSummarySchema = z.object({
   sla: z
     .object({
       target: z.enum(['first_response', 'next_response']).describe("first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer"),
+      priority: z
+        .enum(TICKET_PRIORITIES)
+        .nullable()
+        .optional()
+        .describe("the conversation's priority (its contact's open ticket's) when the target started, whose targets applied; null: none"),
       since: z.string().describe("when the customer's oldest unanswered message came").meta({ examples: ['2026-11-23T09:58:00.000Z'] }),
       dueAt: z.string().describe("when an answer is due (the channel's routing.sla)"),
       breachedAt: z.string().nullable().describe('when the target was missed (the conversation is flagged until an agent answers); null while it still runs'),

@@ -4,7 +4,7 @@ import { systemClock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { ContactRepo, OrganizationRepo } from '../store/core/port.js';
+import type { ContactRepo, OrganizationRepo, TicketRepo } from '../store/core/port.js';
 import type { WhatsAppChannel } from '../store/channels/port.js';
 import { openMessagingStores, type MessagingStores } from '../store/messaging-open.js';
 import type { SqliteDb } from '../store/sqlite/db.js';
@@ -28,6 +28,8 @@ export interface MessagingOpenDeps {
   log: Logger;
   organizations: OrganizationRepo;
   contacts: ContactRepo;
+  /** The contacts' tickets: an open ticket's priority picks a conversation's response targets. */
+  tickets: Pick<TicketRepo, 'list'>;
   /** The node's backing: its SQLite database embedded, its PostgreSQL pool and Redis client clustered. */
   backing: NodeBacking;
   /** Told how each template send ended (for metrics). */
@@ -112,6 +114,7 @@ export class Messaging {
       networkFor,
       messages: stores.messages,
       contacts: deps.contacts,
+      tickets: deps.tickets,
       credits: stores.credits,
       log: log.child({ component: 'messaging' }),
       sendRecoveryWaitMs: config.SEND_RECOVERY_WAIT_MS,

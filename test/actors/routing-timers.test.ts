@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { initialConversationState, type ConversationState } from '../../src/actors/index.js';
 import { fireDue, nextDueAt, routeInbound } from '../../src/actors/conversation/routing.js';
 import { responseGiven, startTarget } from '../../src/actors/conversation/sla.js';
-import { DEFAULT_ROUTING, nextOpening, type BusinessHours } from '../../src/domain/routing.js';
+import { afterOpenSeconds, DEFAULT_ROUTING, nextOpening, type BusinessHours, type ResponseTargets } from '../../src/domain/routing.js';
 
 /*
  * The conversation's timers as pure functions on a fixed clock: the next
@@ -76,7 +76,7 @@ describe('queueing that waits for the opening', () => {
 });
 
 describe('response targets', () => {
-  const targets = { firstResponseSeconds: 60, nextResponseSeconds: 300 };
+  const targets: ResponseTargets = { firstResponseSeconds: 60, nextResponseSeconds: 300, byPriority: {}, clock: 'calendar' };
 
   it('is flagged once past its time while a human has the conversation, and cleared by the answer', () => {
     const at = new Date('2026-05-01T10:00:00Z');
@@ -105,6 +105,57 @@ describe('response targets', () => {
     const s = startTarget(conversation(at.toISOString()), targets, at);
     expect(nextDueAt(s)).toBeNull();
     expect(fireDue(s, new Date('2026-05-02T10:00:00Z'), id).state).toBe(s);
-    expect(startTarget(conversation(at.toISOString()), { firstResponseSeconds: null, nextResponseSeconds: 60 }, at).automation).toBeUndefined();
+    expect(startTarget(conversation(at.toISOString()), { ...targets, firstResponseSeconds: null, nextResponseSeconds: 60 }, at).automation).toBeUndefined();
+  });
+});
+
+describe('response targets by priority and in business hours', () => {
+  const targets: ResponseTargets = {
+    firstResponseSeconds: 3600,
+    nextResponseSeconds: 7200,
+    byPriority: { urgent: { firstResponseSeconds: 300, nextResponseSeconds: null } },
+    clock: 'calendar',
+  };
+  const queued = (at: Date) => conversation(at.toISOString(), { handover: { status: 'queued', requestedAt: at.toISOString() } });
+
+  it("a priority's own seconds replace the channel's; null seconds and other priorities keep the channel's", () => {
+    const at = new Date('2026-05-01T10:00:00Z');
+    expect(startTarget(queued(at), targets, at, { priority: 'urgent', businessHours: null }).automation?.sla).toEqual({ kind: 'first_response', since: at.toISOString(), dueAt: '2026-05-01T10:05:00.000Z', priority: 'urgent' });
+    expect(startTarget(queued(at), targets, at, { priority: 'low', businessHours: null }).automation?.sla).toMatchObject({ dueAt: '2026-05-01T11:00:00.000Z', priority: 'low' });
+    expect(startTarget(queued(at), targets, at).automation?.sla).toEqual({ kind: 'first_response', since: at.toISOString(), dueAt: '2026-05-01T11:00:00.000Z' });
+    // Urgent's next response is the channel's.
+    const answered = { ...queued(at), automation: { respondedSession: 's1' } };
+    expect(startTarget(answered, targets, at, { priority: 'urgent', businessHours: null }).automation?.sla).toMatchObject({ kind: 'next_response', dueAt: '2026-05-01T12:00:00.000Z' });
+    // The event names the priority whose targets applied.
+    const s = startTarget(queued(at), targets, at, { priority: 'urgent', businessHours: null });
+    expect(fireDue(s, new Date('2026-05-01T10:05:01Z'), id).events[0]!.data).toMatchObject({ target: 'first_response', priority: 'urgent' });
+  });
+
+  it('counts only open time under a business-hours clock, in local time across a daylight-saving change', () => {
+    // Saturday 28 March 2026, 11:30 in Berlin (winter time, UTC+1); open until 12:00, then Monday 09:00 summer time (UTC+2).
+    const at = new Date('2026-03-28T10:30:00Z');
+    expect(afterOpenSeconds(berlin, at, 3600).toISOString()).toBe('2026-03-30T07:30:00.000Z');
+    // Inside one opening: plain addition.
+    expect(afterOpenSeconds(berlin, at, 600).toISOString()).toBe('2026-03-28T10:40:00.000Z');
+    // Outside the hours: from the next opening (Friday evening: Saturday 10:00 winter time).
+    expect(afterOpenSeconds(berlin, new Date('2026-03-27T18:00:00Z'), 60).toISOString()).toBe('2026-03-28T09:01:00.000Z');
+    // A whole opening and more: Monday 30 March (8 h), then Saturday 4 April.
+    expect(afterOpenSeconds(berlin, new Date('2026-03-30T07:00:00Z'), 8 * 3600 + 1800).toISOString()).toBe('2026-04-04T08:30:00.000Z');
+    // From Saturday 4 April 11:30: half an hour that day, the Easter Monday holiday skipped, the rest on Saturday 11 April.
+    expect(afterOpenSeconds(berlin, new Date('2026-04-04T09:30:00Z'), 3600).toISOString()).toBe('2026-04-11T08:30:00.000Z');
+    // No hours, or hours that never open: calendar time.
+    expect(afterOpenSeconds(null, at, 60).toISOString()).toBe('2026-03-28T10:31:00.000Z');
+    expect(afterOpenSeconds({ ...berlin, weekly: {} }, at, 60).toISOString()).toBe('2026-03-28T10:31:00.000Z');
+    // Through the actor's target: the clock setting decides.
+    const hours = { priority: null, businessHours: berlin };
+    expect(startTarget(queued(at), { ...targets, clock: 'business_hours' }, at, hours).automation?.sla?.dueAt).toBe('2026-03-30T07:30:00.000Z');
+    expect(startTarget(queued(at), targets, at, hours).automation?.sla?.dueAt).toBe('2026-03-28T11:30:00.000Z');
+  });
+
+  it('an opening running through the night the clocks go back counts the repeated hour', () => {
+    // Open Saturday 24 October 22:00 to Sunday 24:00 in Berlin; the clocks go back at 03:00 on Sunday (25 hours that day).
+    const night: BusinessHours = { timeZone: 'Europe/Berlin', weekly: { sat: [{ from: '22:00', to: '24:00' }], sun: [{ from: '00:00', to: '24:00' }] }, holidays: [], awayReply: null };
+    // 22:00 summer time is 20:00Z; six hours of open time later is 02:00Z, which is 03:00 winter time on the wall.
+    expect(afterOpenSeconds(night, new Date('2026-10-24T20:00:00Z'), 6 * 3600).toISOString()).toBe('2026-10-25T02:00:00.000Z');
   });
 });

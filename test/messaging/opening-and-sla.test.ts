@@ -94,14 +94,14 @@ describe('waiting for the opening, and response-time targets', () => {
   it('response targets: flagged past the first response target with one sla_breached event, listed by sla=breached, cleared by the reply; then the next response target', async () => {
     const socket = await InboxClient.connect(svc.url, a.agentKey);
     try {
-      expect((await patch(a, { routing: { firstResponder: 'agents', sla: { firstResponseSeconds: 60, nextResponseSeconds: 120 } } })).body.routing.sla).toEqual({ firstResponseSeconds: 60, nextResponseSeconds: 120 });
+      expect((await patch(a, { routing: { firstResponder: 'agents', sla: { firstResponseSeconds: 60, nextResponseSeconds: 120 } } })).body.routing.sla).toEqual({ firstResponseSeconds: 60, nextResponseSeconds: 120, byPriority: {}, clock: 'calendar' });
       const phone = '4915100000204';
       const other = '4915100000205';
       const since = clock.now();
       await customer(a, phone, 'My order is late');
       await customer(a, other, 'Hello');
       await eventually(async () => (await conversation(a, phone))?.status === 'queued' && (await conversation(a, other))?.status === 'queued');
-      expect((await conversation(a, phone)).sla).toEqual({ target: 'first_response', since: new Date(since).toISOString(), dueAt: new Date(since + 60_000).toISOString(), breachedAt: null });
+      expect((await conversation(a, phone)).sla).toEqual({ target: 'first_response', priority: null, since: new Date(since).toISOString(), dueAt: new Date(since + 60_000).toISOString(), breachedAt: null });
       // The other one gets an answer in time.
       expect((await svc.call('POST', `/v1/conversations/${aeid(a, other)}/take`, { key: a.agentKey })).status).toBe(200);
       expect((await svc.call('POST', `/v1/conversations/${aeid(a, other)}/reply`, { key: a.agentKey, body: { type: 'text', text: 'Hi!' } })).status).toBe(200);

@@ -34,14 +34,14 @@ describe('channel routing', () => {
   it('shows the defaults, changes them with settings:manage, and keeps what a patch does not name', async () => {
     const got = await svc.call('GET', `/v1/channels/${a.channelId}`, { key: a.agentKey });
     expect(got.status).toBe(200);
-    expect(got.body.routing).toEqual({ firstResponder: 'bot', botFallbackSeconds: null, autoAssign: { enabled: false, capacity: null }, businessHours: null, sla: { firstResponseSeconds: null, nextResponseSeconds: null } });
+    expect(got.body.routing).toEqual({ firstResponder: 'bot', botFallbackSeconds: null, autoAssign: { enabled: false, capacity: null }, businessHours: null, sla: { firstResponseSeconds: null, nextResponseSeconds: null, byPriority: {}, clock: 'calendar' } });
 
     const hours = { timeZone: 'Europe/Berlin', weekly: { mon: [{ from: '09:00', to: '17:00' }] }, holidays: ['2026-12-25'], awayReply: 'We are closed.' };
     const r = await patch(a, a.webChannelId, { name: 'Site', routing: { botFallbackSeconds: 90, autoAssign: { enabled: true }, businessHours: hours } });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ name: 'Site', routing: { firstResponder: 'bot', botFallbackSeconds: 90, autoAssign: { enabled: true, capacity: null }, businessHours: hours } });
     const r2 = await patch(a, a.webChannelId, { routing: { autoAssign: { capacity: 3 }, businessHours: null } });
-    expect(r2.body.routing).toEqual({ firstResponder: 'bot', botFallbackSeconds: 90, autoAssign: { enabled: true, capacity: 3 }, businessHours: null, sla: { firstResponseSeconds: null, nextResponseSeconds: null } });
+    expect(r2.body.routing).toEqual({ firstResponder: 'bot', botFallbackSeconds: 90, autoAssign: { enabled: true, capacity: 3 }, businessHours: null, sla: { firstResponseSeconds: null, nextResponseSeconds: null, byPriority: {}, clock: 'calendar' } });
     expect((await svc.call('GET', `/v1/channels/${a.webChannelId}`, { key: a.adminKey })).body.routing).toEqual(r2.body.routing);
     // Listed with it too.
     const list = await svc.call('GET', '/v1/channels', { key: a.adminKey });

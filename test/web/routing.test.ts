@@ -115,7 +115,7 @@ describe("a channel's routing and the automation rules in the dashboard's settin
       botFallbackSeconds: null,
       autoAssign: { enabled: true, capacity: 3 },
       businessHours: hours,
-      sla: { firstResponseSeconds: null, nextResponseSeconds: null },
+      sla: { firstResponseSeconds: null, nextResponseSeconds: null, byPriority: {}, clock: 'calendar' },
     });
 
     // The form shows what is stored after a reload.

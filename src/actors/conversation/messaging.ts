@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import type { DomainEvent } from '../../events/types.js';
 import type { Logger } from '../../log.js';
-import type { ContactRepo } from '../../store/core/port.js';
+import type { ContactRepo, TicketRepo } from '../../store/core/port.js';
 import { messagesPerSecondOf, type ChannelRepo, type WhatsAppChannel } from '../../store/channels/port.js';
 import type { SendPacer } from '../../store/send-pacing/port.js';
 import type { CreditRepo } from '../../store/credits/port.js';
@@ -27,7 +27,8 @@ import { systemDraft, timelineMessage } from './timeline.js';
 import { runAutomation, type RuleEffects } from './automation.js';
 import type { LabelRepo } from '../../store/labels/port.js';
 import { labelNameKey, MAX_LABELS_PER_TARGET, type Label } from '../../domain/labels.js';
-import { responseGiven, startTarget } from './sla.js';
+import { responseGiven, startTarget, targetToStart } from './sla.js';
+import { conversationPriority } from './priority.js';
 
 /*
  * The conversation actor's messaging commands: sends, inbound
@@ -42,6 +43,8 @@ export interface MessagingHandlerDeps {
   networkFor(channel: WhatsAppChannel): ChatNetwork;
   messages: SessionMessageRepo;
   contacts: ContactRepo;
+  /** The contacts' tickets: the open one's priority picks the response targets of a channel that sets them by priority. Absent: no priority. */
+  tickets?: Pick<TicketRepo, 'list'>;
   credits: CreditRepo;
   log: Logger;
   /**
@@ -561,7 +564,12 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       );
       const made = automated.state.timeline !== s.timeline ? (automated.state.timeline ?? []) : [];
       // The customer now waits for an answer: a response target starts, unless an earlier message's runs.
-      const targeted = startTarget(automated.state, routing.sla, ctx.now);
+      // The conversation's priority is read only when it can matter: a target starts and the channel sets targets by priority.
+      const priority =
+        deps.tickets !== undefined && targetToStart(automated.state) !== null && Object.keys(routing.sla.byPriority).length > 0
+          ? await conversationPriority(deps.tickets, s.organizationId, contactId, automated.events)
+          : null;
+      const targeted = startTarget(automated.state, routing.sla, ctx.now, { priority, businessHours: routing.businessHours });
       const next = reopened.length === 0 ? targeted : { ...targeted, timeline: [...reopened, ...made] };
       const data: InboundMessageEventData = {
         messageId: e.networkMessageId,

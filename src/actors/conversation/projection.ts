@@ -24,7 +24,7 @@ export function conversationRecord(s: ConversationState, version: number, now: D
   };
   if (dueAt !== null) record.dueAt = dueAt;
   const sla = targetShown(s);
-  if (sla !== null) record.sla = { target: sla.kind, since: sla.since, dueAt: sla.dueAt, breachedAt: sla.breachedAt ?? null };
+  if (sla !== null) record.sla = { target: sla.kind, priority: sla.priority ?? null, since: sla.since, dueAt: sla.dueAt, breachedAt: sla.breachedAt ?? null };
   if (s.teamId !== undefined) record.teamId = s.teamId;
   return record;
 }

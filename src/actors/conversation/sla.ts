@@ -1,4 +1,5 @@
-import type { ResponseTargets } from '../../domain/routing.js';
+import { afterOpenSeconds, targetSeconds, type BusinessHours, type ResponseTargets } from '../../domain/routing.js';
+import type { TicketPriority } from '../../domain/types.js';
 import type { DomainEvent } from '../../events/types.js';
 import type { ConversationState, ResponseTarget, ResponseTargetKind } from './state.js';
 import { systemDraft, withTimeline } from './timeline.js';
@@ -7,7 +8,9 @@ import { systemDraft, withTimeline } from './timeline.js';
  * Response-time targets (SLA), kept by the conversation actor. A customer
  * message that finds no target running starts one: the first response when
  * no agent has answered in this session yet, otherwise the next response,
- * due after the channel's seconds for it (as set at that message). An agent's
+ * due after the channel's seconds for it (as set at that message; those of
+ * the conversation's priority when the channel sets them apart; counting
+ * only open time under a business-hours clock). An agent's
  * reply ends it (so does the bot's while it holds the conversation, and the
  * conversation going back to the bot). It runs against the clock only while
  * a human has the conversation (queued or with an agent): past its time it
@@ -23,6 +26,8 @@ export interface SlaBreachedEventData {
   sessionId: string | null;
   /** `first_response` or `next_response`. */
   target: ResponseTargetKind;
+  /** The conversation's priority when the target started (its open ticket's), whose targets applied; null: none. */
+  priority: TicketPriority | null;
   /** The customer's message the answer was due for (its time). */
   since: string;
   dueAt: string;
@@ -42,13 +47,26 @@ function withTarget(s: ConversationState, sla: ResponseTarget | undefined, respo
   return { ...s, automation };
 }
 
+/** Whether a customer message would start a target now (none running yet), and of which kind. */
+export function targetToStart(s: ConversationState): ResponseTargetKind | null {
+  if (s.automation?.sla !== undefined || s.session === null) return null;
+  return s.automation?.respondedSession === s.session.id ? 'next_response' : 'first_response';
+}
+
+/** What a target is measured by besides the channel's targets: the conversation's priority, and the hours a business-hours clock counts. */
+export interface TargetContext {
+  priority: TicketPriority | null;
+  businessHours: BusinessHours | null;
+}
+
 /** A customer message came in: a target starts unless one is running already (the oldest unanswered message keeps its deadline). */
-export function startTarget(s: ConversationState, targets: ResponseTargets, now: Date): ConversationState {
-  if (s.automation?.sla !== undefined || s.session === null) return s;
-  const kind: ResponseTargetKind = s.automation?.respondedSession === s.session.id ? 'next_response' : 'first_response';
-  const seconds = kind === 'first_response' ? targets.firstResponseSeconds : targets.nextResponseSeconds;
+export function startTarget(s: ConversationState, targets: ResponseTargets, now: Date, ctx: TargetContext = { priority: null, businessHours: null }): ConversationState {
+  const kind = targetToStart(s);
+  if (kind === null) return s;
+  const seconds = targetSeconds(targets, kind, ctx.priority);
   if (seconds === null) return s;
-  return withTarget(s, { kind, since: now.toISOString(), dueAt: new Date(now.getTime() + seconds * 1000).toISOString() });
+  const dueAt = targets.clock === 'business_hours' ? afterOpenSeconds(ctx.businessHours, now, seconds) : new Date(now.getTime() + seconds * 1000);
+  return withTarget(s, { kind, since: now.toISOString(), dueAt: dueAt.toISOString(), ...(ctx.priority === null ? {} : { priority: ctx.priority }) });
 }
 
 /** The customer was answered (`byAgent`: by an agent, whose later answers are next responses): the target ends and its flag clears. */
@@ -78,6 +96,7 @@ export function breachDue(s: ConversationState, now: Date, id: (what: string) =>
     contactId: s.contactId,
     sessionId: s.session?.id ?? null,
     target: t.kind,
+    priority: t.priority ?? null,
     since: t.since,
     dueAt: t.dueAt,
     breachedAt,

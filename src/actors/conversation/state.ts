@@ -1,4 +1,5 @@
 import type { SystemEntry } from '../../domain/messages.js';
+import type { TicketPriority } from '../../domain/types.js';
 
 /**
  * The conversation actor's state: everything the service must decide about
@@ -101,6 +102,8 @@ export interface ResponseTarget {
   kind: ResponseTargetKind;
   since: string;
   dueAt: string;
+  /** The conversation's priority when it started, whose targets applied (absent: none). */
+  priority?: TicketPriority;
   /** Set once, when the target was missed (the conversation is flagged until the reply). */
   breachedAt?: string;
 }

@@ -2749,7 +2749,14 @@ export interface operations {
                      *             },
                      *             "sla": {
                      *               "firstResponseSeconds": 300,
-                     *               "nextResponseSeconds": 900
+                     *               "nextResponseSeconds": 900,
+                     *               "byPriority": {
+                     *                 "urgent": {
+                     *                   "firstResponseSeconds": 60,
+                     *                   "nextResponseSeconds": 300
+                     *                 }
+                     *               },
+                     *               "clock": "business_hours"
                      *             }
                      *           },
                      *           "createdAt": "2026-01-05T09:30:00.000Z",
@@ -2806,7 +2813,14 @@ export interface operations {
                              *       },
                              *       "sla": {
                              *         "firstResponseSeconds": 300,
-                             *         "nextResponseSeconds": 900
+                             *         "nextResponseSeconds": 900,
+                             *         "byPriority": {
+                             *           "urgent": {
+                             *             "firstResponseSeconds": 60,
+                             *             "nextResponseSeconds": 300
+                             *           }
+                             *         },
+                             *         "clock": "business_hours"
                              *       }
                              *     }
                              */
@@ -2830,6 +2844,18 @@ export interface operations {
                                 /** @enum {string} */
                                 firstResponder: "bot" | "agents";
                                 sla: {
+                                    /** @description targets by the conversation's priority (its contact's open ticket's); null seconds: the channel's */
+                                    byPriority: {
+                                        [key: string]: {
+                                            firstResponseSeconds: number | null;
+                                            nextResponseSeconds: number | null;
+                                        };
+                                    };
+                                    /**
+                                     * @description `calendar`: every second counts; `business_hours`: only open time under the channel's business hours
+                                     * @enum {string}
+                                     */
+                                    clock: "calendar" | "business_hours";
                                     firstResponseSeconds: number | null;
                                     nextResponseSeconds: number | null;
                                 };
@@ -3057,7 +3083,14 @@ export interface operations {
                      *         },
                      *         "sla": {
                      *           "firstResponseSeconds": 300,
-                     *           "nextResponseSeconds": 900
+                     *           "nextResponseSeconds": 900,
+                     *           "byPriority": {
+                     *             "urgent": {
+                     *               "firstResponseSeconds": 60,
+                     *               "nextResponseSeconds": 300
+                     *             }
+                     *           },
+                     *           "clock": "business_hours"
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -3116,7 +3149,14 @@ export interface operations {
                          *       },
                          *       "sla": {
                          *         "firstResponseSeconds": 300,
-                         *         "nextResponseSeconds": 900
+                         *         "nextResponseSeconds": 900,
+                         *         "byPriority": {
+                         *           "urgent": {
+                         *             "firstResponseSeconds": 60,
+                         *             "nextResponseSeconds": 300
+                         *           }
+                         *         },
+                         *         "clock": "business_hours"
                          *       }
                          *     }
                          */
@@ -3140,6 +3180,18 @@ export interface operations {
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
                             sla: {
+                                /** @description targets by the conversation's priority (its contact's open ticket's); null seconds: the channel's */
+                                byPriority: {
+                                    [key: string]: {
+                                        firstResponseSeconds: number | null;
+                                        nextResponseSeconds: number | null;
+                                    };
+                                };
+                                /**
+                                 * @description `calendar`: every second counts; `business_hours`: only open time under the channel's business hours
+                                 * @enum {string}
+                                 */
+                                clock: "calendar" | "business_hours";
                                 firstResponseSeconds: number | null;
                                 nextResponseSeconds: number | null;
                             };
@@ -3408,7 +3460,14 @@ export interface operations {
                      *         },
                      *         "sla": {
                      *           "firstResponseSeconds": 300,
-                     *           "nextResponseSeconds": 900
+                     *           "nextResponseSeconds": 900,
+                     *           "byPriority": {
+                     *             "urgent": {
+                     *               "firstResponseSeconds": 60,
+                     *               "nextResponseSeconds": 300
+                     *             }
+                     *           },
+                     *           "clock": "business_hours"
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -3462,7 +3521,14 @@ export interface operations {
                          *       },
                          *       "sla": {
                          *         "firstResponseSeconds": 300,
-                         *         "nextResponseSeconds": 900
+                         *         "nextResponseSeconds": 900,
+                         *         "byPriority": {
+                         *           "urgent": {
+                         *             "firstResponseSeconds": 60,
+                         *             "nextResponseSeconds": 300
+                         *           }
+                         *         },
+                         *         "clock": "business_hours"
                          *       }
                          *     }
                          */
@@ -3486,6 +3552,18 @@ export interface operations {
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
                             sla: {
+                                /** @description targets by the conversation's priority (its contact's open ticket's); null seconds: the channel's */
+                                byPriority: {
+                                    [key: string]: {
+                                        firstResponseSeconds: number | null;
+                                        nextResponseSeconds: number | null;
+                                    };
+                                };
+                                /**
+                                 * @description `calendar`: every second counts; `business_hours`: only open time under the channel's business hours
+                                 * @enum {string}
+                                 */
+                                clock: "calendar" | "business_hours";
                                 firstResponseSeconds: number | null;
                                 nextResponseSeconds: number | null;
                             };
@@ -3761,7 +3839,14 @@ export interface operations {
                      *         },
                      *         "sla": {
                      *           "firstResponseSeconds": 300,
-                     *           "nextResponseSeconds": 900
+                     *           "nextResponseSeconds": 900,
+                     *           "byPriority": {
+                     *             "urgent": {
+                     *               "firstResponseSeconds": 60,
+                     *               "nextResponseSeconds": 300
+                     *             }
+                     *           },
+                     *           "clock": "business_hours"
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -3815,7 +3900,14 @@ export interface operations {
                          *       },
                          *       "sla": {
                          *         "firstResponseSeconds": 300,
-                         *         "nextResponseSeconds": 900
+                         *         "nextResponseSeconds": 900,
+                         *         "byPriority": {
+                         *           "urgent": {
+                         *             "firstResponseSeconds": 60,
+                         *             "nextResponseSeconds": 300
+                         *           }
+                         *         },
+                         *         "clock": "business_hours"
                          *       }
                          *     }
                          */
@@ -3839,6 +3931,18 @@ export interface operations {
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
                             sla: {
+                                /** @description targets by the conversation's priority (its contact's open ticket's); null seconds: the channel's */
+                                byPriority: {
+                                    [key: string]: {
+                                        firstResponseSeconds: number | null;
+                                        nextResponseSeconds: number | null;
+                                    };
+                                };
+                                /**
+                                 * @description `calendar`: every second counts; `business_hours`: only open time under the channel's business hours
+                                 * @enum {string}
+                                 */
+                                clock: "calendar" | "business_hours";
                                 firstResponseSeconds: number | null;
                                 nextResponseSeconds: number | null;
                             };
@@ -11720,7 +11824,14 @@ export interface operations {
                      *             },
                      *             "sla": {
                      *               "firstResponseSeconds": 300,
-                     *               "nextResponseSeconds": 900
+                     *               "nextResponseSeconds": 900,
+                     *               "byPriority": {
+                     *                 "urgent": {
+                     *                   "firstResponseSeconds": 60,
+                     *                   "nextResponseSeconds": 300
+                     *                 }
+                     *               },
+                     *               "clock": "business_hours"
                      *             }
                      *           },
                      *           "createdAt": "2026-01-05T09:30:00.000Z",
@@ -11777,7 +11888,14 @@ export interface operations {
                              *       },
                              *       "sla": {
                              *         "firstResponseSeconds": 300,
-                             *         "nextResponseSeconds": 900
+                             *         "nextResponseSeconds": 900,
+                             *         "byPriority": {
+                             *           "urgent": {
+                             *             "firstResponseSeconds": 60,
+                             *             "nextResponseSeconds": 300
+                             *           }
+                             *         },
+                             *         "clock": "business_hours"
                              *       }
                              *     }
                              */
@@ -11801,6 +11919,18 @@ export interface operations {
                                 /** @enum {string} */
                                 firstResponder: "bot" | "agents";
                                 sla: {
+                                    /** @description targets by the conversation's priority (its contact's open ticket's); null seconds: the channel's */
+                                    byPriority: {
+                                        [key: string]: {
+                                            firstResponseSeconds: number | null;
+                                            nextResponseSeconds: number | null;
+                                        };
+                                    };
+                                    /**
+                                     * @description `calendar`: every second counts; `business_hours`: only open time under the channel's business hours
+                                     * @enum {string}
+                                     */
+                                    clock: "calendar" | "business_hours";
                                     firstResponseSeconds: number | null;
                                     nextResponseSeconds: number | null;
                                 };
@@ -12020,7 +12150,14 @@ export interface operations {
                      *         },
                      *         "sla": {
                      *           "firstResponseSeconds": 300,
-                     *           "nextResponseSeconds": 900
+                     *           "nextResponseSeconds": 900,
+                     *           "byPriority": {
+                     *             "urgent": {
+                     *               "firstResponseSeconds": 60,
+                     *               "nextResponseSeconds": 300
+                     *             }
+                     *           },
+                     *           "clock": "business_hours"
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -12079,7 +12216,14 @@ export interface operations {
                          *       },
                          *       "sla": {
                          *         "firstResponseSeconds": 300,
-                         *         "nextResponseSeconds": 900
+                         *         "nextResponseSeconds": 900,
+                         *         "byPriority": {
+                         *           "urgent": {
+                         *             "firstResponseSeconds": 60,
+                         *             "nextResponseSeconds": 300
+                         *           }
+                         *         },
+                         *         "clock": "business_hours"
                          *       }
                          *     }
                          */
@@ -12103,6 +12247,18 @@ export interface operations {
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
                             sla: {
+                                /** @description targets by the conversation's priority (its contact's open ticket's); null seconds: the channel's */
+                                byPriority: {
+                                    [key: string]: {
+                                        firstResponseSeconds: number | null;
+                                        nextResponseSeconds: number | null;
+                                    };
+                                };
+                                /**
+                                 * @description `calendar`: every second counts; `business_hours`: only open time under the channel's business hours
+                                 * @enum {string}
+                                 */
+                                clock: "calendar" | "business_hours";
                                 firstResponseSeconds: number | null;
                                 nextResponseSeconds: number | null;
                             };
@@ -12379,7 +12535,14 @@ export interface operations {
                      *         },
                      *         "sla": {
                      *           "firstResponseSeconds": 300,
-                     *           "nextResponseSeconds": 900
+                     *           "nextResponseSeconds": 900,
+                     *           "byPriority": {
+                     *             "urgent": {
+                     *               "firstResponseSeconds": 60,
+                     *               "nextResponseSeconds": 300
+                     *             }
+                     *           },
+                     *           "clock": "business_hours"
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -12433,7 +12596,14 @@ export interface operations {
                          *       },
                          *       "sla": {
                          *         "firstResponseSeconds": 300,
-                         *         "nextResponseSeconds": 900
+                         *         "nextResponseSeconds": 900,
+                         *         "byPriority": {
+                         *           "urgent": {
+                         *             "firstResponseSeconds": 60,
+                         *             "nextResponseSeconds": 300
+                         *           }
+                         *         },
+                         *         "clock": "business_hours"
                          *       }
                          *     }
                          */
@@ -12457,6 +12627,18 @@ export interface operations {
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
                             sla: {
+                                /** @description targets by the conversation's priority (its contact's open ticket's); null seconds: the channel's */
+                                byPriority: {
+                                    [key: string]: {
+                                        firstResponseSeconds: number | null;
+                                        nextResponseSeconds: number | null;
+                                    };
+                                };
+                                /**
+                                 * @description `calendar`: every second counts; `business_hours`: only open time under the channel's business hours
+                                 * @enum {string}
+                                 */
+                                clock: "calendar" | "business_hours";
                                 firstResponseSeconds: number | null;
                                 nextResponseSeconds: number | null;
                             };
@@ -12648,6 +12830,34 @@ export interface operations {
                         firstResponder?: "bot" | "agents";
                         /** @description response-time targets; a conversation past one is flagged and conversation.sla_breached is emitted once */
                         sla?: {
+                            /**
+                             * @description targets of conversations of a priority (their contact's open ticket's), each replacing the channel's for that priority; a priority named replaces its entry whole, null removes it
+                             * @example {
+                             *       "urgent": {
+                             *         "firstResponseSeconds": 60,
+                             *         "nextResponseSeconds": 300
+                             *       }
+                             *     }
+                             */
+                            byPriority?: {
+                                [key: string]: {
+                                    /**
+                                     * @description this priority's first response target; null: the channel's
+                                     * @default null
+                                     */
+                                    firstResponseSeconds?: number | null;
+                                    /**
+                                     * @description this priority's next response target; null: the channel's
+                                     * @default null
+                                     */
+                                    nextResponseSeconds?: number | null;
+                                } | null;
+                            };
+                            /**
+                             * @description `calendar` (the default): every second counts; `business_hours`: only the seconds the channel's business hours are open count (a channel without hours counts every second)
+                             * @enum {string}
+                             */
+                            clock?: "calendar" | "business_hours";
                             /** @description an agent's first answer in a conversation is due this many seconds after the customer's message; null: no target */
                             firstResponseSeconds?: number | null;
                             /** @description each later answer is due this many seconds after the customer's next message; null: no target */
@@ -12715,7 +12925,14 @@ export interface operations {
                      *         },
                      *         "sla": {
                      *           "firstResponseSeconds": 300,
-                     *           "nextResponseSeconds": 900
+                     *           "nextResponseSeconds": 900,
+                     *           "byPriority": {
+                     *             "urgent": {
+                     *               "firstResponseSeconds": 60,
+                     *               "nextResponseSeconds": 300
+                     *             }
+                     *           },
+                     *           "clock": "business_hours"
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -12769,7 +12986,14 @@ export interface operations {
                          *       },
                          *       "sla": {
                          *         "firstResponseSeconds": 300,
-                         *         "nextResponseSeconds": 900
+                         *         "nextResponseSeconds": 900,
+                         *         "byPriority": {
+                         *           "urgent": {
+                         *             "firstResponseSeconds": 60,
+                         *             "nextResponseSeconds": 300
+                         *           }
+                         *         },
+                         *         "clock": "business_hours"
                          *       }
                          *     }
                          */
@@ -12793,6 +13017,18 @@ export interface operations {
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
                             sla: {
+                                /** @description targets by the conversation's priority (its contact's open ticket's); null seconds: the channel's */
+                                byPriority: {
+                                    [key: string]: {
+                                        firstResponseSeconds: number | null;
+                                        nextResponseSeconds: number | null;
+                                    };
+                                };
+                                /**
+                                 * @description `calendar`: every second counts; `business_hours`: only open time under the channel's business hours
+                                 * @enum {string}
+                                 */
+                                clock: "calendar" | "business_hours";
                                 firstResponseSeconds: number | null;
                                 nextResponseSeconds: number | null;
                             };
@@ -13054,7 +13290,14 @@ export interface operations {
                      *         },
                      *         "sla": {
                      *           "firstResponseSeconds": 300,
-                     *           "nextResponseSeconds": 900
+                     *           "nextResponseSeconds": 900,
+                     *           "byPriority": {
+                     *             "urgent": {
+                     *               "firstResponseSeconds": 60,
+                     *               "nextResponseSeconds": 300
+                     *             }
+                     *           },
+                     *           "clock": "business_hours"
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -13108,7 +13351,14 @@ export interface operations {
                          *       },
                          *       "sla": {
                          *         "firstResponseSeconds": 300,
-                         *         "nextResponseSeconds": 900
+                         *         "nextResponseSeconds": 900,
+                         *         "byPriority": {
+                         *           "urgent": {
+                         *             "firstResponseSeconds": 60,
+                         *             "nextResponseSeconds": 300
+                         *           }
+                         *         },
+                         *         "clock": "business_hours"
                          *       }
                          *     }
                          */
@@ -13132,6 +13382,18 @@ export interface operations {
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
                             sla: {
+                                /** @description targets by the conversation's priority (its contact's open ticket's); null seconds: the channel's */
+                                byPriority: {
+                                    [key: string]: {
+                                        firstResponseSeconds: number | null;
+                                        nextResponseSeconds: number | null;
+                                    };
+                                };
+                                /**
+                                 * @description `calendar`: every second counts; `business_hours`: only open time under the channel's business hours
+                                 * @enum {string}
+                                 */
+                                clock: "calendar" | "business_hours";
                                 firstResponseSeconds: number | null;
                                 nextResponseSeconds: number | null;
                             };
@@ -13942,7 +14204,14 @@ export interface operations {
                      *         },
                      *         "sla": {
                      *           "firstResponseSeconds": 300,
-                     *           "nextResponseSeconds": 900
+                     *           "nextResponseSeconds": 900,
+                     *           "byPriority": {
+                     *             "urgent": {
+                     *               "firstResponseSeconds": 60,
+                     *               "nextResponseSeconds": 300
+                     *             }
+                     *           },
+                     *           "clock": "business_hours"
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -13996,7 +14265,14 @@ export interface operations {
                          *       },
                          *       "sla": {
                          *         "firstResponseSeconds": 300,
-                         *         "nextResponseSeconds": 900
+                         *         "nextResponseSeconds": 900,
+                         *         "byPriority": {
+                         *           "urgent": {
+                         *             "firstResponseSeconds": 60,
+                         *             "nextResponseSeconds": 300
+                         *           }
+                         *         },
+                         *         "clock": "business_hours"
                          *       }
                          *     }
                          */
@@ -14020,6 +14296,18 @@ export interface operations {
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
                             sla: {
+                                /** @description targets by the conversation's priority (its contact's open ticket's); null seconds: the channel's */
+                                byPriority: {
+                                    [key: string]: {
+                                        firstResponseSeconds: number | null;
+                                        nextResponseSeconds: number | null;
+                                    };
+                                };
+                                /**
+                                 * @description `calendar`: every second counts; `business_hours`: only open time under the channel's business hours
+                                 * @enum {string}
+                                 */
+                                clock: "calendar" | "business_hours";
                                 firstResponseSeconds: number | null;
                                 nextResponseSeconds: number | null;
                             };
@@ -14556,7 +14844,14 @@ export interface operations {
                      *         },
                      *         "sla": {
                      *           "firstResponseSeconds": 300,
-                     *           "nextResponseSeconds": 900
+                     *           "nextResponseSeconds": 900,
+                     *           "byPriority": {
+                     *             "urgent": {
+                     *               "firstResponseSeconds": 60,
+                     *               "nextResponseSeconds": 300
+                     *             }
+                     *           },
+                     *           "clock": "business_hours"
                      *         }
                      *       },
                      *       "createdAt": "2026-01-05T09:30:00.000Z",
@@ -14610,7 +14905,14 @@ export interface operations {
                          *       },
                          *       "sla": {
                          *         "firstResponseSeconds": 300,
-                         *         "nextResponseSeconds": 900
+                         *         "nextResponseSeconds": 900,
+                         *         "byPriority": {
+                         *           "urgent": {
+                         *             "firstResponseSeconds": 60,
+                         *             "nextResponseSeconds": 300
+                         *           }
+                         *         },
+                         *         "clock": "business_hours"
                          *       }
                          *     }
                          */
@@ -14634,6 +14936,18 @@ export interface operations {
                             /** @enum {string} */
                             firstResponder: "bot" | "agents";
                             sla: {
+                                /** @description targets by the conversation's priority (its contact's open ticket's); null seconds: the channel's */
+                                byPriority: {
+                                    [key: string]: {
+                                        firstResponseSeconds: number | null;
+                                        nextResponseSeconds: number | null;
+                                    };
+                                };
+                                /**
+                                 * @description `calendar`: every second counts; `business_hours`: only open time under the channel's business hours
+                                 * @enum {string}
+                                 */
+                                clock: "calendar" | "business_hours";
                                 firstResponseSeconds: number | null;
                                 nextResponseSeconds: number | null;
                             };
@@ -15093,6 +15407,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
+                     *           "priority": "low",
                      *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
@@ -15191,6 +15506,8 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
+                                /** @description the conversation's priority (its contact's open ticket's) when the target started, whose targets applied; null: none */
+                                priority?: ("low" | "medium" | "high" | "urgent") | null;
                                 /**
                                  * @description when the customer's oldest unanswered message came
                                  * @example 2026-11-23T09:58:00.000Z
@@ -16124,6 +16441,7 @@ export interface operations {
                      *           "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *           "sla": {
                      *             "target": "first_response",
+                     *             "priority": "low",
                      *             "since": "2026-11-23T09:58:00.000Z",
                      *             "dueAt": "2026-01-05T09:30:00.000Z",
                      *             "breachedAt": "2026-01-05T09:30:00.000Z"
@@ -16172,6 +16490,8 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
+                                /** @description the conversation's priority (its contact's open ticket's) when the target started, whose targets applied; null: none */
+                                priority?: ("low" | "medium" | "high" | "urgent") | null;
                                 /**
                                  * @description when the customer's oldest unanswered message came
                                  * @example 2026-11-23T09:58:00.000Z
@@ -16362,6 +16682,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
+                     *           "priority": "low",
                      *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
@@ -16557,6 +16878,8 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
+                                /** @description the conversation's priority (its contact's open ticket's) when the target started, whose targets applied; null: none */
+                                priority?: ("low" | "medium" | "high" | "urgent") | null;
                                 /**
                                  * @description when the customer's oldest unanswered message came
                                  * @example 2026-11-23T09:58:00.000Z
@@ -16989,6 +17312,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
+                     *           "priority": "low",
                      *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
@@ -17032,6 +17356,8 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
+                                /** @description the conversation's priority (its contact's open ticket's) when the target started, whose targets applied; null: none */
+                                priority?: ("low" | "medium" | "high" | "urgent") | null;
                                 /**
                                  * @description when the customer's oldest unanswered message came
                                  * @example 2026-11-23T09:58:00.000Z
@@ -18059,6 +18385,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
+                     *           "priority": "low",
                      *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
@@ -18102,6 +18429,8 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
+                                /** @description the conversation's priority (its contact's open ticket's) when the target started, whose targets applied; null: none */
+                                priority?: ("low" | "medium" | "high" | "urgent") | null;
                                 /**
                                  * @description when the customer's oldest unanswered message came
                                  * @example 2026-11-23T09:58:00.000Z
@@ -18832,6 +19161,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
+                     *           "priority": "low",
                      *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
@@ -18875,6 +19205,8 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
+                                /** @description the conversation's priority (its contact's open ticket's) when the target started, whose targets applied; null: none */
+                                priority?: ("low" | "medium" | "high" | "urgent") | null;
                                 /**
                                  * @description when the customer's oldest unanswered message came
                                  * @example 2026-11-23T09:58:00.000Z
@@ -19094,6 +19426,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
+                     *           "priority": "low",
                      *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
@@ -19137,6 +19470,8 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
+                                /** @description the conversation's priority (its contact's open ticket's) when the target started, whose targets applied; null: none */
+                                priority?: ("low" | "medium" | "high" | "urgent") | null;
                                 /**
                                  * @description when the customer's oldest unanswered message came
                                  * @example 2026-11-23T09:58:00.000Z
@@ -20133,6 +20468,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
+                     *           "priority": "low",
                      *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
@@ -20176,6 +20512,8 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
+                                /** @description the conversation's priority (its contact's open ticket's) when the target started, whose targets applied; null: none */
+                                priority?: ("low" | "medium" | "high" | "urgent") | null;
                                 /**
                                  * @description when the customer's oldest unanswered message came
                                  * @example 2026-11-23T09:58:00.000Z
@@ -20407,6 +20745,7 @@ export interface operations {
                      *         "lastInboundAt": "2026-01-05T09:30:00.000Z",
                      *         "sla": {
                      *           "target": "first_response",
+                     *           "priority": "low",
                      *           "since": "2026-11-23T09:58:00.000Z",
                      *           "dueAt": "2026-01-05T09:30:00.000Z",
                      *           "breachedAt": "2026-01-05T09:30:00.000Z"
@@ -20450,6 +20789,8 @@ export interface operations {
                                 breachedAt: string | null;
                                 /** @description when an answer is due (the channel's routing.sla) */
                                 dueAt: string;
+                                /** @description the conversation's priority (its contact's open ticket's) when the target started, whose targets applied; null: none */
+                                priority?: ("low" | "medium" | "high" | "urgent") | null;
                                 /**
                                  * @description when the customer's oldest unanswered message came
                                  * @example 2026-11-23T09:58:00.000Z
