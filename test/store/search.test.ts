@@ -1,3 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { SessionMessage } from '../../src/domain/messages.js';
+import type { PgDb} from '../../src/store/index.js';
 import { createPostgresSearchIndex, createPostgresStore, createSqliteSearchIndex, createSqliteStore, openNodeDbIn } from '../../src/store/index.js';
 import { createPostgresSessionMessageRepo } from '../../src/store/session-messages/postgres.js';
 import { createSqliteSessionMessageRepo } from '../../src/store/session-messages/sqlite.js';
@@ -16,4 +20,58 @@ runSearchContract('PostgreSQL (tsvector)', async () => {
   const db = await postgres.open();
   const store = createPostgresStore(db, await redis.client(), { prefix: 'search' });
   return { search: createPostgresSearchIndex(db), contacts: store.contacts, messages: createPostgresSessionMessageRepo(db), close: async () => {} };
+});
+
+describe('PostgreSQL message search: the newest matches, whichever way they are found', () => {
+  // Small sizes so each way is taken: rank the newest 5 matches, walk the newest 10 messages, reach back at most 100.
+  const sizes = { recentHits: 5, walk: 10, windowMax: 100 };
+  const seen = (db: PgDb) => {
+    const queries: string[] = [];
+    const spy = Object.create(db) as PgDb;
+    spy.rows = (sql: string, ...rest: unknown[]) => {
+      queries.push(sql.includes('seq >= $4') ? 'range' : sql.includes('OFFSET') ? 'start' : sql.includes('count(*) AS n FROM (') ? 'gin' : sql.includes('walked AS') ? 'walk' : 'other');
+      return (db.rows as (...a: unknown[]) => never)(sql, ...rest);
+    };
+    return { spy, queries };
+  };
+  /** Messages oldest first; each says its words once (so every match ranks alike) and its number. */
+  const write = async (messages: ReturnType<typeof createPostgresSessionMessageRepo>, org: string, words: (i: number) => string[], count: number) => {
+    const sessionId = randomUUID();
+    await messages.registerSession({ sessionId, organizationId: org, audienceExternalId: '4915100000077:9', openedAt: new Date().toISOString() });
+    const ids: { id: string; words: string[] }[] = [];
+    for (let i = 0; i < count; i++) {
+      const m: SessionMessage = {
+        _id: `m${i}-${randomUUID().slice(0, 6)}`, sessionId, organizationId: org, channelId: 'ch', audienceExternalId: '4915100000077:9', direction: 'inbound', sender: 'contact',
+        content: { type: 'text', text: `${words(i).join(' ')} n${i}` }, sentAt: new Date(Date.UTC(2026, 10, 26, 0, 0, i)).toISOString(), messageId: null,
+      };
+      await messages.append(m);
+      ids.push({ id: m._id, words: words(i) });
+    }
+    return (word: string, n: number) => ids.filter((m) => m.words.includes(word)).map((m) => m.id).reverse().slice(0, n);
+  };
+
+  it('a word in a few of the newest messages: the index range as far back as should hold its matches', async () => {
+    const db = await postgres.open();
+    const messages = createPostgresSessionMessageRepo(db);
+    const org = randomUUID();
+    const other = randomUUID();
+    // alpha: every fourth message (the walk finds 2 or 3 of 5); beta: 3 of the newest 10, then none for 100 messages, then 20.
+    const newest = await write(messages, org, (i) => [...(i % 4 === 0 ? ['alpha'] : []), ...((i < 20) || (i >= 220 && i % 3 === 0) ? ['beta'] : []), 'filler'], 230);
+    await write(messages, other, () => ['alpha', 'beta'], 50);
+    const { spy, queries } = seen(db);
+    const search = createPostgresSearchIndex(spy, sizes);
+
+    expect((await search.messages(org, 'alpha', 5)).map((h) => h.messageId)).toEqual(newest('alpha', 5));
+    expect(queries).toEqual(['walk', 'start', 'range']);
+
+    // The range guessed from the walk holds too few (the word stopped for a while): the GIN index finds the older ones.
+    queries.length = 0;
+    expect((await search.messages(org, 'beta', 5)).map((h) => h.messageId)).toEqual(newest('beta', 5));
+    expect(queries).toEqual(['walk', 'start', 'range', 'gin', 'other']);
+
+    // Said in every message: the walk has them all.
+    queries.length = 0;
+    expect((await search.messages(org, 'filler', 5)).map((h) => h.messageId)).toEqual(newest('filler', 5));
+    expect(queries).toEqual(['walk']);
+  });
 });

@@ -10,40 +10,63 @@ const CONTACTS = `
   WITH q AS (SELECT to_tsquery('simple', sb_fold($2)) AS q)
   SELECT body FROM contacts, q WHERE org = $1 AND search @@ q.q
   ORDER BY ts_rank(search, q.q) DESC, body->>'createdAt' DESC, id DESC LIMIT $3`;
-// Messages are ranked among a word's newest matches (up to RECENT_HITS), found the cheaper of two
-// ways. First a walk of the organization's newest WALK messages (the pages written last, read in
-// order): a common word (one message in twenty or more) has its RECENT_HITS there, and the walk
-// stops at them. A word that had fewer there but not few (at least ENOUGH) is walked again over as
-// many of the newest messages as should hold RECENT_HITS of its matches, at most WALK_MAX, and
-// ranked among what that finds. A rarer word goes to the GIN index: its matches counted up to
-// RECENT_HITS, then all of them ranked when fewer (an order number), or the newest RECENT_HITS
-// when more. The GIN index alone reads every match of the word, each on a page of its own (45 ms
-// for a word in a sixth of a million messages); a walk alone reads the whole table for a word no
-// message has. Planned for their values each time (`prepare: false`): the plan depends on the word.
-const RECENT_HITS = 500;
-const WALK = 10_000;
-const WALK_MAX = 100_000;
-const ENOUGH = 50;
-const RECENT_WALKED = `
-  WITH q AS (SELECT to_tsquery('simple', sb_fold($2)) AS q),
-       walked AS (SELECT seq, search, body FROM session_messages WHERE org = $1 ORDER BY seq DESC LIMIT $4),
-       recent AS (SELECT walked.* FROM walked, q WHERE walked.search @@ q.q ORDER BY seq DESC LIMIT ${RECENT_HITS})
-  SELECT body, (SELECT count(*) FROM recent) AS n FROM recent, q
-  ORDER BY ts_rank(recent.search, q.q) DESC, seq DESC LIMIT $3`;
-const MATCHES_UP_TO = `
-  WITH q AS (SELECT to_tsquery('simple', sb_fold($2)) AS q)
-  SELECT count(*) AS n FROM (SELECT 1 FROM session_messages, q WHERE org = $1 AND search @@ q.q LIMIT ${RECENT_HITS}) m`;
-const MESSAGES_RANKED = `
-  WITH q AS (SELECT to_tsquery('simple', sb_fold($2)) AS q)
-  SELECT body FROM session_messages, q WHERE org = $1 AND search @@ q.q
-  ORDER BY ts_rank(search, q.q) DESC, seq DESC LIMIT $3`;
-const MESSAGES_RECENT_RANKED = `
-  WITH q AS (SELECT to_tsquery('simple', sb_fold($2)) AS q),
-       recent AS (SELECT seq, search, body FROM session_messages, q WHERE org = $1 AND search @@ q.q ORDER BY seq DESC LIMIT ${RECENT_HITS})
-  SELECT body FROM recent, q ORDER BY ts_rank(recent.search, q.q) DESC, seq DESC LIMIT $3`;
+// Messages are ranked among a word's newest matches (up to `recentHits`), found the cheapest of
+// three ways. First a walk of the organization's newest `walk` messages (the pages written last,
+// read in order): a common word (one message in twenty or more) has its matches there, and the
+// walk stops at them. A word the walk found less often tells how far back its matches should lie:
+// up to `windowMax` messages back, the GIN index's matches and the `(org, seq)` index's range of
+// that many newest messages are intersected as bitmaps, so only the matching rows of the range are
+// read (a word in a hundredth of a million messages: about 1,300 pages, where walking the range
+// read 5,800). When that range holds `recentHits` matches they are the newest; otherwise, and for
+// a rarer word, the GIN index alone: its matches counted up to `recentHits`, then all of them
+// ranked when fewer (an order number), or the newest when more. The GIN index alone reads every
+// match of the word, each on a page of its own; a walk alone reads the whole table for a word no
+// message has. Planned for their values each time (`prepare: false`): the plan depends on them.
+export interface MessageSearchSizes {
+  /** How many of a word's newest matches are ranked. */
+  recentHits: number;
+  /** The newest messages walked first. */
+  walk: number;
+  /** The furthest back (in messages) the index intersection reaches. */
+  windowMax: number;
+}
 
-/** Search over PostgreSQL's generated tsvector columns and their GIN indexes. */
-export function createPostgresSearchIndex(db: PgDb): SearchIndex {
+const SIZES: MessageSearchSizes = { recentHits: 500, walk: 10_000, windowMax: 200_000 };
+
+function messageQueries({ recentHits, walk }: MessageSearchSizes) {
+  const q = `q AS (SELECT to_tsquery('simple', sb_fold($2)) AS q)`;
+  const ranked = `SELECT body, (SELECT count(*) FROM recent) AS n FROM recent, q ORDER BY ts_rank(recent.search, q.q) DESC, seq DESC LIMIT $3`;
+  return {
+    walked: `
+      WITH ${q},
+           walked AS (SELECT seq, search, body FROM session_messages WHERE org = $1 ORDER BY seq DESC LIMIT ${walk}),
+           recent AS (SELECT walked.* FROM walked, q WHERE walked.search @@ q.q ORDER BY seq DESC LIMIT ${recentHits})
+      ${ranked}`,
+    // Where the organization's newest $2 messages begin (no row: it has fewer).
+    windowStart: `SELECT seq FROM session_messages WHERE org = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1`,
+    since: `
+      WITH ${q},
+           recent AS (SELECT seq, search, body FROM session_messages, q WHERE org = $1 AND seq >= $4 AND search @@ q.q ORDER BY seq DESC LIMIT ${recentHits})
+      ${ranked}`,
+    matchesUpTo: `
+      WITH ${q}
+      SELECT count(*) AS n FROM (SELECT 1 FROM session_messages, q WHERE org = $1 AND search @@ q.q LIMIT ${recentHits}) m`,
+    all: `
+      WITH ${q}
+      SELECT body FROM session_messages, q WHERE org = $1 AND search @@ q.q
+      ORDER BY ts_rank(search, q.q) DESC, seq DESC LIMIT $3`,
+    newest: `
+      WITH ${q},
+           recent AS (SELECT seq, search, body FROM session_messages, q WHERE org = $1 AND search @@ q.q ORDER BY seq DESC LIMIT ${recentHits})
+      SELECT body FROM recent, q ORDER BY ts_rank(recent.search, q.q) DESC, seq DESC LIMIT $3`,
+  };
+}
+
+/** Search over PostgreSQL's generated tsvector columns and their GIN indexes (`sizes`: for tests). */
+export function createPostgresSearchIndex(db: PgDb, sizes: MessageSearchSizes = SIZES): SearchIndex {
+  const sql = messageQueries(sizes);
+  type Ranked = { body: SessionMessage; n: string };
+  const matchesIn = (rows: Ranked[]) => (rows.length > 0 ? Number(rows[0]!.n) : 0);
   return {
     async contacts(org, text, limit) {
       const q = tsQuery(searchTerms(text));
@@ -53,14 +76,21 @@ export function createPostgresSearchIndex(db: PgDb): SearchIndex {
     async messages(org, text, limit) {
       const q = tsQuery(searchTerms(text));
       if (q === null) return [];
-      const walk = (rows: number) => db.rows<{ body: SessionMessage; n: string }>(RECENT_WALKED, [org, q, limit, rows], { prepare: false });
-      const walked = await walk(WALK);
-      const found = walked.length > 0 ? Number(walked[0]!.n) : 0;
-      if (found >= RECENT_HITS) return walked.map((r) => messageHit(r.body));
-      if (found >= ENOUGH) return (await walk(Math.min(WALK_MAX, Math.ceil((WALK * RECENT_HITS * 1.5) / found)))).map((r) => messageHit(r.body));
-      const [{ n }] = (await db.rows<{ n: string }>(MATCHES_UP_TO, [org, q], { prepare: false })) as [{ n: string }];
-      const sql = Number(n) < RECENT_HITS ? MESSAGES_RANKED : MESSAGES_RECENT_RANKED;
-      return (await db.rows<{ body: SessionMessage }>(sql, [org, q, limit], { prepare: false })).map((r) => messageHit(r.body));
+      const walked = await db.rows<Ranked>(sql.walked, [org, q, limit], { prepare: false });
+      const found = matchesIn(walked);
+      if (found >= sizes.recentHits) return walked.map((r) => messageHit(r.body));
+      // As far back as should hold the matches wanted at the rate the walk found them, with a margin.
+      const window = found === 0 ? Infinity : Math.ceil((sizes.walk * sizes.recentHits * 1.5) / found);
+      if (window <= sizes.windowMax) {
+        const [start] = await db.rows<{ seq: string }>(sql.windowStart, [org, window], { prepare: false });
+        if (start !== undefined) {
+          const since = await db.rows<Ranked>(sql.since, [org, q, limit, start.seq], { prepare: false });
+          if (matchesIn(since) >= sizes.recentHits) return since.map((r) => messageHit(r.body));
+        }
+      }
+      const [{ n }] = (await db.rows<{ n: string }>(sql.matchesUpTo, [org, q], { prepare: false })) as [{ n: string }];
+      const rows = await db.rows<{ body: SessionMessage }>(Number(n) < sizes.recentHits ? sql.all : sql.newest, [org, q, limit], { prepare: false });
+      return rows.map((r) => messageHit(r.body));
     },
   };
 }
