@@ -19,7 +19,8 @@
  * with 10,000 messages; the database's size on disk; p50/p99 over HTTP
  * (sequential requests) of the ticket list, the conversation views (first
  * page, a page 50 cursors deep, the counts), `GET /v1/search` (message text
- * and contacts) and `GET /v1/tickets?q=`.
+ * and contacts) and `GET /v1/tickets?q=`. PostgreSQL runs with its default
+ * shared_buffers (128MB), as docker-compose.yml runs it.
  *
  *   BENCH_CS_MESSAGES=1000000 BENCH_CS_TICKETS=200000 npm run bench -- clustered-storage
  */
@@ -279,7 +280,8 @@ async function scale(servers: Servers, stats: StatsClient): Promise<void> {
 }
 
 export async function run(): Promise<void> {
-  const [redis, nats, postgres] = await Promise.all([startRedis(), startNats(), startPostgres()]);
+  // PostgreSQL as docker-compose.yml runs it (its default shared_buffers), not the tests' smaller one.
+  const [redis, nats, postgres] = await Promise.all([startRedis(), startNats(), startPostgres({ sharedBuffers: '128MB' })]);
   const stats: StatsClient = createClient({ url: redis.url });
   await stats.connect();
   try {

@@ -202,8 +202,11 @@ export interface PostgresProcess extends ServerProcess {
  * socket in that directory too). `fsync=off`: a test's server never outlives
  * a power loss, and a killed server process still keeps every committed
  * transaction (the WAL is written before the commit answers).
+ * `sharedBuffers`: 32MB by default, so many suites' servers fit at once; a
+ * benchmark at scale passes PostgreSQL's own default (128MB), which is what
+ * docker-compose.yml runs.
  */
-export async function startPostgres(): Promise<PostgresProcess> {
+export async function startPostgres(opts: { sharedBuffers?: string } = {}): Promise<PostgresProcess> {
   const bin = postgresBinDir();
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sb-postgres-'));
@@ -215,7 +218,7 @@ export async function startPostgres(): Promise<PostgresProcess> {
   const launch = () => {
     const [cmd, args] = asPostgres(join(bin, 'postgres'), [
       '-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir,
-      '-c', 'fsync=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200', '-c', 'shared_buffers=32MB', '-c', 'log_min_messages=warning',
+      '-c', 'fsync=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200', '-c', `shared_buffers=${opts.sharedBuffers ?? '32MB'}`, '-c', 'log_min_messages=warning',
     ]);
     const p = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     p.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
