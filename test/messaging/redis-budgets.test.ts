@@ -5,6 +5,10 @@ import type { RateLimiter } from '../../src/store/ratelimit/port.js';
 import { createRedisRateLimiter } from '../../src/store/ratelimit/redis.js';
 import { createRedisSendPacer } from '../../src/store/send-pacing/redis.js';
 import { createRedisFailureCounter } from '../../src/store/auth/redis.js';
+import { createRedisRequestKeyRepo } from '../../src/store/request-keys/redis.js';
+import { FencedWriteError } from '../../src/store/actors/port.js';
+import { RedisActorStore } from '../../src/store/actors/redis.js';
+import { CoalescedReads } from '../../src/store/redis/coalesced-reads.js';
 import { systemClock } from '../../src/clock.js';
 import type { RedisClient } from '../../src/store/index.js';
 import { useRedisClients } from '../harness/use-servers.js';
@@ -104,7 +108,7 @@ limiterCases('redis', async () => {
 });
 
 describe('rate limiter (redis): what the window costs', () => {
-  it('keeps only the window\'s hits and expires with them, in five commands per allowed hit', async () => {
+  it('keeps only the window\'s hits and expires with them, in four commands per allowed hit while none left the window', async () => {
     const client = await redis.client();
     const prefix = `t${randomUUID().slice(0, 8)}`;
     const limiter = createRedisRateLimiter(client, prefix);
@@ -112,9 +116,9 @@ describe('rate limiter (redis): what the window costs', () => {
     const stored = `${prefix}:rlw:{${key}}`;
     await limiter.hit(key, 1000, 400); // loads the script and starts the window (its expiry set)
     const steady = await commandsOf(client, () => limiter.hit(key, 1000, 400));
-    // EVALSHA, TIME, the trim, one ZRANGE (the bookkeeping and the oldest hit), one ZADD: no ZCARD,
-    // no second ZRANGE, no PEXPIRE while the last renewal is within the window.
-    expect(steady).toEqual({ evalsha: 1, time: 1, zremrangebyscore: 1, zrange: 1, zadd: 1 });
+    // EVALSHA, TIME, one ZRANGE (the bookkeeping and the oldest hits), one ZADD: no ZCARD, no trim
+    // while the oldest hit is in the window, no PEXPIRE while the last renewal is.
+    expect(steady).toEqual({ evalsha: 1, time: 1, zrange: 1, zadd: 1 });
     for (let i = 0; i < 30; i++) await limiter.hit(key, 1000, 400);
     // The set expires at most two windows after its last renewal: bounded whatever happens next.
     const ttl = await client.pTTL(stored);
@@ -122,11 +126,47 @@ describe('rate limiter (redis): what the window costs', () => {
     expect(ttl).toBeLessThanOrEqual(800);
     await sleep(450);
     const renewing = await commandsOf(client, () => limiter.hit(key, 1000, 400));
-    expect(renewing.pexpire).toBe(1);
+    // The oldest hit read has left: the trim runs (and takes every hit, so no second read), and the expiry is renewed.
+    expect(renewing).toEqual({ evalsha: 1, time: 1, zrange: 1, zremrangebyscore: 1, zadd: 1, pexpire: 1 });
     // Every earlier hit left the window and was trimmed: the one hit and the two bookkeeping members remain.
     expect(await client.zCard(stored)).toBe(3);
     await sleep(850);
     expect(await client.exists(stored)).toBe(0);
+  });
+
+  it('after a trim, counts the hits left and resets when the oldest of them leaves, however many left before it', async () => {
+    const client = await redis.client();
+    const limiter = createRedisRateLimiter(client, `t${randomUUID().slice(0, 8)}`);
+    const window = 3_000;
+    // Two keys: one whose leaving hits are fewer than the script reads with the bookkeeping (two), one with more (six).
+    const [few, many] = [`k-${randomUUID()}`, `k-${randomUUID()}`];
+    for (let i = 0; i < 2; i++) await limiter.hit(few, 10, window);
+    for (let i = 0; i < 6; i++) await limiter.hit(many, 10, window);
+    await sleep(1_500);
+    for (const key of [few, many]) for (let i = 0; i < 2; i++) await limiter.hit(key, 10, window);
+    // The later hits were counted by Redis before this moment: each leaves the window at most `window` after it.
+    const laterCounted = Date.now();
+    await sleep(1_600);
+    const byKey: Record<string, number>[] = [];
+    const results = [];
+    for (const key of [few, many]) {
+      const started = Date.now();
+      let r: Awaited<ReturnType<RateLimiter['hit']>> | undefined;
+      byKey.push(await commandsOf(client, async () => (r = await limiter.hit(key, 10, window))));
+      results.push({ r: r!, left: window - (started - laterCounted) });
+    }
+    // A machine stalled past the later hits' window too: nothing left to check.
+    if (results.some(({ left }) => left <= 0)) return;
+    for (const { r, left } of results) {
+      // The earlier hits were trimmed, the two later ones and this one counted: 10 - 3 remain.
+      expect(r).toMatchObject({ allowed: true, remaining: 7 });
+      // The reset is the oldest later hit's exit (not this hit's, a whole window away); Redis counts whole ms.
+      expect(r.resetMs).toBeLessThanOrEqual(left + 1);
+    }
+    // Two left: the oldest left is among the hits read with the bookkeeping. Six: read once more.
+    // (The expiry is renewed too: the last renewal, at the first hit, has left the window.)
+    expect(byKey[0]).toEqual({ evalsha: 1, time: 1, zrange: 1, zremrangebyscore: 1, zadd: 1, pexpire: 1 });
+    expect(byKey[1]).toEqual({ evalsha: 1, time: 1, zrange: 2, zremrangebyscore: 1, zadd: 1, pexpire: 1 });
   });
 
   it('refuses at the limit after trimming, and the next hits still count right', async () => {
@@ -200,5 +240,88 @@ describe('failed-authentication counters (redis): the read every request makes',
     expect(blocked).toBeGreaterThan(0);
     expect(blocked).toBeLessThanOrEqual(60_000);
     expect(atLimit).toEqual({ mget: 1, pttl: 1 });
+  });
+});
+
+describe('request keys (redis): what a keyed request costs', () => {
+  it('remembers a key in one command, of racing first uses exactly one is new, and the key expires', async () => {
+    const client = await redis.client();
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    const keys = createRedisRequestKeyRepo(client, prefix);
+    const key = `key-${randomUUID()}`;
+    let first: unknown;
+    const cost = await commandsOf(client, async () => (first = await keys.remember('org_a', key, 'f1', 60_000)));
+    expect(first).toBe('new');
+    expect(cost).toEqual({ set: 1 });
+    expect(await keys.remember('org_a', key, 'f1', 60_000)).toBe('same');
+    expect(await keys.remember('org_a', key, 'f2', 60_000)).toBe('different');
+    // A repeat does not replace the first fingerprint, nor lengthen its life.
+    expect(await keys.remember('org_a', key, 'f1', 60_000)).toBe('same');
+    expect(await client.pTTL(`${prefix}:{o:org_a}:request-key:${key}`)).toBeLessThanOrEqual(60_000);
+    // Keys are per organization.
+    expect(await keys.remember('org_b', key, 'f2', 60_000)).toBe('new');
+
+    const other = createRedisRequestKeyRepo(await redis.client(), prefix);
+    const raced = `key-${randomUUID()}`;
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? keys : other).remember('org_a', raced, i < 10 ? 'f1' : 'f2', 60_000)));
+    expect(answers.filter((a) => a === 'new')).toHaveLength(1);
+
+    const short = `key-${randomUUID()}`;
+    expect(await keys.remember('org_a', short, 'f1', 300)).toBe('new');
+    await sleep(400);
+    expect(await keys.remember('org_a', short, 'f2', 300)).toBe('new');
+  });
+});
+
+describe('actor reads (redis): fences and states read together', () => {
+  it('reads of one turn are one command: fences of several partitions and states, a stale fence still refused', async () => {
+    const client = await redis.client();
+    const store = new RedisActorStore(client, `t${randomUUID().slice(0, 8)}`);
+    const [e1, e2] = [(await store.acquire(1, 'n1', 60_000))!, (await store.acquire(2, 'n1', 60_000))!];
+    const a = { type: 'conversation', key: 'a', partition: 1 };
+    const b = { type: 'conversation', key: 'b', partition: 1 };
+    const c = { type: 'conversation', key: 'c', partition: 2 };
+    await store.save(a, { v: 'a' }, { partition: 1, epoch: e1 });
+    await store.save(c, { v: 'c' }, { partition: 2, epoch: e2 });
+    let results: PromiseSettledResult<unknown>[] = [];
+    const cost = await commandsOf(client, async () => {
+      results = await Promise.allSettled([
+        store.checkFence(a, { partition: 1, epoch: e1 }),
+        store.checkFence(b, { partition: 1, epoch: e1 }),
+        store.checkFence(c, { partition: 2, epoch: e2 }),
+        store.checkFence(c, { partition: 2, epoch: e2 - 1 }),
+        store.load(a),
+        store.load(b),
+        store.load(c),
+      ]);
+    });
+    expect(cost).toEqual({ mget: 1 });
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+    expect((results[3] as PromiseRejectedResult).reason).toBeInstanceOf(FencedWriteError);
+    expect(results.slice(4).map((r) => (r as PromiseFulfilledResult<unknown>).value)).toEqual([{ v: 'a' }, undefined, { v: 'c' }]);
+    // A read asked once the partition moved on sees it: the releaser's fence is refused, the successor's passes.
+    expect(await store.release(1, 'n1', e1)).toBe(true);
+    const next = (await store.acquire(1, 'n2', 60_000))!;
+    const [old, current] = await Promise.allSettled([store.checkFence(a, { partition: 1, epoch: e1 }), store.checkFence(a, { partition: 1, epoch: next })]);
+    expect(old.status === 'rejected' && old.reason instanceof FencedWriteError).toBe(true);
+    expect(current.status).toBe('fulfilled');
+    // A lone read is a plain GET.
+    expect(await commandsOf(client, () => store.checkFence(c, { partition: 2, epoch: e2 }))).toEqual({ get: 1 });
+  });
+
+  it('a failed command fails every read it carried, and the next turn reads afresh', async () => {
+    const client = await redis.client();
+    const raw = client as unknown as { sendCommand(args: string[]): Promise<unknown> };
+    const prefix = `t${randomUUID().slice(0, 8)}`;
+    await client.set(`${prefix}:x`, '1');
+    // A connection allowed GET but not MGET: the batch of two is refused by Redis, a lone read is not.
+    const user = `reader-${randomUUID().slice(0, 8)}`;
+    await raw.sendCommand(['ACL', 'SETUSER', user, 'on', 'nopass', '~*', '+get', '+@connection']);
+    await raw.sendCommand(['AUTH', user, 'any']);
+    const reads = new CoalescedReads(client);
+    const both = await Promise.allSettled([reads.get(`${prefix}:x`), reads.get(`${prefix}:y`)]);
+    expect(both.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(String((both[0] as PromiseRejectedResult).reason)).toBe(String((both[1] as PromiseRejectedResult).reason));
+    expect(await reads.get(`${prefix}:x`)).toBe('1');
   });
 });

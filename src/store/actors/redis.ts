@@ -1,29 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { Fence } from '../../domain/fence.js';
+import { LuaScript as Script, type RedisClient } from '../redis/client.js';
+import { CoalescedReads } from '../redis/coalesced-reads.js';
 import { FencedWriteError, type ActorStateRef, type ActorStateStore, type LeaseHolder, type PartitionLeaseStore } from './port.js';
-
-/** The few node-redis calls this adapter needs (any `createClient()` result fits). */
-export interface RedisScriptingClient {
-  evalSha(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
-  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
-  get(key: string): Promise<unknown>;
-}
-
-class Script {
-  readonly sha: string;
-  constructor(readonly source: string) {
-    this.sha = createHash('sha1').update(source).digest('hex');
-  }
-  async run(client: RedisScriptingClient, keys: string[], args: string[]): Promise<unknown> {
-    try {
-      return await client.evalSha(this.sha, { keys, arguments: args });
-    } catch (e) {
-      // First use on this server (or after SCRIPT FLUSH): EVAL loads it.
-      if (e instanceof Error && e.message.startsWith('NOSCRIPT')) return client.eval(this.source, { keys, arguments: args });
-      throw e;
-    }
-  }
-}
 
 // KEYS[1] epoch, KEYS[2] state; ARGV[1] epoch, ARGV[2] value
 const SAVE = new Script(`
@@ -77,12 +55,20 @@ return 1`);
  * its partition's lease and its epoch counter live in one hash slot, so the
  * fenced write is a single-slot Lua script that also works on Redis Cluster.
  * The partition count must therefore stay fixed for a deployment.
+ *
+ * State loads and fence reads asked for in the same tick go to Redis as one
+ * command (`CoalescedReads`): each is still sent after it was asked for, so
+ * a fence read answers the epoch as it is then, as a GET of its own would.
  */
 export class RedisActorStore implements ActorStateStore, PartitionLeaseStore {
+  private readonly reads: CoalescedReads;
+
   constructor(
-    private readonly client: RedisScriptingClient,
+    private readonly client: RedisClient,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.reads = new CoalescedReads(client);
+  }
 
   private slot(partition: number): string {
     return `${this.prefix}:{p${partition}}`;
@@ -105,7 +91,7 @@ export class RedisActorStore implements ActorStateStore, PartitionLeaseStore {
   }
 
   async load(ref: ActorStateRef): Promise<unknown> {
-    const raw = await this.client.get(this.stateKey(ref));
+    const raw = await this.reads.get(this.stateKey(ref));
     return typeof raw === 'string' ? (JSON.parse(raw) as unknown) : undefined;
   }
 
@@ -116,7 +102,7 @@ export class RedisActorStore implements ActorStateStore, PartitionLeaseStore {
   }
 
   async checkFence(ref: ActorStateRef, fence: Fence): Promise<void> {
-    if (fence.partition !== ref.partition || (await this.client.get(this.epochKey(ref.partition))) !== String(fence.epoch)) throw new FencedWriteError(fence);
+    if (fence.partition !== ref.partition || (await this.reads.get(this.epochKey(ref.partition))) !== String(fence.epoch)) throw new FencedWriteError(fence);
   }
 
   async acquire(partition: number, nodeId: string, ttlMs: number): Promise<number | null> {

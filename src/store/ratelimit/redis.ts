@@ -10,15 +10,17 @@ import type { RateLimiter, RateLimitResult } from './port.js';
  *   '~n'  score -1 - (hits stored)     how many hits the set holds
  *   '~e'  score -(time of the last PEXPIRE)
  *
- * With them an allowed hit is four commands in the script (TIME, the trim,
- * one ZRANGE of the set's three lowest members, one ZADD of the hit and the
- * bookkeeping), where counting the set (ZCARD), reading its oldest hit and
- * renewing its expiry were three more: the trim answers how many hits it
- * removed, so the count is the stored one minus those; the three lowest
- * members are the bookkeeping and the oldest hit in the window. The expiry
- * is renewed only when the last renewal has left the window, to twice the
- * window: a set renewed at `e` lives until `e + 2w`, which is at least
- * `now + w` (the hit's own window) for every hit at `now <= e + w`.
+ * With them an allowed hit is three commands in the script (TIME, one ZRANGE
+ * of the set's lowest members, one ZADD of the hit and the bookkeeping),
+ * where counting the set (ZCARD), reading its oldest hit, trimming it and
+ * renewing its expiry were four more: the lowest members are the
+ * bookkeeping and the oldest hits, so the count is the stored one, and the
+ * trim runs only when the oldest hit read has left the window (it answers
+ * how many hits it removed, so the count is the stored one minus those, and
+ * the oldest hit left is among those read unless the trim took them all).
+ * The expiry is renewed only when the last renewal has left the window, to
+ * twice the window: a set renewed at `e` lives until `e + 2w`, which is at
+ * least `now + w` (the hit's own window) for every hit at `now <= e + w`.
  *
  * The same algorithm as before, judged the same (an exact sliding window,
  * refused hits not counted, the same retry and reset times); the keys have a
@@ -31,14 +33,22 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
-local gone = redis.call('ZREMRANGEBYSCORE', KEYS[1], '(0', now - window)
-local low = redis.call('ZRANGE', KEYS[1], 0, 2, 'WITHSCORES')
-local stored, renewed, first, marks = 0, nil, nil, 0
+local low = redis.call('ZRANGE', KEYS[1], 0, 5, 'WITHSCORES')
+local stored, renewed, marks, hits = 0, nil, 0, {}
 for i = 1, #low, 2 do
   local m, s = low[i], tonumber(low[i + 1])
   if m == '~n' then stored = -1 - s; marks = marks + 1
   elseif m == '~e' then renewed = -s; marks = marks + 1
-  elseif first == nil then first = s end
+  else hits[#hits + 1] = s end
+end
+local gone, first = 0, hits[1]
+if first ~= nil and first <= now - window then
+  gone = redis.call('ZREMRANGEBYSCORE', KEYS[1], '(0', now - window)
+  first = hits[gone + 1]
+  if first == nil and gone < stored then
+    local oldest = redis.call('ZRANGE', KEYS[1], marks, marks, 'WITHSCORES')
+    first = tonumber(oldest[2])
+  end
 end
 local n = stored - gone
 if n >= limit then

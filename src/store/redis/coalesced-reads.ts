@@ -1,0 +1,54 @@
+import { getEach, type RedisClient } from './client.js';
+
+interface Waiting {
+  key: string;
+  resolve(value: string | null): void;
+  reject(e: unknown): void;
+}
+
+/**
+ * GETs asked for in the same turn of the event loop, sent together: one MGET
+ * on a single server (a key asked for twice read once), one GET each on
+ * Redis Cluster (`getEach`: never a cross-slot MGET). A busy node takes in
+ * many commands per turn (status webhooks, NATS reads carrying several
+ * commands), and their actors' fence and state reads cost Redis one command,
+ * not one each. The client itself writes a turn's commands at its end
+ * (`setImmediate`), so waiting for the end of the turn costs a read at most
+ * one more turn.
+ *
+ * Guarantees:
+ * - A read is sent after it was asked for (at the end of the turn it was
+ *   asked in), so its answer is at least as fresh as a GET sent at that
+ *   moment: a read that must see the store as it is now (a fence) may go
+ *   through here.
+ * - Reads of one key asked for in one turn are answered alike; a failed
+ *   command fails every read it carried, each with the same error.
+ * - A read asked for once a write has completed sees that write.
+ */
+export class CoalescedReads {
+  private waiting: Waiting[] = [];
+
+  constructor(private readonly client: RedisClient) {}
+
+  get(key: string): Promise<string | null> {
+    return new Promise((resolve, reject) => {
+      if (this.waiting.length === 0) setImmediate(() => this.flush());
+      this.waiting.push({ key, resolve, reject });
+    });
+  }
+
+  private flush(): void {
+    const batch = this.waiting;
+    this.waiting = [];
+    const keys = [...new Set(batch.map((w) => w.key))];
+    getEach(this.client, keys).then(
+      (values) => {
+        const byKey = new Map(keys.map((k, i) => [k, values[i] ?? null]));
+        for (const w of batch) w.resolve(byKey.get(w.key) ?? null);
+      },
+      (e: unknown) => {
+        for (const w of batch) w.reject(e);
+      },
+    );
+  }
+}
