@@ -51,6 +51,22 @@ export const labelColor = z
 /** A label as a request names it: its id or its name (any case). */
 export const labelRef = z.string().trim().min(1).max(100).describe("a label's id or its name (any case)");
 
+/** A conversation's running response-time target, on its summary and on the inbox's row frames. */
+export const conversationSlaSchema = z
+  .object({
+    target: z.enum(['first_response', 'next_response']).describe("first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer"),
+    priority: z
+      .enum(TICKET_PRIORITIES)
+      .nullable()
+      .optional()
+      .describe("the conversation's priority (its contact's open ticket's) when the target started, whose targets applied; null: none"),
+    since: z.string().describe("when the customer's oldest unanswered message came").meta({ examples: ['2026-11-23T09:58:00.000Z'] }),
+    dueAt: z.string().describe("when an answer is due (the channel's routing.sla)"),
+    breachedAt: z.string().nullable().describe('when the target was missed (the conversation is flagged until an agent answers); null while it still runs'),
+  })
+  .nullable()
+  .describe("the response-time target of the customer's oldest unanswered message while a human has the conversation; null when none runs");
+
 export const conversationSummarySchema = z.object({
   id: z.string().describe('the conversation id: the contact\'s audienceExternalId'),
   audienceExternalId: z.string(),
@@ -71,20 +87,7 @@ export const conversationSummarySchema = z.object({
     closesAt: z.string().nullable().describe("24 hours after the customer's last message; null before they ever wrote"),
   }),
   lastInboundAt: z.string().nullable(),
-  sla: z
-    .object({
-      target: z.enum(['first_response', 'next_response']).describe("first_response: no agent has answered in this conversation yet; next_response: the customer wrote again after an agent's answer"),
-      priority: z
-        .enum(TICKET_PRIORITIES)
-        .nullable()
-        .optional()
-        .describe("the conversation's priority (its contact's open ticket's) when the target started, whose targets applied; null: none"),
-      since: z.string().describe("when the customer's oldest unanswered message came").meta({ examples: ['2026-11-23T09:58:00.000Z'] }),
-      dueAt: z.string().describe("when an answer is due (the channel's routing.sla)"),
-      breachedAt: z.string().nullable().describe('when the target was missed (the conversation is flagged until an agent answers); null while it still runs'),
-    })
-    .nullable()
-    .describe("the response-time target of the customer's oldest unanswered message while a human has the conversation; null when none runs"),
+  sla: conversationSlaSchema,
   unreadCount: z
     .number()
     .int()

@@ -13,6 +13,8 @@ export function conversationChange(r: ConversationRecord): ConversationChange {
     sessionId: r.sessionId,
     sessionStatus: r.sessionStatus,
     lastInboundAt: r.lastInboundAt,
+    teamId: r.teamId ?? null,
+    sla: r.sla ?? null,
     updatedAt: r.updatedAt,
     version: r.version,
   };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createTicketBody, updateTicketBody } from '../app/schemas.js';
-import { agentTemplateSchema, conversationId, replyMessageSchema } from '../inbox/schemas.js';
+import { agentTemplateSchema, conversationId, conversationSlaSchema, replyMessageSchema } from '../inbox/schemas.js';
 import { EVENT_TYPES } from '../events/types.js';
 import { CONVERSATION_STATUSES } from '../domain/conversation.js';
 
@@ -79,11 +79,13 @@ export const serverFrameSchemas = {
         sessionId: z.string().nullable(),
         sessionStatus: z.enum(['open', 'resolved']).nullable(),
         lastInboundAt: z.string().nullable(),
+        teamId: z.string().nullable().optional().describe("the team whose queue it is in (or came from, while an agent has it); null: none"),
+        sla: conversationSlaSchema.optional(),
         updatedAt: z.string(),
         version: z.number().int().describe('grows with every change of the conversation: an older version than one already seen is stale'),
       }),
     })
-    .describe("a conversation's row changed (lane, assignee, session, activity), sent once the inbox's lists hold the change: move it between views and refresh counts on it (not stored, no seq)"),
+    .describe("a conversation's row changed (lane, assignee, team, session, response-time target, activity), sent once the inbox's lists hold the change: move it between views and refresh counts on it (not stored, no seq)"),
   ack: z.object({ type: z.literal('ack'), commandId: z.string(), result: z.unknown() }).describe('a command succeeded; `result` is what its REST twin answers'),
   error: z.object({ type: z.literal('error'), commandId: z.string().optional(), error: errorBody }).describe('a frame or command was refused; same codes as REST'),
 } as const;

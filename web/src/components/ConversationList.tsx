@@ -1,5 +1,6 @@
 import type { ConversationSummary } from '../api/types';
 import { displayName } from '../inbox/inbox';
+import { SlaFlag } from './SlaFlag';
 
 function ago(iso: string | null): string {
   if (iso === null) return '';
@@ -44,6 +45,7 @@ export function ConversationList({ label, conversations, unread, selected, empty
                     <span key={l.id} class="label-chip" style={{ borderColor: l.color }} title={`label ${l.name}`}>{l.name}</span>
                   ))}
                   <span class="meta">{meta(c)}</span>
+                  {c.sla && <SlaFlag sla={c.sla} />}
                   {n > 0 && <span class="badge unread" aria-label={`${n} unread`}>{n}</span>}
                   {(c.labels ?? []).length > 0 && (
                     <span class="chips" aria-label="Labels">

@@ -20,6 +20,11 @@ const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Counts are fetched again this long after the last row change of a burst. */
 const COUNTS_DELAY_MS = 250;
 
+/** When the conversation missed its response-time target (null: it did not, or none runs). */
+function breached(c: Pick<ConversationSummary, 'sla'>): string | null {
+  return c.sla?.breachedAt ?? null;
+}
+
 export function displayName(c: Pick<ConversationSummary, 'contactName' | 'phone'>): string {
   // A web chat's contact has a visitor id, not a phone number.
   return c.contactName ?? (c.phone.startsWith('v_') ? `Visitor ${c.phone.slice(2, 8)}` : `+${c.phone}`);
@@ -38,6 +43,8 @@ function patched(k: ConversationSummary, r: ConversationRow): ConversationSummar
     sessionId: r.sessionId,
     sessionStatus: r.sessionStatus,
     lastInboundAt: r.lastInboundAt,
+    ...(r.teamId === undefined ? {} : { teamId: r.teamId }),
+    ...(r.sla === undefined ? {} : { sla: r.sla }),
     updatedAt: r.updatedAt,
     window: { open: closes !== null && Date.now() < closes, closesAt: closes === null ? null : new Date(closes).toISOString() },
   };
@@ -60,7 +67,8 @@ function patched(k: ConversationSummary, r: ConversationRow): ConversationSummar
  *   not on screen counts at once, before the server's count catches up; opening a conversation
  *   marks it seen on the server;
  * - a conversation newly queued gives a notice (and a browser notification when allowed and the tab
- *   is not looked at); so does a customer's message in a conversation this agent holds; the tab
+ *   is not looked at); so does a customer's message in a conversation this agent holds, and a
+ *   conversation someone else (auto-assignment, a rule, a teammate) gave this agent; the tab
  *   title counts the waiting conversations plus the unread messages of the agent's own.
  */
 export class Inbox {
@@ -283,7 +291,7 @@ export class Inbox {
       this.known.set(r.id, next);
       this.changed(next);
       // Only activity moved (a message in or out): no view gained or lost it, the counts stand.
-      if (k.status === next.status && k.assigneeId === next.assigneeId && k.sessionStatus === next.sessionStatus) return;
+      if (k.status === next.status && k.assigneeId === next.assigneeId && k.sessionStatus === next.sessionStatus && (k.teamId ?? null) === (next.teamId ?? null) && breached(k) === breached(next)) return;
     }
     for (const fn of this.countListeners) fn();
     this.countsLater();
@@ -311,6 +319,15 @@ export class Inbox {
       const k = this.known.get(id);
       if (k?.status === 'queued') this.noticeQueued(k);
       else this.requested.add(id);
+    }
+    if (f.type === 'conversation.assigned' && f.data.agentId === this.user.id && f.data.by !== this.user.id) {
+      // Given to this agent by someone else (auto-assignment, a rule, a teammate's transfer).
+      const k = this.known.get(id);
+      if (k !== undefined) this.noticeAssigned(k);
+      else void this.refresh(id).then(() => {
+        const r = this.known.get(id);
+        if (r !== undefined) this.noticeAssigned(r);
+      });
     }
     // Labels are not in the row frames: the row is fetched again with its labels.
     if (f.type === 'conversation.labels_changed' && this.known.has(id)) void this.refresh(id).then(() => this.countListeners.forEach((fn) => fn()));
@@ -348,6 +365,10 @@ export class Inbox {
       });
     this.pending.set(id, p);
     return p;
+  }
+
+  private noticeAssigned(c: ConversationSummary): void {
+    notify('Conversation assigned to you', `${displayName(c)} is yours to answer`, `assigned:${c.id}`, `/inbox/${encodeURIComponent(c.id)}`);
   }
 
   private noticeQueued(c: ConversationSummary): void {

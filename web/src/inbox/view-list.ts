@@ -28,6 +28,8 @@ export class ViewList {
   readonly state = new Observable<ViewState>({ rows: [], nextCursor: null, loaded: false, loadingMore: false, error: null });
   private generation = 0;
   private readonly compare;
+  /** The signed-in agent's teams (ids), for the `mine` team filter; null until known. */
+  myTeams: ReadonlySet<string> | null = null;
 
   constructor(
     private readonly inbox: Inbox,
@@ -86,7 +88,7 @@ export class ViewList {
     const s = this.state.value;
     if (!s.loaded) return;
     const i = s.rows.findIndex((r) => r.id === c.id);
-    if (!inView(c, this.query, this.inbox.user.id)) {
+    if (!inView(c, this.query, this.inbox.user.id, this.myTeams)) {
       if (i >= 0) this.state.set({ ...s, rows: s.rows.filter((r) => r.id !== c.id) });
       return;
     }

@@ -25,15 +25,20 @@ export interface ViewQuery {
   contact?: string;
   /** A label's id. */
   label?: string;
+  /** `breached`: only conversations past their response-time target. */
+  sla?: 'breached';
+  /** A team's id, or `mine`: the caller's teams. */
+  team?: string;
 }
 
 export function viewQueryFrom(q: URLSearchParams): ViewQuery {
   const view = VIEWS.find((v) => v.id === q.get('view'))?.id ?? 'waiting';
   const out: ViewQuery = { view, sort: q.get('sort') === 'waiting' ? 'waiting' : q.get('sort') === 'activity' ? 'activity' : view === 'waiting' ? 'waiting' : 'activity' };
-  for (const [k, p] of [['channelId', 'channel'], ['assigneeId', 'assignee'], ['contact', 'contact'], ['label', 'label']] as const) {
+  for (const [k, p] of [['channelId', 'channel'], ['assigneeId', 'assignee'], ['contact', 'contact'], ['label', 'label'], ['team', 'team']] as const) {
     const v = q.get(p);
     if (v) out[k] = v;
   }
+  if (q.get('sla') === 'breached') out.sla = 'breached';
   return out;
 }
 
@@ -46,17 +51,18 @@ export function viewSearch(v: ViewQuery): string {
   if (v.assigneeId) q.set('assignee', v.assigneeId);
   if (v.contact) q.set('contact', v.contact);
   if (v.label) q.set('label', v.label);
+  if (v.team) q.set('team', v.team);
+  if (v.sla) q.set('sla', v.sla);
   const s = q.toString();
   return s ? `?${s}` : '';
 }
 
 /** The API's query for a view's page (`cursor` for the next). */
 export function apiQuery(v: ViewQuery, limit: number, cursor?: string | null): string {
-  const q = new URLSearchParams({ view: v.view, sort: v.sort, limit: String(limit) });
-  if (v.channelId) q.set('channelId', v.channelId);
-  if (v.assigneeId) q.set('assigneeId', v.assigneeId);
-  if (v.contact) q.set('contact', v.contact);
-  if (v.label) q.set('label', v.label);
+  const q = new URLSearchParams(filtersQuery(v));
+  q.set('view', v.view);
+  q.set('sort', v.sort);
+  q.set('limit', String(limit));
   if (cursor) q.set('cursor', cursor);
   return q.toString();
 }
@@ -67,14 +73,16 @@ export function filtersQuery(v: ViewQuery): string {
   if (v.assigneeId) q.set('assigneeId', v.assigneeId);
   if (v.contact) q.set('contact', v.contact);
   if (v.label) q.set('label', v.label);
+  if (v.sla) q.set('sla', v.sla);
+  if (v.team) q.set('team', v.team);
   return q.toString();
 }
 
 export function hasFilters(v: ViewQuery): boolean {
-  return v.channelId !== undefined || v.assigneeId !== undefined || v.contact !== undefined || v.label !== undefined;
+  return filtersQuery(v) !== '';
 }
 
-type Row = Pick<ConversationSummary, 'id' | 'status' | 'assigneeId' | 'sessionStatus' | 'channelId' | 'contactId' | 'queuedAt' | 'updatedAt' | 'labels'>;
+type Row = Pick<ConversationSummary, 'id' | 'status' | 'assigneeId' | 'sessionStatus' | 'channelId' | 'contactId' | 'queuedAt' | 'updatedAt' | 'labels' | 'teamId' | 'sla'>;
 
 /** The one lane a conversation is in (the server's generated `lane`). */
 function lane(c: Row): 'assigned' | 'waiting' | 'resolved' | 'bot' {
@@ -83,8 +91,19 @@ function lane(c: Row): 'assigned' | 'waiting' | 'resolved' | 'bot' {
   return c.sessionStatus === 'resolved' ? 'resolved' : 'bot';
 }
 
-export function inView(c: Row, v: ViewQuery, me: string): boolean {
+/**
+ * Whether a conversation belongs in a view. `myTeams`: the ids of the
+ * signed-in agent's teams, for the `mine` team filter (null while unknown:
+ * the server's answer for the page stands).
+ */
+export function inView(c: Row, v: ViewQuery, me: string, myTeams: ReadonlySet<string> | null = null): boolean {
   if (v.channelId !== undefined && c.channelId !== v.channelId) return false;
+  if (v.sla === 'breached' && (c.sla ?? null)?.breachedAt == null) return false;
+  if (v.team !== undefined) {
+    const team = c.teamId ?? null;
+    if (team === null) return false;
+    if (v.team === 'mine' ? myTeams !== null && !myTeams.has(team) : team !== v.team) return false;
+  }
   if (v.assigneeId !== undefined && c.assigneeId !== v.assigneeId) return false;
   if (v.contact !== undefined && c.contactId !== v.contact && c.id !== v.contact) return false;
   if (v.label !== undefined && !c.labels.some((l) => l.id === v.label)) return false;

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ok, request } from '../api/client';
-import type { ChannelInfo, ConversationCounts, ConversationSummary, SessionUser } from '../api/types';
+import type { ChannelInfo, ConversationCounts, ConversationSummary, SessionUser, Team } from '../api/types';
 
 type Label = ConversationSummary['labels'][number];
 import { ConversationList } from '../components/ConversationList';
@@ -46,6 +46,11 @@ function useCounts(inbox: Inbox, v: ViewQuery): ConversationCounts | null {
   return hasFilters(v) ? filtered : unfiltered;
 }
 
+function withoutSla(v: ViewQuery): ViewQuery {
+  const { sla: _sla, ...rest } = v;
+  return rest;
+}
+
 /** The views of the team inbox with their counts, filters and order, and the open conversation beside them. */
 export function InboxScreen({ user, conversationId }: { user: SessionUser; conversationId: string | null }) {
   const inbox = useInbox();
@@ -61,11 +66,19 @@ export function InboxScreen({ user, conversationId }: { user: SessionUser; conve
   const counts = useCounts(inbox, v);
   const [channels, setChannels] = useState<ChannelInfo[]>([]);
   const [labels, setLabels] = useState<Label[]>([]);
+  const [teams, setTeams] = useState<Team[]>([]);
+  const myTeams = useMemo(() => new Set(teams.filter((t) => t.memberIds.includes(user.id)).map((t) => t.id)), [teams, user.id]);
+  useEffect(() => {
+    list.myTeams = myTeams;
+  }, [list, myTeams]);
 
   useEffect(() => {
     void loadDirectory();
     request<{ labels: Label[] }>('GET', '/v1/labels')
       .then((r) => setLabels(r.labels))
+      .catch(() => undefined);
+    ok(api.GET('/v1/teams'))
+      .then((r) => setTeams(r.teams))
       .catch(() => undefined);
     ok(api.GET('/v1/channels'))
       .then((r) => setChannels(r.channels as ChannelInfo[]))
@@ -74,7 +87,7 @@ export function InboxScreen({ user, conversationId }: { user: SessionUser; conve
 
   const base = `/inbox${conversationId ? `/${encodeURIComponent(conversationId)}` : ''}`;
   const go = (next: ViewQuery) => navigate(`${base}${viewSearch(next)}`);
-  const set = (k: 'channelId' | 'assigneeId' | 'contact' | 'label', value: string) => {
+  const set = (k: 'channelId' | 'assigneeId' | 'contact' | 'label' | 'team', value: string) => {
     const next = { ...v };
     if (value) next[k] = value;
     else delete next[k];
@@ -125,6 +138,27 @@ export function InboxScreen({ user, conversationId }: { user: SessionUser; conve
               {labels.map((l) => (
                 <option key={l.id} value={l.id}>{l.name}</option>
               ))}
+            </select>
+          </label>
+          {teams.length > 0 && (
+            <label>
+              Team
+              <select name="team" value={v.team ?? ''} onChange={(e) => set('team', e.currentTarget.value)}>
+                <option value="">all teams</option>
+                <option value="mine">my teams</option>
+                {[...teams]
+                  .sort((a, b) => a.name.localeCompare(b.name))
+                  .map((t) => (
+                    <option key={t.id} value={t.id}>{t.name}</option>
+                  ))}
+              </select>
+            </label>
+          )}
+          <label>
+            Response time
+            <select name="sla" value={v.sla ?? ''} onChange={(e) => go(e.currentTarget.value === 'breached' ? { ...v, sla: 'breached' } : withoutSla(v))}>
+              <option value="">any</option>
+              <option value="breached">overdue only</option>
             </select>
           </label>
           <label>

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
-import type { AutomationRule, ChannelDetail, Team, TeamMember } from '../api/types';
+import type { AutomationRule, ChannelDetail, Label, Team, TeamMember } from '../api/types';
 import { describeAction, describeCondition, type Names } from './rule-words';
 import { RuleEditor } from './RuleEditor';
 import { useAction, useLoad } from './useLoad';
@@ -15,13 +15,15 @@ export function AutomationSettings() {
   const channels = useLoad(() => ok(api.GET('/v1/channels')).then((r) => r.channels));
   const members = useLoad(() => ok(api.GET('/v1/team')).then((r) => r.members));
   const teams = useLoad(() => ok(api.GET('/v1/teams')).then((r) => r.teams));
+  const labels = useLoad(() => ok(api.GET('/v1/labels')).then((r) => r.labels));
   const names: Names = useMemo(
     () => ({
       channels: new Map((channels.data ?? []).map((c: ChannelDetail) => [c.id, c])),
       members: new Map((members.data ?? []).map((m: TeamMember) => [m.id, m])),
       teams: new Map((teams.data ?? []).map((t: Team) => [t.id, t])),
+      labels: new Map((labels.data ?? []).map((l: Label) => [l.id, l])),
     }),
-    [channels.data, members.data, teams.data],
+    [channels.data, members.data, teams.data, labels.data],
   );
   const action = useAction();
   const [editing, setEditing] = useState<string | 'new' | null>(null);

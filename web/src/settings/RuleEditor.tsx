@@ -3,8 +3,9 @@ import { api, ok } from '../api/client';
 import type { AutomationRule, NewAutomationRule, RuleAction, RuleCondition } from '../api/types';
 import { FieldError, invalid } from '../components/FieldError';
 import { CONTENT_TYPES } from '../../../src/domain/messages';
+import { PRIORITIES } from '../tickets';
 import { errorAt, formErrors, NO_ERRORS, type FormErrors } from './field-errors';
-import { ACTION_LABELS, FIELD_CHOICES, FIELD_LABELS, fieldChoiceOf, OPERATOR_LABELS, OPERATORS_OF, type FieldChoice, type Names, type Operator } from './rule-words';
+import { ACTION_LABELS, FIELD_CHOICES, FIELD_LABELS, fieldChoiceOf, labelOf, OPERATOR_LABELS, OPERATORS_OF, type FieldChoice, type Names, type Operator } from './rule-words';
 
 /** A condition as typed: `lines` for lists (one per line), `text` for one value, `picks` for choices. */
 interface ConditionDraft {
@@ -25,24 +26,32 @@ interface ActionDraft {
   templateName: string;
   templateLanguage: string;
   event: string;
+  /** `add_label`: the label's id (or, for a label that is gone, what the rule named). */
+  label: string;
+  priority: Priority;
+  subject: string;
   original?: RuleAction;
 }
+
+type Priority = (typeof PRIORITIES)[number];
 
 type ValueKind = 'lines' | 'text' | 'pick-one' | 'pick-many';
 
 function valueKind(field: FieldChoice, op: Operator): ValueKind {
   if (field === 'businessHours') return 'pick-one';
-  if (field === 'type' || field === 'channelId') return op === 'in' ? 'pick-many' : 'pick-one';
+  if (field === 'type' || field === 'channelId' || (field === 'label' && op !== 'matches')) return op === 'in' ? 'pick-many' : 'pick-one';
   return op === 'contains' || op === 'in' ? 'lines' : 'text';
 }
 
-const KNOWN_ACTIONS = ['request_handover', 'assign', 'auto_reply', 'webhook'];
+const KNOWN_ACTIONS = ['request_handover', 'assign', 'add_label', 'set_priority', 'create_ticket', 'auto_reply', 'webhook'];
 
-function conditionDraft(c?: RuleAutomationCondition): ConditionDraft {
+function conditionDraft(names: Names, c?: RuleAutomationCondition): ConditionDraft {
   if (c === undefined) return { field: 'text', attribute: '', operator: 'contains', lines: '', text: '', picks: [] };
   const list = Array.isArray(c.value) ? c.value : [c.value];
   const field = fieldChoiceOf(c.field);
-  return { field, attribute: field === 'attribute' ? c.field.slice('attribute.'.length) : '', operator: c.operator, lines: list.join('\n'), text: list[0] ?? '', picks: list };
+  // A label named by its name (over the API) is picked by its id here.
+  const picks = field === 'label' && c.operator !== 'matches' ? list.map((ref) => labelOf(ref, names)?.id ?? ref) : list;
+  return { field, attribute: field === 'attribute' ? c.field.slice('attribute.'.length) : '', operator: c.operator, lines: list.join('\n'), text: list[0] ?? '', picks };
 }
 type RuleAutomationCondition = AutomationRule['conditions'][number];
 
@@ -59,8 +68,8 @@ function conditionOf(d: ConditionDraft): RuleCondition {
   return { field, operator: d.operator, value };
 }
 
-function actionDraft(a?: AutomationRule['actions'][number]): ActionDraft {
-  const d: ActionDraft = { type: 'request_handover', assignee: '', text: '', templateName: '', templateLanguage: 'en_US', event: '' };
+function actionDraft(names: Names, a?: AutomationRule['actions'][number]): ActionDraft {
+  const d: ActionDraft = { type: 'request_handover', assignee: '', text: '', templateName: '', templateLanguage: 'en_US', event: '', label: '', priority: 'high', subject: '' };
   if (a === undefined) return d;
   const t = a.template as { name?: string; language?: string } | undefined;
   return {
@@ -70,6 +79,9 @@ function actionDraft(a?: AutomationRule['actions'][number]): ActionDraft {
     templateName: t?.name ?? '',
     templateLanguage: t?.language ?? 'en_US',
     event: typeof a.event === 'string' ? a.event : '',
+    label: typeof a.label === 'string' ? (labelOf(a.label, names)?.id ?? a.label) : '',
+    priority: (PRIORITIES as readonly string[]).includes(a.priority as string) ? (a.priority as Priority) : 'high',
+    subject: typeof a.subject === 'string' ? a.subject : '',
     ...(KNOWN_ACTIONS.includes(a.type) ? {} : { original: a as RuleAction }),
   };
 }
@@ -87,6 +99,12 @@ function actionOf(d: ActionDraft): RuleAction {
       };
     case 'webhook':
       return { type: 'webhook', event: d.event.trim() };
+    case 'add_label':
+      return { type: 'add_label', label: d.label };
+    case 'set_priority':
+      return { type: 'set_priority', priority: d.priority };
+    case 'create_ticket':
+      return { type: 'create_ticket', subject: d.subject };
     default:
       return { type: 'request_handover' };
   }
@@ -103,8 +121,8 @@ export function RuleEditor({ rule, names, onSaved, onCancel }: { rule: Automatio
   const [name, setName] = useState(rule?.name ?? '');
   const [enabled, setEnabled] = useState(rule?.enabled ?? true);
   const [stop, setStop] = useState(rule?.stop ?? false);
-  const [conditions, setConditions] = useState<ConditionDraft[]>(() => (rule?.conditions ?? []).map(conditionDraft));
-  const [actions, setActions] = useState<ActionDraft[]>(() => (rule === null ? [actionDraft()] : rule.actions.map(actionDraft)));
+  const [conditions, setConditions] = useState<ConditionDraft[]>(() => (rule?.conditions ?? []).map((c) => conditionDraft(names, c)));
+  const [actions, setActions] = useState<ActionDraft[]>(() => (rule === null ? [actionDraft(names)] : rule.actions.map((a) => actionDraft(names, a))));
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS);
   const [busy, setBusy] = useState(false);
   const uid = `rule-${rule?.id ?? 'new'}`;
@@ -142,7 +160,7 @@ export function RuleEditor({ rule, names, onSaved, onCancel }: { rule: Automatio
           <ConditionRow key={i} uid={`${uid}-c${i}`} index={i} draft={c} names={names} error={errorAt(errors, `conditions.${i}`, true)} onChange={(p) => editCondition(i, p)} onRemove={() => setConditions(conditions.filter((_, j) => j !== i))} />
         ))}
         <FieldError id={`${uid}-conditions-err`} message={errorAt(errors, 'conditions')} />
-        <button type="button" onClick={() => setConditions([...conditions, conditionDraft()])}>Add condition</button>
+        <button type="button" onClick={() => setConditions([...conditions, conditionDraft(names)])}>Add condition</button>
       </fieldset>
 
       <fieldset>
@@ -151,7 +169,7 @@ export function RuleEditor({ rule, names, onSaved, onCancel }: { rule: Automatio
           <ActionRow key={i} uid={`${uid}-a${i}`} index={i} draft={a} names={names} error={errorAt(errors, `actions.${i}`, true)} onChange={(p) => editAction(i, p)} onRemove={() => setActions(actions.filter((_, j) => j !== i))} />
         ))}
         <FieldError id={`${uid}-actions-err`} message={errorAt(errors, 'actions')} />
-        <button type="button" onClick={() => setActions([...actions, actionDraft()])}>Add action</button>
+        <button type="button" onClick={() => setActions([...actions, actionDraft(names)])}>Add action</button>
       </fieldset>
 
       <label class="check">
@@ -178,7 +196,9 @@ function ConditionRow({ uid, index, draft, names, error, onChange, onRemove }: {
       ? [{ value: 'closed', label: 'closed (outside the hours)' }, { value: 'open', label: 'open' }]
       : draft.field === 'type'
         ? CONTENT_TYPES.map((t) => ({ value: t, label: t }))
-        : [...names.channels.values()].map((c) => ({ value: c.id, label: c.name }));
+        : draft.field === 'label'
+          ? labelChoices(names, draft.picks)
+          : [...names.channels.values()].map((c) => ({ value: c.id, label: c.name }));
   const setField = (field: FieldChoice) => onChange({ field, operator: OPERATORS_OF[field][0]!, picks: field === 'businessHours' ? ['closed'] : [] });
   return (
     <div class="clause" data-testid="condition">
@@ -293,6 +313,34 @@ function ActionRow({ uid, index, draft, names, error, onChange, onRemove }: { ui
           </label>
         </>
       )}
+      {draft.type === 'add_label' && (
+        <label>
+          Action {n} label
+          <select value={draft.label} onChange={(e) => onChange({ label: e.currentTarget.value })} {...invalid(errId, error)}>
+            <option value="">Choose…</option>
+            {labelChoices(names, [draft.label]).map((c) => (
+              <option key={c.value} value={c.value}>{c.label}</option>
+            ))}
+          </select>
+        </label>
+      )}
+      {draft.type === 'add_label' && names.labels.size === 0 && <p class="small muted">No label yet: an admin makes them over the API (POST /v1/labels).</p>}
+      {draft.type === 'set_priority' && (
+        <label>
+          Action {n} priority
+          <select value={draft.priority} onChange={(e) => onChange({ priority: e.currentTarget.value as Priority })} {...invalid(errId, error)}>
+            {PRIORITIES.map((p) => (
+              <option key={p} value={p}>{p}</option>
+            ))}
+          </select>
+        </label>
+      )}
+      {draft.type === 'create_ticket' && (
+        <label class="grow">
+          Action {n} ticket subject
+          <input value={draft.subject} maxLength={200} placeholder="Refund request" onInput={(e) => onChange({ subject: e.currentTarget.value })} {...invalid(errId, error)} />
+        </label>
+      )}
       {draft.type === 'webhook' && (
         <label>
           Action {n} event name
@@ -304,4 +352,11 @@ function ActionRow({ uid, index, draft, names, error, onChange, onRemove }: { ui
       <FieldError id={errId} message={error} />
     </div>
   );
+}
+
+/** The organization's labels by name, and any the rule names that are no longer among them (kept, shown as they are). */
+function labelChoices(names: Names, picked: readonly string[]): { value: string; label: string }[] {
+  const known = [...names.labels.values()].sort((a, b) => a.name.localeCompare(b.name)).map((l) => ({ value: l.id, label: l.name }));
+  const gone = picked.filter((p) => p !== '' && !names.labels.has(p)).map((p) => ({ value: p, label: `${p} (not a label now)` }));
+  return [...known, ...gone];
 }

@@ -1,4 +1,4 @@
-import type { ChannelDetail, RuleActionType, Team, TeamMember } from '../api/types';
+import type { ChannelDetail, Label, RuleActionType, Team, TeamMember } from '../api/types';
 
 /*
  * Automation rules in words, for the list and the editor's choices. The
@@ -8,7 +8,7 @@ import type { ChannelDetail, RuleActionType, Team, TeamMember } from '../api/typ
  */
 
 /** What the editor offers for a condition's field (`attribute` stands for `attribute.<name>`). */
-export const FIELD_CHOICES = ['text', 'payload', 'type', 'channelId', 'attribute', 'businessHours'] as const;
+export const FIELD_CHOICES = ['text', 'payload', 'type', 'channelId', 'label', 'attribute', 'businessHours'] as const;
 export type FieldChoice = (typeof FIELD_CHOICES)[number];
 
 export const FIELD_LABELS: Record<FieldChoice, string> = {
@@ -16,6 +16,7 @@ export const FIELD_LABELS: Record<FieldChoice, string> = {
   payload: 'Quick reply or button payload',
   type: 'Message type',
   channelId: 'Channel',
+  label: 'Label (of the conversation or the contact)',
   attribute: 'Contact attribute',
   businessHours: 'Business hours',
 };
@@ -28,6 +29,7 @@ export const OPERATORS_OF: Record<FieldChoice, readonly Operator[]> = {
   payload: ['equals', 'contains', 'in', 'matches'],
   type: ['equals', 'in'],
   channelId: ['equals', 'in'],
+  label: ['in', 'equals', 'matches'],
   attribute: ['equals', 'in', 'contains', 'matches'],
   businessHours: ['is'],
 };
@@ -43,6 +45,9 @@ export const OPERATOR_LABELS: Record<Operator, string> = {
 export const ACTION_LABELS: Partial<Record<RuleActionType, string>> & Record<string, string | undefined> = {
   request_handover: 'Queue for an agent (handover)',
   assign: 'Assign to an agent or a team',
+  add_label: 'Add a label',
+  set_priority: "Set the open ticket's priority",
+  create_ticket: 'Create a ticket',
   auto_reply: 'Send an auto-reply',
   webhook: 'Notify by webhook event',
 };
@@ -58,12 +63,31 @@ export interface Names {
   channels: ReadonlyMap<string, ChannelDetail>;
   members: ReadonlyMap<string, TeamMember>;
   teams: ReadonlyMap<string, Team>;
+  labels: ReadonlyMap<string, Label>;
 }
+
+/** The organization's label a rule names, by its id or its name (any case, as the API takes it). */
+export function labelOf(ref: string, names: Pick<Names, 'labels'>): Label | undefined {
+  const byId = names.labels.get(ref);
+  if (byId !== undefined) return byId;
+  const folded = ref.toLowerCase();
+  return [...names.labels.values()].find((l) => l.name.toLowerCase() === folded);
+}
+
+const labelName = (ref: string, names: Names) => labelOf(ref, names)?.name ?? ref;
 
 export function describeCondition(c: { field: string; operator: string; value: string | string[] }, names: Names): string {
   const choice = fieldChoiceOf(c.field);
-  const what = choice === 'attribute' ? `attribute ${c.field.slice('attribute.'.length)}` : FIELD_LABELS[choice].toLowerCase();
-  const values = choice === 'channelId' ? (Array.isArray(c.value) ? c.value : [c.value]).map((id) => names.channels.get(id)?.name ?? id).join(', ') : choice === 'businessHours' ? String(c.value) : quoted(c.value);
+  const what = choice === 'attribute' ? `attribute ${c.field.slice('attribute.'.length)}` : choice === 'label' ? 'a label' : FIELD_LABELS[choice].toLowerCase();
+  const list = Array.isArray(c.value) ? c.value : [c.value];
+  const values =
+    choice === 'channelId'
+      ? list.map((id) => names.channels.get(id)?.name ?? id).join(', ')
+      : choice === 'label' && c.operator !== 'matches'
+        ? quoted(list.map((ref) => labelName(ref, names)))
+        : choice === 'businessHours'
+          ? String(c.value)
+          : quoted(c.value);
   return `${what} ${OPERATOR_LABELS[c.operator as Operator] ?? c.operator} ${values}`;
 }
 
@@ -80,6 +104,12 @@ export function describeAction(a: { type: string } & Record<string, unknown>, na
     }
     case 'webhook':
       return `webhook event “${String(a.event)}”`;
+    case 'add_label':
+      return `add label “${labelName(String(a.label), names)}”`;
+    case 'set_priority':
+      return `set the ticket's priority to ${String(a.priority)}`;
+    case 'create_ticket':
+      return `create a ticket “${String(a.subject)}”`;
     default: {
       const { type, ...rest } = a;
       const detail = Object.entries(rest).map(([k, v]) => `${k} ${typeof v === 'string' ? `“${v}”` : JSON.stringify(v)}`);
