@@ -292,6 +292,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     channels: (org) => messaging.channels.list(org),
     teams: (org) => teams.all(org),
     online: (org) => presence.online(org),
+    capacities: async (org) => new Map((await store.users.list(org)).flatMap((u) => (typeof u.capacity === 'number' ? [[u.id, u.capacity] as const] : []))),
     store: backing.kind === 'clustered' ? createRedisAssignmentStore(backing.redis.client, config.KEY_PREFIX) : createMemoryAssignmentStore(),
     actors: actors.system,
     events,
@@ -301,6 +302,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   await autoAssign.start();
   closers.push(() => autoAssign.stop());
   presence.onAvailable((org) => autoAssign.nudge(org));
+  accounts.onCapacityChanged((org) => autoAssign.nudge(org));
   const inboxSockets = new InboxServer({
     feed: events,
     inbox,

@@ -15,10 +15,10 @@ const TOUCH_INTERVAL_MS = 60_000;
  */
 export const KEY_FRESH_MS = 1_000;
 
-export type PublicUser = Omit<User, 'passwordHash' | 'active'> & { active: boolean };
+export type PublicUser = Omit<User, 'passwordHash' | 'active' | 'capacity'> & { active: boolean; capacity: number | null };
 export type PublicApiKey = Omit<ApiKeyRecord, 'hash'>;
 
-const publicUser = ({ passwordHash: _p, ...u }: User): PublicUser => ({ ...u, active: isActiveUser(u) });
+const publicUser = ({ passwordHash: _p, ...u }: User): PublicUser => ({ ...u, active: isActiveUser(u), capacity: u.capacity ?? null });
 const publicKey = ({ hash: _h, ...k }: ApiKeyRecord): PublicApiKey => k;
 
 /**
@@ -42,6 +42,7 @@ export class AccountService {
   /** Keys found valid, by hash: the record and its user, for `KEY_FRESH_MS`. */
   private readonly fresh = new FreshCache<{ rec: ApiKeyRecord; user: User }>(KEY_FRESH_MS, 10_000);
   private readonly changes = new CredentialChangeListeners();
+  private readonly capacityListeners: ((organizationId: string) => void)[] = [];
 
   constructor(
     private readonly store: Store,
@@ -51,6 +52,11 @@ export class AccountService {
   /** Told after a change that can end or narrow a credential of a user is stored. */
   onCredentialsChanged(listener: CredentialChangeListener): void {
     this.changes.add(listener);
+  }
+
+  /** Told (on this node) after a user's auto-assignment capacity changed: a raised one may let a waiting conversation go to them. */
+  onCapacityChanged(listener: (organizationId: string) => void): void {
+    this.capacityListeners.push(listener);
   }
 
   private now(): string {
@@ -100,7 +106,8 @@ export class AccountService {
   }
 
   /**
-   * Renames, changes the role of, deactivates or reactivates a user.
+   * Renames, changes the role of, deactivates or reactivates a user, or sets
+   * their auto-assignment capacity (null: no limit of their own).
    * Deactivating ends the user's sessions at once and stops their keys from
    * authenticating (keys are checked against their user on every request).
    * `actorUserId`, when given, is the admin making the change: nobody can
@@ -110,7 +117,7 @@ export class AccountService {
   async updateUser(
     organizationId: string,
     userId: string,
-    changes: { name?: string | undefined; role?: UserRole | undefined; active?: boolean | undefined },
+    changes: { name?: string | undefined; role?: UserRole | undefined; active?: boolean | undefined; capacity?: number | null | undefined },
     actorUserId?: string,
   ): Promise<PublicUser> {
     if (actorUserId === userId && (changes.active === false || (changes.role !== undefined && changes.role !== 'admin'))) {
@@ -121,11 +128,13 @@ export class AccountService {
       ...(changes.name !== undefined ? { name: changes.name } : {}),
       ...(changes.role !== undefined ? { role: changes.role } : {}),
       ...(changes.active !== undefined ? { active: changes.active } : {}),
+      ...(changes.capacity !== undefined ? { capacity: changes.capacity } : {}),
     }));
     this.forgetKeysOf((rec) => rec.userId === userId);
     if (!next) throw notFound('user');
     if (!isActiveUser(next)) await this.store.sessions.deleteForUser(organizationId, userId);
     if (changes.role !== undefined || changes.active !== undefined) this.changes.emit({ organizationId, userId });
+    if (changes.capacity !== undefined) for (const l of this.capacityListeners) l(organizationId);
     return publicUser(next);
   }
 

@@ -202,6 +202,7 @@ export const userSchema = z.object({
   name: z.string(),
   role: z.enum(USER_ROLES),
   active: z.boolean().describe('false once deactivated: no sign-in, and their API keys stop working'),
+  capacity: z.number().int().nullable().describe('the most open conversations auto-assignment gives them; null: no limit of their own'),
   createdAt: z.string(),
 });
 export const apiKeySchema = z.object({

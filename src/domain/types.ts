@@ -33,6 +33,12 @@ export interface User {
   createdAt: string;
   /** False once deactivated: no sign-in, no session, no key of theirs authenticates. Absent (older records) means active. */
   active?: boolean;
+  /**
+   * The most open conversations auto-assignment gives this agent (with the
+   * channel's or team's capacity, the smaller applies). Absent (older
+   * records) or null: no limit of their own.
+   */
+  capacity?: number | null;
 }
 
 /** Absent `active` (records from before deactivation existed) means active. */

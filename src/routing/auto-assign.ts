@@ -15,6 +15,8 @@ export interface AutoAssignerDeps {
   teams(organizationId: string): Promise<Team[]>;
   /** Who is online now (connected, chose online, active). */
   online(organizationId: string): Promise<string[]>;
+  /** The agents' own capacities (users with one set); an agent not in it has no limit of their own. */
+  capacities(organizationId: string): Promise<Map<string, number>>;
   store: AssignmentStore;
   actors: ActorSystem;
   events: EventLog;
@@ -41,7 +43,8 @@ interface Policy {
  * Auto-assignment: queued conversations of a channel (`routing.autoAssign`)
  * or team (`autoAssign`) that opted in go to online agents, round-robin
  * (the one given a conversation longest ago first), skipping those who hold
- * `capacity` open conversations already. A conversation that finds nobody
+ * `capacity` open conversations already (the smaller of the queue's policy
+ * and the agent's own capacity). A conversation that finds nobody
  * waits in the queue and is tried again when something changes.
  *
  * Guarantees:
@@ -130,7 +133,8 @@ export class AutoAssigner {
     if (waiting.length === 0) return;
     const online = await this.d.online(org);
     if (online.length === 0) return;
-    const r = await this.d.store.withLock(org, (held) => this.assign(org, waiting, online, held));
+    const own = await this.d.capacities(org);
+    const r = await this.d.store.withLock(org, (held) => this.assign(org, waiting, online, own, held));
     if (r === 'busy') this.retryLater(org);
   }
 
@@ -153,12 +157,13 @@ export class AutoAssigner {
     };
   }
 
-  private async assign(org: string, waiting: { c: ConversationRecord; policy: Policy }[], online: string[], held: () => Promise<boolean>): Promise<void> {
+  private async assign(org: string, waiting: { c: ConversationRecord; policy: Policy }[], online: string[], own: Map<string, number>, held: () => Promise<boolean>): Promise<void> {
     // Read under the lock: what earlier holders gave out is in the index by now.
     const [loads, last] = await Promise.all([this.d.index.assignedCounts(org), this.d.store.lastAssigned(org)]);
+    const limit = (policy: Policy, u: string): number => Math.min(policy.capacity ?? Infinity, own.get(u) ?? Infinity);
     for (const { c, policy } of waiting) {
       const candidates = online
-        .filter((u) => (policy.pool === null || policy.pool(u)) && (policy.capacity === null || (loads.get(u) ?? 0) < policy.capacity))
+        .filter((u) => (policy.pool === null || policy.pool(u)) && (loads.get(u) ?? 0) < limit(policy, u))
         .sort((a, b) => (last.get(a) ?? 0) - (last.get(b) ?? 0) || a.localeCompare(b));
       const agentId = candidates[0];
       if (agentId === undefined || c.contactId === null) continue;

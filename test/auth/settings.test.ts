@@ -25,11 +25,11 @@ describe('settings for admins: users, API keys, templates, credits', () => {
     const list = await admin.call('GET', '/v1/users');
     expect(list.status).toBe(200);
     expect(list.body.users.map((u: { id: string }) => u.id).sort()).toEqual([a.adminId, a.agentId].sort());
-    expect(list.body.users[0]).toEqual({ id: expect.any(String), email: expect.any(String), name: expect.any(String), role: expect.any(String), active: true, createdAt: expect.any(String) });
+    expect(list.body.users[0]).toEqual({ id: expect.any(String), email: expect.any(String), name: expect.any(String), role: expect.any(String), active: true, capacity: null, createdAt: expect.any(String) });
 
     const created = await admin.call('POST', '/v1/users', { body: { email: 'New@A.test', name: 'Newbie', role: 'agent', password: 'twelve chars!' } });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ success: true, user: { id: expect.any(String), email: 'new@a.test', name: 'Newbie', role: 'agent', active: true, createdAt: expect.any(String) } });
+    expect(created.body).toEqual({ success: true, user: { id: expect.any(String), email: 'new@a.test', name: 'Newbie', role: 'agent', active: true, capacity: null, createdAt: expect.any(String) } });
     const id = created.body.user.id;
     expect((await admin.call('POST', '/v1/users', { body: { email: 'new@a.test', name: 'Again', role: 'agent', password: 'twelve chars!' } })).status).toBe(409);
     expect((await admin.call('POST', '/v1/users', { body: { email: 'x@a.test', name: 'X', role: 'agent', password: 'short' } })).status).toBe(400);

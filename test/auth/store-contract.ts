@@ -102,6 +102,12 @@ export function runAuthStoreContract(name: string, create: () => Promise<Store>)
       const updated = await store.users.update('oa', u.id, (x) => ({ ...x, name: 'B', active: false, email: 'hijack@x.io' }));
       expect(updated).toMatchObject({ name: 'B', active: false, email: 'same@x.io' });
       expect(await store.users.get('oa', u.id)).toEqual(updated);
+      // An agent's own capacity is kept with the user, and null is kept as null (no limit of their own).
+      expect(await store.users.update('oa', u.id, (x) => ({ ...x, capacity: 2 }))).toMatchObject({ capacity: 2, name: 'B' });
+      expect((await store.users.get('oa', u.id))!.capacity).toBe(2);
+      expect((await store.users.list('oa')).find((x) => x.id === u.id)!.capacity).toBe(2);
+      await store.users.update('oa', u.id, (x) => ({ ...x, capacity: null }));
+      expect((await store.users.get('oa', u.id))!.capacity).toBeNull();
       expect(await store.users.update('oa', 'nobody', (x) => x)).toBeNull();
       expect(await store.users.update('ob', u.id, (x) => x)).toBeNull();
     });

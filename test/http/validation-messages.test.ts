@@ -74,7 +74,7 @@ describe('validation errors in the caller’s words', () => {
   });
 
   it('keeps the message a schema states itself', async () => {
-    expect((await refused('PATCH', `/v1/users/${org.agentId}`, {})).message).toBe('send at least one of name, role, active');
+    expect((await refused('PATCH', `/v1/users/${org.agentId}`, {})).message).toBe('send at least one of name, role, active, capacity');
   });
 
   it('words array positions, formats and bounds', () => {

@@ -7,8 +7,8 @@ import { extraAgent, InboxClient } from '../inbox/client.js';
 /*
  * Auto-assignment on one embedded node: round-robin among online agents
  * under capacity, waiting when nobody can take one, served again when
- * capacity frees or someone comes online; a team's own setting; other
- * organizations.
+ * capacity frees or someone comes online; a team's own setting; an
+ * agent's own capacity; other organizations.
  */
 describe('auto-assignment (embedded)', () => {
   let svc: TestService;
@@ -114,6 +114,51 @@ describe('auto-assignment (embedded)', () => {
     await eventually(async () => (await held(o, phones)).get(fay.id) === 1, 15_000);
     // Fay is at the team's capacity; Eve is not in the team; the channel did not opt in.
     expect(Object.fromEntries(await held(o, phones))).toEqual({ [fay.id]: 1 });
+  });
+
+  it("an agent's own capacity: the smaller of it and the channel's applies; set by an admin, shown with the users", async () => {
+    const o = await messagingOrg(svc, 'Own capacity');
+    expect((await routing(o, { firstResponder: 'agents', autoAssign: { enabled: true, capacity: 3 } })).status).toBe(200);
+    const hal = await extraAgent(svc, o, 'hal');
+    const ivy = await extraAgent(svc, o, 'ivy');
+    const set = await svc.call('PATCH', `/v1/users/${hal.id}`, { key: o.adminKey, body: { capacity: 1 } });
+    expect(set.status).toBe(200);
+    expect(set.body.user).toMatchObject({ id: hal.id, capacity: 1 });
+    const users = (await svc.call('GET', '/v1/users', { key: o.adminKey })).body.users as { id: string; capacity: number | null }[];
+    expect(users.find((u) => u.id === hal.id)!.capacity).toBe(1);
+    expect(users.find((u) => u.id === ivy.id)!.capacity).toBeNull();
+    await online(hal.key);
+    await online(ivy.key);
+    await eventually(async () => (await svc.running.services.presence.online(o.id)).length === 2);
+    const phones = ['4915100000341', '4915100000342', '4915100000343', '4915100000344', '4915100000345'];
+    for (const p of phones) expect((await customer(o, p)).status).toBe(201);
+    await eventually(async () => autoAssigned().filter((e) => e.organizationId === o.id).length === 4, 15_000);
+    await svc.running.services.autoAssign.kick(o.id);
+    // Hal stops at his own 1, Ivy at the channel's 3; the fifth waits.
+    expect(Object.fromEntries(await held(o, phones))).toEqual({ [hal.id]: 1, [ivy.id]: 3 });
+    // Null lifts Hal's own limit: the channel's 3 applies, and the waiting conversation goes to him at once.
+    expect((await svc.call('PATCH', `/v1/users/${hal.id}`, { key: o.adminKey, body: { capacity: null } })).body.user.capacity).toBeNull();
+    await eventually(async () => (await held(o, phones)).get(hal.id) === 2, 15_000);
+    expect(Object.fromEntries(await held(o, phones))).toEqual({ [hal.id]: 2, [ivy.id]: 3 });
+    for (const p of phones) expect(autoAssigned(`${p}:${o.phoneNumberId}`).length).toBe(1);
+  }, 60_000);
+
+  it("an agent's capacity is set only by an admin of their organization, within bounds", async () => {
+    const o = await messagingOrg(svc, 'Capacity bounds');
+    const jan = await extraAgent(svc, o, 'jan');
+    for (const capacity of [0, 1001, 2.5, '3']) {
+      const bad = await svc.call('PATCH', `/v1/users/${jan.id}`, { key: o.adminKey, body: { capacity } });
+      expect(bad.status).toBe(400);
+      expect(bad.body).toMatchObject({ success: false, error: { code: 'validation_failed' } });
+    }
+    // Another organization's admin finds no such user, and does not see them listed.
+    const other = await svc.call('PATCH', `/v1/users/${jan.id}`, { key: b.adminKey, body: { capacity: 1 } });
+    expect(other.status).toBe(404);
+    expect(other.body).toMatchObject({ success: false, error: { code: 'not_found' } });
+    expect(((await svc.call('GET', '/v1/users', { key: b.adminKey })).body.users as { id: string }[]).some((u) => u.id === jan.id)).toBe(false);
+    // The agent cannot raise their own.
+    expect((await svc.call('PATCH', `/v1/users/${jan.id}`, { key: jan.key, body: { capacity: 100 } })).status).toBe(403);
+    expect(((await svc.call('GET', '/v1/users', { key: o.adminKey })).body.users as { id: string; capacity: number | null }[]).find((u) => u.id === jan.id)!.capacity).toBeNull();
   });
 
   it("never gives a conversation to another organization's agent, nor serves a channel that did not opt in", async () => {

@@ -14,6 +14,11 @@ const settingsUser = z.object({
   name: z.string(),
   role: z.enum(USER_ROLES),
   active: z.boolean().describe('false once deactivated: no sign-in, no sessions, their keys refused'),
+  capacity: z
+    .number()
+    .int()
+    .nullable()
+    .describe("the most open conversations auto-assignment gives them (the smaller of this and the channel's or team's capacity applies); null: no limit of their own"),
   createdAt: z.string(),
 });
 const settingsKey = z.object({
@@ -40,10 +45,22 @@ const createUserBody = z
   .strict()
   .meta({ examples: [{ email: 'ann@acme.test', name: 'Ann', role: 'agent', password: 'a long password' }] });
 const updateUserBody = z
-  .object({ name: text(200).optional(), role: z.enum(USER_ROLES).optional(), active: z.boolean().optional().describe('false deactivates: their sessions end at once, their keys stop working') })
+  .object({
+    name: text(200).optional(),
+    role: z.enum(USER_ROLES).optional(),
+    active: z.boolean().optional().describe('false deactivates: their sessions end at once, their keys stop working'),
+    capacity: z
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .nullable()
+      .optional()
+      .describe("the most open (assigned, unresolved) conversations auto-assignment gives them, whatever the channel's or team's capacity allows; null: no limit of their own"),
+  })
   .strict()
-  .refine((v) => Object.keys(v).length > 0, { message: 'send at least one of name, role, active' })
-  .meta({ examples: [{ active: false }] });
+  .refine((v) => Object.keys(v).length > 0, { message: 'send at least one of name, role, active, capacity' })
+  .meta({ examples: [{ active: false }, { capacity: 3 }] });
 const createKeyBody = z
   .object({
     name: text(200),
@@ -54,7 +71,7 @@ const createKeyBody = z
   .meta({ examples: [{ name: 'CRM sync', scopes: ['tickets:read', 'tickets:create'] }] });
 const idParams = z.object({ id: z.string().min(1).max(64) });
 
-const userView = ({ id, email, name, role, active, createdAt }: PublicUser) => ({ id, email, name, role, active, createdAt });
+const userView = ({ id, email, name, role, active, capacity, createdAt }: PublicUser) => ({ id, email, name, role, active, capacity, createdAt });
 const keyView = ({ id, name, prefix, scopes, userId, createdAt, lastUsedAt, revokedAt }: PublicApiKey) => ({ id, name, prefix, scopes, userId, createdAt, lastUsedAt, revokedAt });
 
 /**
@@ -94,7 +111,7 @@ export function settingsRoutes(accounts: AccountService, channels: ChannelServic
       path: '/v1/users/:id',
       operationId: 'updateUser',
       example: { role: 'admin' },
-      summary: 'Rename a user, change their role, deactivate or reactivate them (deactivating ends their sessions and stops their keys)',
+      summary: 'Rename a user, change their role, set their auto-assignment capacity, deactivate or reactivate them (deactivating ends their sessions and stops their keys)',
       params: idParams,
       body: updateUserBody,
       responses: {

@@ -1831,7 +1831,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Rename a user, change their role, deactivate or reactivate them (deactivating ends their sessions and stops their keys) */
+        /** Rename a user, change their role, set their auto-assignment capacity, deactivate or reactivate them (deactivating ends their sessions and stops their keys) */
         patch: operations["updateUser"];
         trace?: never;
     };
@@ -5276,6 +5276,7 @@ export interface operations {
                      *           "name": "Ann Example",
                      *           "role": "admin",
                      *           "active": true,
+                     *           "capacity": 1,
                      *           "createdAt": "2026-01-05T09:30:00.000Z"
                      *         }
                      *       ]
@@ -5285,6 +5286,8 @@ export interface operations {
                         users: {
                             /** @description false once deactivated: no sign-in, and their API keys stop working */
                             active: boolean;
+                            /** @description the most open conversations auto-assignment gives them; null: no limit of their own */
+                            capacity: number | null;
                             createdAt: string;
                             email: string;
                             id: string;
@@ -5398,12 +5401,15 @@ export interface operations {
                      *       "name": "Ann Example",
                      *       "role": "admin",
                      *       "active": true,
+                     *       "capacity": 1,
                      *       "createdAt": "2026-01-05T09:30:00.000Z"
                      *     }
                      */
                     "application/json": {
                         /** @description false once deactivated: no sign-in, and their API keys stop working */
                         active: boolean;
+                        /** @description the most open conversations auto-assignment gives them; null: no limit of their own */
+                        capacity: number | null;
                         createdAt: string;
                         email: string;
                         id: string;
@@ -31071,6 +31077,7 @@ export interface operations {
                      *           "name": "Ann Example",
                      *           "role": "admin",
                      *           "active": true,
+                     *           "capacity": 1,
                      *           "createdAt": "2026-01-05T09:30:00.000Z"
                      *         }
                      *       ]
@@ -31082,6 +31089,8 @@ export interface operations {
                         users: {
                             /** @description false once deactivated: no sign-in, no sessions, their keys refused */
                             active: boolean;
+                            /** @description the most open conversations auto-assignment gives them (the smaller of this and the channel's or team's capacity applies); null: no limit of their own */
+                            capacity: number | null;
                             createdAt: string;
                             email: string;
                             id: string;
@@ -31210,6 +31219,7 @@ export interface operations {
                      *         "name": "Ann Example",
                      *         "role": "admin",
                      *         "active": true,
+                     *         "capacity": 1,
                      *         "createdAt": "2026-01-05T09:30:00.000Z"
                      *       }
                      *     }
@@ -31220,6 +31230,8 @@ export interface operations {
                         user: {
                             /** @description false once deactivated: no sign-in, no sessions, their keys refused */
                             active: boolean;
+                            /** @description the most open conversations auto-assignment gives them (the smaller of this and the channel's or team's capacity applies); null: no limit of their own */
+                            capacity: number | null;
                             createdAt: string;
                             email: string;
                             id: string;
@@ -31411,6 +31423,8 @@ export interface operations {
                 "application/json": {
                     /** @description false deactivates: their sessions end at once, their keys stop working */
                     active?: boolean;
+                    /** @description the most open (assigned, unresolved) conversations auto-assignment gives them, whatever the channel's or team's capacity allows; null: no limit of their own */
+                    capacity?: number | null;
                     name?: string;
                     /** @enum {string} */
                     role?: "admin" | "agent";
@@ -31433,6 +31447,7 @@ export interface operations {
                      *         "name": "Ann Example",
                      *         "role": "admin",
                      *         "active": true,
+                     *         "capacity": 1,
                      *         "createdAt": "2026-01-05T09:30:00.000Z"
                      *       }
                      *     }
@@ -31443,6 +31458,8 @@ export interface operations {
                         user: {
                             /** @description false once deactivated: no sign-in, no sessions, their keys refused */
                             active: boolean;
+                            /** @description the most open conversations auto-assignment gives them (the smaller of this and the channel's or team's capacity applies); null: no limit of their own */
+                            capacity: number | null;
                             createdAt: string;
                             email: string;
                             id: string;
