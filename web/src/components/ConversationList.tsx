@@ -41,16 +41,13 @@ export function ConversationList({ label, conversations, unread, selected, empty
               <li key={c.id}>
                 <a href={`/inbox/${encodeURIComponent(c.id)}${linkSearch}`} data-route aria-current={selected === c.id ? 'true' : undefined} data-conversation={c.id} data-status={c.status}>
                   <span class="name">{displayName(c)}</span>
-                  {c.labels.map((l) => (
-                    <span key={l.id} class="label-chip" style={{ borderColor: l.color }} title={`label ${l.name}`}>{l.name}</span>
-                  ))}
                   <span class="meta">{meta(c)}</span>
                   {c.sla && <SlaFlag sla={c.sla} />}
                   {n > 0 && <span class="badge unread" aria-label={`${n} unread`}>{n}</span>}
                   {(c.labels ?? []).length > 0 && (
                     <span class="chips" aria-label="Labels">
                       {c.labels.map((l) => (
-                        <span key={l.id} class="chip" style={{ '--chip': l.color }} data-label={l.name}>
+                        <span key={l.id} class="chip" style={{ '--chip': l.color }} data-label={l.name} title={`label ${l.name}`}>
                           {l.name}
                         </span>
                       ))}

@@ -29,15 +29,16 @@ export function SlaFlag({ sla }: { sla: Sla }) {
     return () => clearInterval(t);
   }, [running, sla.dueAt]);
   const at = new Date(due).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  const what = `${TARGET[sla.target]}${sla.priority ? ` (${sla.priority} priority)` : ''}`;
   if (!running) {
     return (
-      <span class="badge sla overdue" data-testid="sla" data-sla="breached" title={`${TARGET[sla.target]} was due at ${at}`}>
+      <span class="badge sla overdue" data-testid="sla" data-sla="breached" title={`${what} was due at ${at}`}>
         overdue
       </span>
     );
   }
   return (
-    <span class="sla due" data-testid="sla" data-sla="running" title={`${TARGET[sla.target]} due at ${at}`}>
+    <span class="sla due" data-testid="sla" data-sla="running" title={`${what} due at ${at}`}>
       {due > now ? `reply due in ${inWords(due - now)}` : 'reply due now'}
     </span>
   );
