@@ -29,15 +29,16 @@ describe('PostgreSQL message search: the newest matches, whichever way they are 
     const queries: string[] = [];
     const spy = Object.create(db) as PgDb;
     spy.rows = (sql: string, ...rest: unknown[]) => {
-      queries.push(sql.includes('seq >= $4') ? 'range' : sql.includes('OFFSET') ? 'start' : sql.includes('count(*) AS n FROM (') ? 'gin' : sql.includes('walked AS') ? 'walk' : 'other');
+      queries.push(sql.includes('seq >= $4') ? 'range' : sql.includes('count(*) AS n FROM (') ? 'gin' : sql.includes('walked AS') ? 'walk' : 'other');
       return (db.rows as (...a: unknown[]) => never)(sql, ...rest);
     };
     return { spy, queries };
   };
   /** Messages oldest first; each says its words once (so every match ranks alike) and its number. */
-  const write = async (messages: ReturnType<typeof createPostgresSessionMessageRepo>, org: string, words: (i: number) => string[], count: number) => {
+  const write = async (messages: ReturnType<typeof createPostgresSessionMessageRepo>, org: string, words: (i: number) => string[], count: number, between?: string) => {
     const sessionId = randomUUID();
     await messages.registerSession({ sessionId, organizationId: org, audienceExternalId: '4915100000077:9', openedAt: new Date().toISOString() });
+    if (between !== undefined) await messages.registerSession({ sessionId: `${sessionId}-b`, organizationId: between, audienceExternalId: '4915100000078:9', openedAt: new Date().toISOString() });
     const ids: { id: string; words: string[] }[] = [];
     for (let i = 0; i < count; i++) {
       const m: SessionMessage = {
@@ -45,6 +46,8 @@ describe('PostgreSQL message search: the newest matches, whichever way they are 
         content: { type: 'text', text: `${words(i).join(' ')} n${i}` }, sentAt: new Date(Date.UTC(2026, 10, 26, 0, 0, i)).toISOString(), messageId: null,
       };
       await messages.append(m);
+      // Another organization's message after each (it says every word): the organizations share seq.
+      if (between !== undefined) await messages.append({ ...m, _id: `${m._id}-b`, sessionId: `${sessionId}-b`, organizationId: between, audienceExternalId: '4915100000078:9', content: { type: 'text', text: 'alpha beta filler' } });
       ids.push({ id: m._id, words: words(i) });
     }
     return (word: string, n: number) => ids.filter((m) => m.words.includes(word)).map((m) => m.id).reverse().slice(0, n);
@@ -56,22 +59,28 @@ describe('PostgreSQL message search: the newest matches, whichever way they are 
     const org = randomUUID();
     const other = randomUUID();
     // alpha: every fourth message (the walk finds 2 or 3 of 5); beta: 3 of the newest 10, then none for 100 messages, then 20.
-    const newest = await write(messages, org, (i) => [...(i % 4 === 0 ? ['alpha'] : []), ...((i < 20) || (i >= 220 && i % 3 === 0) ? ['beta'] : []), 'filler'], 230);
-    await write(messages, other, () => ['alpha', 'beta'], 50);
+    const newest = await write(messages, org, (i) => [...(i % 4 === 0 ? ['alpha'] : []), ...((i < 20) || (i >= 220 && i % 3 === 0) ? ['beta'] : []), 'filler'], 230, other);
     const { spy, queries } = seen(db);
     const search = createPostgresSearchIndex(spy, sizes);
 
     expect((await search.messages(org, 'alpha', 5)).map((h) => h.messageId)).toEqual(newest('alpha', 5));
-    expect(queries).toEqual(['walk', 'start', 'range']);
+    expect(queries).toEqual(['walk', 'range']);
 
     // The range guessed from the walk holds too few (the word stopped for a while): the GIN index finds the older ones.
     queries.length = 0;
     expect((await search.messages(org, 'beta', 5)).map((h) => h.messageId)).toEqual(newest('beta', 5));
-    expect(queries).toEqual(['walk', 'start', 'range', 'gin', 'other']);
+    expect(queries).toEqual(['walk', 'range', 'gin', 'other']);
 
     // Said in every message: the walk has them all.
     queries.length = 0;
     expect((await search.messages(org, 'filler', 5)).map((h) => h.messageId)).toEqual(newest('filler', 5));
+    expect(queries).toEqual(['walk']);
+
+    // An organization with fewer messages than the walk: every match was walked.
+    queries.length = 0;
+    const small = randomUUID();
+    const few = await write(messages, small, (i) => (i % 3 === 0 ? ['alpha'] : ['filler']), 8);
+    expect((await search.messages(small, 'alpha', 5)).map((h) => h.messageId)).toEqual(few('alpha', 5));
     expect(queries).toEqual(['walk']);
   });
 });
