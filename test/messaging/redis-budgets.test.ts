@@ -208,6 +208,40 @@ describe('send pacer (redis): what a turn costs', () => {
     }
   });
 
+  it('turns asked together are one script, granted in the order asked, and those past the bound refused without taking any', async () => {
+    const client = await redis.client();
+    const pacer = createRedisSendPacer(client, `t${randomUUID().slice(0, 8)}`);
+    await pacer.reserve(`ch_${randomUUID()}`, 1000, 0); // loads the script
+    const ch = `ch_${randomUUID()}`;
+    // One turn every 10 s, at most 25 s of waiting: of five asked at once, turns at 0, 10 and 20 s.
+    let grants: Awaited<ReturnType<typeof pacer.reserve>>[] = [];
+    const idle = await commandsOf(client, async () => (grants = await Promise.all(Array.from({ length: 5 }, () => pacer.reserve(ch, 0.1, 25_000)))));
+    expect(idle).toEqual({ evalsha: 1, time: 1, set: 1 });
+    expect(grants.slice(0, 3)).toEqual([
+      { ok: true, waitMs: 0 },
+      { ok: true, waitMs: 10_000 },
+      { ok: true, waitMs: 20_000 },
+    ]);
+    for (const g of grants.slice(3)) {
+      expect(g.ok).toBe(false);
+      // The next turn is 30 s away: within reach of a 25 s wait in about 5 s.
+      if (!g.ok) expect(g.retryAfterMs).toBeGreaterThan(4_000);
+      if (!g.ok) expect(g.retryAfterMs).toBeLessThanOrEqual(5_000);
+    }
+    // A backlog: two asked at once with 45 s allowed go at about 30 and 40 s, in two writes; the refused took nothing.
+    const backlog = await commandsOf(client, async () => (grants = await Promise.all([pacer.reserve(ch, 0.1, 45_000), pacer.reserve(ch, 0.1, 45_000)])));
+    expect(backlog).toEqual({ evalsha: 1, time: 1, set: 2 });
+    const waits = grants.map((g) => (g.ok ? g.waitMs : -1));
+    expect(waits[0]).toBeGreaterThan(25_000);
+    expect(waits[0]).toBeLessThanOrEqual(30_000);
+    expect(waits[1]! - waits[0]!).toBeCloseTo(10_000, 6);
+    // All refused: nothing taken, the turn it replaced put back (the next one still about 50 s away).
+    const refused = await Promise.all([pacer.reserve(ch, 0.1, 1_000), pacer.reserve(ch, 0.1, 1_000)]);
+    expect(refused.every((g) => !g.ok)).toBe(true);
+    const after = await pacer.reserve(ch, 0.1, 60_000);
+    expect(after.ok && after.waitMs > 45_000 && after.waitMs <= 50_000).toBe(true);
+  });
+
   it('grants a burst from two nodes one turn each, spaced by the tier', async () => {
     const [c1, c2] = [await redis.client(), await redis.client()];
     const prefix = `t${randomUUID().slice(0, 8)}`;

@@ -7,7 +7,9 @@ export type PaceGrant = { ok: true; waitMs: number } | { ok: false; retryAfterMs
  *
  * Guarantees:
  * - Turns are spaced `1000 / perSecond` ms apart, in the order `reserve` was
- *   called (one atomic step per call), with no burst: however many callers,
+ *   called (one atomic step per call, or, in Redis, per channel for the calls
+ *   one node makes in one turn of its event loop, granted in the order made
+ *   as if made one after the other), with no burst: however many callers,
  *   turns granted on one channel never come faster than its tier.
  * - A turn further than `maxWaitMs` away is refused (`ok: false`) and takes
  *   nothing from the budget; `retryAfterMs` is when a turn would be within

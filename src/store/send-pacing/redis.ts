@@ -1,36 +1,94 @@
 import { LuaScript, type RedisClient } from '../redis/client.js';
 import type { PaceGrant, SendPacer } from './port.js';
 
-// KEYS[1]: the channel's next free turn (ms, Redis clock). ARGV: interval ms, max wait ms.
-// Returns {granted, ms}: the wait before the turn, or (refused) how long until one is within reach.
+// KEYS[1]: the channel's next free turn (ms, Redis clock). ARGV: interval ms, max wait ms, how many
+// turns are asked (calls made together, in their order). Returns {granted, first wait, retry}: the
+// first `granted` calls go after `first wait` + i × interval; the others are refused, and a turn
+// is within reach again after `retry` ms.
 // A number with no backlog (its next turn already past: the common case below its tier) costs one
-// write: SET ... GET stores the turn after now and answers the turn it replaces in the same command.
-// Only a number with a backlog writes again (its turn is later than now), and a refused turn puts
-// back what it replaced, so a refusal takes nothing from the budget.
+// write: SET ... GET stores the turn after the granted ones and answers the turn it replaces in the
+// same command. Only a number with a backlog writes again (its turn is later than now), and when
+// every turn asked is refused it puts back what it replaced, so a refusal takes nothing from the budget.
 const reserveScript = new LuaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local interval = tonumber(ARGV[1])
-local old = redis.call('SET', KEYS[1], string.format('%.3f', now + interval), 'PX', math.ceil(interval) + 1000, 'GET')
-local turn = tonumber(old or '0')
-if turn <= now then return {1, '0'} end
-local wait = turn - now
-if wait > tonumber(ARGV[2]) then
-  redis.call('SET', KEYS[1], old, 'PX', math.ceil(wait) + 1000)
-  return {0, tostring(wait - tonumber(ARGV[2]))}
+local maxWait = tonumber(ARGV[2])
+local asked = tonumber(ARGV[3])
+local function grants(turn)
+  local wait = turn - now
+  if wait > maxWait then return 0 end
+  return math.min(asked, math.floor((maxWait - wait) / interval) + 1)
 end
-local nxt = turn + interval
+local g = grants(now)
+local old = redis.call('SET', KEYS[1], string.format('%.3f', now + g * interval), 'PX', math.ceil(g * interval) + 1000, 'GET')
+local turn = tonumber(old or '0')
+if turn <= now then return {g, '0', tostring(g * interval - maxWait)} end
+g = grants(turn)
+if g == 0 then
+  redis.call('SET', KEYS[1], old, 'PX', math.ceil(turn - now) + 1000)
+  return {0, '0', tostring(turn - now - maxWait)}
+end
+local nxt = turn + g * interval
 redis.call('SET', KEYS[1], string.format('%.3f', nxt), 'PX', math.ceil(nxt - now) + 1000)
-return {1, tostring(wait)}
+return {g, tostring(turn - now), tostring(nxt - now - maxWait)}
 `);
 
-/** The budget of a channel shared by every node: one script call per send, the turn judged by Redis' clock. */
+interface Asked {
+  resolve(grant: PaceGrant): void;
+  reject(e: unknown): void;
+}
+
+interface Batch {
+  key: string;
+  intervalMs: number;
+  maxWaitMs: number;
+  calls: Asked[];
+}
+
+/**
+ * The budget of a channel shared by every node, the turn judged by Redis' clock: one script
+ * call per channel for the turns this node asks for in one turn of its event loop (a busy
+ * number's sends ask together), granted in the order asked, as if asked one after the other.
+ */
 export function createRedisSendPacer(redis: RedisClient, prefix: string): SendPacer {
+  const waiting = new Map<string, Batch>();
+
+  const run = (b: Batch) => {
+    reserveScript.run(redis, [b.key], [b.intervalMs, b.maxWaitMs, b.calls.length]).then(
+      (r) => {
+        const [granted, first, retry] = r as [number, string, string];
+        const g = Number(granted);
+        const firstWait = Math.max(0, Number(first));
+        const retryAfterMs = Math.max(0, Number(retry));
+        b.calls.forEach((c, i) => c.resolve(i < g ? { ok: true, waitMs: firstWait + i * b.intervalMs } : { ok: false, retryAfterMs }));
+      },
+      (e: unknown) => {
+        for (const c of b.calls) c.reject(e);
+      },
+    );
+  };
+
+  const flush = () => {
+    const batches = [...waiting.values()];
+    waiting.clear();
+    for (const b of batches) run(b);
+  };
+
   return {
-    async reserve(channelId, perSecond, maxWaitMs): Promise<PaceGrant> {
-      const [granted, ms] = (await reserveScript.run(redis, [`${prefix}:{c:${channelId}}:pace`], [1000 / perSecond, maxWaitMs])) as [number, string];
-      const n = Math.max(0, Number(ms));
-      return Number(granted) === 1 ? { ok: true, waitMs: n } : { ok: false, retryAfterMs: n };
+    reserve(channelId, perSecond, maxWaitMs): Promise<PaceGrant> {
+      return new Promise((resolve, reject) => {
+        const intervalMs = 1000 / perSecond;
+        const id = `${channelId}\n${intervalMs}\n${maxWaitMs}`;
+        let batch = waiting.get(id);
+        if (batch === undefined) {
+          // Sent at the end of this turn of the event loop, when the client writes its commands anyway.
+          if (waiting.size === 0) setImmediate(flush);
+          batch = { key: `${prefix}:{c:${channelId}}:pace`, intervalMs, maxWaitMs, calls: [] };
+          waiting.set(id, batch);
+        }
+        batch.calls.push({ resolve, reject });
+      });
     },
   };
 }
