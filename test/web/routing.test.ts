@@ -237,6 +237,55 @@ describe("a channel's routing and the automation rules in the dashboard's settin
     expect(w.problems).toEqual([]);
   });
 
+  it("an admin sets response targets by priority counted in business hours only, and an agent's own capacity; refusals stand next to the fields", async () => {
+    const w = await admin('/settings/channels');
+    w.allow(`/v1/channels/${rulesLine.id}`, 400);
+    const card = w.page.getByTestId('channels').locator('article', { has: w.page.getByText('Rules line', { exact: true }) });
+    await card.getByRole('button', { name: 'Routing' }).click();
+    const form = card.getByTestId('routing-settings');
+    await form.getByLabel('First response (seconds; empty: none)').fill('3600');
+    await form.getByLabel('Urgent first response (seconds)').fill('5');
+    await form.getByLabel('High next response (seconds)').fill('600');
+    await form.getByRole('checkbox', { name: /Count only business hours/ }).check();
+    await form.getByRole('button', { name: 'Save routing' }).click();
+    await form.getByRole('alert').waitFor();
+    expect(await refusalOf(w.page, form.getByLabel('Urgent first response (seconds)'))).toMatch(/10/);
+    expect((await suite.svc.call('GET', `/v1/channels/${rulesLine.id}`, { key: suite.org.adminKey })).body.routing.sla.byPriority).toEqual({});
+
+    await form.getByLabel('Urgent first response (seconds)').fill('60');
+    await form.getByRole('button', { name: 'Save routing' }).click();
+    await card.getByText(/targets by priority \(high, urgent\) · targets count business hours only/).waitFor();
+    expect((await suite.svc.call('GET', `/v1/channels/${rulesLine.id}`, { key: suite.org.adminKey })).body.routing.sla).toEqual({
+      firstResponseSeconds: 3600,
+      nextResponseSeconds: null,
+      byPriority: { high: { firstResponseSeconds: null, nextResponseSeconds: 600 }, urgent: { firstResponseSeconds: 60, nextResponseSeconds: null } },
+      clock: 'business_hours',
+    });
+    // After a reload the form shows what is stored; emptying a priority removes it.
+    await w.page.reload();
+    await card.getByRole('button', { name: 'Routing' }).click();
+    expect(await form.getByLabel('Urgent first response (seconds)').inputValue()).toBe('60');
+    expect(await form.getByRole('checkbox', { name: /Count only business hours/ }).isChecked()).toBe(true);
+    await form.getByLabel('High next response (seconds)').fill('');
+    await form.getByRole('button', { name: 'Save routing' }).click();
+    await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect(Object.keys((await suite.svc.call('GET', `/v1/channels/${rulesLine.id}`, { key: suite.org.adminKey })).body.routing.sla.byPriority)).toEqual(['urgent']);
+
+    // An agent's own capacity, from the users' table.
+    await w.page.goto(`${suite.svc.url}/settings/users`);
+    w.allow(`/v1/users/${suite.org.agentId}`, 400);
+    const capacity = w.page.getByTestId('users').getByLabel(/^Capacity of Agent/);
+    await capacity.fill('0');
+    await capacity.press('Enter');
+    await w.page.getByRole('alert').waitFor();
+    await capacity.fill('2');
+    await capacity.press('Enter');
+    await expect.poll(async () => ((await suite.svc.call('GET', '/v1/users', { key: suite.org.adminKey })).body.users as { id: string; capacity: number | null }[]).find((u) => u.id === suite.org.agentId)!.capacity, { timeout: 30_000 }).toBe(2);
+    await w.page.reload();
+    expect(await w.page.getByTestId('users').getByLabel(/^Capacity of Agent/).inputValue()).toBe('2');
+    expect(w.problems).toEqual([]);
+  });
+
   it('an agent is refused the automation rules, in the dashboard as by the API', async () => {
     const { w } = await suite.open();
     await suite.signIn(w.page, `agent@${suite.org.id}.test`);

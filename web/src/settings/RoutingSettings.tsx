@@ -2,8 +2,11 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import type { ChannelDetail, ChannelRouting, RoutingPatch } from '../api/types';
 import { FieldError, invalid } from '../components/FieldError';
-import { WEEKDAYS, type Weekday } from '../../../src/domain/routing';
+import { WEEKDAYS, type SlaClock, type Weekday } from '../../../src/domain/routing';
+import { TICKET_PRIORITIES, type TicketPriority } from '../../../src/domain/types';
 import { errorAt, formErrors, NO_ERRORS, type FormErrors } from './field-errors';
+
+const PRIORITY_NAMES: Record<TicketPriority, string> = { low: 'Low', medium: 'Medium', high: 'High', urgent: 'Urgent' };
 
 const DAY_NAMES: Record<Weekday, string> = { mon: 'Monday', tue: 'Tuesday', wed: 'Wednesday', thu: 'Thursday', fri: 'Friday', sat: 'Saturday', sun: 'Sunday' };
 
@@ -26,6 +29,9 @@ interface Draft {
   awayReply: string;
   firstResponse: string;
   nextResponse: string;
+  /** Per priority, as typed; both empty: the channel's targets. */
+  byPriority: Record<TicketPriority, { first: string; next: string }>;
+  slaClock: SlaClock;
 }
 
 function browserTimeZone(): string {
@@ -53,6 +59,13 @@ function draftOf(r: ChannelRouting): Draft {
     awayReply: b?.awayReply ?? '',
     firstResponse: r.sla.firstResponseSeconds === null ? '' : String(r.sla.firstResponseSeconds),
     nextResponse: r.sla.nextResponseSeconds === null ? '' : String(r.sla.nextResponseSeconds),
+    byPriority: Object.fromEntries(
+      TICKET_PRIORITIES.map((p) => {
+        const t = r.sla.byPriority[p];
+        return [p, { first: t?.firstResponseSeconds == null ? '' : String(t.firstResponseSeconds), next: t?.nextResponseSeconds == null ? '' : String(t.nextResponseSeconds) }];
+      }),
+    ) as Record<TicketPriority, { first: string; next: string }>,
+    slaClock: r.sla.clock,
   };
 }
 
@@ -75,7 +88,18 @@ function patchOf(d: Draft): RoutingPatch {
     botFallbackSeconds: d.fallbackOn ? (numberOf(d.fallbackSeconds) as number) : null,
     autoAssign: { enabled: d.autoAssign, capacity: d.capacity.trim() === '' ? null : (numberOf(d.capacity) as number) },
     businessHours: d.hoursOn ? { timeZone: d.timeZone.trim(), weekly, holidays: d.holidays, awayReply: d.awayReply.trim() === '' ? null : d.awayReply } : null,
-    sla: { firstResponseSeconds: optionalNumber(d.firstResponse), nextResponseSeconds: optionalNumber(d.nextResponse) },
+    sla: {
+      firstResponseSeconds: optionalNumber(d.firstResponse),
+      nextResponseSeconds: optionalNumber(d.nextResponse),
+      // Every priority is sent: one left empty is removed, so the form is what is stored.
+      byPriority: Object.fromEntries(
+        TICKET_PRIORITIES.map((p) => {
+          const t = d.byPriority[p];
+          return [p, t.first.trim() === '' && t.next.trim() === '' ? null : { firstResponseSeconds: optionalNumber(t.first), nextResponseSeconds: optionalNumber(t.next) }];
+        }),
+      ),
+      clock: d.slaClock,
+    },
   };
 }
 
@@ -86,6 +110,9 @@ export function routingSummary(r: ChannelRouting): string {
   if (r.businessHours !== null) parts.push(`business hours (${r.businessHours.timeZone})`);
   const { firstResponseSeconds: first, nextResponseSeconds: next } = r.sla;
   if (first !== null || next !== null) parts.push(`response targets ${first ?? '–'} s / ${next ?? '–'} s`);
+  const priorities = TICKET_PRIORITIES.filter((p) => r.sla.byPriority[p] !== undefined);
+  if (priorities.length > 0) parts.push(`targets by priority (${priorities.join(', ')})`);
+  if (r.sla.clock === 'business_hours' && (first !== null || next !== null || priorities.length > 0)) parts.push('targets count business hours only');
   return parts.join(' · ');
 }
 
@@ -176,7 +203,7 @@ export function RoutingSettings({ channel, onSaved }: { channel: ChannelDetail; 
           </label>
           <FieldError id={`${uid}-capacity-err`} message={capacityErr} />
         </div>
-        <p class="muted small">Stored with the channel; assigning conversations by it is not built yet.</p>
+        <p class="muted small">Online agents get queued conversations in turn, up to this many open ones each; an agent's own capacity (Settings → Users) can lower it for them.</p>
       </fieldset>
 
       <fieldset>
@@ -221,6 +248,43 @@ export function RoutingSettings({ channel, onSaved }: { channel: ChannelDetail; 
           </label>
           <FieldError id={`${uid}-next-response-err`} message={nextErr} />
         </div>
+        <fieldset>
+          <legend>By priority (the priority of the contact's open ticket; empty: the channel's targets above)</legend>
+          <table class="by-priority">
+            <thead>
+              <tr>
+                <th scope="col">Priority</th>
+                <th scope="col">First response (s)</th>
+                <th scope="col">Next response (s)</th>
+              </tr>
+            </thead>
+            <tbody>
+              {TICKET_PRIORITIES.map((p) => {
+                const t = draft.byPriority[p];
+                const edit = (patch: Partial<{ first: string; next: string }>) => set({ byPriority: { ...draft.byPriority, [p]: { ...t, ...patch } } });
+                const pFirstErr = err(`sla.byPriority.${p}.firstResponseSeconds`) ?? err(`sla.byPriority.${p}`);
+                const pNextErr = err(`sla.byPriority.${p}.nextResponseSeconds`);
+                return (
+                  <tr key={p} data-priority={p}>
+                    <th scope="row">{PRIORITY_NAMES[p]}</th>
+                    <td>
+                      <input aria-label={`${PRIORITY_NAMES[p]} first response (seconds)`} inputMode="numeric" class="short" value={t.first} onInput={(e) => edit({ first: e.currentTarget.value })} {...invalid(`${uid}-${p}-first-err`, pFirstErr)} />
+                      <FieldError id={`${uid}-${p}-first-err`} message={pFirstErr} />
+                    </td>
+                    <td>
+                      <input aria-label={`${PRIORITY_NAMES[p]} next response (seconds)`} inputMode="numeric" class="short" value={t.next} onInput={(e) => edit({ next: e.currentTarget.value })} {...invalid(`${uid}-${p}-next-err`, pNextErr)} />
+                      <FieldError id={`${uid}-${p}-next-err`} message={pNextErr} />
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </fieldset>
+        <label class="check">
+          <input type="checkbox" checked={draft.slaClock === 'business_hours'} onChange={(e) => set({ slaClock: e.currentTarget.checked ? 'business_hours' : 'calendar' })} /> Count only business hours (time while the channel is closed does not count; without business hours every second counts)
+        </label>
+        <FieldError id={`${uid}-sla-clock-err`} message={err('sla.clock')} />
         <p class="muted small">A conversation whose customer waits longer for an agent's answer is flagged in the views and announced once (<code>conversation.sla_breached</code>).</p>
       </fieldset>
 

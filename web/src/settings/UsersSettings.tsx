@@ -5,7 +5,7 @@ import { loadDirectory } from '../directory';
 import { useAction, useLoad } from './useLoad';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../../src/domain/password-rule';
 
-/** Dashboard users: create (with a first password), change role, deactivate and reactivate. */
+/** Dashboard users: create (with a first password), change role and auto-assignment capacity, deactivate and reactivate. */
 export function UsersSettings({ user }: { user: SessionUser }) {
   const users = useLoad(() => request<{ users: DashboardUser[] }>('GET', '/v1/users').then((r) => r.users));
   const action = useAction();
@@ -22,7 +22,7 @@ export function UsersSettings({ user }: { user: SessionUser }) {
       changed();
     }
   };
-  const patch = (id: string, body: Partial<Pick<DashboardUser, 'name' | 'role' | 'active'>>) => void action.run(() => request('PATCH', `/v1/users/${encodeURIComponent(id)}`, body)).then((ok) => ok && changed());
+  const patch = (id: string, body: Partial<Pick<DashboardUser, 'name' | 'role' | 'active'>> | { capacity: number | null | string }) => void action.run(() => request('PATCH', `/v1/users/${encodeURIComponent(id)}`, body)).then((ok) => ok && changed());
 
   return (
     <section class="panel" aria-labelledby="users-title">
@@ -55,7 +55,7 @@ export function UsersSettings({ user }: { user: SessionUser }) {
         <div class="table-wrap">
           <table data-testid="users">
             <thead>
-              <tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">State</th><th scope="col"><span class="sr">Actions</span></th></tr>
+              <tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Capacity</th><th scope="col">State</th><th scope="col"><span class="sr">Actions</span></th></tr>
             </thead>
             <tbody>
               {users.data.map((u) => (
@@ -67,6 +67,9 @@ export function UsersSettings({ user }: { user: SessionUser }) {
                       <option value="agent">agent</option>
                       <option value="admin">admin</option>
                     </select>
+                  </td>
+                  <td>
+                    <CapacityField user={u} disabled={action.busy} onSave={(capacity) => patch(u.id, { capacity })} />
                   </td>
                   <td>{u.active === false ? 'deactivated' : 'active'}</td>
                   <td>
@@ -83,5 +86,32 @@ export function UsersSettings({ user }: { user: SessionUser }) {
         </div>
       )}
     </section>
+  );
+}
+
+/**
+ * An agent's own auto-assignment capacity: saved when the field is left or
+ * Enter is pressed; empty is no limit of their own. Anything but a whole
+ * number goes to the API as typed, which refuses it in words.
+ */
+function CapacityField({ user, disabled, onSave }: { user: DashboardUser; disabled: boolean; onSave: (capacity: number | null | string) => void }) {
+  const stored = user.capacity === null ? '' : String(user.capacity);
+  const [text, setText] = useState(stored);
+  const commit = () => {
+    const t = text.trim();
+    if (t === stored) return;
+    onSave(t === '' ? null : /^\d+$/.test(t) ? Number(t) : t);
+  };
+  return (
+    <input
+      aria-label={`Capacity of ${user.name} (open conversations auto-assigned at most; empty: no limit of their own)`}
+      inputMode="numeric"
+      class="short"
+      placeholder="no limit"
+      value={text}
+      disabled={disabled}
+      onInput={(e) => setText(e.currentTarget.value)}
+      onChange={commit}
+    />
   );
 }
