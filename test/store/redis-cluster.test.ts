@@ -5,6 +5,7 @@ import { createPostgresStore, createPostgresWebhookStore, openNodeRedis, type No
 import { RedisActorStore } from '../../src/store/actors/redis.js';
 import { createRedisRateLimiter } from '../../src/store/ratelimit/redis.js';
 import { createRedisRequestKeyRepo } from '../../src/store/request-keys/redis.js';
+import { createRedisSendPacer } from '../../src/store/send-pacing/redis.js';
 import { startRedisCluster, type RedisClusterProcess } from '../harness/servers.js';
 import { usePostgres } from '../harness/use-postgres.js';
 import { runStoreContract } from './contract.js';
@@ -117,6 +118,18 @@ describe('the remaining Redis adapters on Redis Cluster', () => {
     expect(hits.filter((h) => h.allowed)).toHaveLength(4);
     expect(hits.find((h) => !h.allowed)!.retryAfterMs).toBeGreaterThan(0);
     expect((await b.hit('k2', 4, 60_000)).allowed).toBe(true);
+  });
+
+  it('send pacing: turns asked together on two nodes, one budget per number, spaced by the tier', async () => {
+    const p = prefix();
+    const [a, b] = [createRedisSendPacer(node.client, p), createRedisSendPacer(await otherNode(), p)];
+    // Two numbers (two slots, most likely on two masters), four turns each asked at once from each node.
+    for (const ch of [`ch_${randomUUID()}`, `ch_${randomUUID()}`]) {
+      const grants = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? a : b).reserve(ch, 0.5, 60_000)));
+      const waits = grants.map((g) => (g.ok ? g.waitMs : -1)).sort((x, y) => x - y);
+      expect(waits[0]).toBeGreaterThanOrEqual(0);
+      for (let i = 1; i < waits.length; i++) expect(waits[i]! - waits[i - 1]!).toBeGreaterThan(1_000);
+    }
   });
 
   it('request keys: the same key with the same body is a repeat, with another body a conflict', async () => {
