@@ -9,8 +9,9 @@ import { eventually, messagingOrg, startMessagingService, type MessagingOrg } fr
  * Auto-assignment on two clustered nodes (real PostgreSQL, Redis and NATS):
  * 100 queued conversations wait for agents; four agents come online, two on
  * each node, at once, so both nodes serve the same queue together. Each
- * conversation goes to exactly one agent and nobody passes capacity; a
- * resolve frees capacity for the conversations still waiting.
+ * conversation goes to exactly one agent and nobody passes capacity (the
+ * channel's, or an agent's own smaller one); a resolve frees capacity for
+ * the conversations still waiting.
  */
 describe('auto-assignment (clustered, 2 nodes)', () => {
   const servers = useClusterServers();
@@ -19,6 +20,9 @@ describe('auto-assignment (clustered, 2 nodes)', () => {
   const clients: InboxClient[] = [];
   const seen: DomainEvent[] = [];
   const CAPACITY = 20;
+  /** Dan's own capacity, below the channel's. */
+  const DAN = 10;
+  const TOTAL = 3 * CAPACITY + DAN;
 
   beforeAll(async () => {
     const env = { ...servers.env(`aa${Date.now() % 100000}`), SECRETS_KEY: '0'.repeat(64), SANDBOX_NETWORK: 'true', INBOX_FRAMES_PER_SECOND: '1000' };
@@ -35,7 +39,7 @@ describe('auto-assignment (clustered, 2 nodes)', () => {
 
   const autoAssigned = () => seen.filter((e) => e.type === 'conversation.assigned' && (e.data as { via?: string }).via === 'auto_assign') as DomainEvent<{ audienceExternalId: string; agentId: string }>[];
 
-  it('gives each of 100 queued conversations to exactly one online agent, never past capacity, on both nodes at once', async () => {
+  it("gives each of 100 queued conversations to exactly one online agent, never past the channel's or an agent's own capacity, on both nodes at once", async () => {
     const patch = await nodes[1]!.call('PATCH', `/v1/channels/${a.channelId}`, { key: a.adminKey, body: { routing: { firstResponder: 'agents', autoAssign: { enabled: true, capacity: CAPACITY } } } });
     expect(patch.status).toBe(200);
     // A node reads a channel changed on another node within a second (the channel store's FRESH_MS):
@@ -54,9 +58,12 @@ describe('auto-assignment (clustered, 2 nodes)', () => {
 
     // Four agents come online at once, two on each node: both nodes serve the queue.
     const agents = await Promise.all(['ann', 'bob', 'cat', 'dan'].map((n) => extraAgent(nodes[0]!, a, n)));
+    // Dan's own capacity, set through the other node: both nodes' assigners hold him to it.
+    expect((await nodes[1]!.call('PATCH', `/v1/users/${agents[3]!.id}`, { key: a.adminKey, body: { capacity: DAN } })).status).toBe(200);
+    const limitOf = (id: string) => (id === agents[3]!.id ? DAN : CAPACITY);
     const sockets = await Promise.all(agents.map((ag, i) => InboxClient.connect(nodes[i % 2]!.url, ag.key)));
     clients.push(...sockets);
-    await eventually(async () => autoAssigned().length >= 4 * CAPACITY, 150_000);
+    await eventually(async () => autoAssigned().length >= TOTAL, 150_000);
 
     const resolved = new Set<string>();
     const check = async (expectAssigned: number) => {
@@ -77,22 +84,23 @@ describe('auto-assignment (clustered, 2 nodes)', () => {
         expect(entries.map((m: { system: { to: string } }) => m.system.to)).toEqual([c.assigneeId]);
       }
       expect(assigned).toBe(expectAssigned);
-      for (const ag of agents) expect(loads.get(ag.id) ?? 0).toBeLessThanOrEqual(CAPACITY);
+      for (const ag of agents) expect(loads.get(ag.id) ?? 0).toBeLessThanOrEqual(limitOf(ag.id));
       return { byConversation, loads };
     };
-    const first = await check(4 * CAPACITY);
-    // Exactly one assignment event per conversation, and every agent at capacity.
+    const first = await check(TOTAL);
+    // Exactly one assignment event per conversation, and every agent at their capacity.
     for (const [, to] of first.byConversation) expect(to.length).toBe(1);
-    expect([...first.loads.values()]).toEqual([CAPACITY, CAPACITY, CAPACITY, CAPACITY]);
+    expect(agents.map((ag) => first.loads.get(ag.id))).toEqual([CAPACITY, CAPACITY, CAPACITY, DAN]);
 
     // Ann resolves five (through the other node): five of the waiting twenty go out, still within capacity.
     const anns = phones.filter((p) => first.byConversation.get(`${p}:${a.phoneNumberId}`)?.[0] === agents[0]!.id).slice(0, 5);
     for (const p of anns) resolved.add(p);
     for (const p of anns) expect((await nodes[1]!.call('POST', `/v1/conversations/${p}:${a.phoneNumberId}/resolve`, { key: agents[0]!.key })).status).toBe(200);
-    await eventually(async () => autoAssigned().length >= 4 * CAPACITY + 5, 120_000);
-    const second = await check(4 * CAPACITY);
+    await eventually(async () => autoAssigned().length >= TOTAL + 5, 120_000);
+    const second = await check(TOTAL);
     expect(second.loads.get(agents[0]!.id)).toBe(CAPACITY);
-    expect(autoAssigned().length).toBe(4 * CAPACITY + 5);
-    expect((await nodes[0]!.call('GET', '/v1/conversations/counts', { key: a.adminKey })).body.counts.waiting).toBe(100 - 4 * CAPACITY - 5);
+    expect(second.loads.get(agents[3]!.id)).toBe(DAN);
+    expect(autoAssigned().length).toBe(TOTAL + 5);
+    expect((await nodes[0]!.call('GET', '/v1/conversations/counts', { key: a.adminKey })).body.counts.waiting).toBe(100 - TOTAL - 5);
   }, 480_000);
 });
