@@ -103,10 +103,14 @@ describe('routing in the inbox and the rule editor: response-time flags, team fi
     // The API agrees with what the page shows.
     const breached = (await call('GET', '/v1/conversations?view=waiting&sla=breached', org.agentKey)).body.conversations.map((c: { id: string }) => c.id);
     expect(breached).toEqual([late]);
-    // An agent's answer ends the target: the flag goes.
+    // The conversation shows the flag too; an agent's answer ends the target, and the flag goes live.
     await page.getByLabel('Team').selectOption('');
+    await page.goto(`${suite.svc.url}/inbox/${encodeURIComponent(late)}`);
+    const headFlag = page.locator('.conv-head').getByTestId('sla');
+    await headFlag.filter({ hasText: 'overdue' }).waitFor();
     expect((await call('POST', `/v1/conversations/${encodeURIComponent(late)}/take`, org.agentKey)).status).toBe(200);
     expect((await call('POST', `/v1/conversations/${encodeURIComponent(late)}/reply`, org.agentKey, { type: 'text', text: 'It ships today.' })).status).toBe(200);
+    await headFlag.waitFor({ state: 'detached' });
     await expect.poll(async () => (await conversation(org, late)).sla, { timeout: 30_000 }).toBeNull();
     await page.goto(`${suite.svc.url}/inbox?view=mine`);
     await row(page, late).waitFor();

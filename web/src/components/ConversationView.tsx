@@ -12,6 +12,7 @@ import { CustomerPanel } from './CustomerPanel';
 import { MessageList } from './MessageList';
 import { WindowCountdown, windowOpen } from './WindowCountdown';
 import { LabelChips } from './LabelChips';
+import { SlaFlag } from './SlaFlag';
 import { TicketForm } from './TicketForm';
 import { usePath } from '../router';
 import { ticketPrefill } from '../ticket-prefill';
@@ -175,6 +176,12 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
           <p class="state" data-testid="conversation-state" data-status={conv.status}>
             {conv.status === 'assigned' ? `Taken by ${userName(conv.assigneeId, user)}` : STATUS_TEXT[conv.status]}
             {conv.sessionStatus === 'resolved' && ' · resolved'}
+            {conv.sla && (
+              <>
+                {' · '}
+                <SlaFlag sla={conv.sla} />
+              </>
+            )}
           </p>
           {!webChat && <WindowCountdown closesAt={conv.window.closesAt} />}
           <div class="actions">
