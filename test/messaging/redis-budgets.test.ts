@@ -169,6 +169,41 @@ describe('rate limiter (redis): what the window costs', () => {
     expect(byKey[1]).toEqual({ evalsha: 1, time: 1, zrange: 2, zremrangebyscore: 1, zadd: 1, pexpire: 1 });
   });
 
+  it('hits made together are one script, judged in the order made: the first ones allowed, the rest refused and not counted', async () => {
+    const client = await redis.client();
+    const limiter = createRedisRateLimiter(client, `t${randomUUID().slice(0, 8)}`);
+    await limiter.hit(`k-${randomUUID()}`, 10, 60_000); // loads the script
+    const key = `k-${randomUUID()}`;
+    let results: Awaited<ReturnType<RateLimiter['hit']>>[] = [];
+    const allowed = await commandsOf(client, async () => (results = await Promise.all(Array.from({ length: 4 }, () => limiter.hit(key, 6, 60_000)))));
+    // One ZADD of the four hits with the bookkeeping (a new set: its expiry set too).
+    expect(allowed).toEqual({ evalsha: 1, time: 1, zrange: 1, zadd: 1, pexpire: 1 });
+    expect(results.map((r) => [r.allowed, r.remaining])).toEqual([
+      [true, 5],
+      [true, 4],
+      [true, 3],
+      [true, 2],
+    ]);
+    const mixed = await commandsOf(client, async () => (results = await Promise.all(Array.from({ length: 5 }, () => limiter.hit(key, 6, 60_000)))));
+    // Two more fit; the refusal reads the edge and the newest hit.
+    expect(mixed).toEqual({ evalsha: 1, time: 1, zrange: 3, zadd: 1 });
+    expect(results.map((r) => [r.allowed, r.remaining])).toEqual([
+      [true, 1],
+      [true, 0],
+      [false, 0],
+      [false, 0],
+      [false, 0],
+    ]);
+    for (const r of results.slice(2)) {
+      expect(r.retryAfterMs).toBeGreaterThan(0);
+      expect(r.retryAfterMs).toBeLessThanOrEqual(60_000);
+      expect(r.resetMs).toBeGreaterThanOrEqual(r.retryAfterMs);
+    }
+    // The refused were not counted: a wider limit has room for exactly one more.
+    const wider = await Promise.all([limiter.hit(key, 7, 60_000), limiter.hit(key, 7, 60_000)]);
+    expect(wider.map((r) => r.allowed)).toEqual([true, false]);
+  });
+
   it('refuses at the limit after trimming, and the next hits still count right', async () => {
     const client = await redis.client();
     const limiter = createRedisRateLimiter(client, `t${randomUUID().slice(0, 8)}`);

@@ -33,6 +33,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
+local asked = #ARGV - 2
 local low = redis.call('ZRANGE', KEYS[1], 0, 5, 'WITHSCORES')
 local stored, renewed, marks, hits = 0, nil, 0, {}
 for i = 1, #low, 2 do
@@ -51,30 +52,92 @@ if first ~= nil and first <= now - window then
   end
 end
 local n = stored - gone
-if n >= limit then
-  if gone > 0 then redis.call('ZADD', KEYS[1], -1 - n, '~n') end
-  local edge = redis.call('ZRANGE', KEYS[1], marks + n - limit, marks + n - limit, 'WITHSCORES')
-  local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-  return {0, 0, tonumber(edge[2]) + window - now, tonumber(last[2]) + window - now}
+local allowed = math.max(0, math.min(asked, limit - n))
+if allowed > 0 then
+  local add = {}
+  for i = 1, allowed do
+    add[#add + 1] = now
+    add[#add + 1] = now .. '-' .. ARGV[2 + i]
+  end
+  add[#add + 1] = -1 - n - allowed
+  add[#add + 1] = '~n'
+  local renew = renewed == nil or renewed < now - window
+  if renew then
+    add[#add + 1] = -now
+    add[#add + 1] = '~e'
+  end
+  redis.call('ZADD', KEYS[1], unpack(add))
+  if renew then redis.call('PEXPIRE', KEYS[1], 2 * window) end
+  if first == nil then first = now end
+elseif gone > 0 then
+  redis.call('ZADD', KEYS[1], -1 - n, '~n')
 end
-if first == nil then first = now end
-if renewed == nil or renewed < now - window then
-  redis.call('ZADD', KEYS[1], now, now .. '-' .. ARGV[3], -2 - n, '~n', -now, '~e')
-  redis.call('PEXPIRE', KEYS[1], 2 * window)
-else
-  redis.call('ZADD', KEYS[1], now, now .. '-' .. ARGV[3], -2 - n, '~n')
-end
-return {1, limit - n - 1, 0, first + window - now}
+if allowed == asked then return {allowed, n, first + window - now, 0, 0} end
+local count = n + allowed
+local edge = redis.call('ZRANGE', KEYS[1], marks + count - limit, marks + count - limit, 'WITHSCORES')
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+return {allowed, n, (first or now) + window - now, tonumber(edge[2]) + window - now, tonumber(last[2]) + window - now}
 `);
 
+/** At most this many hits of one key go in one script (its arguments stay few). */
+const MAX_HITS_PER_SCRIPT = 100;
+
+interface Batch {
+  key: string;
+  limit: number;
+  windowMs: number;
+  hits: { id: string; resolve(r: RateLimitResult): void; reject(e: unknown): void }[];
+}
+
+/**
+ * The hits this node makes on one key in one turn of its event loop go in one script (a client
+ * sending in parallel with one API key hits together), judged in the order made, as if made one
+ * after the other: the first ones allowed while the window has room, the rest refused and not
+ * counted.
+ */
 export function createRedisRateLimiter(redis: RedisClient, prefix: string): RateLimiter {
   let seq = 0;
   const node = Math.random().toString(36).slice(2, 10);
+  const waiting = new Map<string, Batch>();
+
+  const run = (b: Batch) => {
+    hitScript.run(redis, [b.key], [b.limit, b.windowMs, ...b.hits.map((h) => h.id)]).then(
+      (r) => {
+        const [allowed, counted, reset, retry, refusedReset] = (r as number[]).map(Number) as [number, number, number, number, number];
+        b.hits.forEach((h, i) =>
+          h.resolve(
+            i < allowed
+              ? { allowed: true, limit: b.limit, remaining: b.limit - counted - i - 1, retryAfterMs: 0, resetMs: Math.max(0, reset) }
+              : { allowed: false, limit: b.limit, remaining: 0, retryAfterMs: Math.max(1, retry), resetMs: Math.max(0, refusedReset) },
+          ),
+        );
+      },
+      (e: unknown) => {
+        for (const h of b.hits) h.reject(e);
+      },
+    );
+  };
+
+  const flush = () => {
+    const batches = [...waiting.values()];
+    waiting.clear();
+    for (const b of batches) run(b);
+  };
+
   return {
-    async hit(key, limit, windowMs): Promise<RateLimitResult> {
-      const r = (await hitScript.run(redis, [`${prefix}:rlw:{${key}}`], [limit, windowMs, `${node}-${++seq}`])) as number[];
-      const [allowed, remaining, retry, reset] = r.map(Number) as [number, number, number, number];
-      return { allowed: allowed === 1, limit, remaining, retryAfterMs: allowed === 1 ? 0 : Math.max(1, retry), resetMs: Math.max(0, reset) };
+    hit(key, limit, windowMs): Promise<RateLimitResult> {
+      return new Promise((resolve, reject) => {
+        const id = `${key}\n${limit}\n${windowMs}`;
+        let batch = waiting.get(id);
+        if (batch === undefined || batch.hits.length >= MAX_HITS_PER_SCRIPT) {
+          // Sent at the end of this turn of the event loop, when the client writes its commands anyway.
+          if (waiting.size === 0) setImmediate(flush);
+          if (batch !== undefined) run(batch);
+          batch = { key: `${prefix}:rlw:{${key}}`, limit, windowMs, hits: [] };
+          waiting.set(id, batch);
+        }
+        batch.hits.push({ id: `${node}-${++seq}`, resolve, reject });
+      });
     },
   };
 }
