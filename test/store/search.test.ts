@@ -23,8 +23,8 @@ runSearchContract('PostgreSQL (tsvector)', async () => {
 });
 
 describe('PostgreSQL message search: the newest matches, whichever way they are found', () => {
-  // Small sizes so each way is taken: rank the newest 5 matches, walk the newest 10 messages, reach back at most 100.
-  const sizes = { recentHits: 5, walk: 10, windowMax: 100 };
+  // Small sizes so each way is taken: rank the newest 5 matches, look at the newest 4 messages, walk 10, reach back at most 100.
+  const sizes = { recentHits: 5, probe: 4, walk: 10, windowMax: 100 };
   const seen = (db: PgDb) => {
     const queries: string[] = [];
     const spy = Object.create(db) as PgDb;
@@ -74,12 +74,12 @@ describe('PostgreSQL message search: the newest matches, whichever way they are 
     // Said in every message: the walk has them all.
     queries.length = 0;
     expect((await search.messages(org, 'filler', 5)).map((h) => h.messageId)).toEqual(newest('filler', 5));
-    expect(queries).toEqual(['walk']);
+    expect(queries).toEqual(['walk', 'walk']);
 
-    // An organization with fewer messages than the walk: every match was walked.
+    // An organization with fewer messages than the first look: every match was read.
     queries.length = 0;
     const small = randomUUID();
-    const few = await write(messages, small, (i) => (i % 3 === 0 ? ['alpha'] : ['filler']), 8);
+    const few = await write(messages, small, (i) => (i % 3 === 0 ? ['alpha'] : ['filler']), 3);
     expect((await search.messages(small, 'alpha', 5)).map((h) => h.messageId)).toEqual(few('alpha', 5));
     expect(queries).toEqual(['walk']);
   });
