@@ -13,7 +13,7 @@ const CONTACTS = `
 // Messages are ranked among a word's newest matches (up to `recentHits`), found the cheapest of
 // three ways, told apart by a first look at the organization's newest `probe` messages (an
 // organization with fewer has had them all read). A word common there (one message in
-// twenty or more) has its matches among the newest `walk` messages: those are walked, newest first
+// thirteen or more) has its matches among the newest `walk` messages: those are walked, newest first
 // (the pages written last, read in order), stopping at them. A word found less often tells how far
 // back its matches should lie: up to `windowMax` messages back (in `seq`, which all organizations
 // share, at the pace the probed messages took it), the GIN index's matches and the primary key's
