@@ -3,9 +3,9 @@ import { badRequest, idempotencyKeyReused, notFound } from '../errors.js';
 import { requestFingerprint } from '../domain/fingerprint.js';
 import { IDEMPOTENCY_KEY_TTL_MS } from '../store/request-keys/port.js';
 import type { Clock } from '../clock.js';
-import { openTicketOf, type Principal, type Ticket, type TicketActivity, type TicketOrigin } from '../domain/types.js';
+import type { Principal, Ticket, TicketActivity, TicketOrigin } from '../domain/types.js';
 import { applyTicketChanges, initialResolutionDate, resolutionDateOnOpenTicket, TICKET_ID_PATTERN } from '../domain/ticket-rules.js';
-import type { Store, TicketEventStamp } from '../store/index.js';
+import { contactOpenTicket, type Store, type TicketEventStamp } from '../store/index.js';
 import { requireScope } from './principal.js';
 import { UNASSIGNED, type CreateTicketInput, type ListTicketsInput, type TicketActivityQuery, type UpdateTicketInput } from './schemas.js';
 
@@ -174,8 +174,7 @@ export class TicketService {
   async setPriorityByAutomation(organizationId: string, audienceExternalId: string, priority: Ticket['priority']): Promise<Ticket | null> {
     const contact = await this.store.contacts.get(organizationId, audienceExternalId);
     if (contact === null) return null;
-    const { tickets } = await this.store.tickets.list({ organizationId, audienceId: contact.id, offset: 0, limit: 50 });
-    const open = openTicketOf(tickets);
+    const open = await contactOpenTicket(this.store.tickets, organizationId, contact.id);
     if (open === undefined) return null;
     if (open.priority === priority) return open;
     const now = new Date(this.clock.now()).toISOString();

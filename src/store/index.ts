@@ -14,6 +14,7 @@ export { NODE_MIGRATIONS, SANDBOX_MIGRATIONS } from './sqlite/schema.js';
 export { openNodeBacking, closeNodeBacking, openNodeDb, openNodeDbIn, openSandboxDb, nodeDbPath, type NodeBacking } from './backing.js';
 export { createSqliteStore } from './core/sqlite.js';
 export { createPostgresStore } from './core/postgres.js';
+export { contactOpenTicket } from './core/open-ticket.js';
 export { PgDb, numbered, type PgMigration, type PgQueryable } from './postgres/db.js';
 export { NODE_PG_MIGRATIONS } from './postgres/schema.js';
 export { connectRedis, getEach, LuaScript, openNodeRedis, orgKeys, type NodeRedis, type RedisClient } from './redis/client.js';

@@ -1,6 +1,7 @@
 import type { AutomationFiredData } from '../../domain/automation.js';
-import { openTicketOf, type TicketPriority } from '../../domain/types.js';
+import type { TicketPriority } from '../../domain/types.js';
 import type { DomainEvent } from '../../events/types.js';
+import { contactOpenTicket } from '../../store/core/open-ticket.js';
 import type { TicketRepo } from '../../store/core/port.js';
 
 /*
@@ -9,9 +10,6 @@ import type { TicketRepo } from '../../store/core/port.js';
  * ticket and what a rule's `set_priority` sets. Read when a response target
  * starts, so the targets of that priority apply.
  */
-
-/** Tickets of a contact looked at for its open one (newest first). */
-const TICKETS_LOOKED_AT = 50;
 
 /**
  * The conversation's priority for a target starting at a customer message:
@@ -22,8 +20,7 @@ const TICKETS_LOOKED_AT = 50;
  * no open ticket.
  */
 export async function conversationPriority(tickets: Pick<TicketRepo, 'list'>, organizationId: string, contactId: string, fired: DomainEvent[]): Promise<TicketPriority | null> {
-  const page = await tickets.list({ organizationId, audienceId: contactId, offset: 0, limit: TICKETS_LOOKED_AT });
-  let priority = openTicketOf(page.tickets)?.priority ?? null;
+  let priority = (await contactOpenTicket(tickets, organizationId, contactId))?.priority ?? null;
   for (const e of fired) {
     if (e.type !== 'automation.fired') continue;
     for (const action of (e.data as AutomationFiredData).actions) {
