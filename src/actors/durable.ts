@@ -166,8 +166,11 @@ export interface DurableActorDeps {
  *   it (with a time to live), so the state stays small whatever the
  *   traffic: a repeat of a key whose digest is in the state gets the stored
  *   reply, or a 409 `idempotency_reply_expired` once it is gone, never a
- *   second effect. The reply is written once the state write succeeded, so
- *   a stale owner (its write refused) never replaces the current owner's.
+ *   second effect. The reply commits before the state write that names its
+ *   digest, so a crash between the two leaves a reply nothing names, never
+ *   a digest without its reply; it is marked with the owner's fencing
+ *   epoch, so a stale owner's (whose state write is refused) never replaces
+ *   the current owner's.
  * - Events are written to an outbox with the state, then published; the
  *   reply waits for publishing. If publishing fails the caller gets a
  *   retryable error, and the outbox is published again on the retry, on the
@@ -194,9 +197,9 @@ export interface DurableActorDeps {
  *   commit. With `commits` whose database does not hold the state
  *   (`holdsActorState: false`; clustered: PostgreSQL, the state in Redis),
  *   a command's writes there are two transactions: the handler's own
- *   writes, committed before the fenced state write (so the state never
- *   names a message or a refund that is not stored), and the reply, the
- *   `afterCommit` write and the projection, committed after it and before
+ *   writes and the reply, committed before the fenced state write (so the
+ *   state never names a message, a refund or a reply that is not stored),
+ *   and the `afterCommit` write and the projection, committed after it and before
  *   the events are published (a lone `afterCommit` write needs no
  *   transaction: it runs `apart`). Each write stays re-runnable, as the
  *   rules of docs/actors.md require, since the state write between them
@@ -306,13 +309,17 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     throw new AppError(409, 'idempotency_reply_expired', 'a request with this idempotency key was already applied, and its reply is no longer kept; use a new key for a new request');
   };
 
-  /** Keeps a reply in the reply store; a failure is logged, not the command's: only a retry of this key would miss it. */
-  const keepReply = async (digest: string, reply: unknown): Promise<void> => {
-    try {
-      await deps.replies!.put(ref, digest, reply);
-    } catch (e) {
-      ctx.log.warn('remembered reply write failed; a retry of this key will be refused with 409', { err: e });
-    }
+  /**
+   * Sends a reply to the reply store, marked with this owner's epoch (a stale owner's never replaces a
+   * newer one's). Rejects with a retryable error; a rejection nobody waits for is not unhandled.
+   */
+  const keepReply = (digest: string, reply: unknown): Promise<void> => {
+    const sent = deps.replies!.put(ref, digest, reply, ctx.fence.epoch).catch((e: unknown) => {
+      ctx.log.warn('remembered reply write failed; the command is not applied', { err: e });
+      throw actorUnavailable('conversation state could not be stored; retry with the same idempotency key');
+    });
+    sent.catch(() => {});
+    return sent;
   };
 
   /** Reads the fence without waiting for it: settles to the error that would refuse the command, or null. */
@@ -358,7 +365,7 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
    * finds what it reports stored. A failed commit loses them together: the effect and the projection
    * are made again by a retry (503), a reply alone is logged (a retry of its key is refused with 409).
    */
-  const commitAfterState = async (hadEffect: boolean, kept: Promise<void>) => {
+  const commitAfterState = async (hadEffect: boolean) => {
     const projected = projectionStale && spec.project !== undefined;
     // Not waited for before the commit, which is sent behind it: the three cost one round trip.
     const projecting = projected ? project() : Promise.resolve();
@@ -366,7 +373,6 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     try {
       await deps.commits!.settle();
     } catch (e) {
-      await kept;
       await projecting.catch(() => {});
       if (projected) projectionStale = true;
       ctx.log.warn('writes after the state write did not commit', { err: e });
@@ -422,36 +428,35 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
     const events = outcome.events ?? [];
     const effect = outcome.afterCommit;
     const remember = key !== undefined && !readOnly.has(command.kind) && effect === undefined && outcome.forget !== true;
-    let keepFor: string | undefined;
-    let kept: Promise<void> = Promise.resolve();
     if (fence !== null && outcome.state === current.state && events.length > 0 && !remember && current.outbox.length === 0) {
       // A report: its events go to the log in place of a state write (the outbox stays empty, so the flush below has nothing to do).
       await publishReport(fence, events);
     } else if (outcome.state !== current.state || events.length > 0 || remember || outboxStale) {
       let replies = current.replies;
       let applied = current.applied;
+      let keeping: Promise<void> | undefined;
       if (remember && deps.replies !== undefined) {
-        keepFor = idempotencyKeyDigest(key);
-        applied = [...(applied ?? []), keepFor].slice(-spec.maxIdempotencyKeys);
+        const digest = idempotencyKeyDigest(key);
+        applied = [...(applied ?? []), digest].slice(-spec.maxIdempotencyKeys);
+        keeping = keepReply(digest, outcome.reply);
       } else if (remember) {
         replies = [...replies, [key, outcome.reply]];
         if (replies.length > spec.maxIdempotencyKeys) replies = replies.slice(replies.length - spec.maxIdempotencyKeys);
       }
       const next: StoredActorState<S> = { state: outcome.state, version: (current.version ?? 0) + 1, replies, ...(applied === undefined ? {} : { applied }), outbox: [...current.outbox, ...events] };
       const changed = outcome.state !== current.state;
+      // Split, the reply was sent in the transaction the state write commits first, so a failed reply
+      // write refuses the command before it is applied; alone, it is waited for before the state write.
+      if (!split && keeping !== undefined) await keeping;
       await save(next);
-      // The reply is kept once the state write (with its digest) succeeded: a stale owner, whose write
-      // is refused, never replaces the reply of the command the current owner applied. In a split unit
-      // it is sent now and answered with the writes that follow (one transaction, one round trip).
-      if (keepFor !== undefined) kept = keepReply(keepFor, outcome.reply);
-      if (!split) await kept;
+      await keeping;
       current = next;
       outboxStale = false;
       if (changed) projectionStale = true;
     }
-    // Split: the writes after the state write (the reply, the effect, the projection) are one
+    // Split: the writes after the state write (the effect, the projection) are one
     // transaction, committed before the events go out; a lone effect needs none around it.
-    const lone = split && keepFor === undefined && !projectionStale && deps.commits!.apart !== undefined;
+    const lone = split && !projectionStale && deps.commits!.apart !== undefined;
     if (effect !== undefined) {
       try {
         await (lone ? deps.commits!.apart!(effect) : effect());
@@ -462,8 +467,7 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
         throw actorUnavailable('the change is recorded but not finished; retry');
       }
     }
-    if (split) await commitAfterState(effect !== undefined, kept);
-    await kept;
+    if (split) await commitAfterState(effect !== undefined);
     await flushOutbox();
     if (projectionStale) await project();
     return outcome.reply;

@@ -3,7 +3,6 @@ import { createEmbeddedActorSystem, durableActor, type ActorSystem, type Durable
 import type { AppError } from '../../src/errors.js';
 import { RedisActorStore } from '../../src/store/actors/redis.js';
 import { FencedWriteError, type ActorStateRef } from '../../src/store/actors/port.js';
-import { idempotencyKeyDigest } from '../../src/actors/durable.js';
 import type { Fence } from '../../src/domain/fence.js';
 import { PostgresActorReplyStore } from '../../src/store/actors/postgres.js';
 import { silentLogger } from '../../src/log.js';
@@ -47,12 +46,18 @@ afterEach(async () => {
   runs.length = 0;
 });
 
-/** A store whose writes can be refused as a stale owner's are. */
+/** A store whose writes can be refused as a stale owner's are, or lost on the way back as a crashed node's. */
 class FencingStore extends RedisActorStore {
   stale = false;
+  /** The next write is stored, then reported failed (the node died before hearing the answer). */
+  dropNextAnswer = false;
   override async save(ref: ActorStateRef, value: unknown, fence: Fence): Promise<void> {
     if (this.stale) throw new FencedWriteError(fence);
     await super.save(ref, value, fence);
+    if (this.dropNextAnswer) {
+      this.dropNextAnswer = false;
+      throw new Error('connection lost after the write');
+    }
   }
 }
 
@@ -104,11 +109,34 @@ describe('remembered replies in PostgreSQL', () => {
     expect(await a.replies.prune()).toBe(1);
   });
 
-  it('keeps no reply of a command whose state write was refused (a stale owner never replaces the owner\'s reply)', async () => {
+  it('answers the first reply when the state write was stored but its answer lost (a node killed between the two)', async () => {
     const a = await start({ replies: true, prefix: 're' });
+    a.store.dropNextAnswer = true;
+    const err = (await a.ask(1, 'k1').catch((e: unknown) => e)) as AppError;
+    expect(err.status).toBe(503);
+    // The state names the key's digest, and its reply was committed before it.
+    expect(await a.ask(1, 'k1')).toEqual(expect.objectContaining({ outcome: 'sent' }));
+    expect(runs).toEqual([1]);
+  });
+
+  it("keeps the newest owner's reply: a stale owner's put (a lower epoch) never replaces it", async () => {
+    const a = await start({ replies: true, prefix: 'rf' });
+    const ref = { type: 'sender', key: 'c1', partition: 0 };
+    await a.replies.put(ref, 'd1', { by: 'owner' }, 7);
+    await a.replies.put(ref, 'd1', { by: 'stale owner' }, 6);
+    expect(await a.replies.get(ref, 'd1')).toEqual({ reply: { by: 'owner' } });
+    // The same owner (a rerun whose state write was not stored) replaces its own.
+    await a.replies.put(ref, 'd1', { by: 'owner, again' }, 7);
+    expect(await a.replies.get(ref, 'd1')).toEqual({ reply: { by: 'owner, again' } });
+  });
+
+  it('applies nothing when the state write is refused (a stale owner), and the current owner applies the key once', async () => {
+    const a = await start({ replies: true, prefix: 'rg' });
     a.store.stale = true;
     const err = (await a.ask(1, 'k1').catch((e: unknown) => e)) as AppError;
     expect(err.status).toBe(503); // ownership lost, retried by the caller until it gives up
-    expect(await a.replies.get({ type: 'sender', key: 'c1', partition: 0 }, idempotencyKeyDigest('k1'))).toBeNull();
+    a.store.stale = false;
+    expect(await a.ask(2, 'k1')).toEqual(expect.objectContaining({ messageId: reply(2).messageId }));
+    expect(await a.ask(3, 'k1')).toEqual(expect.objectContaining({ messageId: reply(2).messageId }));
   });
 });

@@ -35,7 +35,7 @@ async function setup() {
   const trace: string[] = [];
   class TracingStore extends SqliteActorStore {
     override async save(ref: ActorStateRef, value: unknown, fence: Fence): Promise<void> {
-      trace.push(`save; stored then: ${(await seen(db)).join(',')}`);
+      trace.push(`save; stored then: ${(await seen(db)).join(',')}; replies ${await replies(db)}`);
       await super.save(ref, value, fence);
     }
   }
@@ -73,10 +73,10 @@ async function setup() {
 }
 
 describe('clustered unit of work (PgDb, the state stored elsewhere)', () => {
-  it("commits the handler's writes before the state write, and the reply and projection before the events are published", async () => {
+  it("commits the handler's writes and the reply before the state write, and the projection before the events are published", async () => {
     const t = await setup();
     expect(await t.ask('a', 'key-a')).toEqual({ n: 1 });
-    expect(t.trace).toEqual(['save; stored then: contact-a,message-a', 'publish ev-a; stored then: contact-a,message-a,row-1; replies 1']);
+    expect(t.trace).toEqual(['save; stored then: contact-a,message-a; replies 1', 'publish ev-a; stored then: contact-a,message-a,row-1; replies 1']);
     // The remembered reply answers a repeat of the key.
     expect(await t.ask('a', 'key-a')).toEqual({ n: 1 });
     expect(await seen(t.db)).toEqual(['contact-a', 'message-a', 'row-1']);

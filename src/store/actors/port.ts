@@ -41,11 +41,13 @@ export interface ActorStateStore {
  * contact's traffic (the state remembers only a digest of each key). Rows
  * expire after the store's time to live.
  *
- * `put` is idempotent (a second put of one key replaces the first); `get`
- * answers null for a key never put or expired.
+ * `put` is idempotent: a second put of one key replaces the first unless
+ * the first was made under a newer fencing epoch (a stale owner's reply never
+ * replaces the current owner's). `get` answers null for a key never put or
+ * expired.
  */
 export interface ActorReplyStore {
-  put(ref: ActorStateRef, keyDigest: string, reply: unknown): Promise<void>;
+  put(ref: ActorStateRef, keyDigest: string, reply: unknown, epoch: number): Promise<void>;
   get(ref: ActorStateRef, keyDigest: string): Promise<{ reply: unknown } | null>;
 }
 

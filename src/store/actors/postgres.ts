@@ -13,10 +13,10 @@ export class PostgresActorReplyStore implements ActorReplyStore {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async put(ref: ActorStateRef, keyDigest: string, reply: unknown): Promise<void> {
+  async put(ref: ActorStateRef, keyDigest: string, reply: unknown, epoch: number): Promise<void> {
     await this.db.query(
-      'INSERT INTO actor_replies (actor, key_digest, reply, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT (actor, key_digest) DO UPDATE SET reply = excluded.reply, expires_at = excluded.expires_at',
-      [actorOf(ref), keyDigest, JSON.stringify(reply ?? null), this.now() + this.ttlMs],
+      'INSERT INTO actor_replies (actor, key_digest, reply, expires_at, epoch) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (actor, key_digest) DO UPDATE SET reply = excluded.reply, expires_at = excluded.expires_at, epoch = excluded.epoch WHERE actor_replies.epoch <= excluded.epoch',
+      [actorOf(ref), keyDigest, JSON.stringify(reply ?? null), this.now() + this.ttlMs, epoch],
     );
   }
 

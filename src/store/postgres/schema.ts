@@ -485,6 +485,11 @@ const TEAMS = `
   CREATE INDEX conversations_by_team ON conversations (org, team_id, lane, waiting_since, audience_external_id) WHERE team_id IS NOT NULL;
 `;
 
+// The fencing epoch of the owner that kept a reply: a stale owner's put never replaces a newer owner's.
+const ACTOR_REPLY_EPOCHS = `
+  ALTER TABLE actor_replies ADD COLUMN epoch bigint NOT NULL DEFAULT 0;
+`;
+
 export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES + MESSAGING + SANDBOX },
   { version: 2, name: 'ticket activity', sql: TICKET_ACTIVITY },
@@ -497,4 +502,5 @@ export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 9, name: 'webchat attachments', sql: WEBCHAT_ATTACHMENTS },
   { version: 10, name: 'response targets', sql: RESPONSE_TARGETS },
   { version: 11, name: 'teams', sql: TEAMS },
+  { version: 12, name: 'actor reply epochs', sql: ACTOR_REPLY_EPOCHS },
 ];
