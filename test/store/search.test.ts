@@ -58,18 +58,25 @@ describe('PostgreSQL message search: the newest matches, whichever way they are 
     const messages = createPostgresSessionMessageRepo(db);
     const org = randomUUID();
     const other = randomUUID();
-    // alpha: every fourth message (the walk finds 2 or 3 of 5); beta: 3 of the newest 10, then none for 100 messages, then 20.
-    const newest = await write(messages, org, (i) => [...(i % 4 === 0 ? ['alpha'] : []), ...((i < 20) || (i >= 220 && i % 3 === 0) ? ['beta'] : []), 'filler'], 230, other);
+    // alpha: every fourth message (the walk finds 2 or 3 of 5); beta: 3 of the newest 10, then none for 100 messages, then 20;
+    // gamma: every tenth from the 150th (one in the probe, so its first range is too short).
+    const words = (i: number) => [...(i % 4 === 0 ? ['alpha'] : []), ...((i < 20) || (i >= 220 && i % 3 === 0) ? ['beta'] : []), ...(i >= 150 && i % 10 === 8 ? ['gamma'] : []), 'filler'];
+    const newest = await write(messages, org, words, 230, other);
     const { spy, queries } = seen(db);
     const search = createPostgresSearchIndex(spy, sizes);
 
     expect((await search.messages(org, 'alpha', 5)).map((h) => h.messageId)).toEqual(newest('alpha', 5));
     expect(queries).toEqual(['walk', 'range']);
 
-    // The range guessed from the walk holds too few (the word stopped for a while): the GIN index finds the older ones.
+    // The ranges guessed from the walk hold too few (the word stopped for a while): the GIN index finds the older ones.
     queries.length = 0;
     expect((await search.messages(org, 'beta', 5)).map((h) => h.messageId)).toEqual(newest('beta', 5));
-    expect(queries).toEqual(['walk', 'range', 'gin', 'other']);
+    expect(queries).toEqual(['walk', 'range', 'range', 'gin', 'other']);
+
+    // The first range holds too few (3 of 5): a second, as far back as its rate says, holds them.
+    queries.length = 0;
+    expect((await search.messages(org, 'gamma', 5)).map((h) => h.messageId)).toEqual(newest('gamma', 5));
+    expect(queries).toEqual(['walk', 'range', 'range']);
 
     // Said in every message: the walk has them all.
     queries.length = 0;

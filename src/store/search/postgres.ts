@@ -19,7 +19,9 @@ const CONTACTS = `
 // share, at the pace the probed messages took it), the GIN index's matches and the primary key's
 // range from there are intersected as bitmaps, so only the matching rows of the range are read (a
 // word in a hundredth of a million messages: about 1,000 pages, where walking the range read
-// 5,800). When that range holds `recentHits` matches they are the newest; otherwise (the word was
+// 5,800). When that range holds `recentHits` matches they are the newest; when it holds fewer, a
+// range as far back as its own rate says is tried once (the probe's rate, from a few matches, can
+// be high by chance: several contacts saying the word at one busy moment); otherwise (the word was
 // rarer further back), and for a word the probe did not find, the GIN index alone: its matches
 // counted up to `recentHits`, then all of them ranked when fewer (an order number), or the newest
 // when more. The GIN index alone reads every match of the word, each on a page of its own; a walk
@@ -100,9 +102,17 @@ export function createPostgresSearchIndex(db: PgDb, sizes: MessageSearchSizes = 
         } else if (window <= sizes.windowMax) {
           // In seq (which every organization's messages share) at the pace the probed ones took it.
           const newest = Number(probed[0]!.newest);
-          const start = newest - Math.ceil(((newest - Number(probed[0]!.probe_start)) * window) / sizes.probe);
-          const since = await db.rows<Ranked>(sql.since, [org, q, limit, Math.max(0, start)], { prepare: false });
-          if (matchesIn(since) >= sizes.recentHits) return since.map((r) => messageHit(r.body));
+          const pace = (newest - Number(probed[0]!.probe_start)) / sizes.probe;
+          const inRange = (messages: number) => db.rows<Ranked>(sql.since, [org, q, limit, Math.max(0, newest - Math.ceil(pace * messages))], { prepare: false });
+          let since = await inRange(window);
+          let inIt = matchesIn(since);
+          // Too few there (the probe caught the word at a busy moment): once more, as far back as the
+          // range's own rate says, before the GIN index alone (which reads every match).
+          if (inIt > 0 && inIt < sizes.recentHits && window < sizes.windowMax) {
+            since = await inRange(Math.min(sizes.windowMax, Math.ceil((window * sizes.recentHits * 1.5) / inIt)));
+            inIt = matchesIn(since);
+          }
+          if (inIt >= sizes.recentHits) return since.map((r) => messageHit(r.body));
         }
       }
       const [{ n }] = (await db.rows<{ n: string }>(sql.matchesUpTo, [org, q], { prepare: false })) as [{ n: string }];
