@@ -116,7 +116,9 @@ export class PgDb implements PgQueryable {
       idleTimeoutMillis: 30_000,
       // A unit of work sends its statements without waiting for the answers to the ones before.
       pipeline: true,
-      options: opts.schema === undefined ? undefined : `-c search_path=${opts.schema}`,
+      // No JIT: every statement here is short, and compiling one (tens of milliseconds, chosen by the
+      // plan's estimated cost, so for some parameter values and not others) only made a query slow.
+      options: ['-c jit=off', ...(opts.schema === undefined ? [] : [`-c search_path=${opts.schema}`])].join(' '),
     });
     // An idle client whose server went away emits here; without a listener it would end the process.
     pool.on('error', () => {});
