@@ -1,44 +1,38 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATOR_TOKEN, type TestService } from '../harness/service.js';
-import { eventually, messagingOrg, startMessagingService, type MessagingOrg } from '../messaging/messaging-helpers.js';
+import { OPERATOR_TOKEN } from '../harness/service.js';
+import { eventually, useTwoOrgs, type MessagingOrg } from '../messaging/messaging-helpers.js';
 import { extraAgent } from '../inbox/client.js';
 import { call, errorText, mcpClient, structured } from './helpers.js';
 
 describe('MCP live inbox tools', () => {
-  let svc: TestService;
-  let a: MessagingOrg;
-  let b: MessagingOrg;
+  const orgs = useTwoOrgs();
   let ann: Client;
   let bob: Client;
   let other: Client;
   let annId: string;
   beforeAll(async () => {
-    svc = await startMessagingService();
-    a = await messagingOrg(svc, 'A');
-    b = await messagingOrg(svc, 'B');
-    const annAgent = await extraAgent(svc, a, 'ann');
+    const annAgent = await extraAgent(orgs.svc, orgs.a, 'ann');
     annId = annAgent.id;
-    const bobAgent = await extraAgent(svc, a, 'bob');
+    const bobAgent = await extraAgent(orgs.svc, orgs.a, 'bob');
     const scopes = ['mcp:access', 'inbox:read', 'inbox:write'] as const;
     const keyFor = async (org: MessagingOrg, userId: string) =>
-      (await svc.call('POST', `/admin/v1/organizations/${org.id}/api-keys`, { key: OPERATOR_TOKEN, body: { userId, scopes } })).body.key as string;
-    ann = await mcpClient(`${svc.running.mcpUrl}/mcp/platform`, await keyFor(a, annAgent.id));
-    bob = await mcpClient(`${svc.running.mcpUrl}/mcp/platform`, await keyFor(a, bobAgent.id));
-    other = await mcpClient(`${svc.running.mcpUrl}/mcp/platform`, b.adminKey);
+      (await orgs.svc.call('POST', `/admin/v1/organizations/${org.id}/api-keys`, { key: OPERATOR_TOKEN, body: { userId, scopes } })).body.key as string;
+    ann = await mcpClient(`${orgs.svc.running.mcpUrl}/mcp/platform`, await keyFor(orgs.a, annAgent.id));
+    bob = await mcpClient(`${orgs.svc.running.mcpUrl}/mcp/platform`, await keyFor(orgs.a, bobAgent.id));
+    other = await mcpClient(`${orgs.svc.running.mcpUrl}/mcp/platform`, orgs.b.adminKey);
   }, 60_000);
   afterAll(async () => {
     for (const c of [ann, bob, other]) await c?.close();
-    await svc?.close();
   });
 
   it('lists the queue, lets exactly one of two agents take, replies as the holder, hands back; another organization sees and takes nothing', async () => {
     const phone = '4915300000077';
-    const aeid = `${phone}:${a.phoneNumberId}`;
-    const help = await svc.call('POST', `/v1/sandbox/channels/${a.channelId}/customers/${phone}/messages`, { key: a.adminKey, body: { text: 'help' } });
+    const aeid = `${phone}:${orgs.a.phoneNumberId}`;
+    const help = await orgs.svc.call('POST', `/v1/sandbox/channels/${orgs.a.channelId}/customers/${phone}/messages`, { key: orgs.a.adminKey, body: { text: 'help' } });
     expect(help.status).toBe(201);
-    await eventually(async () => (await svc.call('GET', `/v1/conversations/${aeid}`, { key: a.adminKey })).status === 200);
-    expect((await svc.call('POST', '/v1/handover', { key: a.adminKey, body: { audienceExternalId: aeid } })).body).toEqual({ success: true });
+    await eventually(async () => (await orgs.svc.call('GET', `/v1/conversations/${aeid}`, { key: orgs.a.adminKey })).status === 200);
+    expect((await orgs.svc.call('POST', '/v1/handover', { key: orgs.a.adminKey, body: { audienceExternalId: aeid } })).body).toEqual({ success: true });
 
     const queue = structured(await call(ann, 'list_conversations', { status: 'queued' }));
     expect(queue.conversations.map((c: { id: string }) => c.id)).toContain(aeid);
@@ -59,7 +53,7 @@ describe('MCP live inbox tools', () => {
     ]) {
       expect(structured(await call(winner, 'reply_in_conversation', { conversationId: aeid, message })).messageId, message.type).toMatch(/^wamid\./);
     }
-    const onPhone = (await svc.call('GET', `/v1/sandbox/channels/${a.channelId}/customers/${phone}/messages`, { key: a.adminKey })).body.messages as { type: string }[];
+    const onPhone = (await orgs.svc.call('GET', `/v1/sandbox/channels/${orgs.a.channelId}/customers/${phone}/messages`, { key: orgs.a.adminKey })).body.messages as { type: string }[];
     expect(onPhone.map((m) => m.type)).toEqual(expect.arrayContaining(['location', 'contacts', 'reaction']));
     expect(errorText(await call(winner, 'reply_in_conversation', { conversationId: aeid, message: { type: 'reaction', reaction: { messageId: 'wamid.elsewhere', emoji: '👍' } } }))).toContain('no_such_message');
     expect(errorText(await call(other, 'take_conversation', { conversationId: aeid }))).toContain('not_found');

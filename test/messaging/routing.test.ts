@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import type { DomainEvent } from '../../src/events/types.js';
-import type { TestService } from '../harness/service.js';
-import { eventually, messagingOrg, startMessagingService, type MessagingOrg } from './messaging-helpers.js';
+import { eventually, useTwoOrgs, type MessagingOrg } from './messaging-helpers.js';
 
 /*
  * A channel's routing over the API: who answers first, and the bot's
@@ -10,47 +8,30 @@ import { eventually, messagingOrg, startMessagingService, type MessagingOrg } fr
  */
 describe('channel routing', () => {
   const clock = new ManualClock(Date.now());
-  let svc: TestService;
-  let a: MessagingOrg;
-  let b: MessagingOrg;
-  const seen: DomainEvent[] = [];
-  const events = (type: string, pred: (d: any) => boolean = () => true) => seen.filter((e) => e.type === type && pred(e.data));
-
-  beforeAll(async () => {
-    svc = await startMessagingService({ clock });
-    a = await messagingOrg(svc, 'A');
-    b = await messagingOrg(svc, 'B');
-    await svc.running.services.events.consume(`routing-${Date.now()}`, async (e) => {
-      if (e.organizationId === a.id) seen.push(e);
-    });
-  }, 60_000);
-  afterAll(async () => svc?.close());
-
-  const patch = (org: MessagingOrg, channelId: string, body: unknown, key = org.adminKey) => svc.call('PATCH', `/v1/channels/${channelId}`, { key, body });
-  const customer = (org: MessagingOrg, phone: string, text: string) =>
-    svc.call('POST', `/v1/sandbox/channels/${org.channelId}/customers/${phone}/messages`, { key: org.adminKey, body: { text } });
-  const conversation = async (org: MessagingOrg, phone: string) => (await svc.call('GET', `/v1/conversations/${phone}:${org.phoneNumberId}`, { key: org.adminKey })).body.conversation;
+  const orgs = useTwoOrgs({ clock, events: 'a' });
+  const { events, customer, conversation } = orgs;
+  const patch = (org: MessagingOrg, channelId: string, body: unknown, key = org.adminKey) => orgs.patchChannel(org, body, key, channelId);
 
   it('shows the defaults, changes them with settings:manage, and keeps what a patch does not name', async () => {
-    const got = await svc.call('GET', `/v1/channels/${a.channelId}`, { key: a.agentKey });
+    const got = await orgs.svc.call('GET', `/v1/channels/${orgs.a.channelId}`, { key: orgs.a.agentKey });
     expect(got.status).toBe(200);
     expect(got.body.routing).toEqual({ firstResponder: 'bot', botFallbackSeconds: null, autoAssign: { enabled: false, capacity: null }, businessHours: null, sla: { firstResponseSeconds: null, nextResponseSeconds: null, byPriority: {}, clock: 'calendar' } });
 
     const hours = { timeZone: 'Europe/Berlin', weekly: { mon: [{ from: '09:00', to: '17:00' }] }, holidays: ['2026-12-25'], awayReply: 'We are closed.' };
-    const r = await patch(a, a.webChannelId, { name: 'Site', routing: { botFallbackSeconds: 90, autoAssign: { enabled: true }, businessHours: hours } });
+    const r = await patch(orgs.a, orgs.a.webChannelId, { name: 'Site', routing: { botFallbackSeconds: 90, autoAssign: { enabled: true }, businessHours: hours } });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ name: 'Site', routing: { firstResponder: 'bot', botFallbackSeconds: 90, autoAssign: { enabled: true, capacity: null }, businessHours: hours } });
-    const r2 = await patch(a, a.webChannelId, { routing: { autoAssign: { capacity: 3 }, businessHours: null } });
+    const r2 = await patch(orgs.a, orgs.a.webChannelId, { routing: { autoAssign: { capacity: 3 }, businessHours: null } });
     expect(r2.body.routing).toEqual({ firstResponder: 'bot', botFallbackSeconds: 90, autoAssign: { enabled: true, capacity: 3 }, businessHours: null, sla: { firstResponseSeconds: null, nextResponseSeconds: null, byPriority: {}, clock: 'calendar' } });
-    expect((await svc.call('GET', `/v1/channels/${a.webChannelId}`, { key: a.adminKey })).body.routing).toEqual(r2.body.routing);
+    expect((await orgs.svc.call('GET', `/v1/channels/${orgs.a.webChannelId}`, { key: orgs.a.adminKey })).body.routing).toEqual(r2.body.routing);
     // Listed with it too.
-    const list = await svc.call('GET', '/v1/channels', { key: a.adminKey });
-    expect(list.body.channels.find((c: { id: string }) => c.id === a.webChannelId).routing).toEqual(r2.body.routing);
+    const list = await orgs.svc.call('GET', '/v1/channels', { key: orgs.a.adminKey });
+    expect(list.body.channels.find((c: { id: string }) => c.id === orgs.a.webChannelId).routing).toEqual(r2.body.routing);
   });
 
   it('needs settings:manage, refuses bad input with nothing changed, and never reaches another organization', async () => {
-    const noScope = await a.keyWith(['inbox:read']);
-    expect((await patch(a, a.channelId, { routing: { firstResponder: 'agents' } }, noScope)).body.error.code).toBe('insufficient_scope');
+    const noScope = await orgs.a.keyWith(['inbox:read']);
+    expect((await patch(orgs.a, orgs.a.channelId, { routing: { firstResponder: 'agents' } }, noScope)).body.error.code).toBe('insufficient_scope');
     for (const body of [
       {},
       { routing: { firstResponder: 'humans' } },
@@ -66,76 +47,76 @@ describe('channel routing', () => {
       { routing: { sla: { nextResponseSeconds: 'soon' } } },
       { routing: { sla: { thirdResponseSeconds: 60 } } },
     ]) {
-      const r = await patch(a, a.channelId, body);
+      const r = await patch(orgs.a, orgs.a.channelId, body);
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.error.code).toBe('validation_failed');
     }
-    expect((await svc.call('GET', `/v1/channels/${a.channelId}`, { key: a.adminKey })).body.routing.firstResponder).toBe('bot');
+    expect((await orgs.svc.call('GET', `/v1/channels/${orgs.a.channelId}`, { key: orgs.a.adminKey })).body.routing.firstResponder).toBe('bot');
     // Another organization's channel is not found, and stays as it was.
-    expect((await svc.call('GET', `/v1/channels/${b.channelId}`, { key: a.adminKey })).status).toBe(404);
-    expect((await patch(a, b.channelId, { routing: { firstResponder: 'agents' } })).status).toBe(404);
-    expect((await svc.call('GET', `/v1/channels/${b.channelId}`, { key: b.adminKey })).body.routing.firstResponder).toBe('bot');
+    expect((await orgs.svc.call('GET', `/v1/channels/${orgs.b.channelId}`, { key: orgs.a.adminKey })).status).toBe(404);
+    expect((await patch(orgs.a, orgs.b.channelId, { routing: { firstResponder: 'agents' } })).status).toBe(404);
+    expect((await orgs.svc.call('GET', `/v1/channels/${orgs.b.channelId}`, { key: orgs.b.adminKey })).body.routing.firstResponder).toBe('bot');
   });
 
   it('agents first: a new conversation goes straight to the queue, by automation', async () => {
-    expect((await patch(a, a.channelId, { routing: { firstResponder: 'agents' } })).status).toBe(200);
+    expect((await patch(orgs.a, orgs.a.channelId, { routing: { firstResponder: 'agents' } })).status).toBe(200);
     const phone = '4915100000101';
-    expect((await customer(a, phone, 'Hello?')).status).toBe(201);
-    const queued = await eventually(async () => events('handover.requested', (d) => d.audienceExternalId === `${phone}:${a.phoneNumberId}`)[0]);
+    expect((await customer(orgs.a, phone, 'Hello?')).status).toBe(201);
+    const queued = await eventually(async () => events('handover.requested', (d) => d.audienceExternalId === `${phone}:${orgs.a.phoneNumberId}`)[0]);
     expect(queued.data).toMatchObject({ by: 'automation', reason: 'first_responder' });
-    const inbound = events('inbound_message', (d) => d.audienceExternalId === `${phone}:${a.phoneNumberId}`)[0]!;
+    const inbound = events('inbound_message', (d) => d.audienceExternalId === `${phone}:${orgs.a.phoneNumberId}`)[0]!;
     expect(inbound.data).toMatchObject({ handover: true, handoverStatus: 'queued' });
-    expect(await conversation(a, phone)).toMatchObject({ status: 'queued' });
+    expect(await conversation(orgs.a, phone)).toMatchObject({ status: 'queued' });
     // A second message of the same conversation queues nothing more.
-    await customer(a, phone, 'Anyone?');
-    await eventually(async () => events('inbound_message', (d) => d.audienceExternalId === `${phone}:${a.phoneNumberId}`).length === 2);
-    expect(events('handover.requested', (d) => d.audienceExternalId === `${phone}:${a.phoneNumberId}`)).toHaveLength(1);
+    await customer(orgs.a, phone, 'Anyone?');
+    await eventually(async () => events('inbound_message', (d) => d.audienceExternalId === `${phone}:${orgs.a.phoneNumberId}`).length === 2);
+    expect(events('handover.requested', (d) => d.audienceExternalId === `${phone}:${orgs.a.phoneNumberId}`)).toHaveLength(1);
     // The other organization's channel is untouched: its customers stay with the bot.
-    await customer(b, phone, 'Hello?');
-    await eventually(async () => (await conversation(b, phone))?.lastInboundAt);
-    expect(await conversation(b, phone)).toMatchObject({ status: 'bot' });
-    await patch(a, a.channelId, { routing: { firstResponder: 'bot' } });
+    await customer(orgs.b, phone, 'Hello?');
+    await eventually(async () => (await conversation(orgs.b, phone))?.lastInboundAt);
+    expect(await conversation(orgs.b, phone)).toMatchObject({ status: 'bot' });
+    await patch(orgs.a, orgs.a.channelId, { routing: { firstResponder: 'bot' } });
   });
 
   it("bot first with a fallback: a message the bot leaves unanswered is queued once its time runs out, one it answers is not", async () => {
-    expect((await patch(a, a.channelId, { routing: { firstResponder: 'bot', botFallbackSeconds: 60 } })).status).toBe(200);
-    const timers = svc.running.services.timers;
+    expect((await patch(orgs.a, orgs.a.channelId, { routing: { firstResponder: 'bot', botFallbackSeconds: 60 } })).status).toBe(200);
+    const timers = orgs.svc.running.services.timers;
     const slow = '4915100000102';
     const quick = '4915100000103';
-    await customer(a, slow, 'Where is my order?');
-    await customer(a, quick, 'Where is my order?');
-    await eventually(async () => (await conversation(a, slow))?.lastInboundAt && (await conversation(a, quick))?.lastInboundAt);
+    await customer(orgs.a, slow, 'Where is my order?');
+    await customer(orgs.a, quick, 'Where is my order?');
+    await eventually(async () => (await conversation(orgs.a, slow))?.lastInboundAt && (await conversation(orgs.a, quick))?.lastInboundAt);
     // The bot answers one of them.
-    const reply = await svc.call('POST', '/v1/messages/text', { key: a.adminKey, body: { channelId: a.channelId, to: quick, text: { body: 'Looking into it.' } } });
+    const reply = await orgs.svc.call('POST', '/v1/messages/text', { key: orgs.a.adminKey, body: { channelId: orgs.a.channelId, to: quick, text: { body: 'Looking into it.' } } });
     expect(reply.status).toBe(200);
     clock.advance(59_000);
     await timers.sweep();
-    expect(await conversation(a, slow)).toMatchObject({ status: 'bot' });
+    expect(await conversation(orgs.a, slow)).toMatchObject({ status: 'bot' });
     clock.advance(2_000);
     await timers.sweep();
-    expect(await conversation(a, slow)).toMatchObject({ status: 'queued' });
-    expect(await conversation(a, quick)).toMatchObject({ status: 'bot' });
-    const fallback = events('handover.requested', (d) => d.audienceExternalId === `${slow}:${a.phoneNumberId}`);
+    expect(await conversation(orgs.a, slow)).toMatchObject({ status: 'queued' });
+    expect(await conversation(orgs.a, quick)).toMatchObject({ status: 'bot' });
+    const fallback = events('handover.requested', (d) => d.audienceExternalId === `${slow}:${orgs.a.phoneNumberId}`);
     expect(fallback).toHaveLength(1);
     expect(fallback[0]!.data).toMatchObject({ by: 'automation', reason: 'bot_fallback' });
     // Swept again: nothing happens twice.
     clock.advance(120_000);
     await timers.sweep();
-    expect(events('handover.requested', (d) => d.audienceExternalId === `${slow}:${a.phoneNumberId}`)).toHaveLength(1);
-    expect(events('handover.requested', (d) => d.audienceExternalId === `${quick}:${a.phoneNumberId}`)).toHaveLength(0);
+    expect(events('handover.requested', (d) => d.audienceExternalId === `${slow}:${orgs.a.phoneNumberId}`)).toHaveLength(1);
+    expect(events('handover.requested', (d) => d.audienceExternalId === `${quick}:${orgs.a.phoneNumberId}`)).toHaveLength(0);
   });
 
   it('a conversation handed back to the bot does not inherit a deadline from before', async () => {
     const phone = '4915100000104';
-    await customer(a, phone, 'Hi');
-    await eventually(async () => (await conversation(a, phone))?.lastInboundAt);
+    await customer(orgs.a, phone, 'Hi');
+    await eventually(async () => (await conversation(orgs.a, phone))?.lastInboundAt);
     // An agent takes it before the fallback, then hands it back.
-    expect((await svc.call('POST', `/v1/conversations/${phone}:${a.phoneNumberId}/take`, { key: a.agentKey })).status).toBe(200);
-    expect((await svc.call('POST', `/v1/conversations/${phone}:${a.phoneNumberId}/hand-back`, { key: a.agentKey })).status).toBe(200);
+    expect((await orgs.svc.call('POST', `/v1/conversations/${phone}:${orgs.a.phoneNumberId}/take`, { key: orgs.a.agentKey })).status).toBe(200);
+    expect((await orgs.svc.call('POST', `/v1/conversations/${phone}:${orgs.a.phoneNumberId}/hand-back`, { key: orgs.a.agentKey })).status).toBe(200);
     clock.advance(3_600_000);
-    await svc.running.services.timers.sweep();
-    expect(await conversation(a, phone)).toMatchObject({ status: 'bot' });
-    expect(events('handover.requested', (d) => d.audienceExternalId === `${phone}:${a.phoneNumberId}` && d.by === 'automation')).toHaveLength(0);
-    await patch(a, a.channelId, { routing: { botFallbackSeconds: null } });
+    await orgs.svc.running.services.timers.sweep();
+    expect(await conversation(orgs.a, phone)).toMatchObject({ status: 'bot' });
+    expect(events('handover.requested', (d) => d.audienceExternalId === `${phone}:${orgs.a.phoneNumberId}` && d.by === 'automation')).toHaveLength(0);
+    await patch(orgs.a, orgs.a.channelId, { routing: { botFallbackSeconds: null } });
   });
 });

@@ -1,7 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DomainEvent } from '../../src/events/types.js';
-import type { TestService } from '../harness/service.js';
-import { eventually, messagingOrg, startMessagingService, type MessagingOrg } from './messaging-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { eventually, useTwoOrgs, type MessagingOrg } from './messaging-helpers.js';
 
 /*
  * Rules on labels and the label and ticket actions over the API: a rule
@@ -11,25 +9,9 @@ import { eventually, messagingOrg, startMessagingService, type MessagingOrg } fr
  * organization's labels and tickets are never reached.
  */
 describe('rules on labels, and the label and ticket actions', () => {
-  let svc: TestService;
-  let a: MessagingOrg;
-  let b: MessagingOrg;
-  const seen: DomainEvent[] = [];
-  const events = (type: string, pred: (d: any) => boolean = () => true) => seen.filter((e) => e.type === type && pred(e.data));
-
-  beforeAll(async () => {
-    svc = await startMessagingService();
-    a = await messagingOrg(svc, 'A');
-    b = await messagingOrg(svc, 'B');
-    await svc.running.services.events.consume(`rule-actions-${Date.now()}`, async (e) => {
-      if (e.organizationId === a.id || e.organizationId === b.id) seen.push(e);
-    });
-  }, 60_000);
-  afterAll(async () => svc?.close());
-
-  const call = (org: MessagingOrg, method: string, path: string, body?: unknown) => svc.call(method, path, { key: org.adminKey, body });
-  const customer = (org: MessagingOrg, phone: string, text: string) => call(org, 'POST', `/v1/sandbox/channels/${org.channelId}/customers/${phone}/messages`, { text });
-  const conversation = async (org: MessagingOrg, phone: string) => (await call(org, 'GET', `/v1/conversations/${phone}:${org.phoneNumberId}`)).body.conversation;
+  const orgs = useTwoOrgs({ events: 'both' });
+  const { events, customer, conversation } = orgs;
+  const call = (org: MessagingOrg, method: string, path: string, body?: unknown) => orgs.svc.call(method, path, { key: org.adminKey, body });
   const entries = async (org: MessagingOrg, phone: string) =>
     ((await conversation(org, phone))?.messages ?? []).filter((m: { system?: unknown }) => m.system !== undefined).map((m: { system: { event: string } }) => m.system);
 
@@ -41,17 +23,17 @@ describe('rules on labels, and the label and ticket actions', () => {
       { name: 'x', conditions: [{ field: 'label', operator: 'is', value: 'vip' }], actions: [{ type: 'request_handover' }] },
       { name: 'x', conditions: [{ field: 'label', operator: 'in', value: 'vip' }], actions: [{ type: 'request_handover' }] },
     ]) {
-      const r = await call(a, 'POST', '/v1/automation-rules', body);
+      const r = await call(orgs.a, 'POST', '/v1/automation-rules', body);
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.error.code).toBe('validation_failed');
     }
   });
 
   it("a rule on a contact's label adds a label, creates a ticket and raises its priority, in order, each in the timeline", async () => {
-    expect((await call(a, 'POST', '/v1/labels', { name: 'VIP' })).status).toBe(201);
-    expect((await call(a, 'POST', '/v1/labels', { name: 'Escalated' })).status).toBe(201);
-    expect((await call(b, 'POST', '/v1/labels', { name: 'B only' })).status).toBe(201);
-    const rule = await call(a, 'POST', '/v1/automation-rules', {
+    expect((await call(orgs.a, 'POST', '/v1/labels', { name: 'VIP' })).status).toBe(201);
+    expect((await call(orgs.a, 'POST', '/v1/labels', { name: 'Escalated' })).status).toBe(201);
+    expect((await call(orgs.b, 'POST', '/v1/labels', { name: 'B only' })).status).toBe(201);
+    const rule = await call(orgs.a, 'POST', '/v1/automation-rules', {
       name: 'VIP escalation',
       conditions: [{ field: 'label', operator: 'equals', value: 'vip' }],
       actions: [
@@ -66,39 +48,39 @@ describe('rules on labels, and the label and ticket actions', () => {
     const vip = '4915100000301';
     const plain = '4915100000302';
     // The VIP label is on the contact (not the conversation).
-    const contact = await a.contact(`${vip}:${a.phoneNumberId}`);
-    expect((await call(a, 'POST', `/v1/contacts/${contact.id}/labels`, { labels: ['VIP'] })).status).toBe(200);
-    await customer(a, vip, 'Hello, it is me again');
-    await customer(a, plain, 'Hello');
-    await eventually(async () => (await entries(a, vip)).some((e: { event: string }) => e.event === 'priority_set'), 20_000);
-    const timeline = await entries(a, vip);
+    const contact = await orgs.a.contact(`${vip}:${orgs.a.phoneNumberId}`);
+    expect((await call(orgs.a, 'POST', `/v1/contacts/${contact.id}/labels`, { labels: ['VIP'] })).status).toBe(200);
+    await customer(orgs.a, vip, 'Hello, it is me again');
+    await customer(orgs.a, plain, 'Hello');
+    await eventually(async () => (await entries(orgs.a, vip)).some((e: { event: string }) => e.event === 'priority_set'), 20_000);
+    const timeline = await entries(orgs.a, vip);
     expect(timeline.map((e: { event: string }) => e.event)).toEqual(['rule_fired', 'label_added', 'automation_failed', 'ticket_created', 'priority_set']);
     expect(timeline[1]).toMatchObject({ by: { type: 'automation' }, label: 'Escalated', ruleId });
     expect(timeline[2]).toMatchObject({ action: 'add_label', ruleId, reason: 'no label named "B only" in the organization' });
     expect(timeline[3]).toMatchObject({ by: { type: 'automation' }, subject: 'VIP needs a call back', ruleId });
     expect(timeline[4]).toMatchObject({ by: { type: 'automation' }, priority: 'urgent', ticketId: timeline[3].ticketId, ruleId });
-    expect((await conversation(a, vip)).labels.map((l: { name: string }) => l.name)).toEqual(['Escalated']);
-    const tickets = await call(a, 'GET', `/v1/tickets?audienceExternalId=${vip}:${a.phoneNumberId}`);
+    expect((await conversation(orgs.a, vip)).labels.map((l: { name: string }) => l.name)).toEqual(['Escalated']);
+    const tickets = await call(orgs.a, 'GET', `/v1/tickets?audienceExternalId=${vip}:${orgs.a.phoneNumberId}`);
     expect(tickets.body.tickets).toHaveLength(1);
     expect(tickets.body.tickets[0]).toMatchObject({ title: 'VIP needs a call back', priority: 'urgent', status: 'open', createdBy: null });
-    expect(events('conversation.labels_changed', (d) => d.audienceExternalId === `${vip}:${a.phoneNumberId}`)[0]!.data).toMatchObject({ by: 'automation', ruleId });
-    expect(events('automation.failed', (d) => d.audienceExternalId === `${vip}:${a.phoneNumberId}`).map((e) => (e.data as { code: string }).code)).toEqual(['unknown_label']);
+    expect(events('conversation.labels_changed', (d) => d.audienceExternalId === `${vip}:${orgs.a.phoneNumberId}`)[0]!.data).toMatchObject({ by: 'automation', ruleId });
+    expect(events('automation.failed', (d) => d.audienceExternalId === `${vip}:${orgs.a.phoneNumberId}`).map((e) => (e.data as { code: string }).code)).toEqual(['unknown_label']);
     // The other customer has no such label: nothing fired.
-    expect(await entries(a, plain)).toEqual([]);
+    expect(await entries(orgs.a, plain)).toEqual([]);
     // Another organization's label was not put on, and its tickets are untouched.
-    expect((await call(b, 'GET', '/v1/tickets')).body.tickets).toEqual([]);
-    await call(a, 'DELETE', `/v1/automation-rules/${ruleId}`);
+    expect((await call(orgs.b, 'GET', '/v1/tickets')).body.tickets).toEqual([]);
+    await call(orgs.a, 'DELETE', `/v1/automation-rules/${ruleId}`);
   });
 
   it('set_priority without an open ticket is recorded as failed and blocks nothing', async () => {
-    const rule = await call(a, 'POST', '/v1/automation-rules', { name: 'Urgent words', conditions: [{ field: 'text', operator: 'contains', value: 'urgent' }], actions: [{ type: 'set_priority', priority: 'high' }, { type: 'request_handover' }] });
+    const rule = await call(orgs.a, 'POST', '/v1/automation-rules', { name: 'Urgent words', conditions: [{ field: 'text', operator: 'contains', value: 'urgent' }], actions: [{ type: 'set_priority', priority: 'high' }, { type: 'request_handover' }] });
     expect(rule.status).toBe(201);
     const phone = '4915100000303';
-    await customer(a, phone, 'This is urgent');
-    await eventually(async () => (await entries(a, phone)).some((e: { event: string }) => e.event === 'automation_failed'), 20_000);
-    expect((await conversation(a, phone)).status).toBe('queued');
-    expect((await entries(a, phone)).find((e: { event: string }) => e.event === 'automation_failed')).toMatchObject({ action: 'set_priority', reason: "the conversation's contact has no open ticket to set the priority of" });
-    expect(events('automation.failed', (d) => d.audienceExternalId === `${phone}:${a.phoneNumberId}`).map((e) => (e.data as { code: string }).code)).toEqual(['no_open_ticket']);
-    await call(a, 'DELETE', `/v1/automation-rules/${rule.body.rule.id}`);
+    await customer(orgs.a, phone, 'This is urgent');
+    await eventually(async () => (await entries(orgs.a, phone)).some((e: { event: string }) => e.event === 'automation_failed'), 20_000);
+    expect((await conversation(orgs.a, phone)).status).toBe('queued');
+    expect((await entries(orgs.a, phone)).find((e: { event: string }) => e.event === 'automation_failed')).toMatchObject({ action: 'set_priority', reason: "the conversation's contact has no open ticket to set the priority of" });
+    expect(events('automation.failed', (d) => d.audienceExternalId === `${phone}:${orgs.a.phoneNumberId}`).map((e) => (e.data as { code: string }).code)).toEqual(['no_open_ticket']);
+    await call(orgs.a, 'DELETE', `/v1/automation-rules/${rule.body.rule.id}`);
   });
 });
