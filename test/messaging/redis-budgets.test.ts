@@ -204,6 +204,18 @@ describe('rate limiter (redis): what the window costs', () => {
     expect(wider.map((r) => r.allowed)).toEqual([true, false]);
   });
 
+  it('more hits in one turn than one script takes go in scripts of a hundred, still judged in the order made', async () => {
+    const client = await redis.client();
+    const limiter = createRedisRateLimiter(client, `t${randomUUID().slice(0, 8)}`);
+    await limiter.hit(`k-${randomUUID()}`, 10, 60_000); // loads the script
+    const key = `k-${randomUUID()}`;
+    let results: Awaited<ReturnType<RateLimiter['hit']>>[] = [];
+    const cost = await commandsOf(client, async () => (results = await Promise.all(Array.from({ length: 250 }, () => limiter.hit(key, 150, 60_000)))));
+    expect(cost.evalsha).toBe(3);
+    expect(results.map((r) => r.allowed)).toEqual(Array.from({ length: 250 }, (_, i) => i < 150));
+    expect(results.slice(0, 150).map((r) => r.remaining)).toEqual(Array.from({ length: 150 }, (_, i) => 149 - i));
+  });
+
   it('refuses at the limit after trimming, and the next hits still count right', async () => {
     const client = await redis.client();
     const limiter = createRedisRateLimiter(client, `t${randomUUID().slice(0, 8)}`);

@@ -1,4 +1,5 @@
 import { LuaScript, type RedisClient } from '../redis/client.js';
+import { TurnBatches } from '../redis/turn-batches.js';
 import type { RateLimiter, RateLimitResult } from './port.js';
 
 /*
@@ -82,11 +83,10 @@ return {allowed, n, (first or now) + window - now, tonumber(edge[2]) + window - 
 /** At most this many hits of one key go in one script (its arguments stay few). */
 const MAX_HITS_PER_SCRIPT = 100;
 
-interface Batch {
+interface Window {
   key: string;
   limit: number;
   windowMs: number;
-  hits: { id: string; resolve(r: RateLimitResult): void; reject(e: unknown): void }[];
 }
 
 /**
@@ -98,46 +98,23 @@ interface Batch {
 export function createRedisRateLimiter(redis: RedisClient, prefix: string): RateLimiter {
   let seq = 0;
   const node = Math.random().toString(36).slice(2, 10);
-  const waiting = new Map<string, Batch>();
-
-  const run = (b: Batch) => {
-    hitScript.run(redis, [b.key], [b.limit, b.windowMs, ...b.hits.map((h) => h.id)]).then(
-      (r) => {
-        const [allowed, counted, reset, retry, refusedReset] = (r as number[]).map(Number) as [number, number, number, number, number];
-        b.hits.forEach((h, i) =>
-          h.resolve(
-            i < allowed
-              ? { allowed: true, limit: b.limit, remaining: b.limit - counted - i - 1, retryAfterMs: 0, resetMs: Math.max(0, reset) }
-              : { allowed: false, limit: b.limit, remaining: 0, retryAfterMs: Math.max(1, retry), resetMs: Math.max(0, refusedReset) },
-          ),
-        );
-      },
-      (e: unknown) => {
-        for (const h of b.hits) h.reject(e);
-      },
-    );
-  };
-
-  const flush = () => {
-    const batches = [...waiting.values()];
-    waiting.clear();
-    for (const b of batches) run(b);
-  };
+  const batches = new TurnBatches<Window, string, RateLimitResult>({
+    key: (w) => `${w.key}\n${w.limit}\n${w.windowMs}`,
+    maxSize: MAX_HITS_PER_SCRIPT,
+    send: async (w, ids) => {
+      const r = await hitScript.run(redis, [`${prefix}:rlw:{${w.key}}`], [w.limit, w.windowMs, ...ids]);
+      const [allowed, counted, reset, retry, refusedReset] = (r as number[]).map(Number) as [number, number, number, number, number];
+      return ids.map((_, i) =>
+        i < allowed
+          ? { allowed: true, limit: w.limit, remaining: w.limit - counted - i - 1, retryAfterMs: 0, resetMs: Math.max(0, reset) }
+          : { allowed: false, limit: w.limit, remaining: 0, retryAfterMs: Math.max(1, retry), resetMs: Math.max(0, refusedReset) },
+      );
+    },
+  });
 
   return {
     hit(key, limit, windowMs): Promise<RateLimitResult> {
-      return new Promise((resolve, reject) => {
-        const id = `${key}\n${limit}\n${windowMs}`;
-        let batch = waiting.get(id);
-        if (batch === undefined || batch.hits.length >= MAX_HITS_PER_SCRIPT) {
-          // Sent at the end of this turn of the event loop, when the client writes its commands anyway.
-          if (waiting.size === 0) setImmediate(flush);
-          if (batch !== undefined) run(batch);
-          batch = { key: `${prefix}:rlw:{${key}}`, limit, windowMs, hits: [] };
-          waiting.set(id, batch);
-        }
-        batch.hits.push({ id: `${node}-${++seq}`, resolve, reject });
-      });
+      return batches.add({ key, limit, windowMs }, `${node}-${++seq}`);
     },
   };
 }

@@ -1,13 +1,9 @@
 import { getEach, type RedisClient } from './client.js';
-
-interface Waiting {
-  key: string;
-  resolve(value: string | null): void;
-  reject(e: unknown): void;
-}
+import { TurnBatches } from './turn-batches.js';
 
 /**
- * GETs asked for in the same turn of the event loop, sent together: one MGET
+ * GETs asked for in the same turn of the event loop, sent together
+ * (`TurnBatches`): one MGET
  * on a single server (a key asked for twice read once), one GET each on
  * Redis Cluster (`getEach`: never a cross-slot MGET). A busy node takes in
  * many commands per turn (status webhooks, NATS reads carrying several
@@ -26,29 +22,21 @@ interface Waiting {
  * - A read asked for once a write has completed sees that write.
  */
 export class CoalescedReads {
-  private waiting: Waiting[] = [];
+  private readonly batches: TurnBatches<null, string, string | null>;
 
-  constructor(private readonly client: RedisClient) {}
-
-  get(key: string): Promise<string | null> {
-    return new Promise((resolve, reject) => {
-      if (this.waiting.length === 0) setImmediate(() => this.flush());
-      this.waiting.push({ key, resolve, reject });
+  constructor(client: RedisClient) {
+    this.batches = new TurnBatches({
+      key: () => '',
+      send: async (_, asked) => {
+        const keys = [...new Set(asked)];
+        const values = await getEach(client, keys);
+        const byKey = new Map(keys.map((k, i) => [k, values[i] ?? null]));
+        return asked.map((k) => byKey.get(k) ?? null);
+      },
     });
   }
 
-  private flush(): void {
-    const batch = this.waiting;
-    this.waiting = [];
-    const keys = [...new Set(batch.map((w) => w.key))];
-    getEach(this.client, keys).then(
-      (values) => {
-        const byKey = new Map(keys.map((k, i) => [k, values[i] ?? null]));
-        for (const w of batch) w.resolve(byKey.get(w.key) ?? null);
-      },
-      (e: unknown) => {
-        for (const w of batch) w.reject(e);
-      },
-    );
+  get(key: string): Promise<string | null> {
+    return this.batches.add(null, key);
   }
 }

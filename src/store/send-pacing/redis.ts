@@ -1,4 +1,5 @@
 import { LuaScript, type RedisClient } from '../redis/client.js';
+import { TurnBatches } from '../redis/turn-batches.js';
 import type { PaceGrant, SendPacer } from './port.js';
 
 // KEYS[1]: the channel's next free turn (ms, Redis clock). ARGV: interval ms, max wait ms, how many
@@ -34,16 +35,10 @@ redis.call('SET', KEYS[1], string.format('%.3f', nxt), 'PX', math.ceil(nxt - now
 return {g, tostring(turn - now), tostring(nxt - now - maxWait)}
 `);
 
-interface Asked {
-  resolve(grant: PaceGrant): void;
-  reject(e: unknown): void;
-}
-
-interface Batch {
-  key: string;
+interface Channel {
+  id: string;
   intervalMs: number;
   maxWaitMs: number;
-  calls: Asked[];
 }
 
 /**
@@ -52,43 +47,21 @@ interface Batch {
  * number's sends ask together), granted in the order asked, as if asked one after the other.
  */
 export function createRedisSendPacer(redis: RedisClient, prefix: string): SendPacer {
-  const waiting = new Map<string, Batch>();
-
-  const run = (b: Batch) => {
-    reserveScript.run(redis, [b.key], [b.intervalMs, b.maxWaitMs, b.calls.length]).then(
-      (r) => {
-        const [granted, first, retry] = r as [number, string, string];
-        const g = Number(granted);
-        const firstWait = Math.max(0, Number(first));
-        const retryAfterMs = Math.max(0, Number(retry));
-        b.calls.forEach((c, i) => c.resolve(i < g ? { ok: true, waitMs: firstWait + i * b.intervalMs } : { ok: false, retryAfterMs }));
-      },
-      (e: unknown) => {
-        for (const c of b.calls) c.reject(e);
-      },
-    );
-  };
-
-  const flush = () => {
-    const batches = [...waiting.values()];
-    waiting.clear();
-    for (const b of batches) run(b);
-  };
+  const batches = new TurnBatches<Channel, null, PaceGrant>({
+    key: (c) => `${c.id}\n${c.intervalMs}\n${c.maxWaitMs}`,
+    send: async (c, asked) => {
+      const r = await reserveScript.run(redis, [`${prefix}:{c:${c.id}}:pace`], [c.intervalMs, c.maxWaitMs, asked.length]);
+      const [granted, first, retry] = r as [number, string, string];
+      const g = Number(granted);
+      const firstWait = Math.max(0, Number(first));
+      const retryAfterMs = Math.max(0, Number(retry));
+      return asked.map((_, i): PaceGrant => (i < g ? { ok: true, waitMs: firstWait + i * c.intervalMs } : { ok: false, retryAfterMs }));
+    },
+  });
 
   return {
     reserve(channelId, perSecond, maxWaitMs): Promise<PaceGrant> {
-      return new Promise((resolve, reject) => {
-        const intervalMs = 1000 / perSecond;
-        const id = `${channelId}\n${intervalMs}\n${maxWaitMs}`;
-        let batch = waiting.get(id);
-        if (batch === undefined) {
-          // Sent at the end of this turn of the event loop, when the client writes its commands anyway.
-          if (waiting.size === 0) setImmediate(flush);
-          batch = { key: `${prefix}:{c:${channelId}}:pace`, intervalMs, maxWaitMs, calls: [] };
-          waiting.set(id, batch);
-        }
-        batch.calls.push({ resolve, reject });
-      });
+      return batches.add({ id: channelId, intervalMs: 1000 / perSecond, maxWaitMs }, null);
     },
   };
 }
