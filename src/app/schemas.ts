@@ -118,7 +118,10 @@ export const ticketSchema = z.object({
 
 export const ticketListSchema = z.object({
   tickets: z.array(ticketSchema),
-  total: z.number().int(),
+  total: z.number().int().describe('how many tickets match; with `totalRelation: "gte"`, at least this many'),
+  totalRelation: z
+    .enum(['eq', 'gte'])
+    .describe('`eq`: `total` is exact; `gte`: a text search (`q`) stopped counting at 1,000 matches, so there are at least `total` (`totalPages` counts those)'),
   page: z.number().int(),
   totalPages: z.number().int(),
   nextCursor: z.string().nullable().describe('pass as `cursor` for the next page (stable while tickets are created); null when this page is the last'),

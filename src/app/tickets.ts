@@ -12,6 +12,8 @@ import { UNASSIGNED, type CreateTicketInput, type ListTicketsInput, type TicketA
 export interface TicketList {
   tickets: Ticket[];
   total: number;
+  /** `gte`: a text search stopped counting (see `TEXT_SEARCH_TOTAL_CAP`). */
+  totalRelation: 'eq' | 'gte';
   page: number;
   totalPages: number;
   nextCursor: string | null;
@@ -204,10 +206,10 @@ export class TicketService {
     let audienceId: string | undefined;
     if (q.audienceExternalId !== undefined) {
       const contact = await this.store.contacts.get(org, q.audienceExternalId);
-      if (!contact) return { tickets: [], total: 0, page: q.page, totalPages: 0, nextCursor: null };
+      if (!contact) return { tickets: [], total: 0, totalRelation: 'eq', page: q.page, totalPages: 0, nextCursor: null };
       audienceId = contact.id;
     }
-    const { tickets, total, next } = await this.store.tickets.list({
+    const { tickets, total, totalRelation, next } = await this.store.tickets.list({
       organizationId: org,
       status: q.status,
       priority: q.priority,
@@ -222,6 +224,7 @@ export class TicketService {
     return {
       tickets: await Promise.all(tickets.map((t) => this.withAudience(t))),
       total,
+      totalRelation,
       page: q.page,
       totalPages: Math.ceil(total / q.limit),
       nextCursor: next === null ? null : String(next),

@@ -73,7 +73,7 @@ function ticketSuite(name: string, env: () => Record<string, string>) {
       const both = await svc2.call('GET', `/v1/tickets?audienceExternalId=${encodeURIComponent(c.audienceExternalId)}&status=in_progress`, { key: org.adminKey });
       expect(both.body.tickets.map((t: any) => t.title)).toEqual(['t1']);
       const none = await svc2.call('GET', '/v1/tickets?audienceExternalId=4915999999999:1', { key: org.adminKey });
-      expect(none.body).toEqual({ tickets: [], total: 0, page: 1, totalPages: 0, nextCursor: null });
+      expect(none.body).toEqual({ tickets: [], total: 0, totalRelation: 'eq', page: 1, totalPages: 0, nextCursor: null });
       expect((await svc2.call('GET', '/v1/tickets', { key: org.adminKey })).body.tickets).toHaveLength(5);
     });
 
@@ -213,7 +213,7 @@ function ticketSuite(name: string, env: () => Record<string, string>) {
         for (const q of ['priority=urgent', `assigneeId=${d.agentId}`, 'assigneeId=none', `priority=urgent&assigneeId=${d.agentId}`]) {
           const r = await svc.call('GET', `/v1/tickets?${q}`, { key: c.adminKey });
           expect(r.status, q).toBe(200);
-          expect(r.body, q).toEqual({ tickets: [], total: 0, page: 1, totalPages: 0, nextCursor: null });
+          expect(r.body, q).toEqual({ tickets: [], total: 0, totalRelation: 'eq', page: 1, totalPages: 0, nextCursor: null });
         }
         expect((await svc.call('GET', `/v1/tickets?priority=urgent&assigneeId=${d.agentId}`, { key: d.adminKey })).body.total).toBe(1);
       });

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store, TicketEventStamp, TicketQuery } from '../../src/store/index.js';
 import type { Ticket, TicketStatus } from '../../src/domain/types.js';
 import { TICKET_ID_PATTERN } from '../../src/domain/ticket-rules.js';
+import { TEXT_SEARCH_TOTAL_CAP } from '../../src/store/core/ticket-query.js';
 
 const now = () => new Date().toISOString();
 
@@ -369,6 +370,19 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
       expect(await ids('"*')).toEqual([]);
       await store.tickets.update(org, t1.ticketId, (x) => ({ ...x, title: 'Printer on fire' }), stamp('ticket.updated'));
       expect(await ids('printer')).toEqual([t2.ticketId, t1.ticketId]);
+    });
+
+    it('counts a text search up to the cap (then `gte`); every other list exactly', async () => {
+      const org = randomUUID();
+      for (let i = 0; i < TEXT_SEARCH_TOTAL_CAP + 2; i += 50) {
+        await Promise.all(Array.from({ length: Math.min(50, TEXT_SEARCH_TOTAL_CAP + 2 - i) }, (_, k) => store.tickets.create(newTicket(org, { title: `printer ${i + k}`, status: (i + k) % 2 ? 'open' : 'closed' }), stamp())));
+      }
+      const page = (more: Partial<TicketQuery>) => store.tickets.list({ organizationId: org, offset: 0, limit: 10, ...more });
+      expect(await page({ text: 'printer' })).toMatchObject({ total: TEXT_SEARCH_TOTAL_CAP, totalRelation: 'gte' });
+      expect((await page({ text: 'printer' })).tickets).toHaveLength(10);
+      expect(await page({ text: 'printer 1001' })).toMatchObject({ total: 1, totalRelation: 'eq' });
+      expect(await page({})).toMatchObject({ total: TEXT_SEARCH_TOTAL_CAP + 2, totalRelation: 'eq' });
+      expect(await page({ status: 'open', assigneeId: null })).toMatchObject({ total: (TEXT_SEARCH_TOTAL_CAP + 2) / 2, totalRelation: 'eq' });
     });
 
     it('changes a contact by id: its name, and its attributes merged key by key, concurrent changes all kept; only in its organization', async () => {

@@ -79,7 +79,9 @@ export interface TicketQuery {
 
 export interface TicketPage {
   tickets: Ticket[];
+  /** Every match, or (`totalRelation: 'gte'`) at least this many: a text search stops counting at `TEXT_SEARCH_TOTAL_CAP`. */
   total: number;
+  totalRelation: 'eq' | 'gte';
   /** The position after the page's last ticket when the page is full (pass as `before`), else null. */
   next: number | null;
 }

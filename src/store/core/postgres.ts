@@ -5,7 +5,7 @@ import { changedContact, type ApiKeyRecord, type Contact, type Organization, typ
 import { canonicalTicket, changeEntry, creationEntry, formatTicketId } from '../../domain/ticket-rules.js';
 import type { DomainEvent } from '../../domain/events.js';
 import type { NewTicket, Store, TicketCommentedData, TicketEventStamp, TicketPage } from './port.js';
-import { countedFilter, ticketFilter, totalFilter } from './ticket-query.js';
+import { countedFilter, pageTotal, ticketFilter, totalFilter, totalSql } from './ticket-query.js';
 import { createRedisAuthSessionRepo, createRedisFailureCounter } from '../auth/index.js';
 import { orgKeys, type RedisClient } from '../redis/client.js';
 import { redisLease } from '../redis/lease.js';
@@ -279,18 +279,18 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
       async list(query): Promise<TicketPage> {
         const filter = ticketFilter(query, postgresTicketTextMatch);
         const all = totalFilter(query, postgresTicketTextMatch);
-        if (filter === null || all === null) return { tickets: [], total: 0, next: null };
+        if (filter === null || all === null) return { tickets: [], total: 0, totalRelation: 'eq', next: null };
         const { where, args } = filter;
         const [rows, total] = await Promise.all([
           q(db, `SELECT seq, body FROM tickets WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`, [...args, query.limit, query.before === undefined ? query.offset : 0]),
           countedFilter(query, all.where)
             ? q(db, 'SELECT n FROM ticket_counts WHERE org = ? AND name = ?', [query.organizationId, query.status === undefined ? 'all' : `s:${query.status}`])
-            : q(db, `SELECT COUNT(*) AS n FROM tickets WHERE ${all.where.join(' AND ')}`, all.args),
+            : q(db, totalSql(query, all.where), all.args),
         ]);
         const last = rows.rows.at(-1) as { seq: string } | undefined;
         return {
           tickets: rows.rows.map((r) => canonicalTicket(r.body as Ticket)),
-          total: Number((total.rows[0] as { n?: string } | undefined)?.n ?? 0),
+          ...pageTotal(query, Number((total.rows[0] as { n?: string } | undefined)?.n ?? 0)),
           next: rows.rows.length === query.limit && last !== undefined ? Number(last.seq) : null,
         };
       },

@@ -5,7 +5,7 @@ import { changedContact, type ApiKeyRecord, type Contact, type Organization, typ
 import { canonicalTicket, changeEntry, creationEntry, formatTicketId } from '../../domain/ticket-rules.js';
 import type { DomainEvent } from '../../domain/events.js';
 import type { NewTicket, Store, TicketCommentedData, TicketEventStamp, TicketPage, TicketQuery } from './port.js';
-import { countedFilter, ticketFilter, totalFilter } from './ticket-query.js';
+import { countedFilter, pageTotal, ticketFilter, totalFilter, totalSql } from './ticket-query.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { createMemoryFailureCounter, createSqliteAuthSessionRepo } from '../auth/index.js';
 import type { SqliteDb } from '../sqlite/db.js';
@@ -250,16 +250,14 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
       async list(q: TicketQuery): Promise<TicketPage> {
         const filter = ticketFilter(q, sqliteTicketTextMatch);
         const all = totalFilter(q, sqliteTicketTextMatch);
-        if (filter === null || all === null) return { tickets: [], total: 0, next: null };
+        if (filter === null || all === null) return { tickets: [], total: 0, totalRelation: 'eq', next: null };
         const { where, args } = filter;
         const rows = s(`SELECT seq, body FROM tickets WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`).all(...args, q.limit, q.before === undefined ? q.offset : 0) as {
           seq: number;
           body: string;
         }[];
-        const total = countedFilter(q, all.where)
-          ? count(q.organizationId, q.status === undefined ? 'all' : `s:${q.status}`)
-          : (s(`SELECT COUNT(*) AS n FROM tickets WHERE ${all.where.join(' AND ')}`).get(...all.args) as { n: number }).n;
-        return { tickets: rows.map((r) => canonicalTicket(JSON.parse(r.body) as Ticket)), total, next: rows.length === q.limit ? rows.at(-1)!.seq : null };
+        const n = countedFilter(q, all.where) ? count(q.organizationId, q.status === undefined ? 'all' : `s:${q.status}`) : (s(totalSql(q, all.where)).get(...all.args) as { n: number }).n;
+        return { tickets: rows.map((r) => canonicalTicket(JSON.parse(r.body) as Ticket)), ...pageTotal(q, n), next: rows.length === q.limit ? rows.at(-1)!.seq : null };
       },
     },
     // Entries keep the order of the changes (the autoincrement id).

@@ -60,3 +60,21 @@ export function countedFilter(q: TicketQuery, where: string[]): boolean {
 export function totalFilter(q: TicketQuery, textMatch?: TextMatch): { where: string[]; args: unknown[] } | null {
   return ticketFilter({ ...q, before: undefined }, textMatch);
 }
+
+/**
+ * A text search counts its matches up to this many for the page's `total` (then `totalRelation`
+ * is `gte`): an exact count reads every matching ticket (a common word in 200,000 tickets: 33,000
+ * rows, 70–90 ms in PostgreSQL), while the page itself reads only its own rows.
+ */
+export const TEXT_SEARCH_TOTAL_CAP = 1000;
+
+/** The statement counting a list's `total` (`where` from `totalFilter`): capped for a text search. */
+export function totalSql(q: TicketQuery, where: string[]): string {
+  const matching = `FROM tickets WHERE ${where.join(' AND ')}`;
+  return q.text === undefined ? `SELECT COUNT(*) AS n ${matching}` : `SELECT COUNT(*) AS n FROM (SELECT 1 ${matching} LIMIT ${TEXT_SEARCH_TOTAL_CAP + 1}) m`;
+}
+
+/** A counted total as the page reports it: a text search's past the cap, the cap and `gte`. */
+export function pageTotal(q: TicketQuery, n: number): { total: number; totalRelation: 'eq' | 'gte' } {
+  return q.text !== undefined && n > TEXT_SEARCH_TOTAL_CAP ? { total: TEXT_SEARCH_TOTAL_CAP, totalRelation: 'gte' } : { total: n, totalRelation: 'eq' };
+}

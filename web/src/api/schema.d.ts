@@ -29051,6 +29051,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "total": 42,
+                     *       "totalRelation": "eq",
                      *       "page": 1,
                      *       "totalPages": 3,
                      *       "nextCursor": "eyJzIjoiW1wiYWxsXCIsXCJhY3Rpdml0eVwiXSIsImsiOiIyMDI2LTAxLTA1VDA5OjMwOjAwLjAwMFoifQ"
@@ -29097,8 +29098,14 @@ export interface operations {
                             title: string;
                             updatedAt: string;
                         }[];
+                        /** @description how many tickets match; with `totalRelation: "gte"`, at least this many */
                         total: number;
                         totalPages: number;
+                        /**
+                         * @description `eq`: `total` is exact; `gte`: a text search (`q`) stopped counting at 1,000 matches, so there are at least `total` (`totalPages` counts those)
+                         * @enum {string}
+                         */
+                        totalRelation: "eq" | "gte";
                     };
                 };
             };

@@ -27,7 +27,7 @@ export function TicketsScreen({ user, ticketId }: { user: SessionUser; ticketId:
   const priority = query.get('priority') ?? '';
   const assignee = query.get('assignee') ?? '';
   const page = Math.max(1, Number(query.get('page') ?? '1') || 1);
-  const [data, setData] = useState<{ tickets: TicketShape[]; total: number; totalPages: number } | null>(null);
+  const [data, setData] = useState<{ tickets: TicketShape[]; total: number; totalRelation?: 'eq' | 'gte'; totalPages: number } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
   const [reload, setReload] = useState(0);
@@ -43,7 +43,7 @@ export function TicketsScreen({ user, ticketId }: { user: SessionUser; ticketId:
     if (contact) q.audienceExternalId = contact;
     ok(api.GET('/v1/tickets', { params: { query: q } }))
       .then((r) => {
-        const d = r as unknown as { tickets: TicketShape[]; total: number; totalPages: number };
+        const d = r as unknown as { tickets: TicketShape[]; total: number; totalRelation?: 'eq' | 'gte'; totalPages: number };
         loadContactNames(d.tickets.flatMap((t) => (t.audienceId ? [t.audienceId] : [])));
         setData(d);
       })
@@ -168,7 +168,9 @@ export function TicketsScreen({ user, ticketId }: { user: SessionUser; ticketId:
         <nav class="pager row" aria-label="Pages">
           <button type="button" disabled={page <= 1} onClick={() => setFilter('page', String(page - 1))}>Previous</button>
           <span>
-            Page {page} of {data.totalPages} ({data.total} tickets)
+            Page {page} of {data.totalPages}
+            {data.totalRelation === 'gte' ? '+' : ''} ({data.total.toLocaleString()}
+            {data.totalRelation === 'gte' ? ' or more' : ''} tickets)
           </span>
           <button type="button" disabled={page >= data.totalPages} onClick={() => setFilter('page', String(page + 1))}>Next</button>
         </nav>
