@@ -360,14 +360,13 @@ function createDurableActor<S, C extends Command, Replies extends { [K in C['kin
   };
 
   /**
-   * Split unit: commits what the command wrote after its state write (the reply, the effect, the
-   * projection, which joins them here) before the events are published, so a consumer of an event
-   * finds what it reports stored. A failed commit loses them together: the effect and the projection
-   * are made again by a retry (503), a reply alone is logged (a retry of its key is refused with 409).
+   * Split unit: commits what the command wrote after its state write (the effect and the projection,
+   * which joins it here) before the events are published, so a consumer of an event finds what it
+   * reports stored. A failed commit loses them together: a retry (503) makes them again.
    */
   const commitAfterState = async (hadEffect: boolean) => {
     const projected = projectionStale && spec.project !== undefined;
-    // Not waited for before the commit, which is sent behind it: the three cost one round trip.
+    // Not waited for before the commit, which is sent behind it: the two cost one round trip.
     const projecting = projected ? project() : Promise.resolve();
     projecting.catch(() => {});
     try {
