@@ -3,12 +3,15 @@ import type { ConversationSummary } from '../api/types';
 
 type Sla = NonNullable<ConversationSummary['sla']>;
 
-function inWords(ms: number): string {
+/** Time left, rounded up to what is shown: "45 s", "59 min", "1 h", "2 h 5 min", "3 d". */
+export function inWords(ms: number): string {
   const s = Math.ceil(ms / 1000);
   if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.ceil(s / 60)} min`;
-  if (s < 86400) return `${Math.floor(s / 3600)} h ${Math.ceil((s % 3600) / 60)} min`;
-  return `${Math.floor(s / 86400)} d`;
+  // Minutes first, so that an hour less a few seconds reads "1 h", never "60 min" or "1 h 0 min".
+  const m = Math.ceil(s / 60);
+  if (m < 60) return `${m} min`;
+  if (m < 1440) return m % 60 === 0 ? `${m / 60} h` : `${Math.floor(m / 60)} h ${m % 60} min`;
+  return `${Math.floor(m / 1440)} d`;
 }
 
 const TARGET: Record<Sla['target'], string> = { first_response: 'first reply', next_response: 'reply' };
