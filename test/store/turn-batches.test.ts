@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TurnBatches } from '../../src/store/redis/turn-batches.js';
 import { CoalescedReads } from '../../src/store/redis/coalesced-reads.js';
 import type { RedisClient } from '../../src/store/index.js';
+import { deferred } from '../actors/helpers.js';
 
 /*
  * TurnBatches' guarantees, each against a send that records its calls: no
@@ -14,23 +15,7 @@ const endOfTurn = () => new Promise<void>((r) => setImmediate(r));
 interface Call {
   group: string;
   items: number[];
-  answer: Deferred<readonly string[]>;
-}
-
-interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(e: unknown): void;
-}
-
-function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
+  answer: ReturnType<typeof deferred<readonly string[]>>;
 }
 
 /** A batcher over groups named by a string, whose calls wait to be answered by the test. */

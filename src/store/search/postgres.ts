@@ -93,9 +93,10 @@ export function createPostgresSearchIndex(db: PgDb, sizes: MessageSearchSizes = 
       const found = matchesIn(probed);
       // Every match, or the organization's every message, was read: nothing older to find.
       if (found >= sizes.recentHits || (found > 0 && probed[0]!.probe_start === null)) return probed.map((r) => messageHit(r.body));
+      // As many messages back as should hold the matches wanted, at the rate `found` in `read`, with a margin.
+      const reach = (read: number, found: number) => Math.ceil((read * sizes.recentHits * 1.5) / found);
       if (found > 0) {
-        // As far back as should hold the matches wanted at the rate the probe found them, with a margin.
-        const window = Math.ceil((sizes.probe * sizes.recentHits * 1.5) / found);
+        const window = reach(sizes.probe, found);
         if (window <= sizes.walk) {
           const walked = await db.rows<Ranked>(sql.walk, [org, q, limit], { prepare: false });
           if (matchesIn(walked) >= sizes.recentHits) return walked.map((r) => messageHit(r.body));
@@ -109,7 +110,7 @@ export function createPostgresSearchIndex(db: PgDb, sizes: MessageSearchSizes = 
           // Too few there (the probe caught the word at a busy moment): once more, as far back as the
           // range's own rate says, before the GIN index alone (which reads every match).
           if (inIt > 0 && inIt < sizes.recentHits && window < sizes.windowMax) {
-            since = await inRange(Math.min(sizes.windowMax, Math.ceil((window * sizes.recentHits * 1.5) / inIt)));
+            since = await inRange(Math.min(sizes.windowMax, reach(window, inIt)));
             inIt = matchesIn(since);
           }
           if (inIt >= sizes.recentHits) return since.map((r) => messageHit(r.body));

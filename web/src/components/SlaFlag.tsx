@@ -4,7 +4,7 @@ import type { ConversationSummary } from '../api/types';
 type Sla = NonNullable<ConversationSummary['sla']>;
 
 /** Time left, rounded up to what is shown: "45 s", "59 min", "1 h", "2 h 5 min", "3 d". */
-export function inWords(ms: number): string {
+function inWords(ms: number): string {
   const s = Math.ceil(ms / 1000);
   if (s < 60) return `${s} s`;
   // Minutes first, so that an hour less a few seconds reads "1 h", never "60 min" or "1 h 0 min".

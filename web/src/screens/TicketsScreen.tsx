@@ -17,6 +17,9 @@ const PAGE_SIZE = 20;
 /** The API's assignee filter value for tickets assigned to nobody. */
 const UNASSIGNED = 'none';
 
+/** A page of `GET /v1/tickets`: `totalRelation: 'gte'` when a text search stopped counting. */
+type TicketPage = { tickets: TicketShape[]; total: number; totalRelation: 'eq' | 'gte'; totalPages: number };
+
 /** Tickets the user can see, newest first, with the filters the API offers; create and edit. */
 export function TicketsScreen({ user, ticketId }: { user: SessionUser; ticketId: string | null }) {
   const { query } = usePath();
@@ -27,7 +30,7 @@ export function TicketsScreen({ user, ticketId }: { user: SessionUser; ticketId:
   const priority = query.get('priority') ?? '';
   const assignee = query.get('assignee') ?? '';
   const page = Math.max(1, Number(query.get('page') ?? '1') || 1);
-  const [data, setData] = useState<{ tickets: TicketShape[]; total: number; totalRelation?: 'eq' | 'gte'; totalPages: number } | null>(null);
+  const [data, setData] = useState<TicketPage | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
   const [reload, setReload] = useState(0);
@@ -43,7 +46,7 @@ export function TicketsScreen({ user, ticketId }: { user: SessionUser; ticketId:
     if (contact) q.audienceExternalId = contact;
     ok(api.GET('/v1/tickets', { params: { query: q } }))
       .then((r) => {
-        const d = r as unknown as { tickets: TicketShape[]; total: number; totalRelation?: 'eq' | 'gte'; totalPages: number };
+        const d = r as unknown as TicketPage;
         loadContactNames(d.tickets.flatMap((t) => (t.audienceId ? [t.audienceId] : [])));
         setData(d);
       })
