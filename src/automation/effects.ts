@@ -45,7 +45,7 @@ export class AutomationEffects {
 
   async start(): Promise<void> {
     // Only `automation.fired`: the log filters the rest, so no other event is delivered here and acknowledged unread.
-    this.sub ??= await this.d.events.consume(this.d.consumerName ?? 'automation-effects', (e) => this.handle(e), { concurrency: 16, type: 'automation.fired' });
+    this.sub ??= await this.d.events.consume(this.d.consumerName ?? 'automation-effects', (e) => this.handle(e), { concurrency: 16, types: ['automation.fired'] });
   }
 
   async stop(): Promise<void> {

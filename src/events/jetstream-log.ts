@@ -65,7 +65,11 @@ export interface JetStreamEventLogOptions {
  * - `follow` passes every event after its `startSeq` in seq order, none
  *   twice, across NATS reconnects and nats-server restarts (the ordered
  *   consumer resumes from the last seq seen; if it gives up, a new one is
- *   started from there).
+ *   started from there). Every `follow` of one log shares one ordered
+ *   consumer, so a node reads each event from NATS once however many
+ *   follow.
+ * - A consumer of several types is one durable consumer per type
+ *   (`<name>-<type>`), since nats-server 2.9 filters by one subject.
  * - `read` returns the organization's events in the range in seq order and
  *   never waits for events that do not exist: it stops at `untilSeq`, at the
  *   limit, or when the filtered consumer has nothing pending; it rejects
@@ -74,7 +78,8 @@ export interface JetStreamEventLogOptions {
  */
 export class JetStreamEventLog implements EventLog {
   private readonly subscriptions = new Set<JetStreamSubscription>();
-  private readonly followers = new Set<JetStreamFollower>();
+  /** The node's one live tail, shared by every `follow`: each event crosses from NATS once, whoever listens. */
+  private tail: Promise<Tail> | null = null;
   private closed = false;
   readonly stream: string;
   private readonly log: Logger;
@@ -159,6 +164,21 @@ export class JetStreamEventLog implements EventLog {
 
   async consume(name: string, handler: EventHandler, options: ConsumeOptions = {}): Promise<EventSubscription> {
     if (this.closed) throw new Error('event log is closed');
+    const types = options.types ?? [];
+    if (types.length <= 1) {
+      const sub = await this.durable(name, consumerFilter(this.opts.prefix, options.organizationId, types[0]), handler, options);
+      return { stop: () => this.unsubscribe([sub]) };
+    }
+    // nats-server 2.9 filters a consumer by one subject: several types are one
+    // durable consumer each. A consumer of this name left by an earlier
+    // version (every type) would only keep an unread backlog.
+    await this.jsm.consumers.delete(this.stream, name).catch(() => false);
+    const subs = await Promise.all(types.map((t) => this.durable(`${name}-${t.replace(/\./g, '_')}`, consumerFilter(this.opts.prefix, options.organizationId, t), handler, options)));
+    return { stop: () => this.unsubscribe(subs) };
+  }
+
+  /** Creates (or updates) one durable consumer and starts pulling from it. */
+  private async durable(name: string, filter: string, handler: EventHandler, options: ConsumeOptions): Promise<JetStreamSubscription> {
     const ackWaitMs = this.opts.ackWaitMs ?? 30_000;
     const concurrency = Math.max(1, options.concurrency ?? 16);
     const cfg: Partial<ConsumerConfig> = {
@@ -168,7 +188,7 @@ export class JetStreamEventLog implements EventLog {
       deliver_policy: DeliverPolicy.All,
       max_ack_pending: 1000,
       max_deliver: -1,
-      filter_subject: consumerFilter(this.opts.prefix, options),
+      filter_subject: filter,
     };
     try {
       await this.jsm.consumers.info(this.stream, name);
@@ -180,12 +200,12 @@ export class JetStreamEventLog implements EventLog {
     const sub = new JetStreamSubscription(this.js, this.stream, name, handler, concurrency, ackWaitMs, this.log);
     this.subscriptions.add(sub);
     sub.start();
-    return {
-      stop: async () => {
-        await sub.stop();
-        this.subscriptions.delete(sub);
-      },
-    };
+    return sub;
+  }
+
+  private async unsubscribe(subs: JetStreamSubscription[]): Promise<void> {
+    await Promise.all(subs.map((s) => s.stop()));
+    for (const s of subs) this.subscriptions.delete(s);
   }
 
   private async streamState(): Promise<{ headSeq: number; oldestSeq: number }> {
@@ -199,18 +219,42 @@ export class JetStreamEventLog implements EventLog {
   }
 
   async follow(onEvent: (e: LoggedEvent) => void): Promise<EventFollower> {
-    if (this.closed) throw new Error('event log is closed');
+    for (;;) {
+      if (this.closed) throw new Error('event log is closed');
+      const tail = await (this.tail ??= this.openTail().catch((e: unknown) => {
+        this.tail = null;
+        throw e;
+      }));
+      // The last listener of this tail left while we waited for it: start another.
+      if (tail.ended) continue;
+      tail.listeners.add(onEvent);
+      return {
+        // Added in the same turn as this read: every event after it reaches the listener.
+        startSeq: tail.follower.position,
+        stop: async () => {
+          if (!tail.listeners.delete(onEvent) || tail.listeners.size > 0 || tail.ended) return;
+          tail.ended = true;
+          this.tail = null;
+          await tail.follower.stop();
+        },
+      };
+    }
+  }
+
+  private async openTail(): Promise<Tail> {
     const { headSeq } = await this.streamState();
-    const follower = new JetStreamFollower(this.nc, this.js, this.stream, `${this.opts.prefix}.events.>`, headSeq, onEvent, this.log);
+    const listeners = new Set<(e: LoggedEvent) => void>();
+    const follower = new JetStreamFollower(this.nc, this.js, this.stream, `${this.opts.prefix}.events.>`, headSeq, (e) => {
+      for (const l of listeners) {
+        try {
+          l(e);
+        } catch (err) {
+          this.log.error('event follower threw; it keeps following', { seq: e.seq, err });
+        }
+      }
+    }, this.log);
     await follower.start();
-    this.followers.add(follower);
-    return {
-      startSeq: headSeq,
-      stop: async () => {
-        await follower.stop();
-        this.followers.delete(follower);
-      },
-    };
+    return { follower, listeners, ended: false };
   }
 
   async read(organizationId: string, afterSeq: number, opts: EventReadOptions = {}): Promise<EventReadResult> {
@@ -288,8 +332,12 @@ export class JetStreamEventLog implements EventLog {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([...this.followers].map((f) => f.stop()));
-    this.followers.clear();
+    const tail = await this.tail?.catch(() => null);
+    this.tail = null;
+    if (tail) {
+      tail.ended = true;
+      await tail.follower.stop();
+    }
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
     this.subscriptions.clear();
     if (this.ownsConnection) await this.nc.close();
@@ -302,6 +350,8 @@ class JetStreamSubscription {
   private running = 0;
   private slotFreed: (() => void) | null = null;
   private loop: Promise<void> = Promise.resolve();
+  /** Handled messages whose acks go out together at the end of this turn of the event loop. */
+  private acks: JsMsg[] = [];
 
   constructor(
     private readonly js: JetStreamClient,
@@ -322,6 +372,12 @@ class JetStreamSubscription {
       try {
         const consumer = await this.js.consumers.get(this.stream, this.name);
         this.messages = await consumer.consume({ max_messages: this.concurrency * 2 });
+        // stop() ran while the consumer was being reached: it found nothing to close.
+        // (Not awaited: a consume closed this early can leave that promise pending for a long time.)
+        if (this.stopped) {
+          this.messages.close().catch(() => {});
+          break;
+        }
         for await (const m of this.messages) {
           while (this.running >= this.concurrency && !this.stopped) await new Promise<void>((r) => { this.slotFreed = r; });
           if (this.stopped) {
@@ -358,7 +414,7 @@ class JetStreamSubscription {
     }
     result
       .then(
-        () => m.ack(),
+        () => this.ackSoon(m),
         (err: unknown) => {
           const delay = redeliveryDelayMs(deliveryCount);
           this.log.warn('event handler failed; redelivering', { consumer: this.name, seq: m.seq, eventId: event.id, deliveryCount, delayMs: delay, err });
@@ -374,6 +430,23 @@ class JetStreamSubscription {
       });
   }
 
+  /**
+   * Handlers finish one by one, and the NATS client writes what was queued in
+   * one microtask: acking each at once is one socket write per event. Acks
+   * queued until `setImmediate` leave in one write per turn, at most one turn
+   * later (no ack is lost by it: an unsent ack is a redelivery after the ack
+   * wait, which handlers already allow for).
+   */
+  private ackSoon(m: JsMsg): void {
+    if (this.acks.push(m) === 1) setImmediate(() => this.flushAcks());
+  }
+
+  private flushAcks(): void {
+    const acks = this.acks;
+    this.acks = [];
+    for (const m of acks) m.ack();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     const r = this.slotFreed;
@@ -386,6 +459,7 @@ class JetStreamSubscription {
     }
     await this.loop;
     while (this.running > 0) await new Promise((r2) => setTimeout(r2, 10));
+    this.flushAcks();
   }
 }
 
@@ -400,6 +474,14 @@ async function withDeadline<T>(p: Promise<T>, deadline: number, onTimeout: () =>
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The shared live tail and who listens to it. */
+interface Tail {
+  follower: JetStreamFollower;
+  listeners: Set<(e: LoggedEvent) => void>;
+  /** Its last listener left (or the log closed): it takes no more. */
+  ended: boolean;
 }
 
 /**
@@ -505,6 +587,11 @@ class JetStreamFollower {
     }
   }
 
+  /** The last seq passed on (the start seq before any). */
+  get position(): number {
+    return this.lastSeq;
+  }
+
   private deliver(m: JsMsg): void {
     if (this.stopped || m.seq <= this.lastSeq) return;
     this.lastSeq = m.seq;
@@ -537,7 +624,7 @@ class JetStreamFollower {
 }
 
 /** The subjects a consumer takes (an event's is `<prefix>.events.<org>.<type>`, a type's dots being tokens too). */
-function consumerFilter(prefix: string, { organizationId, type }: ConsumeOptions): string {
+function consumerFilter(prefix: string, organizationId: string | undefined, type: string | undefined): string {
   if (type !== undefined) return `${prefix}.events.${organizationId ?? '*'}.${type}`;
   return organizationId === undefined ? `${prefix}.events.>` : `${prefix}.events.${organizationId}.>`;
 }

@@ -66,11 +66,11 @@ export interface ConsumeOptions {
   /** Only events of this organization (the live inbox); default all. */
   organizationId?: string;
   /**
-   * Only events of this type; default every type. The log filters them
-   * (clustered: by the JetStream consumer's subject filter, so the other
-   * events are never delivered to this consumer nor acknowledged by it).
+   * Only events of these types; default every type. The log filters them
+   * (clustered: by JetStream consumers' subject filters, so the other events
+   * are never delivered to this consumer nor acknowledged by it).
    */
-  type?: EventType;
+  types?: readonly string[];
 }
 
 export interface EventSubscription {

@@ -27,7 +27,7 @@ export interface AutoAssignerDeps {
 }
 
 /** Events after which a queue may have someone to go to: a conversation queued or moved, capacity freed. */
-const TRIGGERS = new Set(['handover.requested', 'conversation.team_assigned', 'conversation.resolved', 'handover.opened', 'conversation.assigned']);
+const TRIGGERS = ['handover.requested', 'conversation.team_assigned', 'conversation.resolved', 'handover.opened', 'conversation.assigned'];
 /** Queued conversations one round looks at. */
 const BATCH = 500;
 /** A busy lock (another node is assigning) is tried again after this long, so what changed meanwhile is seen. */
@@ -79,7 +79,7 @@ export class AutoAssigner {
   }
 
   async start(): Promise<void> {
-    this.sub ??= await this.d.events.consume(this.d.consumerName ?? 'auto-assign', (e) => this.handle(e), { concurrency: 8 });
+    this.sub ??= await this.d.events.consume(this.d.consumerName ?? 'auto-assign', (e) => this.handle(e), { concurrency: 8, types: TRIGGERS });
   }
 
   async stop(): Promise<void> {
@@ -92,7 +92,7 @@ export class AutoAssigner {
   }
 
   async handle(e: DomainEvent): Promise<void> {
-    if (!TRIGGERS.has(e.type)) return;
+    if (!TRIGGERS.includes(e.type)) return;
     await this.kick(e.organizationId);
   }
 

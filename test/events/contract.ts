@@ -80,7 +80,7 @@ export function runEventLogContract(name: string, fixture: () => Promise<EventLo
       for (const e of sent) await log.publish(e);
       const typed: string[] = [];
       const all: string[] = [];
-      const s1 = await log.consume('fired', async (e) => { typed.push(e.id); }, { type: 'automation.fired' });
+      const s1 = await log.consume('fired', async (e) => { typed.push(e.id); }, { types: ['automation.fired'] });
       const s2 = await log.consume('all', async (e) => { all.push(e.id); });
       await waitFor(() => all.length === sent.length, 15_000, 'every event to the unfiltered consumer');
       await waitFor(() => typed.length === 2, 15_000, 'the two automation.fired events');
@@ -94,10 +94,45 @@ export function runEventLogContract(name: string, fixture: () => Promise<EventLo
       // between did not hold its position back, nor are they delivered now).
       const log2 = await f.open();
       const resumed: string[] = [];
-      const s3 = await log2.consume('fired', async (e) => { resumed.push(e.id); }, { type: 'automation.fired' });
+      const s3 = await log2.consume('fired', async (e) => { resumed.push(e.id); }, { types: ['automation.fired'] });
       await waitFor(() => resumed.includes(after[1]!.id), 15_000, 'the later automation.fired');
       await new Promise((r) => setTimeout(r, 300));
       expect(typed.sort()).toEqual([sent[1]!.id, sent[3]!.id].sort());
+      expect(resumed).toEqual([after[1]!.id]);
+      await s3.stop();
+      await log2.close();
+    }));
+
+    it('a consumer of several types gets each of their events once and no other, and resumes after a restart', withFixture(async (f) => {
+      const log = await f.open();
+      const types = ['handover.requested', 'handover.opened', 'conversation.resolved'];
+      const sent = [
+        makeEvent('org1', 'handover.requested'),
+        makeEvent('org1', 'ticket.created'),
+        makeEvent('org2', 'conversation.resolved'),
+        makeEvent('org2', 'message.sent'),
+        makeEvent('org1', 'handover.opened'),
+        makeEvent('org3', 'conversation.assigned'),
+      ];
+      for (const e of sent) await log.publish(e);
+      const typed: string[] = [];
+      const all: string[] = [];
+      const s1 = await log.consume('assign', async (e) => { typed.push(e.id); }, { types, concurrency: 4 });
+      const s2 = await log.consume('all', async (e) => { all.push(e.id); });
+      await waitFor(() => all.length === sent.length, 15_000, 'every event to the unfiltered consumer');
+      await waitFor(() => typed.length >= 3, 15_000, 'the three events of the types');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(typed.sort()).toEqual([sent[0]!.id, sent[2]!.id, sent[4]!.id].sort());
+      await s1.stop();
+      await s2.stop();
+      const after = [makeEvent('org3', 'ticket.updated'), makeEvent('org3', 'conversation.resolved')];
+      for (const e of after) await log.publish(e);
+      await log.close();
+      const log2 = await f.open();
+      const resumed: string[] = [];
+      const s3 = await log2.consume('assign', async (e) => { resumed.push(e.id); }, { types });
+      await waitFor(() => resumed.includes(after[1]!.id), 15_000, 'the later conversation.resolved');
+      await new Promise((r) => setTimeout(r, 300));
       expect(resumed).toEqual([after[1]!.id]);
       await s3.stop();
       await log2.close();
@@ -304,6 +339,43 @@ export function runEventFeedContract(name: string, fixture: () => Promise<EventF
       expect(idsOf(second)).toEqual([last.id]);
       expect(second[0]!.seq).toBeGreaterThan(follower2.startSeq);
       await follower2.stop();
+      await log.close();
+    }));
+
+    it('several followers each get every event after their own startSeq; one stopping leaves the others following', withFixture(async (f) => {
+      const log = await f.open();
+      const first: LoggedEvent[] = [];
+      const second: LoggedEvent[] = [];
+      const f1 = await log.follow((e) => { first.push(e); });
+      const e1 = makeEvent('org1');
+      await log.publish(e1);
+      await waitFor(() => first.length === 1, 15_000, 'the first follower');
+      const f2 = await log.follow((e) => { second.push(e); });
+      expect(f2.startSeq).toBeGreaterThanOrEqual(first[0]!.seq);
+      const both = [makeEvent('org2'), makeEvent('org1')];
+      for (const e of both) await log.publish(e);
+      await waitFor(() => first.length === 3 && second.length === 2, 15_000, 'both followers');
+      expect(idsOf(first)).toEqual([e1.id, ...both.map((e) => e.id)]);
+      expect(idsOf(second)).toEqual(both.map((e) => e.id));
+      expect(second[0]!.seq).toBeGreaterThan(f2.startSeq);
+      await f1.stop();
+      const e4 = makeEvent('org3');
+      await log.publish(e4);
+      await waitFor(() => second.length === 3, 15_000, 'the follower left');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(first.length).toBe(3);
+      expect(idsOf(second)).toEqual([...both, e4].map((e) => e.id));
+      // With nobody following, a new follower starts afresh at the head.
+      await f2.stop();
+      await log.publish(makeEvent('org1'));
+      const third: LoggedEvent[] = [];
+      const f3 = await log.follow((e) => { third.push(e); });
+      expect(f3.startSeq).toBe(await log.headSeq());
+      const e6 = makeEvent('org2');
+      await log.publish(e6);
+      await waitFor(() => third.length === 1, 15_000, 'the third follower');
+      expect(idsOf(third)).toEqual([e6.id]);
+      await f3.stop();
       await log.close();
     }));
 

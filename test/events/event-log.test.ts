@@ -216,6 +216,59 @@ describe('jetstream event log opened by several nodes at once', () => {
   });
 });
 
+describe('jetstream consumers by type', () => {
+  it('takes several types as one durable consumer each and removes a consumer of the same name that took every type', async () => {
+    const prefix = `y${randomUUID().slice(0, 8)}`;
+    const log = await JetStreamEventLog.connect(nats.url, { prefix, ackWaitMs: 2000 });
+    // What an earlier version left: one consumer of this name over every type.
+    const old = await log.consume('assign', async () => {});
+    await old.stop();
+    const got: string[] = [];
+    const sub = await log.consume('assign', async (e) => { got.push(e.type); }, { types: ['handover.requested', 'conversation.resolved'] });
+    const { jetstreamManager } = await import('@nats-io/jetstream');
+    const { connect } = await import('@nats-io/transport-node');
+    const nc = await connect({ servers: nats.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      const names: string[] = [];
+      for await (const c of jsm.consumers.list(log.stream)) names.push(`${c.name} ${c.config.filter_subject}`);
+      expect(names.sort()).toEqual([`assign-conversation_resolved ${prefix}.events.*.conversation.resolved`, `assign-handover_requested ${prefix}.events.*.handover.requested`]);
+    } finally {
+      await nc.close();
+    }
+    for (const t of ['ticket.created', 'handover.requested', 'message.sent', 'conversation.resolved']) await log.publish(makeEvent('orgY', t));
+    await waitFor(() => got.length === 2, 15_000, 'the two events of the types');
+    expect(got.sort()).toEqual(['conversation.resolved', 'handover.requested']);
+    await sub.stop();
+    await log.close();
+  });
+
+  it('acknowledges every event its handlers finished, many at once: nothing is delivered again after a restart', async () => {
+    const prefix = `k${randomUUID().slice(0, 8)}`;
+    const open = () => JetStreamEventLog.connect(nats.url, { prefix, ackWaitMs: 1000 });
+    const log = await open();
+    const sent = Array.from({ length: 300 }, () => makeEvent('orgK'));
+    await Promise.all(sent.map((e) => log.publish(e)));
+    const got = new Set<string>();
+    const sub = await log.consume('c', async (e) => { got.add(e.id); }, { concurrency: 64 });
+    await waitFor(() => got.size === sent.length, 15_000, 'every event');
+    // Past the ack wait: an event whose ack was never sent would be delivered again now.
+    await new Promise((r) => setTimeout(r, 1500));
+    await sub.stop();
+    await log.close();
+    const log2 = await open();
+    const again: string[] = [];
+    const sub2 = await log2.consume('c', async (e) => { again.push(e.id); });
+    const last = makeEvent('orgK');
+    await log2.publish(last);
+    await waitFor(() => again.includes(last.id), 15_000, 'the new event');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(again).toEqual([last.id]);
+    await sub2.stop();
+    await log2.close();
+  });
+});
+
 describe('jetstream event log across a NATS restart', () => {
   it('loses no published event and resumes the consumer when nats-server is killed and restarted', async () => {
     const prefix = `r${randomUUID().slice(0, 8)}`;
