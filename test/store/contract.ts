@@ -311,6 +311,34 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
       for (let i = 1; i < descriptions.length; i++) expect(descriptions[i]!.from).toBe(descriptions[i - 1]!.to);
     });
 
+    it('creates many tickets asked at once, of two organizations, each with its own number, counts, event and activity', async () => {
+      const asked = Array.from({ length: 60 }, (_, i) => ({ org: i % 3 === 0 ? 'b1' : 'a1', status: i % 4 === 0 ? 'closed' : 'open', title: `t${i}`, stamp: stamp() }));
+      const made = await Promise.all(asked.map((a) => store.tickets.create(newTicket(a.org, { title: a.title, status: a.status as Ticket['status'] }), a.stamp)));
+      for (const org of ['a1', 'b1']) {
+        const mine = made.filter((t) => t.organizationId === org);
+        // Numbered 1..n in the organization, none twice, none skipped.
+        expect(mine.map((t) => Number(t.ticketId.split('-').pop())).sort((x, y) => x - y)).toEqual(mine.map((_, i) => i + 1));
+        const all = await store.tickets.list({ organizationId: org, offset: 0, limit: 100 });
+        expect(all.total).toBe(mine.length);
+        expect(new Set(all.tickets.map((t) => t.ticketId))).toEqual(new Set(mine.map((t) => t.ticketId)));
+        const closed = await store.tickets.list({ organizationId: org, status: 'closed', offset: 0, limit: 100 });
+        expect(closed.total).toBe(asked.filter((a) => a.org === org && a.status === 'closed').length);
+        // Each ticket's event names it, under the id its request gave.
+        const events = (await store.outbox.peek(org, 100)).map((e) => e.event);
+        expect(events).toHaveLength(mine.length);
+        for (const t of mine) {
+          const a = asked[made.indexOf(t)]!;
+          expect(t.title).toBe(a.title);
+          const ev = events.find((e) => e.id === a.stamp.id)!;
+          expect((ev.data as Ticket).ticketId).toBe(t.ticketId);
+          expect((ev.data as Ticket).title).toBe(a.title);
+          expect((await store.tickets.get(org, t.ticketId))?.title).toBe(a.title);
+          const activity = await store.tickets.activity(org, t.ticketId, 0, 10);
+          expect(activity.entries.map((e) => e.kind)).toEqual(['created']);
+        }
+      }
+    });
+
     it('keeps every event of concurrent updates in the outbox exactly once', async () => {
       const t = await store.tickets.create(newTicket('o1', { description: '' }), stamp());
       const stamps = Array.from({ length: 10 }, () => stamp('ticket.updated'));

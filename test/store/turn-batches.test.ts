@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TurnBatches } from '../../src/store/redis/turn-batches.js';
+import { TurnBatches } from '../../src/store/turn-batches.js';
 import { CoalescedReads } from '../../src/store/redis/coalesced-reads.js';
 import type { RedisClient } from '../../src/store/index.js';
 import { deferred } from '../actors/helpers.js';

@@ -10,22 +10,39 @@ import { createRedisAuthSessionRepo, createRedisFailureCounter } from '../auth/i
 import { orgKeys, type RedisClient } from '../redis/client.js';
 import { redisLease } from '../redis/lease.js';
 import { numbered, type PgDb, type PgQueryable } from '../postgres/db.js';
+import { TurnBatches } from '../turn-batches.js';
 
 /*
- * A new ticket: the organization's next sequence (its counter row locked for the statement),
- * the ticket under `<prefix><sequence, at least 6 digits>` as formatTicketId writes it, its two
- * counts, its event in the outbox and its `created` activity entry, the id set in every body.
+ * New tickets of one organization, one row of the arrays each ($3–$10, in the order asked): the
+ * organization's counter moved on by their number ($11, its row locked for the statement), each
+ * ticket under `<prefix><sequence, at least 6 digits>` as formatTicketId writes it, the counts,
+ * each one's event in the outbox and its `created` activity entry, the id set in every body.
+ * Answers each one's sequence in the order asked.
  */
-const INSERT_TICKET = `
-  WITH s AS (INSERT INTO ticket_seqs (org, seq) VALUES ($1, 1) ON CONFLICT (org) DO UPDATE SET seq = ticket_seqs.seq + 1 RETURNING seq),
-       i AS (SELECT seq, $2 || CASE WHEN length(seq::text) >= 6 THEN seq::text ELSE lpad(seq::text, 6, '0') END AS ticket_id FROM s),
+const INSERT_TICKETS = `
+  WITH v AS (SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+               WITH ORDINALITY AS v(id_prefix, status, priority, assignee_id, audience_id, body, event_id, event, activity, n)),
+       s AS (INSERT INTO ticket_seqs (org, seq) VALUES ($1, $11::int) ON CONFLICT (org) DO UPDATE SET seq = ticket_seqs.seq + excluded.seq RETURNING seq),
+       q AS (SELECT v.*, s.seq - $11::int + v.n AS seq FROM v, s),
+       i AS (SELECT q.*, id_prefix || CASE WHEN length(seq::text) >= 6 THEN seq::text ELSE lpad(seq::text, 6, '0') END AS ticket_id FROM q),
        t AS (INSERT INTO tickets (org, seq, ticket_id, status, priority, assignee_id, audience_id, body)
-             SELECT $1, i.seq, i.ticket_id, $3, $4, $5, $6, jsonb_set($7::jsonb, '{ticketId}', to_jsonb(i.ticket_id)) FROM i),
-       c AS (INSERT INTO ticket_counts (org, name, n) VALUES ($1, 'all', 1), ($1, $8, 1) ON CONFLICT (org, name) DO UPDATE SET n = ticket_counts.n + 1),
-       o AS (INSERT INTO outbox (org, event_id, event) SELECT $1, $9, jsonb_set($10::jsonb, '{data,ticketId}', to_jsonb(i.ticket_id)) FROM i
+             SELECT $1, seq, ticket_id, status, priority, assignee_id, audience_id, jsonb_set(body::jsonb, '{ticketId}', to_jsonb(ticket_id)) FROM i ORDER BY n),
+       c AS (INSERT INTO ticket_counts (org, name, n)
+             SELECT $1, name, count(*) FROM (SELECT 'all' AS name FROM v UNION ALL SELECT 's:' || status FROM v) names GROUP BY name ORDER BY name
+             ON CONFLICT (org, name) DO UPDATE SET n = ticket_counts.n + excluded.n),
+       o AS (INSERT INTO outbox (org, event_id, event) SELECT $1, event_id, jsonb_set(event::jsonb, '{data,ticketId}', to_jsonb(ticket_id)) FROM i ORDER BY n
              ON CONFLICT (org, event_id) DO UPDATE SET event = excluded.event),
-       a AS (INSERT INTO ticket_activity (org, ticket_id, body) SELECT $1, i.ticket_id, jsonb_set($11::jsonb, '{ticketId}', to_jsonb(i.ticket_id)) FROM i)
-  SELECT seq FROM i`;
+       a AS (INSERT INTO ticket_activity (org, ticket_id, body) SELECT $1, ticket_id, jsonb_set(activity::jsonb, '{ticketId}', to_jsonb(ticket_id)) FROM i ORDER BY n)
+  SELECT seq FROM i ORDER BY n`;
+
+/** Most tickets one statement creates. */
+const MAX_CREATE_BATCH = 100;
+
+/** A ticket to create with its event, as one row of INSERT_TICKETS. */
+interface TicketInsert {
+  ticket: NewTicket;
+  event: TicketEventStamp;
+}
 
 export interface PostgresStoreOptions {
   /** Key prefix of what stays in Redis (sign-in sessions, failed-auth counters, the outbox relay's leases). */
@@ -56,28 +73,36 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
       [t.organizationId, seq, t.ticketId, t.status, t.priority, t.assigneeId, t.audienceId, JSON.stringify(t)],
     );
   /**
-   * Inserts a new ticket with the next sequence of its organization, its
-   * counts and its event, in one statement (one round trip; atomic on its
+   * Inserts new tickets of one organization with its next sequences, their
+   * counts and their events, in one statement (one round trip; atomic on its
    * own, or part of the caller's transaction). The counter's row lock orders
    * concurrent creates, and is held only for the statement.
    */
-  const insertTicket = async (c: PgQueryable, ticket: NewTicket, event: TicketEventStamp): Promise<Ticket> => {
-    const draft = canonicalTicket({ ...ticket, ticketId: '' });
-    const r = await c.query<{ seq: string }>(INSERT_TICKET, [
-      ticket.organizationId,
-      formatTicketId(new Date(ticket.createdAt), 0).slice(0, -6),
-      draft.status,
-      draft.priority,
-      draft.assigneeId,
-      draft.audienceId,
-      JSON.stringify(draft),
-      `s:${draft.status}`,
-      event.id,
-      JSON.stringify({ ...event, organizationId: ticket.organizationId, data: draft } satisfies DomainEvent),
-      JSON.stringify(creationEntry(draft, randomUUID())),
+  const insertTickets = async (c: PgQueryable, org: string, items: readonly TicketInsert[]): Promise<Ticket[]> => {
+    const drafts = items.map(({ ticket }) => canonicalTicket({ ...ticket, ticketId: '' }));
+    const column = <T>(f: (d: Ticket, i: number) => T) => drafts.map(f);
+    const r = await c.query<{ seq: string }>(INSERT_TICKETS, [
+      org,
+      column((_, i) => formatTicketId(new Date(items[i]!.ticket.createdAt), 0).slice(0, -6)),
+      column((d) => d.status),
+      column((d) => d.priority),
+      column((d) => d.assigneeId),
+      column((d) => d.audienceId),
+      column((d) => JSON.stringify(d)),
+      column((_, i) => items[i]!.event.id),
+      column((d, i) => JSON.stringify({ ...items[i]!.event, organizationId: org, data: d } satisfies DomainEvent)),
+      column((d) => JSON.stringify(creationEntry(d, randomUUID()))),
+      items.length,
     ]);
-    return { ...draft, ticketId: formatTicketId(new Date(ticket.createdAt), Number(r.rows[0]!.seq)) };
+    return drafts.map((d, i) => ({ ...d, ticketId: formatTicketId(new Date(items[i]!.ticket.createdAt), Number(r.rows[i]!.seq)) }));
   };
+  // Creates asked in one turn go in one statement per organization: one round trip and one commit
+  // for them all, where each would have been its own.
+  const creates = new TurnBatches<string, TicketInsert, Ticket>({
+    key: (org) => org,
+    send: (org, items) => insertTickets(db, org, items),
+    maxSize: MAX_CREATE_BATCH,
+  });
   const ticketOf = async (c: PgQueryable, org: string, ticketId: string, lock = false) => {
     const r = await q(c, `SELECT seq, body FROM tickets WHERE org = ? AND ticket_id = ?${lock ? ' FOR UPDATE' : ''}`, [org, ticketId]);
     const row = r.rows[0] as { seq: string; body: Ticket } | undefined;
@@ -203,7 +228,7 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
     },
     tickets: {
       async create(ticket: NewTicket, event) {
-        return insertTicket(db, ticket, event);
+        return creates.add(ticket.organizationId, { ticket, event });
       },
       async createOnce(ticket: NewTicket, event, idem) {
         return db.tx(async (c) => {
@@ -226,7 +251,7 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
             const found = await ticketOf(c, org, prev.ticket_id);
             return { outcome: 'replayed' as const, ticket: found!.ticket };
           }
-          const full = await insertTicket(c, ticket, event);
+          const full = (await insertTickets(c, ticket.organizationId, [{ ticket, event }]))[0]!;
           await q(c, 'UPDATE ticket_idempotency SET ticket_id = ? WHERE org = ? AND key = ?', [full.ticketId, org, idem.key]);
           // Expired records leave as new ones arrive, so the table stays bounded by the TTL.
           await q(c, 'DELETE FROM ticket_idempotency WHERE ctid IN (SELECT ctid FROM ticket_idempotency WHERE expires_at <= ? LIMIT 100)', [now]);

@@ -1,5 +1,5 @@
 import { LuaScript, type RedisClient } from '../redis/client.js';
-import { TurnBatches } from '../redis/turn-batches.js';
+import { TurnBatches } from '../turn-batches.js';
 import type { RateLimiter, RateLimitResult } from './port.js';
 
 /*

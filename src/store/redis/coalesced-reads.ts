@@ -1,5 +1,5 @@
 import { getEach, type RedisClient } from './client.js';
-import { TurnBatches } from './turn-batches.js';
+import { TurnBatches } from '../turn-batches.js';
 
 /**
  * GETs asked for in the same turn of the event loop, sent together

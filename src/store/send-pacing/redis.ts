@@ -1,5 +1,5 @@
 import { LuaScript, type RedisClient } from '../redis/client.js';
-import { TurnBatches } from '../redis/turn-batches.js';
+import { TurnBatches } from '../turn-batches.js';
 import type { PaceGrant, SendPacer } from './port.js';
 
 // KEYS[1]: the channel's next free turn (ms, Redis clock). ARGV: interval ms, max wait ms, how many

@@ -23,7 +23,7 @@ interface Batch<G, I, R> {
 
 /**
  * Items asked for in one turn of the event loop, sent together at its end:
- * one call per group (a Redis script, an MGET) where each item would have
+ * one call per group (a Redis script, an MGET, one SQL statement) where each item would have
  * been a command of its own. The Redis client writes a turn's commands at
  * its end anyway (`setImmediate`), so waiting for the end of the turn costs
  * an item at most one more turn.
