@@ -28,6 +28,30 @@ export async function load(
   return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
 }
 
+export interface LoadTarget {
+  name: string;
+  opts: Parameters<typeof load>[1];
+}
+
+/** The run with the median requests/s (its own p50 and p99 with it). */
+export function medianRun(runs: LoadResult[]): LoadResult {
+  const sorted = [...runs].sort((a, b) => a.rps - b.rps);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/**
+ * The machine is shared and its speed moves by the second: every target runs
+ * once in each of `rounds` rounds (BENCH_ROUNDS, default 3), one after the
+ * other, after a 2-second warm-up of each (JIT, caches) that is not measured;
+ * each target reports its median round.
+ */
+export async function inRounds(targets: LoadTarget[], rounds = Number(process.env.BENCH_ROUNDS ?? 3)): Promise<LoadResult[]> {
+  for (const t of targets) await load(t.name, { ...t.opts, duration: 2 });
+  const runs: LoadResult[][] = targets.map(() => []);
+  for (let r = 0; r < rounds; r++) for (const [i, t] of targets.entries()) runs[i]!.push(await load(t.name, t.opts));
+  return runs.map(medianRun);
+}
+
 /** Prints rows with the ratio of requests/s against a baseline row. */
 export function report(title: string, baseline: LoadResult, rows: LoadResult[]): void {
   const fmt = (r: LoadResult) =>

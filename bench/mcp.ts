@@ -19,7 +19,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
 import { startServer } from '../src/server.js';
-import { load, report, type LoadResult } from './lib.js';
+import { inRounds, report, type LoadTarget } from './lib.js';
 
 const OPERATOR = 'bench-operator-token-0123456789';
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
@@ -61,12 +61,6 @@ async function bareSdkServer(): Promise<{ url: string; leanUrl: string; close():
   return { url: `${url}/mcp`, leanUrl: `${url}/mcp-lean`, close: () => new Promise((r) => server.close(() => r())) };
 }
 
-/** The run with the median requests/s (its own p50 and p99 with it). */
-function median(runs: LoadResult[]): LoadResult {
-  const sorted = [...runs].sort((a, b) => a.rps - b.rps);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
 async function check(url: string, headers: Record<string, string>, body: string): Promise<void> {
   const res = await fetch(url, { method: 'POST', headers, body });
   const json = (await res.json()) as { result?: { isError?: boolean }; error?: unknown };
@@ -101,9 +95,7 @@ export async function run(): Promise<void> {
     await check(mcpUrl, mcpHeaders, listBody);
     await check(mcpUrl, mcpHeaders, getBody);
 
-    // The machine is shared and its load moves by the second: every row runs
-    // in each of ROUNDS interleaved rounds, and each row reports its median round.
-    const targets: { name: string; opts: Parameters<typeof load>[1] }[] = [
+    const targets: LoadTarget[] = [
       { name: 'bare SDK server, 1 trivial tool (tools/call)', opts: { url: bare.url, method: 'POST', headers: MCP_HEADERS, body: bareBody } },
       { name: 'bare low-level SDK Server, 1 trivial tool', opts: { url: bare.leanUrl, method: 'POST', headers: MCP_HEADERS, body: bareBody } },
       { name: 'MCP get_ticket', opts: { url: mcpUrl, method: 'POST', headers: mcpHeaders, body: getBody } },
@@ -111,14 +103,8 @@ export async function run(): Promise<void> {
       { name: 'MCP list_tickets (limit 20)', opts: { url: mcpUrl, method: 'POST', headers: mcpHeaders, body: listBody } },
       { name: 'REST twin GET /v1/tickets?limit=20', opts: { url: `${base}/v1/tickets?limit=20`, headers: auth } },
     ];
-    // JIT warm-up, not measured.
-    for (const t of targets) await load(t.name, { ...t.opts, duration: 2 });
     const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-    const runs: LoadResult[][] = targets.map(() => []);
-    for (let r = 0; r < rounds; r++) {
-      for (const [i, t] of targets.entries()) runs[i]!.push(await load(t.name, t.opts));
-    }
-    const [baseline, ...rows] = runs.map(median);
+    const [baseline, ...rows] = await inRounds(targets, rounds);
     report(`MCP gateway, embedded store on disk (16 connections, autocannon, median of ${rounds} interleaved rounds)`, baseline!, rows);
   } finally {
     await running.close();

@@ -20,7 +20,7 @@ import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
 import { startServer } from '../src/server.js';
 import { SANDBOX_CLIENT_ID } from '../src/tools/index.js';
-import { load, report, type LoadResult } from './lib.js';
+import { inRounds, report, type LoadTarget } from './lib.js';
 
 const OPERATOR = 'bench-operator-token-0123456789';
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
@@ -64,10 +64,6 @@ async function approve(redirectUrl: string, email: string): Promise<URL> {
   const action = /action="([^"]+)"/.exec(page)![1]!.replace(/&amp;/g, '&');
   const r = await fetch(action, { method: 'POST', body: new URLSearchParams({ request, email, decision: 'approve' }), redirect: 'manual' });
   return new URL(r.headers.get('location')!);
-}
-
-function median(runs: LoadResult[]): LoadResult {
-  return [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)]!;
 }
 
 export async function run(): Promise<void> {
@@ -114,17 +110,14 @@ export async function run(): Promise<void> {
     await check(`${base}/mcp/${email.id}`, gw, labelsBody);
     await check(`${base}/mcp/${payment.id}`, gw, statusBody);
 
-    const targets: { name: string; opts: Parameters<typeof load>[1] }[] = [
+    const targets: LoadTarget[] = [
       { name: 'bare SDK server: list_labels → sandbox Gmail', opts: { url: bare.url, method: 'POST', headers: MCP_HEADERS, body: labelsBody } },
       { name: '/mcp/{tool_id} email list_labels', opts: { url: `${base}/mcp/${email.id}`, method: 'POST', headers: gw, body: labelsBody } },
       { name: 'bare SDK server: check_payment_status → sandbox Stripe', opts: { url: bare.url, method: 'POST', headers: MCP_HEADERS, body: statusBody } },
       { name: '/mcp/{tool_id} payment check_payment_status', opts: { url: `${base}/mcp/${payment.id}`, method: 'POST', headers: gw, body: statusBody } },
     ];
-    for (const t of targets) await load(t.name, { ...t.opts, duration: 2 });
     const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-    const runs: LoadResult[][] = targets.map(() => []);
-    for (let r = 0; r < rounds; r++) for (const [i, t] of targets.entries()) runs[i]!.push(await load(t.name, t.opts));
-    const [bareLabels, gwLabels, bareStatus, gwStatus] = runs.map(median);
+    const [bareLabels, gwLabels, bareStatus, gwStatus] = await inRounds(targets, rounds);
     report(`Connected tools: email through /mcp/{tool_id} vs a bare SDK server, same sandbox endpoint (median of ${rounds} rounds)`, bareLabels!, [gwLabels!]);
     report(`Connected tools: payment through /mcp/{tool_id} vs a bare SDK server, same sandbox endpoint (median of ${rounds} rounds)`, bareStatus!, [gwStatus!]);
   } finally {

@@ -12,7 +12,8 @@ import {
   type JsMsg,
   type StreamConfig,
 } from '@nats-io/jetstream';
-import { connect, nanos, type NatsConnection, type Status } from '@nats-io/transport-node';
+import { connect, headers, nanos, type NatsConnection, type Status } from '@nats-io/transport-node';
+import { ReplyInbox, type Attempt } from '../nats/index.js';
 import { silentLogger, type Logger } from '../log.js';
 import {
   eventSubject,
@@ -83,6 +84,8 @@ export class JetStreamEventLog implements EventLog {
   private closed = false;
   readonly stream: string;
   private readonly log: Logger;
+  /** Where the stream's acknowledgements of publishes come back (one subscription, no per-publish `Error` objects as nats.js's request makes). */
+  private readonly acks: ReplyInbox;
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -93,6 +96,7 @@ export class JetStreamEventLog implements EventLog {
   ) {
     this.stream = `${opts.prefix.toUpperCase().replace(/[^A-Z0-9_-]/g, '_')}_EVENTS`;
     this.log = opts.log ?? silentLogger;
+    this.acks = new ReplyInbox(nc);
   }
 
   /** Uses an existing connection (not closed by `close()`). Creates or updates the stream. */
@@ -105,7 +109,7 @@ export class JetStreamEventLog implements EventLog {
 
   /** Connects to `servers` (reconnecting forever) and owns that connection. */
   static async connect(servers: string, opts: JetStreamEventLogOptions): Promise<JetStreamEventLog> {
-    // noAsyncTraces: otherwise every publish (a JetStream request) builds two Error objects up front for their stack traces.
+    // noAsyncTraces: otherwise every JetStream API request builds two Error objects up front for their stack traces.
     const nc = await connect({ servers, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: `${opts.prefix}-events`, noAsyncTraces: true });
     try {
       return await JetStreamEventLog.open(nc, opts, true);
@@ -149,17 +153,33 @@ export class JetStreamEventLog implements EventLog {
     assertPublishable(event);
     const subject = eventSubject(this.opts.prefix, event);
     const data = JSON.stringify(event);
+    const h = headers();
+    // The stream drops a second copy of an id within its duplicate window: a retried publish is stored once.
+    h.set('Nats-Msg-Id', event.id);
+    h.set('Nats-Expected-Stream', this.stream);
     const deadline = Date.now() + (this.opts.publishTimeoutMs ?? 10_000);
     for (let attempt = 1; ; attempt++) {
-      try {
-        await this.js.publish(subject, data, { msgID: event.id, timeout: 2000, expect: { streamName: this.stream } });
-        return;
-      } catch (e) {
-        if (this.closed || Date.now() >= deadline) throw e;
-        this.log.debug('event publish failed; retrying', { eventId: event.id, attempt, err: e });
-        await new Promise((r) => setTimeout(r, Math.min(1000, 100 * attempt)));
-      }
+      const failure = this.stored(await this.acks.attempt(subject, data, 2000, h));
+      if (failure === null) return;
+      if (this.closed || Date.now() >= deadline) throw failure;
+      this.log.debug('event publish failed; retrying', { eventId: event.id, attempt, err: failure });
+      await new Promise((r) => setTimeout(r, Math.min(1000, 100 * attempt)));
     }
+  }
+
+  /** What a publish attempt's answer says: null when the stream stored the event (or had it already), else why not. */
+  private stored(a: Attempt): Error | null {
+    if (a.kind === 'timeout') return new Error('the event stream did not acknowledge the publish in time');
+    if (a.kind === 'no_responders') return new Error(`no event stream takes ${this.opts.prefix}.events (JetStream unavailable)`);
+    if (a.kind === 'failed') return a.error instanceof Error ? a.error : new Error(String(a.error));
+    let ack: { stream?: string; error?: { code?: number; description?: string } };
+    try {
+      ack = a.msg.json();
+    } catch {
+      return new Error('the event stream answered the publish with something that is not a JetStream acknowledgement');
+    }
+    if (ack.error !== undefined) return new Error(`the event stream refused the publish: ${ack.error.description ?? 'unknown'} (${ack.error.code ?? '?'})`);
+    return ack.stream === this.stream ? null : new Error('the event stream answered the publish with something that is not a JetStream acknowledgement');
   }
 
   async consume(name: string, handler: EventHandler, options: ConsumeOptions = {}): Promise<EventSubscription> {
@@ -340,6 +360,7 @@ export class JetStreamEventLog implements EventLog {
     }
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
     this.subscriptions.clear();
+    this.acks.close();
     if (this.ownsConnection) await this.nc.close();
   }
 }

@@ -364,6 +364,26 @@ export function runMessagingStoreContract(name: string, create: () => Promise<Me
         expect((await s.messages.listSession('orgA', 's1'))!.length).toBe(MESSAGE_STATUSES.length ** 2 + 1);
       });
 
+      it('judges each of many status writes asked at once on its own, in its organization', async () => {
+        const cases = MESSAGE_STATUSES.flatMap((from) => MESSAGE_STATUSES.map((to) => ({ from, to, m: msg({ status: from }) })));
+        for (const c of cases) await s.messages.append(c.m);
+        const ghost = msg({});
+        const results = await Promise.all([
+          ...cases.map((c) => s.messages.advanceStatus({ ...c.m, status: c.to, statusUpdatedAt: '2030-01-01T00:00:01.000Z' })),
+          s.messages.advanceStatus({ ...ghost, status: 'read' }),
+          s.messages.advanceStatus({ ...cases[0]!.m, organizationId: 'orgB', status: 'read' }),
+        ]);
+        cases.forEach((c, i) => {
+          const expected = nextStatus(c.from, c.to) === c.to;
+          expect({ from: c.from, to: c.to, ...results[i] }).toEqual({ from: c.from, to: c.to, applied: expected, status: expected ? c.to : c.from });
+        });
+        expect(results.slice(cases.length)).toEqual([{ applied: false, status: null }, { applied: false, status: null }]);
+        for (const c of cases) {
+          const expected = nextStatus(c.from, c.to) === c.to;
+          expect((await s.messages.get('orgA', c.m._id))?.status).toBe(expected ? c.to : c.from);
+        }
+      });
+
       it('a stale writer never moves a status backwards', async () => {
         const m = msg({ status: 'accepted' });
         await s.messages.append(m);

@@ -13,26 +13,26 @@ import { numbered, type PgDb, type PgQueryable } from '../postgres/db.js';
 import { TurnBatches } from '../turn-batches.js';
 
 /*
- * New tickets of one organization, one row of the arrays each ($3–$10, in the order asked): the
- * organization's counter moved on by their number ($11, its row locked for the statement), each
+ * New tickets of one organization, one element of the JSON array $2 each (`n`: its place from 1): the
+ * organization's counter moved on by their number ($3, its row locked for the statement), each
  * ticket under `<prefix><sequence, at least 6 digits>` as formatTicketId writes it, the counts,
  * each one's event in the outbox and its `created` activity entry, the id set in every body.
  * Answers each one's sequence in the order asked.
  */
 const INSERT_TICKETS = `
-  WITH v AS (SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
-               WITH ORDINALITY AS v(id_prefix, status, priority, assignee_id, audience_id, body, event_id, event, activity, n)),
-       s AS (INSERT INTO ticket_seqs (org, seq) VALUES ($1, $11::int) ON CONFLICT (org) DO UPDATE SET seq = ticket_seqs.seq + excluded.seq RETURNING seq),
-       q AS (SELECT v.*, s.seq - $11::int + v.n AS seq FROM v, s),
+  WITH v AS (SELECT * FROM json_to_recordset($2::json)
+               AS v(id_prefix text, status text, priority text, assignee_id text, audience_id text, body jsonb, event_id text, event jsonb, activity jsonb, n bigint)),
+       s AS (INSERT INTO ticket_seqs (org, seq) VALUES ($1, $3::int) ON CONFLICT (org) DO UPDATE SET seq = ticket_seqs.seq + excluded.seq RETURNING seq),
+       q AS (SELECT v.*, s.seq - $3::int + v.n AS seq FROM v, s),
        i AS (SELECT q.*, id_prefix || CASE WHEN length(seq::text) >= 6 THEN seq::text ELSE lpad(seq::text, 6, '0') END AS ticket_id FROM q),
        t AS (INSERT INTO tickets (org, seq, ticket_id, status, priority, assignee_id, audience_id, body)
-             SELECT $1, seq, ticket_id, status, priority, assignee_id, audience_id, jsonb_set(body::jsonb, '{ticketId}', to_jsonb(ticket_id)) FROM i ORDER BY n),
+             SELECT $1, seq, ticket_id, status, priority, assignee_id, audience_id, jsonb_set(body, '{ticketId}', to_jsonb(ticket_id)) FROM i ORDER BY n),
        c AS (INSERT INTO ticket_counts (org, name, n)
              SELECT $1, name, count(*) FROM (SELECT 'all' AS name FROM v UNION ALL SELECT 's:' || status FROM v) names GROUP BY name ORDER BY name
              ON CONFLICT (org, name) DO UPDATE SET n = ticket_counts.n + excluded.n),
-       o AS (INSERT INTO outbox (org, event_id, event) SELECT $1, event_id, jsonb_set(event::jsonb, '{data,ticketId}', to_jsonb(ticket_id)) FROM i ORDER BY n
+       o AS (INSERT INTO outbox (org, event_id, event) SELECT $1, event_id, jsonb_set(event, '{data,ticketId}', to_jsonb(ticket_id)) FROM i ORDER BY n
              ON CONFLICT (org, event_id) DO UPDATE SET event = excluded.event),
-       a AS (INSERT INTO ticket_activity (org, ticket_id, body) SELECT $1, ticket_id, jsonb_set(activity::jsonb, '{ticketId}', to_jsonb(ticket_id)) FROM i ORDER BY n)
+       a AS (INSERT INTO ticket_activity (org, ticket_id, body) SELECT $1, ticket_id, jsonb_set(activity, '{ticketId}', to_jsonb(ticket_id)) FROM i ORDER BY n)
   SELECT seq FROM i ORDER BY n`;
 
 /** Most tickets one statement creates. */
@@ -80,20 +80,19 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
    */
   const insertTickets = async (c: PgQueryable, org: string, items: readonly TicketInsert[]): Promise<Ticket[]> => {
     const drafts = items.map(({ ticket }) => canonicalTicket({ ...ticket, ticketId: '' }));
-    const column = <T>(f: (d: Ticket, i: number) => T) => drafts.map(f);
-    const r = await c.query<{ seq: string }>(INSERT_TICKETS, [
-      org,
-      column((_, i) => formatTicketId(new Date(items[i]!.ticket.createdAt), 0).slice(0, -6)),
-      column((d) => d.status),
-      column((d) => d.priority),
-      column((d) => d.assigneeId),
-      column((d) => d.audienceId),
-      column((d) => JSON.stringify(d)),
-      column((_, i) => items[i]!.event.id),
-      column((d, i) => JSON.stringify({ ...items[i]!.event, organizationId: org, data: d } satisfies DomainEvent)),
-      column((d) => JSON.stringify(creationEntry(d, randomUUID()))),
-      items.length,
-    ]);
+    const rows = drafts.map((d, i) => ({
+      n: i + 1,
+      id_prefix: formatTicketId(new Date(items[i]!.ticket.createdAt), 0).slice(0, -6),
+      status: d.status,
+      priority: d.priority,
+      assignee_id: d.assigneeId,
+      audience_id: d.audienceId,
+      body: d,
+      event_id: items[i]!.event.id,
+      event: { ...items[i]!.event, organizationId: org, data: d } satisfies DomainEvent,
+      activity: creationEntry(d, randomUUID()),
+    }));
+    const r = await c.query<{ seq: string }>(INSERT_TICKETS, [org, JSON.stringify(rows), items.length]);
     return drafts.map((d, i) => ({ ...d, ticketId: formatTicketId(new Date(items[i]!.ticket.createdAt), Number(r.rows[i]!.seq)) }));
   };
   // Creates asked in one turn go in one statement per organization: one round trip and one commit

@@ -261,6 +261,11 @@ export class PgDb implements PgQueryable {
     await this.commitUnit(unit);
   }
 
+  /** Whether this call runs inside a `together` that is still open (its writes go into the unit's transaction). */
+  get unitOpen(): boolean {
+    return this.units.getStore()?.open === true;
+  }
+
   /** Runs `fn` outside any unit: its statements run on the pool, each committing on its own. */
   apart<T>(fn: () => Promise<T>): Promise<T> {
     return this.units.exit(fn);

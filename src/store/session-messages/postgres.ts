@@ -1,7 +1,8 @@
 import { MESSAGE_STATUSES, nextStatus, type MessageStatus } from '../../domain/message-status.js';
 import { isPrivateNote, type SessionMessage } from '../../domain/messages.js';
 import { numbered, type PgDb } from '../postgres/db.js';
-import type { MessageLocation, SessionMessageRepo, SessionRef } from './port.js';
+import { TurnBatches } from '../turn-batches.js';
+import type { MessageLocation, SessionMessageRepo, SessionRef, StatusAdvance } from './port.js';
 import { INSERT_MESSAGE, REGISTER_SESSION, SELECT_BY_NETWORK_ID, SELECT_CONTACT_SESSIONS, SELECT_MESSAGE, SELECT_SESSION, SELECT_SESSION_MESSAGES } from './sql.js';
 
 // The message, and its session when the message was new: one statement, so both or neither.
@@ -17,6 +18,18 @@ const APPEND = numbered(`
 // nothing computed from an older read ever lands.
 const ADVANCE = 'UPDATE session_messages SET body = $3, status = $4 WHERE org = $1 AND id = $2 AND coalesce(status, \'accepted\') = ANY($5::text[])';
 
+// The same for several messages of one organization ($2–$5, one row of the arrays each, the statuses
+// a row may follow comma-separated): one statement, each row judged on its own. Answers the
+// positions (from 1) of the rows written.
+const ADVANCE_MANY = `
+  WITH v AS (SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS v(id, body, status, follows, n))
+  UPDATE session_messages m SET body = v.body::jsonb, status = v.status
+  FROM v WHERE m.org = $1 AND m.id = v.id AND coalesce(m.status, 'accepted') = ANY(string_to_array(v.follows, ','))
+  RETURNING v.n`;
+
+/** Most status writes one statement carries. */
+const MAX_ADVANCE_BATCH = 100;
+
 /** For each status, the stored statuses it may follow. */
 const FOLLOWS = new Map<MessageStatus, MessageStatus[]>(MESSAGE_STATUSES.map((to) => [to, MESSAGE_STATUSES.filter((from) => nextStatus(from, to) === to)]));
 
@@ -27,7 +40,7 @@ const MAX_LOCATED = 50_000;
  * The message log in PostgreSQL: `session_messages` and `chat_sessions`,
  * the tables (and most statements, `sql.ts`) of the embedded adapter.
  * Appends are idempotent by `(org, id)`; a status moves by one conditional
- * UPDATE.
+ * UPDATE (the status writes of one turn, by one).
  */
 export function createPostgresSessionMessageRepo(db: PgDb): SessionMessageRepo {
   const one = async (sql: string, args: unknown[]) => (await db.rows<{ body: SessionMessage }>(numbered(sql), args))[0]?.body ?? null;
@@ -40,6 +53,41 @@ export function createPostgresSessionMessageRepo(db: PgDb): SessionMessageRepo {
     located.set(`${org}\n${netId}`, loc);
   };
   const session = async (org: string, sid: string) => (await db.rows<SessionRef>(numbered(SELECT_SESSION), [org, sid]))[0] ?? null;
+  /** What is stored now for the messages a status write did not change (read after the refusal, so at least what refused it). */
+  const refusedBy = async (org: string, ids: string[]): Promise<Map<string, MessageStatus | null>> => {
+    const rows = await db.rows<{ id: string; status: MessageStatus | null }>('SELECT id, status FROM session_messages WHERE org = $1 AND id = ANY($2::text[])', [org, ids]);
+    return new Map(rows.map((r) => [r.id, r.status ?? 'accepted']));
+  };
+  const advanceOne = async (m: SessionMessage & { status: MessageStatus }): Promise<StatusAdvance> => {
+    const r = await db.query(ADVANCE, [m.organizationId, m._id, JSON.stringify(m), m.status, FOLLOWS.get(m.status) ?? []]);
+    if (r.rowCount === 1) return { applied: true, status: m.status };
+    return { applied: false, status: (await refusedBy(m.organizationId, [m._id])).get(m._id) ?? null };
+  };
+  // Status writes asked in one turn (the network's reports of many messages arriving together) go in
+  // one statement per organization: one round trip and one commit where each was its own.
+  const advances = new TurnBatches<string, SessionMessage & { status: MessageStatus }, StatusAdvance>({
+    key: (org) => org,
+    maxSize: MAX_ADVANCE_BATCH,
+    send: async (org, ms) => {
+      // Two reports of one message in one batch: one after the other, as asked (one UPDATE cannot judge a row twice).
+      if (new Set(ms.map((m) => m._id)).size < ms.length) {
+        const out: StatusAdvance[] = [];
+        for (const m of ms) out.push(await advanceOne(m));
+        return out;
+      }
+      const r = await db.rows<{ n: string }>(ADVANCE_MANY, [
+        org,
+        ms.map((m) => m._id),
+        ms.map((m) => JSON.stringify(m)),
+        ms.map((m) => m.status),
+        ms.map((m) => (FOLLOWS.get(m.status) ?? []).join(',')),
+      ]);
+      const written = new Set(r.map((row) => Number(row.n) - 1));
+      const refused = ms.filter((_, i) => !written.has(i));
+      const now = refused.length === 0 ? new Map<string, MessageStatus | null>() : await refusedBy(org, refused.map((m) => m._id));
+      return ms.map((m, i) => (written.has(i) ? { applied: true, status: m.status } : { applied: false, status: now.get(m._id) ?? null }));
+    },
+  });
   return {
     async pruneBefore(before, limit) {
       // Rows are appended in time order: the oldest by seq are the ones past the retention, found through the primary key.
@@ -67,11 +115,8 @@ export function createPostgresSessionMessageRepo(db: PgDb): SessionMessageRepo {
       return stored;
     },
     async advanceStatus(m) {
-      const r = await db.query(ADVANCE, [m.organizationId, m._id, JSON.stringify(m), m.status, FOLLOWS.get(m.status) ?? []]);
-      if (r.rowCount === 1) return { applied: true, status: m.status };
-      // Not applied: what is stored now (read after the refusal, so it is at least what refused it).
-      const rows = await db.rows<{ status: MessageStatus | null }>('SELECT status FROM session_messages WHERE org = $1 AND id = $2', [m.organizationId, m._id]);
-      return { applied: false, status: rows[0] === undefined ? null : (rows[0].status ?? 'accepted') };
+      // Inside a unit of work the write belongs to its transaction.
+      return db.unitOpen ? advanceOne(m) : advances.add(m.organizationId, m);
     },
     async get(org, id) {
       return one(SELECT_MESSAGE, [org, id]);

@@ -1,0 +1,1 @@
+export { ReplyInbox, type Attempt } from './reply-inbox.js';
