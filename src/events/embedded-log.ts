@@ -513,7 +513,7 @@ class EmbeddedConsumer {
       // Gaps (failed batches) and other organizations' (or types') events count as acknowledged.
       for (let s = this.next; s < entry.seq; s++) this.acked.add(s);
       this.next = entry.seq + 1;
-      if ((this.options.organizationId !== undefined && entry.event.organizationId !== this.options.organizationId) || (this.options.types !== undefined && !this.options.types.includes(entry.event.type))) {
+      if ((this.options.organizationId !== undefined && entry.event.organizationId !== this.options.organizationId) || (this.options.types !== undefined && this.options.types.length > 0 && !this.options.types.includes(entry.event.type))) {
         this.ack(entry.seq);
         continue;
       }

@@ -66,7 +66,7 @@ export interface ConsumeOptions {
   /** Only events of this organization (the live inbox); default all. */
   organizationId?: string;
   /**
-   * Only events of these types; default every type. The log filters them
+   * Only events of these types; default (or empty) every type. The log filters them
    * (clustered: by JetStream consumers' subject filters, so the other events
    * are never delivered to this consumer nor acknowledged by it).
    */
