@@ -33,10 +33,14 @@ export interface LoadTarget {
   opts: Parameters<typeof load>[1];
 }
 
+/** The item with the median `by` (the upper one of an even count). */
+export function medianBy<T>(xs: readonly T[], by: (x: T) => number): T {
+  return [...xs].sort((a, b) => by(a) - by(b))[Math.floor(xs.length / 2)]!;
+}
+
 /** The run with the median requests/s (its own p50 and p99 with it). */
 export function medianRun(runs: LoadResult[]): LoadResult {
-  const sorted = [...runs].sort((a, b) => a.rps - b.rps);
-  return sorted[Math.floor(sorted.length / 2)]!;
+  return medianBy(runs, (r) => r.rps);
 }
 
 /**

@@ -62,6 +62,7 @@ import { connectRedis } from '../src/store/index.js';
 import { operatorApi, orgWithKey } from '../test/harness/operator-api.js';
 import { freePort, startNats, startPostgres, startRedis, type ServerProcess } from '../test/harness/servers.js';
 import { clusterEnv as clusterServersEnv } from '../test/harness/use-servers.js';
+import { medianBy } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -569,7 +570,7 @@ export async function run(): Promise<void> {
     } finally {
       for (const t of targets) await t.close();
     }
-    const rows = runs.map((rs) => [...rs].sort((a, b) => a.load.ok / a.load.seconds - b.load.ok / b.load.seconds)[Math.floor(rs.length / 2)]!);
+    const rows = runs.map((rs) => medianBy(rs, (row) => row.load.ok / row.load.seconds));
     const baseline = baselineAt === undefined ? undefined : rows[baselineAt];
     if (ROWS.has('clustered3')) {
       const t = await startTarget(sandbox, [clusterEnv('d1', 'c3'), clusterEnv('d2', 'c3'), clusterEnv('d3', 'c3')], 10_000);

@@ -80,7 +80,7 @@ export interface JetStreamEventLogOptions {
 export class JetStreamEventLog implements EventLog {
   private readonly subscriptions = new Set<JetStreamSubscription>();
   /** The node's one live tail, shared by every `follow`: each event crosses from NATS once, whoever listens. */
-  private tail: Promise<Tail> | null = null;
+  private tail: Promise<JetStreamFollower> | null = null;
   private closed = false;
   readonly stream: string;
   private readonly log: Logger;
@@ -250,31 +250,21 @@ export class JetStreamEventLog implements EventLog {
       tail.listeners.add(onEvent);
       return {
         // Added in the same turn as this read: every event after it reaches the listener.
-        startSeq: tail.follower.position,
+        startSeq: tail.position,
         stop: async () => {
           if (!tail.listeners.delete(onEvent) || tail.listeners.size > 0 || tail.ended) return;
-          tail.ended = true;
           this.tail = null;
-          await tail.follower.stop();
+          await tail.stop();
         },
       };
     }
   }
 
-  private async openTail(): Promise<Tail> {
+  private async openTail(): Promise<JetStreamFollower> {
     const { headSeq } = await this.streamState();
-    const listeners = new Set<(e: LoggedEvent) => void>();
-    const follower = new JetStreamFollower(this.nc, this.js, this.stream, `${this.opts.prefix}.events.>`, headSeq, (e) => {
-      for (const l of listeners) {
-        try {
-          l(e);
-        } catch (err) {
-          this.log.error('event follower threw; it keeps following', { seq: e.seq, err });
-        }
-      }
-    }, this.log);
+    const follower = new JetStreamFollower(this.nc, this.js, this.stream, `${this.opts.prefix}.events.>`, headSeq, this.log);
     await follower.start();
-    return { follower, listeners, ended: false };
+    return follower;
   }
 
   async read(organizationId: string, afterSeq: number, opts: EventReadOptions = {}): Promise<EventReadResult> {
@@ -354,10 +344,7 @@ export class JetStreamEventLog implements EventLog {
     this.closed = true;
     const tail = await this.tail?.catch(() => null);
     this.tail = null;
-    if (tail) {
-      tail.ended = true;
-      await tail.follower.stop();
-    }
+    await tail?.stop();
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
     this.subscriptions.clear();
     this.acks.close();
@@ -497,14 +484,6 @@ async function withDeadline<T>(p: Promise<T>, deadline: number, onTimeout: () =>
   }
 }
 
-/** The shared live tail and who listens to it. */
-interface Tail {
-  follower: JetStreamFollower;
-  listeners: Set<(e: LoggedEvent) => void>;
-  /** Its last listener left (or the log closed): it takes no more. */
-  ended: boolean;
-}
-
 /**
  * One live tail: an ordered consumer over the whole stream from `startSeq + 1`.
  *
@@ -517,6 +496,8 @@ interface Tail {
  * event twice, and a new consumer starting at last seq + 1 never skips one.
  */
 class JetStreamFollower {
+  /** Who hears each event, in seq order; one that throws does not keep it from the others. */
+  readonly listeners = new Set<(e: LoggedEvent) => void>();
   private lastSeq: number;
   private messages: ConsumerMessages | null = null;
   private stopped = false;
@@ -530,7 +511,6 @@ class JetStreamFollower {
     private readonly stream: string,
     private readonly subject: string,
     startSeq: number,
-    private readonly onEvent: (e: LoggedEvent) => void,
     private readonly log: Logger,
   ) {
     this.lastSeq = startSeq;
@@ -623,11 +603,18 @@ class JetStreamFollower {
       this.log.error('event follower: undecodable message skipped', { seq: m.seq, err });
       return;
     }
-    try {
-      this.onEvent({ seq: m.seq, event });
-    } catch (err) {
-      this.log.error('event follower threw; it keeps following', { seq: m.seq, err });
+    for (const l of this.listeners) {
+      try {
+        l({ seq: m.seq, event });
+      } catch (err) {
+        this.log.error('event follower threw; it keeps following', { seq: m.seq, err });
+      }
     }
+  }
+
+  /** Stopped (its last listener left, or the log closed): it takes no more listeners. */
+  get ended(): boolean {
+    return this.stopped;
   }
 
   async stop(): Promise<void> {

@@ -7,7 +7,8 @@ export type Attempt = { kind: 'reply'; msg: Msg } | { kind: 'timeout' } | { kind
  * Request/reply over one wildcard inbox subscription, like nats.js's own
  * multiplexed `request`, minus its per-request `Error` objects (built for
  * async stack traces, and once more on every successful reply): those were
- * the largest single CPU cost of a command. Attempts resolve, never reject.
+ * the largest single CPU cost of an actor command. Attempts resolve, never
+ * reject; `close` ends the ones waiting as failed.
  */
 export class ReplyInbox {
   private readonly prefix: string;
@@ -63,7 +64,7 @@ export class ReplyInbox {
     this.sub.unsubscribe();
     for (const [, p] of this.pending) {
       clearTimeout(p.timer);
-      p.resolve({ kind: 'failed', error: new Error('transport closed') });
+      p.resolve({ kind: 'failed', error: new Error('reply inbox closed') });
     }
     this.pending.clear();
   }

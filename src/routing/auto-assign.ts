@@ -91,8 +91,8 @@ export class AutoAssigner {
     await Promise.all([...this.running.values()].map((r) => r.done.catch(() => undefined)));
   }
 
-  async handle(e: DomainEvent): Promise<void> {
-    if (!TRIGGERS.includes(e.type)) return;
+  /** One of the TRIGGERS (the log delivers no other type here). */
+  private async handle(e: DomainEvent): Promise<void> {
     await this.kick(e.organizationId);
   }
 

@@ -80,20 +80,23 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
    */
   const insertTickets = async (c: PgQueryable, org: string, items: readonly TicketInsert[]): Promise<Ticket[]> => {
     const drafts = items.map(({ ticket }) => canonicalTicket({ ...ticket, ticketId: '' }));
-    const rows = drafts.map((d, i) => ({
-      n: i + 1,
-      id_prefix: formatTicketId(new Date(items[i]!.ticket.createdAt), 0).slice(0, -6),
-      status: d.status,
-      priority: d.priority,
-      assignee_id: d.assigneeId,
-      audience_id: d.audienceId,
-      body: d,
-      event_id: items[i]!.event.id,
-      event: { ...items[i]!.event, organizationId: org, data: d } satisfies DomainEvent,
-      activity: creationEntry(d, randomUUID()),
-    }));
+    const rows = items.map(({ ticket, event }, i) => {
+      const d = drafts[i]!;
+      return {
+        n: i + 1,
+        id_prefix: formatTicketId(new Date(ticket.createdAt), 0).slice(0, -6),
+        status: d.status,
+        priority: d.priority,
+        assignee_id: d.assigneeId,
+        audience_id: d.audienceId,
+        body: d,
+        event_id: event.id,
+        event: { ...event, organizationId: org, data: d } satisfies DomainEvent,
+        activity: creationEntry(d, randomUUID()),
+      };
+    });
     const r = await c.query<{ seq: string }>(INSERT_TICKETS, [org, JSON.stringify(rows), items.length]);
-    return drafts.map((d, i) => ({ ...d, ticketId: formatTicketId(new Date(items[i]!.ticket.createdAt), Number(r.rows[i]!.seq)) }));
+    return drafts.map((d, i) => ({ ...d, ticketId: formatTicketId(new Date(d.createdAt), Number(r.rows[i]!.seq)) }));
   };
   // Creates asked in one turn go in one statement per organization: one round trip and one commit
   // for them all, where each would have been its own.

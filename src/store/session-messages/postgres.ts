@@ -12,16 +12,13 @@ const APPEND = numbered(`
        s AS (INSERT INTO chat_sessions (org, session_id, audience_external_id, opened_at) SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM m) ON CONFLICT DO NOTHING)
   SELECT count(*) AS stored FROM m`);
 
-// The compare-and-set of a status: the row is written only while its status is one the new
-// status may follow (by `nextStatus`, computed per target below). A concurrent writer's update
-// makes this one wait and then re-check the condition on the row as that writer left it, so
-// nothing computed from an older read ever lands.
-const ADVANCE = 'UPDATE session_messages SET body = $3, status = $4 WHERE org = $1 AND id = $2 AND coalesce(status, \'accepted\') = ANY($5::text[])';
-
-// The same for several messages of one organization ($2–$5, one row of the arrays each, the statuses
-// a row may follow comma-separated): one statement, each row judged on its own. Answers the
-// positions (from 1) of the rows written.
-const ADVANCE_MANY = `
+// The compare-and-set of statuses, for messages of one organization ($2–$5, one row of the arrays
+// each, the statuses a row may follow comma-separated): each row is written only while its status
+// is one the new status may follow (by `nextStatus`, computed per target below), each judged on its
+// own. A concurrent writer's update makes this one wait and then re-check the condition on the row
+// as that writer left it, so nothing computed from an older read ever lands. Answers the positions
+// (from 1) of the rows written.
+const ADVANCE = `
   WITH v AS (SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS v(id, body, status, follows, n))
   UPDATE session_messages m SET body = v.body::jsonb, status = v.status
   FROM v WHERE m.org = $1 AND m.id = v.id AND coalesce(m.status, 'accepted') = ANY(string_to_array(v.follows, ','))
@@ -39,8 +36,8 @@ const MAX_LOCATED = 50_000;
 /**
  * The message log in PostgreSQL: `session_messages` and `chat_sessions`,
  * the tables (and most statements, `sql.ts`) of the embedded adapter.
- * Appends are idempotent by `(org, id)`; a status moves by one conditional
- * UPDATE (the status writes of one turn, by one).
+ * Appends are idempotent by `(org, id)`; a status moves by a conditional
+ * UPDATE (one for the status writes of one turn).
  */
 export function createPostgresSessionMessageRepo(db: PgDb): SessionMessageRepo {
   const one = async (sql: string, args: unknown[]) => (await db.rows<{ body: SessionMessage }>(numbered(sql), args))[0]?.body ?? null;
@@ -53,15 +50,24 @@ export function createPostgresSessionMessageRepo(db: PgDb): SessionMessageRepo {
     located.set(`${org}\n${netId}`, loc);
   };
   const session = async (org: string, sid: string) => (await db.rows<SessionRef>(numbered(SELECT_SESSION), [org, sid]))[0] ?? null;
-  /** What is stored now for the messages a status write did not change (read after the refusal, so at least what refused it). */
-  const refusedBy = async (org: string, ids: string[]): Promise<Map<string, MessageStatus | null>> => {
-    const rows = await db.rows<{ id: string; status: MessageStatus | null }>('SELECT id, status FROM session_messages WHERE org = $1 AND id = ANY($2::text[])', [org, ids]);
-    return new Map(rows.map((r) => [r.id, r.status ?? 'accepted']));
-  };
-  const advanceOne = async (m: SessionMessage & { status: MessageStatus }): Promise<StatusAdvance> => {
-    const r = await db.query(ADVANCE, [m.organizationId, m._id, JSON.stringify(m), m.status, FOLLOWS.get(m.status) ?? []]);
-    if (r.rowCount === 1) return { applied: true, status: m.status };
-    return { applied: false, status: (await refusedBy(m.organizationId, [m._id])).get(m._id) ?? null };
+  /** The status writes of messages of one organization (distinct messages) in one statement, each judged on its own. */
+  const advance = async (org: string, ms: readonly (SessionMessage & { status: MessageStatus })[]): Promise<StatusAdvance[]> => {
+    const r = await db.rows<{ n: string }>(ADVANCE, [
+      org,
+      ms.map((m) => m._id),
+      ms.map((m) => JSON.stringify(m)),
+      ms.map((m) => m.status),
+      ms.map((m) => (FOLLOWS.get(m.status) ?? []).join(',')),
+    ]);
+    const written = new Set(r.map((row) => Number(row.n) - 1));
+    const refused = ms.filter((_, i) => !written.has(i)).map((m) => m._id);
+    // What is stored now for the ones not written (read after the refusal, so at least what refused it).
+    const stored = new Map<string, MessageStatus>();
+    if (refused.length > 0) {
+      const rows = await db.rows<{ id: string; status: MessageStatus | null }>('SELECT id, status FROM session_messages WHERE org = $1 AND id = ANY($2::text[])', [org, refused]);
+      for (const row of rows) stored.set(row.id, row.status ?? 'accepted');
+    }
+    return ms.map((m, i) => (written.has(i) ? { applied: true, status: m.status } : { applied: false, status: stored.get(m._id) ?? null }));
   };
   // Status writes asked in one turn (the network's reports of many messages arriving together) go in
   // one statement per organization: one round trip and one commit where each was its own.
@@ -69,23 +75,11 @@ export function createPostgresSessionMessageRepo(db: PgDb): SessionMessageRepo {
     key: (org) => org,
     maxSize: MAX_ADVANCE_BATCH,
     send: async (org, ms) => {
+      if (new Set(ms.map((m) => m._id)).size === ms.length) return advance(org, ms);
       // Two reports of one message in one batch: one after the other, as asked (one UPDATE cannot judge a row twice).
-      if (new Set(ms.map((m) => m._id)).size < ms.length) {
-        const out: StatusAdvance[] = [];
-        for (const m of ms) out.push(await advanceOne(m));
-        return out;
-      }
-      const r = await db.rows<{ n: string }>(ADVANCE_MANY, [
-        org,
-        ms.map((m) => m._id),
-        ms.map((m) => JSON.stringify(m)),
-        ms.map((m) => m.status),
-        ms.map((m) => (FOLLOWS.get(m.status) ?? []).join(',')),
-      ]);
-      const written = new Set(r.map((row) => Number(row.n) - 1));
-      const refused = ms.filter((_, i) => !written.has(i));
-      const now = refused.length === 0 ? new Map<string, MessageStatus | null>() : await refusedBy(org, refused.map((m) => m._id));
-      return ms.map((m, i) => (written.has(i) ? { applied: true, status: m.status } : { applied: false, status: now.get(m._id) ?? null }));
+      const out: StatusAdvance[] = [];
+      for (const m of ms) out.push(...(await advance(org, [m])));
+      return out;
     },
   });
   return {
@@ -116,7 +110,7 @@ export function createPostgresSessionMessageRepo(db: PgDb): SessionMessageRepo {
     },
     async advanceStatus(m) {
       // Inside a unit of work the write belongs to its transaction.
-      return db.unitOpen ? advanceOne(m) : advances.add(m.organizationId, m);
+      return db.unitOpen ? (await advance(m.organizationId, [m]))[0]! : advances.add(m.organizationId, m);
     },
     async get(org, id) {
       return one(SELECT_MESSAGE, [org, id]);
