@@ -95,9 +95,9 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
     request<{ labels: Label[] }>('GET', '/v1/labels')
       .then((r) => setLabels(r.labels))
       .catch(() => undefined);
-    const stop = inbox.watch(id, (f: EventFrame) => {
-      const d = f.data as { messageId?: unknown; status?: unknown };
-      if (f.type === 'message_status' && typeof d.messageId === 'string' && typeof d.status === 'string') {
+    const stop = inbox.watch(id, (f: EventFrame | null) => {
+      const d = (f?.data ?? {}) as { messageId?: unknown; status?: unknown };
+      if (f !== null && f.type === 'message_status' && typeof d.messageId === 'string' && typeof d.status === 'string') {
         setMessages((ms) => ms.map((m) => (m.messageId === d.messageId ? { ...m, status: d.status as MessageShape['status'], ...(Array.isArray((f.data as { errors?: unknown }).errors) ? { errors: (f.data as { errors: MessageShape['errors'] }).errors } : {}) } : m)));
         // A status of a message not shown yet: fetch, so it is not lost.
         if (shown.current.some((m) => m.messageId === d.messageId)) return;

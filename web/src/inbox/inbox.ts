@@ -13,7 +13,8 @@ export interface QueuedNotice {
   name: string;
 }
 
-type ConversationListener = (f: EventFrame) => void;
+/** Called with each event of the conversation, and with null when its row changed (read it again). */
+type ConversationListener = (f: EventFrame | null) => void;
 type RowListener = (c: ConversationSummary) => void;
 
 const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -283,6 +284,9 @@ export class Inbox {
   private onRowFrame(r: ConversationRow): void {
     if ((this.versions.get(r.id) ?? -1) >= r.version) return;
     this.versions.set(r.id, r.version);
+    // The row is sent once the lists hold the change, which can be after the change's events: an
+    // open view that read the conversation on the event reads it again now.
+    for (const fn of this.listeners.get(r.id) ?? []) fn(null);
     const k = this.known.get(r.id);
     // A conversation not seen yet: its name and channel come from the API (once; later rows patch it).
     if (k === undefined) void this.refresh(r.id);
