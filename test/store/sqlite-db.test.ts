@@ -222,9 +222,11 @@ describe('SqliteDb units of work (together)', () => {
       await sleep(60);
       await db.put('c', 'slow-2', 2);
     });
-    // The commit comes due while `slow` holds the batch; a unit starting now waits for that commit
-    // and writes into the next batch, so `slow` ending is all the first commit waits for.
-    await sleep(5);
+    // The commit comes due while `slow` holds the batch (its first write scheduled it for the next
+    // check phase; waiting for a setImmediate queued after it, not for a timer, is what makes it due
+    // first on a loaded machine); a unit starting now waits for that commit and writes into the next
+    // batch, so `slow` ending is all the first commit waits for.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     let firstBatchCommittedBeforeB = false;
     const later = db.together(async () => {
       await db.put('c', 'later', 3);
