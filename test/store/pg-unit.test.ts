@@ -115,4 +115,37 @@ describe('PgDb.together', () => {
     expect(db.stats.transactions - before.transactions).toBe(1);
     expect(await db.values('u')).toEqual(['A', 'B', 'C', 'X']);
   });
+
+  it('sends a unit whose transaction holds one statement as that statement alone, committed on its own', async () => {
+    const db = await postgres.open();
+    const before = { ...db.stats };
+    await db.together(async () => {
+      // The commit asked in the turn of the write (not after its answer: by then BEGIN went out with it).
+      const written = db.put('u', 'a', 'A');
+      await db.settle();
+      await written;
+      // Awaited before the unit ends: a transaction of its own.
+      await db.put('u', 'b', 'B');
+    });
+    // The lone write; BEGIN, the write and COMMIT; two transactions.
+    expect(db.stats.statements - before.statements).toBe(4);
+    expect(db.stats.transactions - before.transactions).toBe(2);
+    expect([await outside(db, 'a'), await outside(db, 'b')]).toEqual(['A', 'B']);
+  });
+
+  it('rejects a unit whose one statement failed with that failure, keeping nothing of it', async () => {
+    const db = await postgres.open();
+    const before = { ...db.stats };
+    const failed = db.together(async () => {
+      const bad = db.query('INSERT INTO records (coll, key, value) VALUES ($1, $2, $3)', ['u', 'bad', '{not json']);
+      bad.catch(() => {});
+      await db.settle();
+    });
+    await expect(failed).rejects.toThrow(/invalid input syntax for type json/);
+    expect(db.stats.statements - before.statements).toBe(1);
+    expect(await outside(db, 'bad')).toBeUndefined();
+    // The connection went back to the pool in a usable state.
+    await db.together(async () => db.put('u', 'after', 'ok'));
+    expect(await outside(db, 'after')).toBe('ok');
+  });
 });

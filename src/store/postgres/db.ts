@@ -41,11 +41,26 @@ interface PgUnit {
 }
 
 interface UnitTx {
+  /** Its connection, once the statements of the turn that opened it were sent (see `open`). */
   client: Promise<pg.PoolClient>;
+  /** The connection once they were; null before. */
+  conn: pg.PoolClient | null;
+  /** Statements asked before it was opened, sent by `open`; null once it was. */
+  queue: QueuedStatement[] | null;
+  /** The unit commits it: no statement joins it any more. */
+  closing: boolean;
+  /** It was one statement, sent with no BEGIN and COMMIT around it (it commits on its own). */
+  alone: boolean;
   /** Statements sent in it whose answer has not come yet. */
   pending: Promise<unknown>[];
   /** The first statement of it that failed: the transaction is lost (PostgreSQL rolls it back). */
   failed: { error: unknown } | null;
+}
+
+interface QueuedStatement {
+  q: pg.QueryConfig | string;
+  resolve: (r: pg.QueryResult) => void;
+  reject: (e: unknown) => void;
 }
 
 // Any key will do as long as every node uses the same one: it serializes the nodes' migration runs.
@@ -91,7 +106,9 @@ const SOCKET_ERROR = /^E[A-Z]+$/;
  *   inside that one joins it). The
  *   statements of a unit are pipelined: sent without waiting for the ones
  *   before, so writes made in one turn of the event loop, and the commit
- *   that follows them, cost one round trip.
+ *   that follows them, cost one round trip. A unit's transaction that holds
+ *   one statement when the unit commits it is sent as that statement alone
+ *   (it commits on its own, just as atomically), without BEGIN and COMMIT.
  * - The key-value methods keep small collections in `records`, one JSONB
  *   value per (collection, key), like the embedded database does.
  */
@@ -170,7 +187,7 @@ export class PgDb implements PgQueryable {
    */
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[], opts?: { prepare?: boolean }): Promise<pg.QueryResult<R>> {
     const unit = this.units.getStore();
-    if (unit !== undefined && unit.open && (unit.tx !== null || !isRead(sql))) return this.inUnit<R>(unit, sql, params);
+    if (unit !== undefined && unit.open && (unit.tx !== null || !isRead(sql))) return this.inUnit<R>(unit, sql, params, opts);
     this.stats.statements++;
     try {
       const q = opts?.prepare === false ? { text: sql, values: params } : prepared(sql, params);
@@ -272,40 +289,46 @@ export class PgDb implements PgQueryable {
   }
 
   /** A statement of a unit: on its transaction's connection, opening the transaction first. */
-  private async inUnit<R extends pg.QueryResultRow>(unit: PgUnit, sql: string, params: unknown[] | undefined): Promise<pg.QueryResult<R>> {
+  private async inUnit<R extends pg.QueryResultRow>(unit: PgUnit, sql: string, params: unknown[] | undefined, opts?: { prepare?: boolean }): Promise<pg.QueryResult<R>> {
     const tx = (unit.tx ??= this.begin());
     this.stats.statements++;
-    const client = await tx.client;
-    const q = prepared(sql, params);
-    const sent = typeof q === 'string' ? client.query<R>(q) : client.query<R>(q);
-    tx.pending.push(sent);
+    const q = opts?.prepare === false ? { text: sql, values: params } : prepared(sql, params);
+    const sent = tx.queue === null ? this.send(tx, tx.conn!, q) : new Promise<pg.QueryResult>((resolve, reject) => tx.queue!.push({ q, resolve, reject }));
     try {
-      return await sent;
+      return (await sent) as pg.QueryResult<R>;
     } catch (e) {
       tx.failed ??= { error: e };
       throw asStorageError(e);
     }
   }
 
-  /** Opens a unit's transaction: a connection, and BEGIN sent with the statements of the same turn. */
+  /** Sends a statement of an opened transaction; its answer is waited for before the commit. */
+  private send(tx: UnitTx, client: pg.PoolClient, q: pg.QueryConfig | string): Promise<pg.QueryResult> {
+    const sent = typeof q === 'string' ? client.query(q) : client.query(q);
+    tx.pending.push(sent);
+    sent.catch(() => {});
+    return sent;
+  }
+
+  /**
+   * Starts a unit's transaction: a connection, then (once the turn that asked for it has run, so
+   * its statements are all there) BEGIN and those statements in one write; see `open`.
+   */
   private begin(): UnitTx {
-    const tx: UnitTx = { client: null as unknown as Promise<pg.PoolClient>, pending: [], failed: null };
+    const tx: UnitTx = { client: null as unknown as Promise<pg.PoolClient>, conn: null, queue: [], closing: false, alone: false, pending: [], failed: null };
     tx.client = this.pool.connect().then(
-      (client) => {
-        // One write for BEGIN and the statements that follow it in this turn of the event loop.
-        const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
-        stream?.cork?.();
-        process.nextTick(() => stream?.uncork?.());
-        this.stats.statements++;
-        const begun = client.query('BEGIN');
-        tx.pending.push(begun);
-        begun.catch((e: unknown) => {
-          tx.failed ??= { error: e };
-        });
-        return client;
-      },
+      (client) =>
+        new Promise<pg.PoolClient>((resolve) =>
+          process.nextTick(() => {
+            this.open(tx, client);
+            resolve(client);
+          }),
+        ),
       (e: unknown) => {
         tx.failed ??= { error: e };
+        const queued = tx.queue ?? [];
+        tx.queue = null;
+        for (const s of queued) s.reject(e);
         throw asStorageError(e);
       },
     );
@@ -314,12 +337,42 @@ export class PgDb implements PgQueryable {
     return tx;
   }
 
+  /**
+   * Sends what was asked of a transaction before it had its connection. A unit that already
+   * commits it with one statement in it sends that statement alone: it commits on its own, as
+   * atomic as inside BEGIN and COMMIT, for one exchange with the server instead of three.
+   */
+  private open(tx: UnitTx, client: pg.PoolClient): void {
+    const queued = tx.queue ?? [];
+    tx.queue = null;
+    tx.conn = client;
+    const deliver = (s: QueuedStatement) => this.send(tx, client, s.q).then(s.resolve, s.reject);
+    if (tx.closing && queued.length === 1) {
+      tx.alone = true;
+      void deliver(queued[0]!);
+      return;
+    }
+    // One write for BEGIN, the statements asked so far and what those waiting for the connection send
+    // now (the COMMIT of a unit that ends here): they run as microtasks, the tick after them uncorks.
+    const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
+    stream?.cork?.();
+    queueMicrotask(() => process.nextTick(() => stream?.uncork?.()));
+    this.stats.statements++;
+    const begun = client.query('BEGIN');
+    tx.pending.push(begun);
+    begun.catch((e: unknown) => {
+      tx.failed ??= { error: e };
+    });
+    for (const s of queued) void deliver(s);
+  }
+
   /** Commits a unit's open transaction (COMMIT sent behind its statements) and waits for it; rejects when it was lost. */
   private async commitUnit(unit: PgUnit): Promise<void> {
     await unit.nested;
     const tx = unit.tx;
     if (tx === null) return;
     unit.tx = null;
+    tx.closing = true;
     let client: pg.PoolClient;
     try {
       client = await tx.client;
@@ -327,6 +380,16 @@ export class PgDb implements PgQueryable {
       throw asStorageError(e);
     }
     let broken: Error | undefined;
+    if (tx.alone) {
+      try {
+        await Promise.allSettled(tx.pending);
+        if (tx.failed !== null) throw isAppError(tx.failed.error) ? tx.failed.error : asStorageError(tx.failed.error);
+        this.stats.transactions++;
+        return;
+      } finally {
+        client.release();
+      }
+    }
     try {
       // Sent at once, behind statements that may still be on their way: PostgreSQL answers them in order.
       this.stats.statements++;

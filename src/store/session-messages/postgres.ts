@@ -17,7 +17,10 @@ const APPEND = numbered(`
 // is one the new status may follow (by `nextStatus`, computed per target below), each judged on its
 // own. A concurrent writer's update makes this one wait and then re-check the condition on the row
 // as that writer left it, so nothing computed from an older read ever lands. Answers the positions
-// (from 1) of the rows written.
+// (from 1) of the rows written. Planned for each batch (not prepared): a generic plan made while the
+// table was small joins through every row of the organization (a hash join over a scan), and a
+// connection keeps it until the table is next analyzed; planned for its values it looks each row up
+// by its key.
 const ADVANCE = `
   WITH v AS (SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS v(id, body, status, follows, n))
   UPDATE session_messages m SET body = v.body::jsonb, status = v.status
@@ -52,13 +55,11 @@ export function createPostgresSessionMessageRepo(db: PgDb): SessionMessageRepo {
   const session = async (org: string, sid: string) => (await db.rows<SessionRef>(numbered(SELECT_SESSION), [org, sid]))[0] ?? null;
   /** The status writes of messages of one organization (distinct messages) in one statement, each judged on its own. */
   const advance = async (org: string, ms: readonly (SessionMessage & { status: MessageStatus })[]): Promise<StatusAdvance[]> => {
-    const r = await db.rows<{ n: string }>(ADVANCE, [
-      org,
-      ms.map((m) => m._id),
-      ms.map((m) => JSON.stringify(m)),
-      ms.map((m) => m.status),
-      ms.map((m) => (FOLLOWS.get(m.status) ?? []).join(',')),
-    ]);
+    const r = await db.rows<{ n: string }>(
+      ADVANCE,
+      [org, ms.map((m) => m._id), ms.map((m) => JSON.stringify(m)), ms.map((m) => m.status), ms.map((m) => (FOLLOWS.get(m.status) ?? []).join(','))],
+      { prepare: false },
+    );
     const written = new Set(r.map((row) => Number(row.n) - 1));
     const refused = ms.filter((_, i) => !written.has(i)).map((m) => m._id);
     // What is stored now for the ones not written (read after the refusal, so at least what refused it).
