@@ -306,7 +306,10 @@ export class PgDb implements PgQueryable {
   private send(tx: UnitTx, client: pg.PoolClient, q: pg.QueryConfig | string): Promise<pg.QueryResult> {
     const sent = typeof q === 'string' ? client.query(q) : client.query(q);
     tx.pending.push(sent);
-    sent.catch(() => {});
+    // Recorded before anything waiting for the commit looks (a reaction registered first runs first).
+    sent.catch((e: unknown) => {
+      tx.failed ??= { error: e };
+    });
     return sent;
   }
 
