@@ -148,4 +148,17 @@ describe('PgDb.together', () => {
     await db.together(async () => db.put('u', 'after', 'ok'));
     expect(await outside(db, 'after')).toBe('ok');
   });
+
+  it("fails every write of a unit whose connection could not be had with that failure, and the unit with it", async () => {
+    const db = await postgres.open();
+    await db.close();
+    const failures: unknown[] = [];
+    const unit = db.together(async () => {
+      failures.push(await db.put('u', 'a', 'A').catch((e: unknown) => e));
+      // A second write of the same unit, after its transaction's connection failed.
+      failures.push(await db.put('u', 'b', 'B').catch((e: unknown) => e));
+    });
+    await expect(unit).rejects.toThrow(/pool after calling end/);
+    expect(failures.map((e) => (e as Error).message)).toEqual([expect.stringMatching(/pool after calling end/), expect.stringMatching(/pool after calling end/)]);
+  });
 });

@@ -43,9 +43,9 @@ interface PgUnit {
 interface UnitTx {
   /** Its connection, once the statements of the turn that opened it were sent (see `open`). */
   client: Promise<pg.PoolClient>;
-  /** The connection once they were; null before. */
+  /** The connection once they were; null before (and, with `queue` null too, when none could be had). */
   conn: pg.PoolClient | null;
-  /** Statements asked before it was opened, sent by `open`; null once it was. */
+  /** Statements asked before it was opened, sent by `open`; null once it was, or once its connection failed. */
   queue: QueuedStatement[] | null;
   /** The unit commits it: no statement joins it any more. */
   closing: boolean;
@@ -190,7 +190,7 @@ export class PgDb implements PgQueryable {
     if (unit !== undefined && unit.open && (unit.tx !== null || !isRead(sql))) return this.inUnit<R>(unit, sql, params, opts);
     this.stats.statements++;
     try {
-      const q = opts?.prepare === false ? { text: sql, values: params } : prepared(sql, params);
+      const q = statement(sql, params, opts);
       return await (typeof q === 'string' ? this.pool.query<R>(q) : this.pool.query<R>(q));
     } catch (e) {
       throw asStorageError(e);
@@ -292,12 +292,14 @@ export class PgDb implements PgQueryable {
   private async inUnit<R extends pg.QueryResultRow>(unit: PgUnit, sql: string, params: unknown[] | undefined, opts?: { prepare?: boolean }): Promise<pg.QueryResult<R>> {
     const tx = (unit.tx ??= this.begin());
     this.stats.statements++;
-    const q = opts?.prepare === false ? { text: sql, values: params } : prepared(sql, params);
-    const sent = tx.queue === null ? this.send(tx, tx.conn!, q) : new Promise<pg.QueryResult>((resolve, reject) => tx.queue!.push({ q, resolve, reject }));
+    // Its connection could not be had: the statement fails as the ones before it did.
+    if (tx.conn === null && tx.queue === null) throw asStorageError(tx.failed?.error);
+    const q = statement(sql, params, opts);
+    const sent = tx.conn !== null ? this.send(tx, tx.conn, q) : new Promise<pg.QueryResult>((resolve, reject) => tx.queue!.push({ q, resolve, reject }));
     try {
       return (await sent) as pg.QueryResult<R>;
     } catch (e) {
-      tx.failed ??= { error: e };
+      // `send` (or the failed connection) recorded it on the transaction already.
       throw asStorageError(e);
     }
   }
@@ -361,11 +363,7 @@ export class PgDb implements PgQueryable {
     stream?.cork?.();
     queueMicrotask(() => process.nextTick(() => stream?.uncork?.()));
     this.stats.statements++;
-    const begun = client.query('BEGIN');
-    tx.pending.push(begun);
-    begun.catch((e: unknown) => {
-      tx.failed ??= { error: e };
-    });
+    void this.send(tx, client, 'BEGIN');
     for (const s of queued) void deliver(s);
   }
 
@@ -386,7 +384,7 @@ export class PgDb implements PgQueryable {
     if (tx.alone) {
       try {
         await Promise.allSettled(tx.pending);
-        if (tx.failed !== null) throw isAppError(tx.failed.error) ? tx.failed.error : asStorageError(tx.failed.error);
+        if (tx.failed !== null) throw asStorageError(tx.failed.error);
         this.stats.transactions++;
         return;
       } finally {
@@ -482,6 +480,11 @@ export class PgDb implements PgQueryable {
 }
 
 const names = new Map<string, string>();
+
+/** A statement as sent: prepared (see `prepared`), or with `prepare: false` unnamed, planned for its values each time. */
+function statement(sql: string, params: unknown[] | undefined, opts: { prepare?: boolean } | undefined): pg.QueryConfig | string {
+  return opts?.prepare === false ? { text: sql, values: params } : prepared(sql, params);
+}
 
 /**
  * A statement as a named prepared statement: each connection parses and
