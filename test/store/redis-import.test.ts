@@ -13,6 +13,7 @@ import { createPostgresChannelRepo } from '../../src/store/channels/postgres.js'
 import { createPostgresTemplateRepo } from '../../src/store/templates/postgres.js';
 import { createPostgresCreditRepo } from '../../src/store/credits/postgres.js';
 import { createPostgresSessionMessageRepo } from '../../src/store/session-messages/postgres.js';
+import { createPostgresSearchIndex } from '../../src/store/search/postgres.js';
 import { createPostgresConversationIndex } from '../../src/store/conversations/postgres.js';
 import type { ConversationRecord } from '../../src/domain/conversation.js';
 import { startPostgres, startRedis, type PostgresProcess, type ServerProcess } from '../harness/servers.js';
@@ -340,6 +341,8 @@ describe('storage import-redis', () => {
     expect(await log.listSession('org_a', 'ses_1')).toEqual(old.messages);
     expect(await log.contactSessions('org_a', '15550001:pn1')).toEqual([old.session]);
     expect((await log.getByNetworkId('org_a', 'wamid.1'))?._id).toBe('msg_1');
+    // Copied messages are found by their words, as appended ones are.
+    expect((await createPostgresSearchIndex(db).messages('org_a', 'hello', 10)).map((h) => h.messageId)).toEqual(['msg_0']);
     const inbox = createPostgresConversationIndex(db);
     expect(await inbox.get('org_a', '15550001:pn1')).toEqual(old.conversation);
     expect((await inbox.list({ organizationId: 'org_a', status: 'queued', offset: 0, limit: 10 } as never)).conversations).toEqual([old.conversation]);

@@ -53,6 +53,17 @@ export function runSearchContract(name: string, open: () => Promise<SearchFixtur
       expect(await texts(a, 'karton')).toEqual(['Foto vom Karton']);
     });
 
+    it('finds a message as it was sent after its status moved, and only by its own words', async () => {
+      const a = randomUUID();
+      const m = await say(a, '4915100000003:9', 'Lieferung morgen früh', { direction: 'outbound', sender: 'agent', status: 'accepted' });
+      for (const status of ['sent', 'delivered', 'read'] as const) {
+        expect((await f.messages.advanceStatus({ ...m, status }))).toEqual({ applied: true, status });
+      }
+      expect(await texts(a, 'lieferung FRUH')).toEqual(['Lieferung morgen früh']);
+      expect(await texts(a, 'read')).toEqual([]);
+      expect((await f.messages.get(a, m._id))?.status).toBe('read');
+    });
+
     it('ranks the better match first, and the newest first among equal ones', async () => {
       const a = randomUUID();
       const older = await say(a, '4915100000002:9', 'where is my refund');

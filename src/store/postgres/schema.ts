@@ -490,6 +490,15 @@ const ACTOR_REPLY_EPOCHS = `
   ALTER TABLE actor_replies ADD COLUMN epoch bigint NOT NULL DEFAULT 0;
 `;
 
+// A message's search text is computed once, when it is appended: its content never changes, and a
+// generated column was computed again by every status write (three per send), each rewriting the row.
+const MESSAGE_SEARCH_ON_APPEND = `
+  CREATE FUNCTION sb_message_search(b jsonb) RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT to_tsvector('simple', sb_fold(coalesce(b->'content'->>'text', b->'content'->>'caption', '')))
+  $$;
+  ALTER TABLE session_messages ALTER COLUMN search DROP EXPRESSION;
+`;
+
 export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES + MESSAGING + SANDBOX },
   { version: 2, name: 'ticket activity', sql: TICKET_ACTIVITY },
@@ -503,4 +512,5 @@ export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 10, name: 'response targets', sql: RESPONSE_TARGETS },
   { version: 11, name: 'teams', sql: TEAMS },
   { version: 12, name: 'actor reply epochs', sql: ACTOR_REPLY_EPOCHS },
+  { version: 13, name: 'message search on append', sql: MESSAGE_SEARCH_ON_APPEND },
 ];

@@ -176,6 +176,7 @@ const messages: ImportTable = {
   name: 'session_messages',
   table: 'session_messages',
   columns: [text('org'), text('id'), text('session_id'), text('network_id'), text('status'), { name: 'created_at', type: 'timestamptz' }, body],
+  computed: { search: 'sb_message_search(d.body)' },
   key: ['org', 'id'],
   async *read(src) {
     for await (const found of scanKeys(src, '{o:*}:session-msgs:*')) {

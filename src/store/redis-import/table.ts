@@ -25,6 +25,8 @@ export interface ImportTable {
   key: string[];
   /** SQL (jsonb) of what verification compares, over the table's alias; default `<alias>.body`. */
   compare?: (alias: string) => string;
+  /** Columns written from SQL over the incoming row (alias `d`), not read from Redis (a message's search text). */
+  computed?: Record<string, string>;
   /** SQL over the incoming row (alias `d`) that must hold for it to be written (its parent exists). */
   requires?: string;
   /** SQL over the stored row (`t`) and the incoming one (`excluded`) that says the stored one is to be replaced; default: what verification compares differs. */
@@ -82,10 +84,12 @@ function unnestOf(cols: { name: string; type: ColumnType }[], first = 1): string
 export async function upsertRows(q: PgQueryable, t: ImportTable, rows: ImportRow[]): Promise<{ inserted: number; updated: number }> {
   if (rows.length === 0) return { inserted: 0, updated: 0 };
   const cols = t.columns.map((c) => c.name);
-  const rest = cols.filter((c) => !t.key.includes(c));
+  const computed = Object.entries(t.computed ?? {});
+  const written = [...cols, ...computed.map(([c]) => c)];
+  const rest = written.filter((c) => !t.key.includes(c));
   const changed = t.changed ?? `${compareSql(t, 't')} IS DISTINCT FROM ${compareSql(t, 'excluded')}`;
-  const sql = `INSERT INTO ${t.table} AS t (${cols.join(', ')})
-    SELECT ${cols.map((c) => `d.${c}`).join(', ')} FROM ${unnestOf(t.columns)} WITH ORDINALITY AS d(${cols.join(', ')}, n)
+  const sql = `INSERT INTO ${t.table} AS t (${written.join(', ')})
+    SELECT ${[...cols.map((c) => `d.${c}`), ...computed.map(([, expr]) => expr)].join(', ')} FROM ${unnestOf(t.columns)} WITH ORDINALITY AS d(${cols.join(', ')}, n)
     ${t.requires === undefined ? '' : `WHERE ${t.requires}`}
     ORDER BY d.n
     ON CONFLICT (${t.key.join(', ')}) DO ${rest.length === 0 ? 'NOTHING' : `UPDATE SET ${rest.map((c) => `${c} = excluded.${c}`).join(', ')} WHERE ${changed}`}

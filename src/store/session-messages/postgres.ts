@@ -3,12 +3,16 @@ import { isPrivateNote, type SessionMessage } from '../../domain/messages.js';
 import { numbered, type PgDb } from '../postgres/db.js';
 import { TurnBatches } from '../turn-batches.js';
 import type { MessageLocation, SessionMessageRepo, SessionRef, StatusAdvance } from './port.js';
-import { INSERT_MESSAGE, REGISTER_SESSION, SELECT_BY_NETWORK_ID, SELECT_CONTACT_SESSIONS, SELECT_MESSAGE, SELECT_SESSION, SELECT_SESSION_MESSAGES } from './sql.js';
+import { REGISTER_SESSION, SELECT_BY_NETWORK_ID, SELECT_CONTACT_SESSIONS, SELECT_MESSAGE, SELECT_SESSION, SELECT_SESSION_MESSAGES } from './sql.js';
 
 // The message, and its session when the message was new: one statement, so both or neither.
-// (A data-modifying WITH runs whether or not the outer query reads it.)
+// (A data-modifying WITH runs whether or not the outer query reads it.) Its search text is computed
+// here, once (`sb_message_search`): the content never changes, and a status write leaves it as it is.
 const APPEND = numbered(`
-  WITH m AS (${INSERT_MESSAGE} RETURNING 1),
+  WITH m AS (
+    INSERT INTO session_messages (org, id, session_id, network_id, status, body, search)
+    SELECT ?, ?, ?, ?, ?, b, sb_message_search(b) FROM (SELECT ?::jsonb AS b) v ON CONFLICT DO NOTHING RETURNING 1
+  ),
        s AS (INSERT INTO chat_sessions (org, session_id, audience_external_id, opened_at) SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM m) ON CONFLICT DO NOTHING)
   SELECT count(*) AS stored FROM m`);
 
