@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { SessionMessage } from '../../src/domain/messages.js';
-import type { PgDb} from '../../src/store/index.js';
-import { createPostgresSearchIndex, createPostgresStore, createSqliteSearchIndex, createSqliteStore, openNodeDbIn } from '../../src/store/index.js';
+import { NODE_PG_MIGRATIONS, PgDb, createPostgresSearchIndex, createPostgresStore, createSqliteSearchIndex, createSqliteStore, openNodeDbIn } from '../../src/store/index.js';
 import { createPostgresSessionMessageRepo } from '../../src/store/session-messages/postgres.js';
 import { createSqliteSessionMessageRepo } from '../../src/store/session-messages/sqlite.js';
 import { usePostgres } from '../harness/use-postgres.js';
@@ -89,5 +88,37 @@ describe('PostgreSQL message search: the newest matches, whichever way they are 
     const few = await write(messages, small, (i) => (i % 3 === 0 ? ['alpha'] : ['filler']), 3);
     expect((await search.messages(small, 'alpha', 5)).map((h) => h.messageId)).toEqual(few('alpha', 5));
     expect(queries).toEqual(['walk']);
+  });
+});
+
+describe('PostgreSQL message search across the schema step that computes it on append', () => {
+  it('keeps the search text of messages written before the step, and computes it for those appended after', async () => {
+    const schema = `t_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    const org = randomUUID();
+    const before = await PgDb.open(postgres.server.url, { migrations: NODE_PG_MIGRATIONS.filter((m) => m.version < 13), schema, poolSize: 2 });
+    // As the code before the step wrote a message: the column generated from the row.
+    await before.query("INSERT INTO session_messages (org, id, session_id, network_id, status, body) VALUES ($1, 'm-old', 's1', NULL, NULL, $2)", [
+      org,
+      JSON.stringify({ _id: 'm-old', sessionId: 's1', organizationId: org, audienceExternalId: '4915100000088:9', content: { type: 'text', text: 'Rückruf erbeten' }, sentAt: '2026-11-20T10:00:00.000Z' }),
+    ]);
+    await before.close();
+    const db = await PgDb.open(postgres.server.url, { migrations: NODE_PG_MIGRATIONS, schema, poolSize: 2 });
+    try {
+      expect(await db.version()).toBe(13);
+      const messages = createPostgresSessionMessageRepo(db);
+      const m: SessionMessage = {
+        _id: 'm-new', sessionId: 's1', organizationId: org, channelId: 'ch', audienceExternalId: '4915100000088:9', direction: 'inbound', sender: 'contact',
+        content: { type: 'text', text: 'Rückruf bitte heute' }, sentAt: '2026-11-21T10:00:00.000Z', messageId: 'wamid.new',
+      };
+      await messages.append(m);
+      const search = createPostgresSearchIndex(db);
+      expect((await search.messages(org, 'ruckruf', 10)).map((h) => h.messageId)).toEqual(['m-new', 'm-old']);
+      expect((await search.messages(org, 'erbeten', 10)).map((h) => h.messageId)).toEqual(['m-old']);
+      // The column is a plain one now: the database no longer computes it on write.
+      const generated = await db.rows<{ g: string }>("SELECT is_generated AS g FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'session_messages' AND column_name = 'search'", [schema]);
+      expect(generated).toEqual([{ g: 'NEVER' }]);
+    } finally {
+      await db.close();
+    }
   });
 });
