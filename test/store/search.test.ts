@@ -92,7 +92,7 @@ describe('PostgreSQL message search: the newest matches, whichever way they are 
 });
 
 describe('PostgreSQL message search across the schema step that computes it on append', () => {
-  it('keeps the search text of messages written before the step, and computes it for those appended after', async () => {
+  it("keeps the search text of messages and contacts written before the step, computes a message's on append, and a contact's attribute text as before", async () => {
     const schema = `t_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
     const org = randomUUID();
     const before = await PgDb.open(postgres.server.url, { migrations: NODE_PG_MIGRATIONS.filter((m) => m.version < 13), schema, poolSize: 2 });
@@ -100,6 +100,12 @@ describe('PostgreSQL message search across the schema step that computes it on a
     await before.query("INSERT INTO session_messages (org, id, session_id, network_id, status, body) VALUES ($1, 'm-old', 's1', NULL, NULL, $2)", [
       org,
       JSON.stringify({ _id: 'm-old', sessionId: 's1', organizationId: org, audienceExternalId: '4915100000088:9', content: { type: 'text', text: 'Rückruf erbeten' }, sentAt: '2026-11-20T10:00:00.000Z' }),
+    ]);
+    await before.query('INSERT INTO contacts (org, audience_external_id, id, body) VALUES ($1, $2, $3, $4)', [
+      org,
+      '4915100000088:9',
+      'c-old',
+      JSON.stringify({ id: 'c-old', organizationId: org, audienceExternalId: '4915100000088:9', name: 'Jana Roth', attributes: { plan: 'Platin' }, createdAt: '2026-11-20T10:00:00.000Z' }),
     ]);
     await before.close();
     const db = await PgDb.open(postgres.server.url, { migrations: NODE_PG_MIGRATIONS, schema, poolSize: 2 });
@@ -114,7 +120,24 @@ describe('PostgreSQL message search across the schema step that computes it on a
       const search = createPostgresSearchIndex(db);
       expect((await search.messages(org, 'ruckruf', 10)).map((h) => h.messageId)).toEqual(['m-new', 'm-old']);
       expect((await search.messages(org, 'erbeten', 10)).map((h) => h.messageId)).toEqual(['m-old']);
-      // The column is a plain one now: the database no longer computes it on write.
+      // A contact's attribute text, its function made again in PL/pgSQL: the same words, before and after.
+      await db.query('INSERT INTO contacts (org, audience_external_id, id, body) VALUES ($1, $2, $3, $4)', [
+        org,
+        '4915100000089:9',
+        'c-new',
+        JSON.stringify({ id: 'c-new', organizationId: org, audienceExternalId: '4915100000089:9', name: 'Jan Roth', attributes: { plan: 'Platin', tier: 2 }, createdAt: '2026-11-21T10:00:00.000Z' }),
+      ]);
+      expect((await search.contacts(org, 'platin', 10)).map((c) => c.id).sort()).toEqual(['c-new', 'c-old']);
+      expect((await search.contacts(org, 'roth 2', 10)).map((c) => c.id)).toEqual(['c-new']);
+      // The function gives what the SQL one gave, for every shape an attribute value can have.
+      const shapes = ['{"a": "x", "b": [1, {"c": "ü"}], "d": null, "e": true}', '{}', '[1, 2]', '"text"', 'null'];
+      const same = await db.rows<{ same: boolean }>(
+        `SELECT sb_attribute_text(j) IS NOT DISTINCT FROM (CASE WHEN jsonb_typeof(j) = 'object' THEN coalesce((SELECT string_agg(value, ' ') FROM jsonb_each_text(j)), '') ELSE '' END) AS same
+         FROM unnest($1::jsonb[]) AS j UNION ALL SELECT sb_attribute_text(NULL) = '' AS same`,
+        [shapes],
+      );
+      expect(same).toEqual(Array.from({ length: shapes.length + 1 }, () => ({ same: true })));
+      // The message column is a plain one now: the database no longer computes it on write.
       const generated = await db.rows<{ g: string }>("SELECT is_generated AS g FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'session_messages' AND column_name = 'search'", [schema]);
       expect(generated).toEqual([{ g: 'NEVER' }]);
     } finally {

@@ -490,13 +490,25 @@ const ACTOR_REPLY_EPOCHS = `
   ALTER TABLE actor_replies ADD COLUMN epoch bigint NOT NULL DEFAULT 0;
 `;
 
-// A message's search text is computed once, when it is appended: its content never changes, and a
-// generated column was computed again by every status write (three per send), each rewriting the row.
-const MESSAGE_SEARCH_ON_APPEND = `
+// Search text for less: a message's is computed once, when it is appended (its content never
+// changes, and a generated column was computed again by every status write, three per send, each
+// rewriting the row). A contact's attribute text is the same function in PL/pgSQL: a SQL function
+// with a subquery is not inlined, and PostgreSQL planned its body again for every statement that
+// wrote a contact (about 50 µs of the server's CPU per new contact); PL/pgSQL keeps its plan for
+// the connection and returns at once for a contact with no attributes. Same result either way.
+const SEARCH_TEXT_ON_WRITE = `
   CREATE FUNCTION sb_message_search(b jsonb) RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT to_tsvector('simple', sb_fold(coalesce(b->'content'->>'text', b->'content'->>'caption', '')))
   $$;
   ALTER TABLE session_messages ALTER COLUMN search DROP EXPRESSION;
+  CREATE OR REPLACE FUNCTION sb_attribute_text(a jsonb) RETURNS text LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+    BEGIN
+      IF jsonb_typeof(a) = 'object' THEN
+        RETURN coalesce((SELECT string_agg(value, ' ') FROM jsonb_each_text(a)), '');
+      END IF;
+      RETURN '';
+    END
+  $$;
 `;
 
 export const NODE_PG_MIGRATIONS: PgMigration[] = [
@@ -512,5 +524,5 @@ export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 10, name: 'response targets', sql: RESPONSE_TARGETS },
   { version: 11, name: 'teams', sql: TEAMS },
   { version: 12, name: 'actor reply epochs', sql: ACTOR_REPLY_EPOCHS },
-  { version: 13, name: 'message search on append', sql: MESSAGE_SEARCH_ON_APPEND },
+  { version: 13, name: 'search text on write', sql: SEARCH_TEXT_ON_WRITE },
 ];
