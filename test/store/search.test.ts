@@ -117,8 +117,14 @@ describe('PostgreSQL message search across the schema step that computes it on a
         content: { type: 'text', text: 'Rückruf bitte heute' }, sentAt: '2026-11-21T10:00:00.000Z', messageId: 'wamid.new',
       };
       await messages.append(m);
+      // A node of the previous release, still running during a rolling upgrade, appends without the column.
+      await db.query("INSERT INTO session_messages (org, id, session_id, network_id, status, body) VALUES ($1, 'm-late', 's1', NULL, NULL, $2)", [
+        org,
+        JSON.stringify({ _id: 'm-late', sessionId: 's1', organizationId: org, audienceExternalId: '4915100000088:9', content: { type: 'image', mediaId: 'x', caption: 'Rückruf Foto' }, sentAt: '2026-11-22T10:00:00.000Z' }),
+      ]);
       const search = createPostgresSearchIndex(db);
-      expect((await search.messages(org, 'ruckruf', 10)).map((h) => h.messageId)).toEqual(['m-new', 'm-old']);
+      expect((await search.messages(org, 'ruckruf', 10)).map((h) => h.messageId)).toEqual(['m-late', 'm-new', 'm-old']);
+      expect((await search.messages(org, 'foto', 10)).map((h) => h.messageId)).toEqual(['m-late']);
       expect((await search.messages(org, 'erbeten', 10)).map((h) => h.messageId)).toEqual(['m-old']);
       // A contact's attribute text, its function made again in PL/pgSQL: the same words, before and after.
       await db.query('INSERT INTO contacts (org, audience_external_id, id, body) VALUES ($1, $2, $3, $4)', [

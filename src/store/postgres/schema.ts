@@ -501,6 +501,16 @@ const SEARCH_TEXT_ON_WRITE = `
     SELECT to_tsvector('simple', sb_fold(coalesce(b->'content'->>'text', b->'content'->>'caption', '')))
   $$;
   ALTER TABLE session_messages ALTER COLUMN search DROP EXPRESSION;
+  -- A writer that leaves the column out (a node of the previous release during a rolling upgrade)
+  -- still gets it filled; the append sets it, so the trigger's function is not called for it.
+  CREATE FUNCTION sb_message_search_fill() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      NEW.search := sb_message_search(NEW.body);
+      RETURN NEW;
+    END
+  $$;
+  CREATE TRIGGER session_messages_search_fill BEFORE INSERT ON session_messages
+    FOR EACH ROW WHEN (NEW.search IS NULL) EXECUTE FUNCTION sb_message_search_fill();
   CREATE OR REPLACE FUNCTION sb_attribute_text(a jsonb) RETURNS text LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
     BEGIN
       IF jsonb_typeof(a) = 'object' THEN
