@@ -12,7 +12,10 @@ export const SELECT_SESSION = `SELECT ${SESSION_COLUMNS} FROM chat_sessions WHER
 export const SELECT_CONTACT_SESSIONS = `SELECT ${SESSION_COLUMNS} FROM chat_sessions WHERE org = ? AND audience_external_id = ? ORDER BY opened_at DESC`;
 /** Records a session unless it is known: the first registration wins. Args: org, session id, contact, opened at. */
 export const REGISTER_SESSION = 'INSERT INTO chat_sessions (org, session_id, audience_external_id, opened_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING';
-/** Appends a message unless its `_id` is stored: one row per (org, id). Args: org, id, session id, network id, status, body. */
+/**
+ * Appends a message unless its `_id` is stored: one row per (org, id). Args: org, id, session id, network id, status, body.
+ * The embedded adapter's only: PostgreSQL's append also writes the message's search column (`APPEND` in postgres.ts).
+ */
 export const INSERT_MESSAGE = 'INSERT INTO session_messages (org, id, session_id, network_id, status, body) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING';
 export const SELECT_MESSAGE = 'SELECT body FROM session_messages WHERE org = ? AND id = ?';
 /** The first message stored with a network id. */
