@@ -77,6 +77,34 @@ describe('a conversation in Chromium: its timeline, notes, labels, and taking it
     expect(await listed()).toEqual([]);
   });
 
+  it("an open conversation catches up on what changed before its page's socket said welcome", async () => {
+    const phone = '4915112350003';
+    const id = `${phone}:${channel.phoneNumberId}`;
+    await customerWrites(phone, 'Is the blue one back in stock?');
+    // Bob's next inbox sockets are held back from the server until released.
+    const held: { connectToServer(): unknown }[] = [];
+    let hold = false;
+    const bob = await suite.signedIn(`bob@${suite.org.id}.test`, undefined, (context) =>
+      context.routeWebSocket(/\/ws/, (ws) => {
+        if (hold) held.push(ws);
+        else ws.connectToServer();
+      }),
+    );
+    const ann = await suite.signedIn(`agent@${suite.org.id}.test`);
+    await ann.page.goto(`${suite.svc.url}/inbox/${encodeURIComponent(id)}`);
+    await ann.page.getByTestId('conversation-state').filter({ hasText: 'with the bot' }).waitFor();
+    hold = true;
+    await bob.page.goto(`${suite.svc.url}/inbox/${encodeURIComponent(id)}`);
+    await bob.page.getByTestId('conversation-state').filter({ hasText: 'with the bot' }).waitFor();
+    // Taken while Bob's view is loaded and his socket not yet connected: no event reaches him for it.
+    await ann.page.getByRole('button', { name: 'Take' }).click();
+    await ann.page.getByTestId('conversation-state').filter({ hasText: 'Taken by Agent (you)' }).waitFor();
+    expect(held.length).toBeGreaterThan(0);
+    hold = false;
+    for (const ws of held) ws.connectToServer();
+    await bob.page.getByTestId('conversation-state').filter({ hasText: 'Taken by Agent' }).waitFor();
+  });
+
   it('takes a conversation straight from the bot; a teammate sees the system entry live, and leaves a note without holding it', async () => {
     const phone = '4915112350002';
     const id = `${phone}:${channel.phoneNumberId}`;

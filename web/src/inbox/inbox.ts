@@ -113,12 +113,20 @@ export class Inbox {
     setTitleCount(0);
   }
 
-  /** Subscribes to the events of one conversation (the open conversation view). */
+  /**
+   * Subscribes to the events of one conversation (the open conversation view): called with each of
+   * its events, with null when its row changed, and with null at every (re)connect, since what
+   * changed between the view's load and the socket's welcome came as no event.
+   */
   watch(conversationId: string, fn: ConversationListener): () => void {
     let set = this.listeners.get(conversationId);
     if (!set) this.listeners.set(conversationId, (set = new Set()));
     set.add(fn);
-    return () => set.delete(fn);
+    const offResync = this.onResync(() => fn(null));
+    return () => {
+      set.delete(fn);
+      offResync();
+    };
   }
 
   /**
