@@ -10,7 +10,7 @@
  * per create and the functions and modules with the most self time, and
  * writes `tickets-<mode>.cpuprofile` in the system temp directory.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,28 @@ import { startNats, startPostgres, startRedis, type ServerProcess } from '../tes
 import { clusterEnv } from '../test/harness/use-servers.js';
 
 const mode = process.argv[2] ?? 'embedded';
+
+/** CPU seconds used so far by the servers this process started (every PostgreSQL backend included), by command name. */
+function serverCpu(): Map<string, number> {
+  const procs = new Map<number, { name: string; ppid: number; cpu: number }>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const f = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+      procs.set(Number(d), { name: f.slice(f.indexOf('(') + 1, f.lastIndexOf(')')), ppid: Number(fields[1]), cpu: (Number(fields[11]) + Number(fields[12])) / 100 });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const ours = (pid: number): boolean => {
+    for (let p = procs.get(pid); p !== undefined; p = procs.get(p.ppid)) if (p.ppid === process.pid) return true;
+    return false;
+  };
+  const byName = new Map<string, number>();
+  for (const [pid, p] of procs) if (p.name !== 'runuser' && ours(pid)) byName.set(p.name, (byName.get(p.name) ?? 0) + p.cpu);
+  return byName;
+}
 
 // Every statement sent to PostgreSQL during the profile, by its text (clustered).
 const statements = new Map<string, number>();
@@ -72,6 +94,7 @@ await session.post('Profiler.enable');
 await session.post('Profiler.setSamplingInterval', { interval: 500 });
 await new Promise((r) => setTimeout(r, 1000));
 const cpu0 = process.cpuUsage();
+const servers0 = serverCpu();
 const t0 = performance.now();
 await session.post('Profiler.start');
 counting = true;
@@ -80,6 +103,7 @@ const { profile } = await session.post('Profiler.stop');
 counting = false;
 const elapsed = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
+const servers1 = serverCpu();
 const r = await result;
 // process.cpuUsage counts the worker thread too: the main thread's share is the profile's non-idle time.
 const out = join(tmpdir(), `tickets-${mode}.cpuprofile`);
@@ -111,6 +135,7 @@ const top = (m: Map<string, number>, n: number) =>
 console.log(JSON.stringify(r));
 console.log(`main thread busy ${((busyUs / 1e6 / elapsed) * 100).toFixed(0)}% of one core: ${(busyUs / (r.rps * elapsed)).toFixed(0)} µs per create (process incl. load generator: ${((cpu.user + cpu.system) / (r.rps * elapsed)).toFixed(0)} µs)`);
 const creates = r.rps * elapsed;
+for (const [name, s1] of servers1) console.log(`${name}: ${(((s1 - (servers0.get(name) ?? 0)) * 1e6) / creates).toFixed(0)} µs of CPU per create`);
 if (statements.size > 0) {
   console.log(`PostgreSQL statements per create: ${([...statements.values()].reduce((a, b) => a + b, 0) / creates).toFixed(2)}`);
   for (const [k, v] of [...statements].sort((a, b) => b[1] - a[1])) if (v / creates >= 0.01) console.log(`  ${(v / creates).toFixed(2)}  ${k}`);

@@ -130,11 +130,17 @@ export function inUserWords(iss: Issue): string | undefined {
   }
 }
 
+/** How a message names the field at `path`: its dotted name, or the whole part (`the request body`) at the root. */
+export function fieldLabel(path: readonly PropertyKey[], where: ValidatedPart): string {
+  const name = fieldName(path);
+  return name === '' ? WHOLE[where] : name;
+}
+
 /** A message from `inUserWords` with the field's name filled in from the issue's final path; any other as it is. */
 export function renderMessage(message: string, path: readonly PropertyKey[], where: ValidatedPart): string {
   if (!message.includes(FIELD) && !message.includes(PREFIX)) return message;
   const name = fieldName(path);
-  return message.replaceAll(FIELD, name === '' ? WHOLE[where] : name).replaceAll(PREFIX, name === '' ? '' : `${name}.`);
+  return message.replaceAll(FIELD, fieldLabel(path, where)).replaceAll(PREFIX, name === '' ? '' : `${name}.`);
 }
 
 /** Whether `message` is one `inUserWords` wrote (and so names its field itself). */

@@ -175,6 +175,17 @@ export const errorSchema = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
 });
 
+/** A send the chat network rejected (502): the error and the network's own code, title and message. */
+export const networkRejectedSchema = errorSchema.extend({ errorDetails: z.object({ code: z.number().int(), title: z.string(), message: z.string() }) }).meta({
+  examples: [
+    {
+      success: false,
+      error: { code: 'network_rejected', message: 'the chat network rejected the message: (#131026) Message undeliverable' },
+      errorDetails: { code: 131026, title: 'Message undeliverable', message: 'Unable to deliver message. The recipient is not a WhatsApp user or has not accepted the latest terms.' },
+    },
+  ],
+});
+
 // Operator (admin) API
 
 export const createOrganizationBody = z.object({ name: text(200) }).strict();

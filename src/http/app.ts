@@ -8,6 +8,7 @@ import { errorHandler, sendError, validationError } from './errors.js';
 import { inUserWords } from '../validation-messages.js';
 import type { RouteDef } from './route.js';
 import { jsonTooDeep } from '../json-depth.js';
+import { mayHoldUnstorableText, unstorableText, unstorableTextMessage, type UnstorableText } from '../storable-text.js';
 
 export interface HttpAppOptions {
   routes: RouteDef[];
@@ -52,27 +53,51 @@ export function bearerToken(req: Request): string | undefined {
 }
 
 
+/** A `details` entry for text no store keeps, shaped as a validation issue's. */
+function textDetail(where: 'body', found: UnstorableText): { field: string; message: string; code: string } {
+  return { field: [where, ...found.path.map(String)].join('.'), message: unstorableTextMessage(found, where), code: 'invalid_text' };
+}
+
+function decodeQueryName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return raw;
+  }
+}
+
 export function createHttpApp(opts: HttpAppOptions): Express {
   // Parsed per route, after authentication: a caller without access learns
   // nothing from how its body was judged.
-  const jsonParserOf = (limit: string | number) =>
+  const jsonParserOf = (limit: string | number, checkText: boolean) =>
     express.json({
       limit,
       type: ['application/json', 'application/*+json'],
       verify: (req, _res, buf) => {
         // Checked before JSON.parse: nothing downstream recurses on a value deeper than this.
         if (jsonTooDeep(buf)) throw Object.assign(new Error('too deep'), { type: 'entity.too.deep' });
+        if (checkText && mayHoldUnstorableText(buf)) {
+          let value: unknown;
+          try {
+            value = JSON.parse(buf.toString('utf8'));
+          } catch {
+            // Not JSON: the parser says so next.
+          }
+          const found = unstorableText(value);
+          if (found !== null) throw new AppError(400, 'validation_failed', unstorableTextMessage(found, 'body'), [textDetail('body', found)]);
+        }
         (req as Request).rawBody = buf;
       },
     });
-  const jsonParser = jsonParserOf(opts.bodyLimit);
-  // Routes that take larger bodies (files as base64) get a parser of their own limit.
-  const parsers = new Map<number, ReturnType<typeof jsonParserOf>>();
-  const parseJson = (req: Request, res: Response, limit?: number) => {
+  const jsonParser = jsonParserOf(opts.bodyLimit, true);
+  // Routes that take larger bodies (files as base64), or check text themselves, get a parser of their own.
+  const parsers = new Map<string, ReturnType<typeof jsonParserOf>>();
+  const parseJson = (req: Request, res: Response, limit: number | undefined, checkText: boolean) => {
     let parser = jsonParser;
-    if (limit !== undefined) {
-      parser = parsers.get(limit) ?? jsonParserOf(limit);
-      parsers.set(limit, parser);
+    if (limit !== undefined || !checkText) {
+      const name = `${limit ?? opts.bodyLimit}:${checkText}`;
+      parser = parsers.get(name) ?? jsonParserOf(limit ?? opts.bodyLimit, checkText);
+      parsers.set(name, parser);
     }
     return new Promise<void>((resolve, reject) => parser(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
   };
@@ -101,6 +126,19 @@ export function createHttpApp(opts: HttpAppOptions): Express {
       opts.observeRequest?.(req.method, (res.locals.routeTemplate as string | undefined) ?? '(unmatched)', res.statusCode, ms / 1000);
     });
     next();
+  });
+  // A NUL in the URL (`%00`) is refused before anything reads it: no id or filter holds one, and
+  // PostgreSQL could not even compare with it.
+  app.use((req, _res, next) => {
+    const q = req.url.indexOf('?');
+    const path = q === -1 ? req.url : req.url.slice(0, q);
+    if (path.includes('%00')) return next(new AppError(404, 'not_found', 'no such resource: the path must not contain the NUL character (U+0000)'));
+    if (q === -1 || !req.url.includes('%00', q)) return next();
+    const pair = req.url.slice(q + 1).split('&').find((p) => p.includes('%00'))!;
+    const rawName = pair.split('=')[0]!;
+    const name = rawName.includes('%00') ? '(a parameter name)' : decodeQueryName(rawName);
+    const message = `${name} must not contain the NUL character (U+0000)`;
+    next(new AppError(400, 'validation_failed', message, [{ field: `query.${name}`, message, code: 'invalid_text' }]));
   });
   const named =
     (template: string, handler: RequestHandler): RequestHandler =>
@@ -143,7 +181,7 @@ export function createHttpApp(opts: HttpAppOptions): Express {
         if (hasBody && !req.is(['application/json', 'application/*+json'])) {
           throw new AppError(415, 'unsupported_media_type', 'send the body as application/json');
         }
-        await parseJson(req, res, route.bodyLimit);
+        await parseJson(req, res, route.bodyLimit, route.keepsUnstorableText !== true);
         const parsed = route.body.safeParse(req.body ?? {}, { error: inUserWords });
         if (!parsed.success) throw validationError(parsed.error, 'body');
         body = parsed.data;

@@ -26,6 +26,9 @@ export function validationError(e: ZodError, where: 'body' | 'query' | 'params')
   return new AppError(400, 'validation_failed', shown.length > 0 ? shown.join('; ') : 'invalid request', details);
 }
 
+/** PostgreSQL's codes for text it cannot take: untranslatable_character (`\u0000` in jsonb), character_not_in_repertoire (NUL in text). */
+const UNSTORABLE_TEXT_CODES = new Set(['22P05', '22021']);
+
 interface BodyParserError extends Error {
   type?: string;
   status?: number;
@@ -57,6 +60,11 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
         return sendError(res, new AppError(415, 'unsupported_media_type', bp.message));
       case 'request.aborted':
         return;
+    }
+    // PostgreSQL refusing text (U+0000, an unpaired surrogate) that got past the checks where requests come in.
+    if (UNSTORABLE_TEXT_CODES.has((err as { code?: unknown })?.code as string)) {
+      log.warn('text no store keeps reached the store', { err, method: req.method, path: req.path, requestId: res.locals.requestId });
+      return sendError(res, new AppError(400, 'validation_failed', 'the request holds text that cannot be stored (U+0000 or an unpaired surrogate)'));
     }
     if (typeof bp?.status === 'number' && bp.status >= 400 && bp.status < 500) {
       return sendError(res, new AppError(bp.status, 'bad_request', 'the request could not be read'));

@@ -55,6 +55,13 @@ export interface RouteDef<B extends z.ZodType = z.ZodType, Q extends z.ZodType =
   /** The largest JSON body this route reads, in bytes, when it is not BODY_LIMIT (a file sent as base64). */
   bodyLimit?: number;
   /**
+   * The handler reads the signed raw body and makes text no store keeps
+   * storable itself (`storableCopy`), instead of the body being refused with
+   * 400: a network's webhook refused would be redelivered for days and
+   * then lost.
+   */
+  keepsUnstorableText?: boolean;
+  /**
    * The request body `/docs` shows and its try-it sends: realistic, valid
    * against `body` (checked by test/http/openapi-examples.test.ts), and
    * answered 2xx by a fresh demo organization once its ids (EXAMPLE_IDS in

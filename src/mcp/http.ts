@@ -9,6 +9,7 @@ import type { Principal } from '../domain/types.js';
 import { isAppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../json-depth.js';
+import { unstorableText, unstorableTextMessage } from '../storable-text.js';
 import { checkOrigin, type RebindingPolicy } from './rebinding.js';
 import { answerInvalidParams, createRequestServer, type McpServerDef } from './request-server.js';
 
@@ -83,6 +84,11 @@ async function preParse(req: Request, res: Response, max: number): Promise<{ ok:
     body = JSON.parse(raw.text) as unknown;
   } catch {
     rpcError(res, 400, 'Parse error: Invalid JSON', { code: ErrorCode.ParseError });
+    return { ok: false };
+  }
+  const found = unstorableText(body);
+  if (found !== null) {
+    rpcError(res, 400, `Invalid params: ${unstorableTextMessage(found, 'body')}`, { code: ErrorCode.InvalidParams });
     return { ok: false };
   }
   // JSON-RPC 2.0: an empty batch is one Invalid Request (the transport would take it for a batch of notifications and answer 202).

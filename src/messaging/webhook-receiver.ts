@@ -1,4 +1,5 @@
 import { jsonTooDeep } from '../json-depth.js';
+import { storableCopy } from '../storable-text.js';
 import { AppError } from '../errors.js';
 import { safeEqual } from '../domain/secrets.js';
 import type { Logger } from '../log.js';
@@ -60,7 +61,8 @@ export class NetworkWebhookReceiver {
     let body: unknown;
     if (jsonTooDeep(rawBody)) throw new AppError(400, 'json_too_deep', 'the webhook body nests too deep');
     try {
-      body = JSON.parse(rawBody.toString('utf8'));
+      // A customer's text the stores cannot keep is kept readable instead of refused: refusing would lose the message.
+      body = storableCopy(JSON.parse(rawBody.toString('utf8')));
     } catch {
       throw new AppError(400, 'invalid_json', 'the webhook body is not valid JSON');
     }

@@ -12,6 +12,7 @@ import { StripeClient, verifyStripeSignature } from './providers/stripe.js';
 import { credentialsRefused, ProviderUnauthorized } from './providers/http.js';
 import { CALENDAR_SCOPE, GMAIL_SCOPE, SANDBOX_CLIENT_ID, type SandboxProviders } from './sandbox/index.js';
 import { ToolSession, type ToolAccess } from './session.js';
+import { storableCopy } from '../storable-text.js';
 
 export const OAUTH_CALLBACK_PATH = '/v1/tools/oauth/callback';
 export const paymentWebhookPath = (toolId: string) => `/v1/tools/${toolId}/payment-webhook`;
@@ -456,7 +457,7 @@ export class ToolService implements ToolAccess {
     }
     let event: { id?: unknown; type?: unknown; data?: { object?: { id?: unknown; object?: unknown; payment_status?: unknown } } };
     try {
-      event = JSON.parse(raw.toString('utf8')) as typeof event;
+      event = storableCopy(JSON.parse(raw.toString('utf8')) as typeof event);
     } catch {
       throw badRequest('validation_failed', 'the event is not JSON');
     }

@@ -6,6 +6,7 @@ import { AppError, isAppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { VisitorHub, VisitorFrame, VisitorSubscriber } from './hub.js';
 import type { VisitorAccess, WebChatService } from './service.js';
+import { unstorableText, unstorableTextMessage } from '../storable-text.js';
 
 export const VISITOR_SOCKET_PATH = '/webchat/v1/socket';
 
@@ -191,7 +192,10 @@ class VisitorConnection implements VisitorSubscriber {
     if (!this.allow()) return this.close(VISITOR_CLOSE.tooFast, 'too many frames');
     let parsed: z.infer<typeof visitorClientFrame>;
     try {
-      const r = visitorClientFrame.safeParse(text === null ? null : JSON.parse(text));
+      const frame: unknown = text === null ? null : JSON.parse(text);
+      const unstorable = unstorableText(frame);
+      if (unstorable !== null) return this.send({ type: 'error', error: { code: 'validation_failed', message: unstorableTextMessage(unstorable, 'frame') } });
+      const r = visitorClientFrame.safeParse(frame);
       if (!r.success) throw new Error('bad frame');
       parsed = r.data;
     } catch {

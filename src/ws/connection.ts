@@ -9,6 +9,7 @@ import type { CommandOutcome } from './commands.js';
 import type { EphemeralFrame } from './ephemeral.js';
 import { credentialLapse, type CredentialLapse } from './credential-check.js';
 import { inUserWords, renderMessage } from '../validation-messages.js';
+import { unstorableText, unstorableTextMessage } from '../storable-text.js';
 
 export interface ConnectionLimits {
   /** Unsent bytes past which a client is cut off (1013). */
@@ -196,6 +197,11 @@ export class InboxConnection implements FanoutSubscriber {
       return this.refuse(undefined, 'invalid_json', 'the frame is not valid JSON');
     }
     const id = typeof (raw as { id?: unknown })?.id === 'string' ? ((raw as { id: string }).id.slice(0, 100)) : undefined;
+    const unstorable = unstorableText(raw);
+    if (unstorable !== null) {
+      const message = unstorableTextMessage(unstorable, 'frame');
+      return this.refuse(id, 'validation_failed', message, [{ field: unstorable.path.join('.'), message }]);
+    }
     const type = (raw as { type?: unknown })?.type;
     if (typeof type !== 'string' || !CLIENT_COMMAND_TYPES.includes(type as ClientCommand['type'])) {
       return this.refuse(id, 'unknown_frame_type', `type must be one of ${CLIENT_COMMAND_TYPES.join(', ')}`);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { errorSchema, ticketSchema } from '../../app/schemas.js';
+import { errorSchema, networkRejectedSchema, ticketSchema } from '../../app/schemas.js';
 import type { TicketService } from '../../app/tickets.js';
 import { badRequest } from '../../errors.js';
 import {
@@ -225,7 +225,7 @@ export function conversationRoutes(inbox: InboxService, tickets: TicketService):
         404: notFoundResponse,
         409: conflictResponse,
         422: { description: '`outside_customer_service_window`: only a template can reopen the conversation; `not_supported_on_web_chat`: a web chat takes text, and pictures or documents uploaded for it (POST /v1/conversations/{id}/attachments) by mediaId; `no_such_attachment` / `attachment_type_mismatch`: that mediaId is no file of this web chat conversation, or is not of the media type given; `no_such_message`: a reaction to a message not of this conversation', schema: errorSchema },
-        502: { description: 'the chat network rejected the message', schema: errorSchema },
+        502: { description: 'the chat network rejected the message; its code in errorDetails.code', schema: networkRejectedSchema },
         503: unavailable,
       },
       handler: async (ctx) => ({ body: { success: true, ...(await inbox.reply(ctx.principal, ctx.params.id, ctx.body, idempotencyKey(ctx))) } }),
@@ -248,7 +248,7 @@ export function conversationRoutes(inbox: InboxService, tickets: TicketService):
         404: { description: 'no such conversation, or no such template', schema: errorSchema },
         409: conflictResponse,
         422: { description: 'template_not_approved: the template is not approved', schema: errorSchema },
-        502: { description: 'the chat network rejected the message', schema: errorSchema },
+        502: { description: 'the chat network rejected the message; its code in errorDetails.code', schema: networkRejectedSchema },
         503: unavailable,
       },
       handler: async (ctx) => ({ body: { success: true, ...(await inbox.sendTemplate(ctx.principal, ctx.params.id, ctx.body.template, idempotencyKey(ctx))) } }),

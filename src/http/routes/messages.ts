@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { errorSchema } from '../../app/schemas.js';
+import { errorSchema, networkRejectedSchema } from '../../app/schemas.js';
 import {
   apiV1TemplateSendSchema,
   buttonsSendSchema,
@@ -17,15 +17,6 @@ import { defineRoute, type RouteDef } from '../route.js';
 
 const templateResult = z.object({ success: z.literal(true), messageId: z.string().describe("the chat network's message id; key of later message_status events"), timestamp: z.string() });
 const sendResult = z.object({ success: z.boolean(), messageId: z.string().optional() });
-const rejectedSchema = errorSchema.extend({ errorDetails: z.object({ code: z.number().int(), title: z.string(), message: z.string() }) }).meta({
-  examples: [
-    {
-      success: false,
-      error: { code: 'network_rejected', message: 'the chat network rejected the message: (#131026) Message undeliverable' },
-      errorDetails: { code: 131026, title: 'Message undeliverable', message: 'Unable to deliver message. The recipient is not a WhatsApp user or has not accepted the latest terms.' },
-    },
-  ],
-});
 const common = {
   400: { description: 'invalid body (failing fields in details)', schema: errorSchema },
   401: { description: 'missing or invalid API key', schema: errorSchema },
@@ -42,13 +33,13 @@ const templateErrors = {
   404: { description: 'no such channel, or no such template (name and language) on it', schema: errorSchema },
   422: { description: 'not_a_chat_channel: the channel is not a chat-network channel; or template_not_approved, or idempotency_key_reused', schema: errorSchema },
   429: { description: "rate_limited: more than the per-key limit of template sends per minute (Retry-After, RateLimit headers); or throughput_backlog_full: the number already has SEND_PACING_MAX_WAIT_MS of sends waiting for its tier (nothing was sent; Retry-After)", schema: errorSchema },
-  502: { description: 'the chat network rejected the message; its code in errorDetails.code (credits refunded)', schema: rejectedSchema },
+  502: { description: 'the chat network rejected the message; its code in errorDetails.code (credits refunded)', schema: networkRejectedSchema },
 };
 const freeformErrors = {
   ...common,
   409: { description: 'conversation_with_agent: a human has the conversation (templates still go); or sandbox_disabled', schema: errorSchema },
   422: { description: 'outside_customer_service_window: the customer has not written in 24 hours (details.closedAt); or idempotency_key_reused', schema: errorSchema },
-  502: { description: 'the chat network rejected the message; its code in errorDetails.code', schema: rejectedSchema },
+  502: { description: 'the chat network rejected the message; its code in errorDetails.code', schema: networkRejectedSchema },
 };
 
 export function messageRoutes(messaging: MessagingService): RouteDef[] {
@@ -192,7 +183,7 @@ export function messageRoutes(messaging: MessagingService): RouteDef[] {
         422: common[422],
         503: common[503],
         429: { description: 'rate limited, or the number\'s send backlog is full (Retry-After)', schema: errorSchema },
-        502: { description: 'the chat network rejected the message', schema: rejectedSchema },
+        502: { description: 'the chat network rejected the message', schema: networkRejectedSchema },
       },
       handler: async (ctx) => ({ body: await messaging.sendApiV1Template(ctx.principal, ctx.body, idempotencyKey(ctx)) }),
     }),

@@ -57,6 +57,7 @@ export function networkWebhookRoutes(receiver: NetworkWebhookReceiver): RouteDef
       params: channelParams,
       // Parsed for the raw bytes; the receiver verifies them before reading anything.
       body: z.unknown(),
+      keepsUnstorableText: true,
       responses: {
         200: { description: 'recorded (or already recorded)' },
         401: { description: 'missing or invalid X-Hub-Signature-256: nothing processed', schema: errorSchema },

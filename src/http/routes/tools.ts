@@ -170,6 +170,7 @@ export function toolRoutes(tools: ConnectedTools, serviceBase: () => string, mcp
       params: z.object({ toolId }),
       // Parsed for the raw bytes; the signature is checked before anything is read.
       body: z.unknown(),
+      keepsUnstorableText: true,
       responses: {
         200: { description: 'received (recorded: a paid/expired payment was recorded for the first time)', schema: z.object({ received: z.literal(true), recorded: z.boolean() }) },
         400: { description: 'missing or invalid Stripe-Signature (or no such tool): nothing recorded', schema: errorSchema },

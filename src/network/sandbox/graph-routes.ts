@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { jsonTooDeep } from '../../json-depth.js';
+import { mayHoldUnstorableText, unstorableText, unstorableTextMessage } from '../../storable-text.js';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { graphError } from '../graph-api.js';
 import type { GraphReply, SandboxNetwork } from './sandbox-network.js';
@@ -28,6 +29,16 @@ export function sandboxGraphRouter(sandbox: SandboxNetwork): Router {
       type: ['application/json', 'application/*+json'],
       verify: (_req, _res, buf) => {
         if (jsonTooDeep(buf)) throw Object.assign(new Error('too deep'), { type: 'entity.too.deep' });
+        if (mayHoldUnstorableText(buf)) {
+          let value: unknown;
+          try {
+            value = JSON.parse(buf.toString('utf8'));
+          } catch {
+            return;
+          }
+          const found = unstorableText(value);
+          if (found !== null) throw Object.assign(new Error(unstorableTextMessage(found, 'body')), { type: 'entity.unstorable.text' });
+        }
       },
     }),
   );
@@ -82,7 +93,8 @@ export function sandboxGraphRouter(sandbox: SandboxNetwork): Router {
   });
   // Unreadable bodies get the network's answer, not the service's error shape.
   r.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const e = graphError(100, (err as { type?: string })?.type === 'entity.too.large' ? 'the request body is too large' : 'the request body is not valid JSON');
+    const type = (err as { type?: string })?.type;
+    const e = graphError(100, type === 'entity.too.large' ? 'the request body is too large' : type === 'entity.unstorable.text' ? (err as Error).message : 'the request body is not valid JSON');
     res.status(e.status).json(e.body);
   });
   return r;

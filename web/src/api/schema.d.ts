@@ -19061,7 +19061,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the chat network rejected the message */
+            /** @description the chat network rejected the message; its code in errorDetails.code */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -19072,7 +19072,12 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "network_rejected",
-                     *         "message": "the chat network rejected the message"
+                     *         "message": "the chat network rejected the message: (#131026) Message undeliverable"
+                     *       },
+                     *       "errorDetails": {
+                     *         "code": 131026,
+                     *         "title": "Message undeliverable",
+                     *         "message": "Unable to deliver message. The recipient is not a WhatsApp user or has not accepted the latest terms."
                      *       }
                      *     }
                      */
@@ -19081,6 +19086,11 @@ export interface operations {
                             code: string;
                             details?: unknown;
                             message: string;
+                        };
+                        errorDetails: {
+                            code: number;
+                            message: string;
+                            title: string;
                         };
                         /** @constant */
                         success: false;
@@ -20368,7 +20378,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the chat network rejected the message */
+            /** @description the chat network rejected the message; its code in errorDetails.code */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -20379,7 +20389,12 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "network_rejected",
-                     *         "message": "the chat network rejected the message"
+                     *         "message": "the chat network rejected the message: (#131026) Message undeliverable"
+                     *       },
+                     *       "errorDetails": {
+                     *         "code": 131026,
+                     *         "title": "Message undeliverable",
+                     *         "message": "Unable to deliver message. The recipient is not a WhatsApp user or has not accepted the latest terms."
                      *       }
                      *     }
                      */
@@ -20388,6 +20403,11 @@ export interface operations {
                             code: string;
                             details?: unknown;
                             message: string;
+                        };
+                        errorDetails: {
+                            code: number;
+                            message: string;
+                            title: string;
                         };
                         /** @constant */
                         success: false;
