@@ -7,7 +7,9 @@
  * Redis + NATS started by the test harness), drives `POST /v1/tickets` with
  * autocannon (16 connections) from a worker thread (its CPU is not in the
  * profile), profiles the main thread during the load, prints the node's CPU
- * per create and the functions and modules with the most self time, and
+ * per create, that of each server it started (clustered: postgres with
+ * every backend, nats-server, redis-server) and the functions and modules
+ * with the most self time, and
  * writes `tickets-<mode>.cpuprofile` in the system temp directory.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

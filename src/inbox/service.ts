@@ -14,6 +14,7 @@ import type { SearchIndex } from '../store/search/port.js';
 import { searchTerms, snippet } from '../store/search/query.js';
 import type { AgentTemplate, ConversationSummary, ReplyMessage } from './schemas.js';
 import type { ContactChanged, LabelService } from './labels.js';
+import { unstorableText } from '../storable-text.js';
 
 export interface InboxServiceDeps {
   conversations: ConversationIndexRepo;
@@ -468,7 +469,7 @@ function readCursor(cursor: string, scope: string): ConversationKey {
     parsed = null;
   }
   const c = parsed as { s?: unknown; k?: unknown; i?: unknown } | null;
-  if (c === null || typeof c !== 'object' || typeof c.k !== 'string' || typeof c.i !== 'string') {
+  if (c === null || typeof c !== 'object' || typeof c.k !== 'string' || typeof c.i !== 'string' || unstorableText([c.k, c.i]) !== null) {
     throw badRequest('invalid_cursor', 'the cursor is not one this list gave out');
   }
   if (c.s !== scope) throw badRequest('invalid_cursor', 'the cursor belongs to another view, sort or filter: pass the same ones as for the page that gave it');

@@ -1,4 +1,8 @@
+import type { AddressInfo } from 'node:net';
+import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorHandler } from '../../src/http/errors.js';
+import { silentLogger } from '../../src/log.js';
 import { signHubSignature } from '../../src/network/index.js';
 import { EXAMPLE_IDS } from '../../src/http/openapi-examples.js';
 import { mayHoldUnstorableText, storableCopy, unstorableText } from '../../src/storable-text.js';
@@ -33,6 +37,35 @@ describe('finding text no store keeps', () => {
     expect(storableCopy({ 'k\u0000': ['a\u0000b', 'x\ud800', '😀'] })).toEqual({ 'k\ufffd': ['a\ufffdb', 'x\ufffd', '😀'] });
     const clean = { a: ['b'] };
     expect(storableCopy(clean)).toBe(clean);
+  });
+});
+
+describe('the error mapper', () => {
+  it('answers PostgreSQL refusing text with 400, not 500, should such text get past the checks', async () => {
+    const app = express();
+    app.get('/nul', () => {
+      throw Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' });
+    });
+    app.get('/escape', () => {
+      throw Object.assign(new Error('unsupported Unicode escape sequence'), { code: '22P05' });
+    });
+    app.get('/other', () => {
+      throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+    });
+    app.use(errorHandler(silentLogger));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      for (const path of ['/nul', '/escape']) {
+        const r = await fetch(base + path);
+        expect(r.status).toBe(400);
+        expect(((await r.json()) as { error: { code: string } }).error.code).toBe('validation_failed');
+      }
+      expect((await fetch(`${base}/other`)).status).toBe(500);
+    } finally {
+      server.close();
+    }
   });
 });
 
@@ -149,6 +182,12 @@ function suite(mode: string, start: () => Promise<TestService>) {
       const ok = await text('Sure, here it is.');
       expect(ok.status).toBe(200);
       expect(ok.body.success).toBe(true);
+
+      // A cursor is the service's own, but a caller can forge one.
+      const page = await svc.call('GET', '/v1/conversations?view=all&limit=1', { key: org.adminKey });
+      const cursor = JSON.parse(Buffer.from(page.body.nextCursor, 'base64url').toString('utf8'));
+      const forged = Buffer.from(JSON.stringify({ ...cursor, k: `${cursor.k}\u0000` })).toString('base64url');
+      expect((await svc.call('GET', `/v1/conversations?view=all&limit=1&cursor=${forged}`, { key: org.adminKey })).body.error.code).toBe('invalid_cursor');
     });
 
     it("keeps a customer's message with such text from the network readable (U+FFFD) instead of refusing it", async () => {
