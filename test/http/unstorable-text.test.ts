@@ -238,6 +238,20 @@ function suite(mode: string, start: () => Promise<TestService>) {
       expect(mcp.json.error).toMatchObject({ code: -32602, message: 'Invalid params: params.arguments.subject must not contain the NUL character (U+0000)' });
     });
 
+    it("the sandbox providers refuse it in the provider's own shape", async () => {
+      const providers = `${svc.url}/sandbox/providers`;
+      const post = (url: string, key: string, body: string, type = 'application/json') => fetch(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': type }, body });
+      const refusedAccount = await post(`${providers}/stripe/accounts`, org.adminKey, JSON.stringify({ name: 'Shop\u0000' }));
+      expect(refusedAccount.status).toBe(400);
+      const account = await post(`${providers}/stripe/accounts`, org.adminKey, JSON.stringify({ name: 'Shop' }));
+      expect(account.status).toBe(201);
+      const stripeKey = ((await account.json()) as { api_key: string }).api_key;
+      // Stripe's clients send forms: %00 there is a NUL in the value.
+      const session = await post(`${providers}/stripe/v1/checkout/sessions`, stripeKey, 'mode=payment&line_items[0][quantity]=1&line_items[0][price_data][currency]=eur&line_items[0][price_data][unit_amount]=500&line_items[0][price_data][product_data][name]=Lid%00', 'application/x-www-form-urlencoded');
+      expect(session.status).toBe(400);
+      expect(await session.json()).toMatchObject({ error: { type: 'invalid_request_error', message: expect.stringContaining('must not contain the NUL character') } });
+    });
+
     it('the sandbox Graph API refuses it as Graph does an invalid parameter', async () => {
       const ch = (await svc.running.services.messaging.stores.channels.get(org.id, org.channelId)) as WhatsAppChannel;
       const graph = `${svc.url}/sandbox/graph/v21.0/${ch.phoneNumberId}/messages`;
@@ -252,9 +266,9 @@ function suite(mode: string, start: () => Promise<TestService>) {
   });
 }
 
-suite('embedded', () => startMessagingService());
+suite('embedded', () => startMessagingService({ env: { SANDBOX_TOOLS: 'true' } }));
 
 describe('clustered', () => {
   const servers = useClusterServers();
-  suite('clustered', () => startMessagingService({ env: { ...servers.env(`ut${Date.now() % 100000}`), SECRETS_KEY: '0'.repeat(64), SANDBOX_NETWORK: 'true' } }));
+  suite('clustered', () => startMessagingService({ env: { ...servers.env(`ut${Date.now() % 100000}`), SECRETS_KEY: '0'.repeat(64), SANDBOX_NETWORK: 'true', SANDBOX_TOOLS: 'true' } }));
 });

@@ -10,6 +10,13 @@ import { SandboxPayments, STRIPE_API_VERSION, stripeError, stripeRequestId, type
 import type { SandboxOutbound } from './outbound.js';
 import type { Principal } from '../../domain/types.js';
 import { isAppError } from '../../errors.js';
+import { unstorableText, unstorableTextMessage } from '../../storable-text.js';
+
+/** Text in the request no store keeps (U+0000, an unpaired surrogate), said as a validation message; null when there is none. */
+function unstorableIn(req: Request): string | null {
+  const found = unstorableText({ body: req.body as unknown, query: req.query, params: req.params });
+  return found === null ? null : unstorableTextMessage(found, 'body');
+}
 
 /** Where the sandbox providers are mounted on the service. */
 export const SANDBOX_PROVIDERS_PATH = '/sandbox/providers';
@@ -137,9 +144,19 @@ export class SandboxProviders {
     };
   }
 
-  /** Runs a handler; a failure becomes the provider's own 500 (`failed`). */
-  private wrap(fn: (req: Request, res: Response) => Promise<SandboxReply> | SandboxReply, failed: () => SandboxReply = () => googleError(500, 'Internal error')) {
+  /**
+   * Runs a handler; a failure becomes the provider's own 500 (`failed`).
+   * Text the sandbox's records cannot keep is the provider's own 400
+   * (`refused`): the records are in PostgreSQL when clustered.
+   */
+  private wrap(
+    fn: (req: Request, res: Response) => Promise<SandboxReply> | SandboxReply,
+    failed: () => SandboxReply = () => googleError(500, 'Internal error'),
+    refused: (message: string) => SandboxReply = (m) => googleError(400, m),
+  ) {
     return async (req: Request, res: Response) => {
+      const unstorable = unstorableIn(req);
+      if (unstorable !== null) return this.send(res, refused(unstorable));
       try {
         this.send(res, await fn(req, res));
       } catch (err) {
@@ -152,10 +169,13 @@ export class SandboxProviders {
   /** Google's OAuth 2.0 endpoints at `/o/oauth2/v2/auth`, `/token`, `/revoke` of `r`; `authUrl` is where the consent page posts back. */
   private oauthRoutes(r: Router, authUrl: () => string): void {
     const authPath = '/o/oauth2/v2/auth';
-    r.get(authPath, this.wrap((req) => this.identity.authorize(q(req), authUrl(), this.opts.redirectUris(), this.opts.serviceOrigins?.() ?? [])));
-    r.post(authPath, this.wrap((req) => this.identity.decide(b(req))));
-    r.post('/token', this.fault('token'), this.wrap((req) => this.identity.token(b(req))));
-    r.post('/revoke', this.wrap((req) => this.identity.revoke({ ...q(req), ...b(req) })));
+    // Google's OAuth endpoints refuse a malformed request with `invalid_request`.
+    const refused = (m: string): SandboxReply => ({ status: 400, body: { error: 'invalid_request', error_description: m } });
+    const failed = () => googleError(500, 'Internal error');
+    r.get(authPath, this.wrap((req) => this.identity.authorize(q(req), authUrl(), this.opts.redirectUris(), this.opts.serviceOrigins?.() ?? []), failed, refused));
+    r.post(authPath, this.wrap((req) => this.identity.decide(b(req)), failed, refused));
+    r.post('/token', this.fault('token'), this.wrap((req) => this.identity.token(b(req)), failed, refused));
+    r.post('/revoke', this.wrap((req) => this.identity.revoke({ ...q(req), ...b(req) }), failed, refused));
   }
 
   /** Gmail API v1 (`/gmail/v1/…`) and Calendar API v3 (`/calendar/v3/…`) on `r`. */
@@ -211,7 +231,7 @@ export class SandboxProviders {
         const a = await this.payments.authenticate(req.headers.authorization);
         if ('status' in a) return a;
         return fn(a, req);
-      }, failed);
+      }, failed, (m) => stripeError(400, m, { type: 'invalid_request_error' }));
     const fs = this.fault('stripe');
     const id = (req: Request) => String(req.params.id);
     r.get('/v1/account', fs, stripe((a) => this.payments.account(a)));
