@@ -44,7 +44,7 @@ import { handoverRoutes } from './http/routes/handover.js';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { asyncApiRoute, conversationRoutes } from './http/routes/conversations.js';
 import { InboxService, LabelService } from './inbox/index.js';
-import { buildAsyncApi, contactAnnouncer, conversationAnnouncer, InboxServer, InProcessCredentialNotices, InProcessEphemeralBus, NatsCredentialNotices, NatsEphemeralBus, type CredentialNotices } from './ws/index.js';
+import { buildAsyncApi, contactAnnouncer, conversationAnnouncer, INBOX_PATH, InboxServer, InProcessCredentialNotices, InProcessEphemeralBus, NatsCredentialNotices, NatsEphemeralBus, type CredentialNotices } from './ws/index.js';
 import { hashApiKey } from './domain/secrets.js';
 import { isActiveUser } from './domain/types.js';
 import { connect as connectNats } from '@nats-io/transport-node';
@@ -66,7 +66,8 @@ import { ConnectedTools } from './tools/index.js';
 import { toolRoutes } from './http/routes/tools.js';
 import { automationRoutes } from './http/routes/automation.js';
 import { AutomationEffects, AutomationService } from './automation/index.js';
-import { InProcessVisitorNoticeBus, NatsVisitorNoticeBus, WebChat, type VisitorNoticeBus } from './webchat/index.js';
+import { InProcessVisitorNoticeBus, NatsVisitorNoticeBus, VISITOR_SOCKET_PATH, WebChat, type VisitorNoticeBus } from './webchat/index.js';
+import { refuseUnclaimedUpgrades } from './http/upgrades.js';
 
 export const VERSION = '0.1.0';
 
@@ -438,6 +439,7 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
   server.keepAliveTimeout = 65_000;
   await services.inboxSockets.start(server);
   await services.webchat.start(server);
+  refuseUnclaimedUpgrades(server, [INBOX_PATH, VISITOR_SOCKET_PATH]);
   // While draining, a connection whose last response went out is closed at
   // once instead of idling until the shutdown timeout.
   server.on('request', (_req, res) => {

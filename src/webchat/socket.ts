@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import type { VisitorHub, VisitorFrame, VisitorSubscriber } from './hub.js';
 import type { VisitorAccess, WebChatService } from './service.js';
 import { unstorableText, unstorableTextMessage } from '../storable-text.js';
+import { upgradeUrl } from '../http/upgrades.js';
 
 export const VISITOR_SOCKET_PATH = '/webchat/v1/socket';
 
@@ -54,8 +55,8 @@ export class VisitorSocketServer {
 
   start(server: Server): void {
     server.on('upgrade', (req, socket, head) => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      if (url.pathname !== VISITOR_SOCKET_PATH) return;
+      const url = upgradeUrl(req);
+      if (url === null || url.pathname !== VISITOR_SOCKET_PATH) return;
       void this.upgrade(req, url, socket, head);
     });
     this.heartbeat = setInterval(() => {
@@ -85,6 +86,8 @@ export class VisitorSocketServer {
     const token = url.searchParams.get('token') ?? undefined;
     try {
       if (this.closing) throw new AppError(503, 'shutting_down', 'this node is stopping; connect again', undefined, { retryAfterSeconds: 1 });
+      const unstorable = unstorableText(Object.fromEntries(url.searchParams));
+      if (unstorable !== null) throw new AppError(400, 'validation_failed', unstorableTextMessage(unstorable, 'query'));
       const channel = await this.o.service.channelFor(url.searchParams.get('channel') ?? '', req.headers.origin);
       await this.o.service.countAddress(req.socket.remoteAddress);
       access = await this.o.service.authenticate(channel, token);

@@ -14,6 +14,7 @@ import type { PresenceChoice } from '../store/presence/port.js';
 import { CLOSE } from './protocol.js';
 import type { CredentialNotices } from './credential-notices.js';
 import type { CredentialChange } from '../domain/credential-change.js';
+import { upgradeUrl } from '../http/upgrades.js';
 
 /** Who opened a socket, and how to ask what the same credential (session or API key) authenticates as later. */
 export interface SocketCredential {
@@ -98,8 +99,8 @@ export class InboxServer {
     }, PRESENCE_RENEW_MS);
     this.leaseTimer.unref();
     server.on('upgrade', (req, socket, head) => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      if (url.pathname !== INBOX_PATH) return;
+      const url = upgradeUrl(req);
+      if (url === null || url.pathname !== INBOX_PATH) return;
       void this.upgrade(req, url, socket, head);
     });
     this.heartbeat = setInterval(() => {
