@@ -1,5 +1,16 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { AppError } from '../errors.js';
+
+const REASONS: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+
+/** Answers an upgrade request with `e` as an HTTP response in the API's error shape (no socket opens), then closes the connection. */
+export function refuseUpgrade(socket: Duplex, e: AppError, extraHeaders: readonly string[] = []): void {
+  const body = JSON.stringify({ success: false, error: { code: e.code, message: e.message, ...(e.details === undefined ? {} : { details: e.details }) } });
+  const headers = [`HTTP/1.1 ${e.status} ${REASONS[e.status] ?? 'Error'}`, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close', ...extraHeaders];
+  if (e.retryAfterSeconds !== undefined) headers.push(`Retry-After: ${e.retryAfterSeconds}`);
+  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+}
 
 /** The URL an upgrade request asks for; null when its target is no URL (`//[`), which `new URL` throws on. */
 export function upgradeUrl(req: IncomingMessage): URL | null {
@@ -21,8 +32,6 @@ export function refuseUnclaimedUpgrades(server: Server, claimed: readonly string
     const url = upgradeUrl(req);
     if (url !== null && claimed.includes(url.pathname)) return;
     socket.on('error', () => socket.destroy());
-    const [status, code, message] = url === null ? [400, 'bad_request', 'the request target is not a URL'] : [404, 'not_found', 'no such endpoint'];
-    const body = JSON.stringify({ success: false, error: { code, message } });
-    socket.end(`HTTP/1.1 ${status} ${status === 400 ? 'Bad Request' : 'Not Found'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    refuseUpgrade(socket, url === null ? new AppError(400, 'bad_request', 'the request target is not a URL') : new AppError(404, 'not_found', 'no such endpoint'));
   });
 }

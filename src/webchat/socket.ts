@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import type { VisitorHub, VisitorFrame, VisitorSubscriber } from './hub.js';
 import type { VisitorAccess, WebChatService } from './service.js';
 import { unstorableText, unstorableTextMessage } from '../storable-text.js';
-import { upgradeUrl } from '../http/upgrades.js';
+import { refuseUpgrade, upgradeUrl } from '../http/upgrades.js';
 
 export const VISITOR_SOCKET_PATH = '/webchat/v1/socket';
 
@@ -218,12 +218,4 @@ class VisitorConnection implements VisitorSubscriber {
       this.send({ type: 'error', ...(parsed.type === 'message' ? { clientId: parsed.clientId ?? null } : {}), error: { code: e.code, message: e.message, ...(e.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: e.retryAfterSeconds }) } });
     }
   }
-}
-
-function refuseUpgrade(socket: Duplex, e: AppError): void {
-  const body = JSON.stringify({ success: false, error: { code: e.code, message: e.message, ...(e.details === undefined ? {} : { details: e.details }) } });
-  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' }[e.status] ?? 'Error';
-  const headers = [`HTTP/1.1 ${e.status} ${reason}`, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close'];
-  if (e.retryAfterSeconds !== undefined) headers.push(`Retry-After: ${e.retryAfterSeconds}`);
-  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
 }

@@ -14,7 +14,7 @@ import type { PresenceChoice } from '../store/presence/port.js';
 import { CLOSE } from './protocol.js';
 import type { CredentialNotices } from './credential-notices.js';
 import type { CredentialChange } from '../domain/credential-change.js';
-import { upgradeUrl } from '../http/upgrades.js';
+import { refuseUpgrade, upgradeUrl } from '../http/upgrades.js';
 
 /** Who opened a socket, and how to ask what the same credential (session or API key) authenticates as later. */
 export interface SocketCredential {
@@ -154,7 +154,7 @@ export class InboxServer {
     } catch (err) {
       const e = isAppError(err) ? err : new AppError(500, 'internal_error', 'the upgrade failed');
       if (!isAppError(err)) this.o.log.error('inbox upgrade failed', { err });
-      return refuseUpgrade(socket, e);
+      return refuseUpgrade(socket, e, e.status === 401 ? ['WWW-Authenticate: Bearer realm="switchboard"'] : []);
     }
     const sinceText = url.searchParams.get('since');
     const since = sinceText === null ? undefined : Number(sinceText);
@@ -235,13 +235,4 @@ function sameOrigin(req: IncomingMessage, allowed: string[]): boolean {
   const host = req.headers.host;
   if (host !== undefined && (origin === `http://${host}` || origin === `https://${host}`)) return true;
   return allowed.includes(origin);
-}
-
-function refuseUpgrade(socket: Duplex, e: AppError): void {
-  const body = JSON.stringify({ success: false, error: { code: e.code, message: e.message, ...(e.details === undefined ? {} : { details: e.details }) } });
-  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 429: 'Too Many Requests', 503: 'Service Unavailable' }[e.status] ?? 'Error';
-  const headers = [`HTTP/1.1 ${e.status} ${reason}`, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close'];
-  if (e.status === 401) headers.push('WWW-Authenticate: Bearer realm="switchboard"');
-  if (e.retryAfterSeconds !== undefined) headers.push(`Retry-After: ${e.retryAfterSeconds}`);
-  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
 }
