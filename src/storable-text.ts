@@ -20,25 +20,40 @@ const UNPAIRED_ALL = new RegExp(UNPAIRED.source, 'g');
 
 const problemOf = (s: string): UnstorableText['problem'] | null => (s.includes('\u0000') ? 'nul' : UNPAIRED.test(s) ? 'unpaired_surrogate' : null);
 
-/** The first string (value or key) in `value` that no store keeps, depth first; null when there is none. */
-export function unstorableText(value: unknown, path: (string | number)[] = []): UnstorableText | null {
-  if (typeof value === 'string') {
-    const problem = problemOf(value);
-    return problem === null ? null : { path, problem };
-  }
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = unstorableText(value[i], [...path, i]);
-      if (found !== null) return found;
-    }
-    return null;
-  }
-  if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const problem = problemOf(k);
-      if (problem !== null) return { path: [...path, k], problem };
-      const found = unstorableText(v, [...path, k]);
-      if (found !== null) return found;
+interface Visit {
+  value: unknown;
+  key: string | number | null;
+  parent: Visit | null;
+}
+
+const pathOf = (v: Visit | null): (string | number)[] => {
+  const path: (string | number)[] = [];
+  for (let at = v; at !== null && at.key !== null; at = at.parent) path.unshift(at.key);
+  return path;
+};
+
+/**
+ * The first string (value or key) in `value` that no store keeps, depth
+ * first; null when there is none. Iterative: it runs on values no depth
+ * check has bounded (a socket frame of 64 KB can nest 30,000 deep).
+ */
+export function unstorableText(value: unknown): UnstorableText | null {
+  const stack: Visit[] = [{ value, key: null, parent: null }];
+  while (stack.length > 0) {
+    const at = stack.pop()!;
+    const v = at.value;
+    if (typeof v === 'string') {
+      const problem = problemOf(v);
+      if (problem !== null) return { path: pathOf(at), problem };
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: i, parent: at });
+    } else if (v !== null && typeof v === 'object') {
+      const entries = Object.entries(v);
+      for (const [k] of entries) {
+        const problem = problemOf(k);
+        if (problem !== null) return { path: [...pathOf(at), k], problem };
+      }
+      for (let i = entries.length - 1; i >= 0; i--) stack.push({ value: entries[i]![1], key: entries[i]![0], parent: at });
     }
   }
   return null;
@@ -62,7 +77,11 @@ export function mayHoldUnstorableText(json: Uint8Array): boolean {
   return false;
 }
 
-/** A copy of `value` with every U+0000 and unpaired surrogate (in values and keys) replaced by U+FFFD. */
+/**
+ * A copy of `value` with every U+0000 and unpaired surrogate (in values and
+ * keys) replaced by U+FFFD. It recurses: only for values whose depth was
+ * checked (`jsonTooDeep`), as the webhook bodies it is used on are.
+ */
 export function storableCopy<T>(value: T): T {
   const fix = (s: string) => s.replaceAll('\u0000', '\ufffd').replace(UNPAIRED_ALL, '\ufffd');
   const copy = (v: unknown): unknown => {

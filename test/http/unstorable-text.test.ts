@@ -37,6 +37,10 @@ describe('finding text no store keeps', () => {
     expect(storableCopy({ 'k\u0000': ['a\u0000b', 'x\ud800', '😀'] })).toEqual({ 'k\ufffd': ['a\ufffdb', 'x\ufffd', '😀'] });
     const clean = { a: ['b'] };
     expect(storableCopy(clean)).toBe(clean);
+    // Iterative: socket frames reach it before any depth check.
+    let deep: unknown = 'x\u0000';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(unstorableText(deep)?.path).toHaveLength(100_000);
   });
 });
 
@@ -213,6 +217,10 @@ function suite(mode: string, start: () => Promise<TestService>) {
         const refused = await inbox.command({ type: 'ticket_create', ticket: { subject: 'x\u0000', description: 'd' } });
         expect(refused).toMatchObject({ type: 'error', error: { code: 'validation_failed', message: 'ticket.subject must not contain the NUL character (U+0000)' } });
         expect((await inbox.command({ type: 'ticket_create', ticket: { subject: 'fine', description: 'd' } })).type).toBe('ack');
+        // A frame nesting 30,000 deep (within the 64 KB a frame may have) is refused like any frame of no known type.
+        inbox.ws.send(`${'['.repeat(30_000)}${']'.repeat(30_000)}`);
+        await inbox.waitFor((f) => f.type === 'error' && f.error?.code === 'unknown_frame_type');
+        expect((await svc.call('GET', '/healthz')).status).toBe(200);
       } finally {
         inbox.close();
       }
