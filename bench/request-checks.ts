@@ -1,11 +1,11 @@
 /**
  * The checks every JSON body passes before it is parsed (`npm run bench -- request-checks`):
- * nesting depth (`jsonTooDeep`) and text no store keeps (`mayHoldUnstorableText`, then
- * `unstorableText` on the value only when an escape could hold such text), each against
+ * nesting depth (`jsonTooDeep`) and text no store keeps (`unstorableTextInJson`: a scan for
+ * escapes, then a parse and walk only when one could hold such text), each against
  * `JSON.parse` of the same body in the same run, on a template send's body and on a 64 KB one.
  */
 import { jsonTooDeep } from '../src/json-depth.js';
-import { mayHoldUnstorableText, unstorableText } from '../src/storable-text.js';
+import { unstorableTextInJson } from '../src/storable-text.js';
 
 const ROUNDS = 5;
 
@@ -32,8 +32,8 @@ export async function run(): Promise<void> {
     const escaped = Buffer.from(JSON.stringify({ ...value, note: '😀' }).replace(/😀/g, '\\ud83d\\ude00'));
     const parse = timeNs(() => JSON.parse(buf.toString('utf8')), n);
     const depth = timeNs(() => jsonTooDeep(buf), n);
-    const text = timeNs(() => mayHoldUnstorableText(buf), n);
-    const withWalk = timeNs(() => mayHoldUnstorableText(escaped) && unstorableText(JSON.parse(escaped.toString('utf8'))), n);
+    const text = timeNs(() => unstorableTextInJson(buf), n);
+    const withWalk = timeNs(() => unstorableTextInJson(escaped), n);
     const us = (ns: number) => `${(ns / 1000).toFixed(2)} µs`;
     console.log(`| ${name} (${buf.length} bytes) | ${us(parse)} | ${us(depth)} | ${us(text)} | ${((depth + text) / parse).toFixed(2)} | ${us(withWalk)} |`);
   }

@@ -78,6 +78,22 @@ export function mayHoldUnstorableText(json: Uint8Array): boolean {
 }
 
 /**
+ * Text no store keeps in a JSON body: the scan of its bytes and, only when
+ * that finds an escape, the walk of its value (`parsed`, when the caller has
+ * it already; else parsed here, and null when it is not JSON, which the
+ * caller's parser reports).
+ */
+export function unstorableTextInJson(json: Uint8Array, parsed?: { value: unknown }): UnstorableText | null {
+  if (!mayHoldUnstorableText(json)) return null;
+  if (parsed !== undefined) return unstorableText(parsed.value);
+  try {
+    return unstorableText(JSON.parse(Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8')));
+  } catch {
+    return null;
+  }
+}
+
+/**
  * A copy of `value` with every U+0000 and unpaired surrogate (in values and
  * keys) replaced by U+FFFD. It recurses: only for values whose depth was
  * checked (`jsonTooDeep`), as the webhook bodies it is used on are.

@@ -8,7 +8,7 @@ import { errorHandler, sendError, validationError } from './errors.js';
 import { inUserWords } from '../validation-messages.js';
 import type { RouteDef } from './route.js';
 import { jsonTooDeep } from '../json-depth.js';
-import { mayHoldUnstorableText, unstorableText, unstorableTextMessage, type UnstorableText } from '../storable-text.js';
+import { unstorableTextInJson, unstorableTextMessage, type UnstorableText } from '../storable-text.js';
 
 export interface HttpAppOptions {
   routes: RouteDef[];
@@ -76,16 +76,8 @@ export function createHttpApp(opts: HttpAppOptions): Express {
       verify: (req, _res, buf) => {
         // Checked before JSON.parse: nothing downstream recurses on a value deeper than this.
         if (jsonTooDeep(buf)) throw Object.assign(new Error('too deep'), { type: 'entity.too.deep' });
-        if (checkText && mayHoldUnstorableText(buf)) {
-          let value: unknown;
-          try {
-            value = JSON.parse(buf.toString('utf8'));
-          } catch {
-            // Not JSON: the parser says so next.
-          }
-          const found = unstorableText(value);
-          if (found !== null) throw new AppError(400, 'validation_failed', unstorableTextMessage(found, 'body'), [textDetail('body', found)]);
-        }
+        const found = checkText ? unstorableTextInJson(buf) : null;
+        if (found !== null) throw new AppError(400, 'validation_failed', unstorableTextMessage(found, 'body'), [textDetail('body', found)]);
         (req as Request).rawBody = buf;
       },
     });

@@ -9,7 +9,7 @@ import type { Principal } from '../domain/types.js';
 import { isAppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../json-depth.js';
-import { unstorableText, unstorableTextMessage } from '../storable-text.js';
+import { unstorableTextInJson, unstorableTextMessage } from '../storable-text.js';
 import { checkOrigin, type RebindingPolicy } from './rebinding.js';
 import { answerInvalidParams, createRequestServer, type McpServerDef } from './request-server.js';
 
@@ -75,7 +75,8 @@ async function preParse(req: Request, res: Response, max: number): Promise<{ ok:
     rpcError(res, 413, requestBodyTooLargeMessage(max));
     return { ok: false };
   }
-  if (jsonTooDeep(Buffer.from(raw.text))) {
+  const bytes = Buffer.from(raw.text);
+  if (jsonTooDeep(bytes)) {
     rpcError(res, 400, `Parse error: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { code: ErrorCode.ParseError });
     return { ok: false };
   }
@@ -86,7 +87,7 @@ async function preParse(req: Request, res: Response, max: number): Promise<{ ok:
     rpcError(res, 400, 'Parse error: Invalid JSON', { code: ErrorCode.ParseError });
     return { ok: false };
   }
-  const found = unstorableText(body);
+  const found = unstorableTextInJson(bytes, { value: body });
   if (found !== null) {
     rpcError(res, 400, `Invalid params: ${unstorableTextMessage(found, 'body')}`, { code: ErrorCode.InvalidParams });
     return { ok: false };

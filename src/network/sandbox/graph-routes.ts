@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { jsonTooDeep } from '../../json-depth.js';
-import { mayHoldUnstorableText, unstorableText, unstorableTextMessage } from '../../storable-text.js';
+import { unstorableTextInJson, unstorableTextMessage } from '../../storable-text.js';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { graphError } from '../graph-api.js';
 import type { GraphReply, SandboxNetwork } from './sandbox-network.js';
@@ -29,16 +29,8 @@ export function sandboxGraphRouter(sandbox: SandboxNetwork): Router {
       type: ['application/json', 'application/*+json'],
       verify: (_req, _res, buf) => {
         if (jsonTooDeep(buf)) throw Object.assign(new Error('too deep'), { type: 'entity.too.deep' });
-        if (mayHoldUnstorableText(buf)) {
-          let value: unknown;
-          try {
-            value = JSON.parse(buf.toString('utf8'));
-          } catch {
-            return;
-          }
-          const found = unstorableText(value);
-          if (found !== null) throw Object.assign(new Error(unstorableTextMessage(found, 'body')), { type: 'entity.unstorable.text' });
-        }
+        const found = unstorableTextInJson(buf);
+        if (found !== null) throw Object.assign(new Error(unstorableTextMessage(found, 'body')), { type: 'entity.unstorable.text' });
       },
     }),
   );
