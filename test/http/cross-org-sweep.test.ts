@@ -1,14 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_IDS } from '../../src/http/openapi-examples.js';
+import { adminSession, credentialsFor, documentedOperations, swapIds } from '../harness/openapi-sweep.js';
 import type { TestService } from '../harness/service.js';
 import { useClusterServers } from '../harness/use-servers.js';
 import { eventually, messagingOrg, startMessagingService, type MessagingOrg } from '../messaging/messaging-helpers.js';
-
-interface Op {
-  security?: Record<string, string[]>[];
-  parameters?: { in: string; name: string }[];
-  requestBody?: { content: Record<string, { example?: unknown }> };
-}
 
 /** Text only organization A's records carry: it must never reach organization B. */
 const MARKER = 'ALPHA-ONLY-7f3k';
@@ -62,40 +57,33 @@ function sweep(mode: string, start: () => Promise<TestService>) {
       ];
       expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
 
-      const login = await svc.call('POST', '/v1/auth/login', { body: { email: `admin@${b.id}.test`, password: 'correct horse battery', organizationId: b.id } });
-      const session = { cookie: login.headers.get('set-cookie')!.split(';')[0]!, 'x-csrf-token': login.body.csrfToken as string };
-      const doc = (await svc.call('GET', '/openapi.json')).body as { paths: Record<string, Record<string, Op>> };
-      const swapped = (example: unknown) =>
-        [
-          [EXAMPLE_IDS.audienceExternalId, aeid],
-          [EXAMPLE_IDS.channelId, a.channelId],
-          [EXAMPLE_IDS.userId, a.adminId],
-          [EXAMPLE_IDS.organizationId, a.id],
-          [EXAMPLE_IDS.phoneNumberId, a.phoneNumberId],
-        ].reduce((s, [from, to]) => s.split(from!).join(to!), JSON.stringify(example));
+      const session = await adminSession(svc, b);
+      const pairs = [
+        [EXAMPLE_IDS.audienceExternalId, aeid],
+        [EXAMPLE_IDS.channelId, a.channelId],
+        [EXAMPLE_IDS.userId, a.adminId],
+        [EXAMPLE_IDS.organizationId, a.id],
+        [EXAMPLE_IDS.phoneNumberId, a.phoneNumberId],
+      ] as const;
 
       const leaks: string[] = [];
       let asked = 0;
-      for (const [path, ops] of Object.entries(doc.paths)) {
-        for (const [method, op] of Object.entries(ops)) {
-          const schemes = (op.security ?? []).flatMap((s) => Object.keys(s));
-          if (schemes.includes('operatorToken')) continue;
-          const key = schemes.includes('apiKey') ? b.adminKey : undefined;
-          const headers = key === undefined && schemes.includes('sessionCookie') ? session : {};
-          const pathParams = (op.parameters ?? []).filter((p) => p.in === 'path');
-          const urls = pathParams.length === 0 ? [path] : ids.map((id) => pathParams.reduce((u, p) => u.replace(`{${p.name}}`, encodeURIComponent(id)), path));
-          const example = op.requestBody?.content['application/json']?.example;
-          const body = example === undefined ? undefined : JSON.parse(swapped(example));
-          for (const url of urls) {
-            const target = method === 'get' ? `${url}${url.includes('?') ? '&' : '?'}contact=${encodeURIComponent(aeid)}&q=${MARKER}` : url;
-            asked++;
-            // An answer off the published contract throws in `call`: reported with the leaks.
-            const r = await svc.call(method.toUpperCase(), target, { key, headers, body: method === 'get' ? undefined : body }).catch((e: Error) => ({ status: 0, body: e.message }));
-            if (r.status === 0) leaks.push(`${method.toUpperCase()} ${target}: ${String(r.body).slice(0, 200)}`);
-            const text = typeof r.body === 'string' ? r.body : JSON.stringify(r.body ?? '');
-            if (text.includes(MARKER) || text.includes(MARKER.toLowerCase()) || (r.status >= 200 && r.status < 300 && ids.slice(0, 6).some((id) => text.includes(id)))) {
-              leaks.push(`${method.toUpperCase()} ${target} -> ${r.status} ${text.slice(0, 160)}`);
-            }
+      for (const { path, method, op, schemes } of await documentedOperations(svc)) {
+        if (schemes.includes('operatorToken')) continue;
+        const { key, headers } = credentialsFor(schemes, { apiKey: b.adminKey, session });
+        const pathParams = (op.parameters ?? []).filter((p) => p.in === 'path');
+        const urls = pathParams.length === 0 ? [path] : ids.map((id) => pathParams.reduce((u, p) => u.replace(`{${p.name}}`, encodeURIComponent(id)), path));
+        const example = op.requestBody?.content['application/json']?.example;
+        const body = example === undefined ? undefined : swapIds(example, pairs);
+        for (const url of urls) {
+          const target = method === 'get' ? `${url}${url.includes('?') ? '&' : '?'}contact=${encodeURIComponent(aeid)}&q=${MARKER}` : url;
+          asked++;
+          // An answer off the published contract throws in `call`: reported with the leaks.
+          const r = await svc.call(method.toUpperCase(), target, { key, headers, body: method === 'get' ? undefined : body }).catch((e: Error) => ({ status: 0, body: e.message }));
+          if (r.status === 0) leaks.push(`${method.toUpperCase()} ${target}: ${String(r.body).slice(0, 200)}`);
+          const text = typeof r.body === 'string' ? r.body : JSON.stringify(r.body ?? '');
+          if (text.includes(MARKER) || text.includes(MARKER.toLowerCase()) || (r.status >= 200 && r.status < 300 && ids.slice(0, 6).some((id) => text.includes(id)))) {
+            leaks.push(`${method.toUpperCase()} ${target} -> ${r.status} ${text.slice(0, 160)}`);
           }
         }
       }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR_TOKEN, startTestService, type TestService } from '../harness/service.js';
 import { SCOPES } from '../../src/domain/scopes.js';
 import { EXAMPLE_IDS } from '../../src/http/openapi-examples.js';
+import { swapIds } from '../harness/openapi-sweep.js';
 
 interface Op {
   operationId: string;
@@ -67,12 +68,6 @@ describe('the try-it of every POST example', () => {
     return { orgId: org.id, adminId: admin.id, adminEmail: admin.email, adminPassword, key: key.key, channelId: channel.id, phoneNumberId: channel.phoneNumberId };
   }
 
-  /** Every occurrence of an example id (or a banner placeholder) in `value`, replaced by the organization's own. */
-  function swap(value: unknown, pairs: [string, string][]): unknown {
-    const json = pairs.reduce((s, [from, to]) => s.split(from).join(to), JSON.stringify(value));
-    return JSON.parse(json);
-  }
-
   it('answers 2xx, or the refusal the example shows', async () => {
     const post = Object.entries(doc.paths).flatMap(([path, ops]) => (ops.post?.requestBody ? [{ path, op: ops.post }] : []));
     expect(post.length).toBeGreaterThan(25);
@@ -85,13 +80,13 @@ describe('the try-it of every POST example', () => {
       expect((await svc.call('POST', `${customer}/messages`, { ...as, body: { text: 'Hi, my order #1042 arrived damaged.' } })).status).toBe(201);
       const sent = async (p: string) => {
         const example = doc.paths[p]!.post!.requestBody!.content['application/json']!.example;
-        const r = await svc.call('POST', p, { ...as, body: swap(example, [[EXAMPLE_IDS.channelId, demo.channelId]]) });
+        const r = await svc.call('POST', p, { ...as, body: swapIds(example, [[EXAMPLE_IDS.channelId, demo.channelId]]) });
         expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
         return r.body.messageId as string;
       };
       // And the ticket the ticket examples name: the create example's.
       const ticketExample = doc.paths['/v1/tickets']!.post!.requestBody!.content['application/json']!.example;
-      const ticket = await svc.call('POST', '/v1/tickets', { ...as, body: swap(ticketExample, [[EXAMPLE_IDS.audienceExternalId, `${EXAMPLE_IDS.customerPhone}:${demo.phoneNumberId}`]]) });
+      const ticket = await svc.call('POST', '/v1/tickets', { ...as, body: swapIds(ticketExample, [[EXAMPLE_IDS.audienceExternalId, `${EXAMPLE_IDS.customerPhone}:${demo.phoneNumberId}`]]) });
       expect(ticket.status, JSON.stringify(ticket.body)).toBe(201);
       const pairs: [string, string][] = [
         [EXAMPLE_IDS.ticketId, ticket.body.ticketId],
@@ -106,8 +101,8 @@ describe('the try-it of every POST example', () => {
         ['the password you sign in with now', demo.adminPassword],
       ];
       let url = path;
-      for (const p of op.parameters ?? []) if (p.in === 'path') url = url.replace(`{${p.name}}`, encodeURIComponent(String(swap(p.example, pairs))));
-      const body = swap(op.requestBody!.content['application/json']!.example, pairs);
+      for (const p of op.parameters ?? []) if (p.in === 'path') url = url.replace(`{${p.name}}`, encodeURIComponent(String(swapIds(p.example, pairs))));
+      const body = swapIds(op.requestBody!.content['application/json']!.example, pairs);
 
       const schemes = (op.security ?? []).flatMap((s) => Object.keys(s));
       const headers: Record<string, string> = {};

@@ -7,7 +7,8 @@ import { signHubSignature } from '../../src/network/index.js';
 import { EXAMPLE_IDS } from '../../src/http/openapi-examples.js';
 import { mayHoldUnstorableText, storableCopy, unstorableText } from '../../src/storable-text.js';
 import type { WhatsAppChannel } from '../../src/store/channels/port.js';
-import { OPERATOR_TOKEN, type TestService } from '../harness/service.js';
+import { adminSession, credentialsFor, documentedOperations, swapIds } from '../harness/openapi-sweep.js';
+import type { TestService } from '../harness/service.js';
 import { useClusterServers } from '../harness/use-servers.js';
 import { InboxClient } from '../inbox/client.js';
 import { MCP_HEADERS, rawPost } from '../mcp/helpers.js';
@@ -73,13 +74,6 @@ describe('the error mapper', () => {
   });
 });
 
-interface Op {
-  operationId: string;
-  security?: Record<string, string[]>[];
-  parameters?: { in: string; name: string; example?: unknown }[];
-  requestBody?: { content: Record<string, { example?: unknown }> };
-}
-
 /** Every string and key of `value` in turn made hostile, each with where it is. */
 function* hostile(value: unknown, path: string[] = []): Generator<[string, unknown]> {
   if (typeof value === 'string') {
@@ -97,13 +91,11 @@ function suite(mode: string, start: () => Promise<TestService>) {
   describe(`text no store keeps (${mode})`, () => {
     let svc: TestService;
     let org: MessagingOrg;
-    let doc: { paths: Record<string, Record<string, Op>> };
     let phone = 4917700000000 + Math.floor(Math.random() * 1e6) * 100;
 
     beforeAll(async () => {
       svc = await start();
       org = await messagingOrg(svc, 'Hostile');
-      doc = (await svc.call('GET', '/openapi.json')).body;
     }, 60_000);
     afterAll(() => svc?.close());
 
@@ -129,40 +121,33 @@ function suite(mode: string, start: () => Promise<TestService>) {
         [EXAMPLE_IDS.channelId, org.channelId],
         [EXAMPLE_IDS.phoneNumberId, org.phoneNumberId],
       ];
-      const swap = (v: unknown) => JSON.parse(pairs.reduce((s, [from, to]) => s.split(from).join(to), JSON.stringify(v)));
-      const login = await svc.call('POST', '/v1/auth/login', { body: { email: `admin@${org.id}.test`, password: 'correct horse battery', organizationId: org.id } });
-      expect(login.status).toBe(200);
-      const session = { cookie: login.headers.get('set-cookie')!.split(';')[0]!, 'x-csrf-token': login.body.csrfToken as string };
+      const session = await adminSession(svc, org);
 
       const fivexx: string[] = [];
       let asked = 0;
-      for (const [path, ops] of Object.entries(doc.paths)) {
-        for (const [method, op] of Object.entries(ops)) {
-          // The deprecated send answers every failure with an opaque 500, as the spec has it.
-          if (path === '/v1/wa/template') continue;
-          const schemes = (op.security ?? []).flatMap((s) => Object.keys(s));
-          const key = schemes.includes('operatorToken') ? OPERATOR_TOKEN : schemes.includes('apiKey') ? org.adminKey : undefined;
-          const headers = schemes.includes('sessionCookie') && key === undefined ? session : {};
-          const url = (over: Record<string, string> = {}) => {
-            let u = path;
-            const query: string[] = [];
-            for (const p of op.parameters ?? []) {
-              const value = over[p.name] ?? (p.example === undefined ? undefined : encodeURIComponent(String(swap(p.example))));
-              if (p.in === 'path') u = u.replace(`{${p.name}}`, value ?? 'x');
-              else if (p.in === 'query' && value !== undefined) query.push(`${p.name}=${value}`);
-            }
-            return query.length === 0 ? u : `${u}?${query.join('&')}`;
-          };
-          const example = op.requestBody?.content['application/json']?.example;
-          const body = example === undefined ? undefined : swap(example);
-          const tries: [string, string, unknown][] = [];
-          for (const p of op.parameters ?? []) if (p.in === 'path' || p.in === 'query') tries.push([`${p.in} ${p.name} with %00`, url({ [p.name]: 'a%00b' }), body]);
-          if (body !== undefined) for (const [where, hostileBody] of hostile(body)) tries.push([`body ${where}`, url(), hostileBody]);
-          for (const [where, u, b] of tries) {
-            asked++;
-            const r = await svc.call(method.toUpperCase(), u, { key, headers, body: b }).catch((e: Error) => ({ status: 0, body: e.message }));
-            if (r.status === 0 || r.status >= 500) fivexx.push(`${method.toUpperCase()} ${path}, ${where}: ${r.status} ${JSON.stringify(r.body).slice(0, 160)}`);
+      for (const { path, method, op, schemes } of await documentedOperations(svc)) {
+        // The deprecated send answers every failure with an opaque 500, as the spec has it.
+        if (path === '/v1/wa/template') continue;
+        const { key, headers } = credentialsFor(schemes, { apiKey: org.adminKey, session });
+        const url = (over: Record<string, string> = {}) => {
+          let u = path;
+          const query: string[] = [];
+          for (const p of op.parameters ?? []) {
+            const value = over[p.name] ?? (p.example === undefined ? undefined : encodeURIComponent(String(swapIds(p.example, pairs))));
+            if (p.in === 'path') u = u.replace(`{${p.name}}`, value ?? 'x');
+            else if (p.in === 'query' && value !== undefined) query.push(`${p.name}=${value}`);
           }
+          return query.length === 0 ? u : `${u}?${query.join('&')}`;
+        };
+        const example = op.requestBody?.content['application/json']?.example;
+        const body = example === undefined ? undefined : swapIds(example, pairs);
+        const tries: [string, string, unknown][] = [];
+        for (const p of op.parameters ?? []) if (p.in === 'path' || p.in === 'query') tries.push([`${p.in} ${p.name} with %00`, url({ [p.name]: 'a%00b' }), body]);
+        if (body !== undefined) for (const [where, hostileBody] of hostile(body)) tries.push([`body ${where}`, url(), hostileBody]);
+        for (const [where, u, b] of tries) {
+          asked++;
+          const r = await svc.call(method.toUpperCase(), u, { key, headers, body: b }).catch((e: Error) => ({ status: 0, body: e.message }));
+          if (r.status === 0 || r.status >= 500) fivexx.push(`${method.toUpperCase()} ${path}, ${where}: ${r.status} ${JSON.stringify(r.body).slice(0, 160)}`);
         }
       }
       expect(asked).toBeGreaterThan(500);
