@@ -20,7 +20,7 @@
  * block leaves in the background are stopped after its page.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -177,6 +177,14 @@ describe('the README and docs run as printed', () => {
     }
   }
 
+  /** The tails of the *.log files the page's blocks wrote in the repository's root: what a background process said. */
+  function logsWrittenSince(since: number): string {
+    return readdirSync(root)
+      .filter((f) => f.endsWith('.log') && statSync(join(root, f)).mtimeMs >= since - 1000)
+      .map((f) => `\n--- ${f} (last 30 lines) ---\n${readFileSync(join(root, f), 'utf8').split('\n').slice(-30).join('\n')}`)
+      .join('');
+  }
+
   /** Runs one block in bash, in the repository's root, from the state file the previous block left. */
   function runBlock(block: DocBlock, state: string): Promise<Run> {
     const script = [
@@ -212,10 +220,12 @@ describe('the README and docs run as printed', () => {
     it.skipIf(runnable.length === 0)(`${page}: ${runnable.length} block(s) run, ${blocks.length - runnable.length} skipped`, async () => {
       const state = join(work, `${page.replace(/\W/g, '_')}.env`);
       writeFileSync(state, Object.entries(base).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`).join('\n') + '\n');
+      const started = Date.now();
       try {
         for (const block of runnable) {
           const run = await runBlock(block, state);
-          expect(run.code, `${relative(root, join(root, block.file))}:${block.line}: the block exited with ${run.code}\n--- block ---\n${block.code}\n--- output ---\n${run.output}`).toBe(0);
+          const logs = run.code === 0 ? '' : logsWrittenSince(started);
+          expect(run.code, `${relative(root, join(root, block.file))}:${block.line}: the block exited with ${run.code}\n--- block ---\n${block.code}\n--- output ---\n${run.output}${logs}`).toBe(0);
         }
       } finally {
         for (const g of groups.splice(0)) killGroup(g);
