@@ -5,6 +5,7 @@ import { SqliteDb } from './sqlite/db.js';
 import { KEY_VALUE_MIGRATIONS, NODE_MIGRATIONS, SANDBOX_MIGRATIONS } from './sqlite/schema.js';
 import { importJsonStore, importKeyValueJsonStore, importSandboxJsonStore } from './sqlite/import.js';
 import { PgDb } from './postgres/db.js';
+import { foldTextOnCommit } from './search/sqlite.js';
 import { NODE_PG_MIGRATIONS } from './postgres/schema.js';
 
 /**
@@ -26,11 +27,13 @@ export function nodeDbPath(dataDir: string): string | null {
 /** Opens the node's SQLite database: migrations applied, an older JSON store under DATA_DIR imported once. */
 export function openNodeDb(config: Pick<Config, 'DATA_DIR' | 'SQLITE_SYNCHRONOUS'>): SqliteDb {
   const file = nodeDbPath(config.DATA_DIR);
-  return SqliteDb.open(file, {
+  const db = SqliteDb.open(file, {
     migrations: NODE_MIGRATIONS,
     synchronous: config.SQLITE_SYNCHRONOUS,
     afterMigrate: file === null ? undefined : (db) => importJsonStore(db, config.DATA_DIR),
   });
+  foldTextOnCommit(db);
+  return db;
 }
 
 export async function openNodeBacking(config: Config): Promise<NodeBacking> {

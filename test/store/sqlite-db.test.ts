@@ -40,6 +40,25 @@ describe('SqliteDb', () => {
     await db.close();
   });
 
+  it('runs a commit hook in every batch: its writes commit with the batch, a failing one is undone and the batch commits', async () => {
+    const dir = tempDir();
+    const db = SqliteDb.open(join(dir, 'hooks.db'), { migrations: NODE_MIGRATIONS });
+    let fail = false;
+    db.beforeCommit(() => {
+      db.apply([{ coll: 'hook', key: String(db.stats.commits), value: true }]);
+      if (fail) throw new Error('hook failed');
+    });
+    await db.put('c', 'a', 1);
+    fail = true;
+    await db.put('c', 'b', 2);
+    await db.close();
+    const again = SqliteDb.open(join(dir, 'hooks.db'), { migrations: NODE_MIGRATIONS });
+    expect(again.get('c', 'a')).toBe(1);
+    expect(again.get('c', 'b')).toBe(2);
+    expect(again.entries('hook')).toHaveLength(1);
+    await again.close();
+  });
+
   it('group-commits the writes of one turn into one commit, at most maxBatch writes per commit', async () => {
     const db = SqliteDb.open(null, { migrations: NODE_MIGRATIONS, maxBatch: 100 });
     const before = db.stats.commits;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { conflict } from '../../errors.js';
-import { sqliteTicketTextMatch } from '../search/sqlite.js';
+import { sqliteTicketTextMatch, textIndexCaughtUp } from '../search/sqlite.js';
 import { changedContact, type ApiKeyRecord, type Contact, type Organization, type Ticket, type TicketActivity, type User } from '../../domain/types.js';
 import { canonicalTicket, changeEntry, creationEntry, formatTicketId } from '../../domain/ticket-rules.js';
 import type { DomainEvent } from '../../domain/events.js';
@@ -248,6 +248,7 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
         return { entries: page.map((r) => JSON.parse(r.body) as TicketActivity), next: rows.length > limit ? page.at(-1)!.seq : null };
       },
       async list(q: TicketQuery): Promise<TicketPage> {
+        if (q.text !== undefined) await textIndexCaughtUp(db);
         const filter = ticketFilter(q, sqliteTicketTextMatch);
         const all = totalFilter(q, sqliteTicketTextMatch);
         if (filter === null || all === null) return { tickets: [], total: 0, totalRelation: 'eq', next: null };

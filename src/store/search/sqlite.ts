@@ -24,7 +24,45 @@ const MESSAGES = `
   WHERE session_messages_fts MATCH ? AND m.org = ?
   ORDER BY f.rowid DESC LIMIT ${RECENT_HITS}`;
 
-/** Search over the node database's FTS5 tables (schema step 3). */
+/** Noted rows past which a commit folds them into the indexes. */
+const FOLD_AT = 256;
+
+/**
+ * Folds the rows noted in `search_pending` (schema step 14) into the ticket
+ * and message FTS5 indexes, when there are at least `atLeast`: a rewritten
+ * ticket's entry is replaced, a row gone since it was noted is skipped.
+ * Inside a batch (`SqliteDb.run` or a commit hook).
+ */
+export function foldPendingText(db: SqliteDb, atLeast = 1): void {
+  const { lo, hi } = db.stmt('SELECT min(id) AS lo, max(id) AS hi FROM search_pending').get() as { lo: number | null; hi: number | null };
+  if (lo === null || hi === null || hi - lo + 1 < atLeast) return;
+  const tickets = "SELECT DISTINCT ref FROM search_pending WHERE kind = 'ticket' AND id <= ?";
+  db.stmt(`DELETE FROM tickets_fts WHERE rowid IN (${tickets})`).run(hi);
+  db.stmt(
+    `INSERT INTO tickets_fts (rowid, subject, description)
+     SELECT i.id, coalesce(json_extract(t.body, '$.title'), ''), coalesce(json_extract(t.body, '$.description'), '')
+     FROM (${tickets}) p JOIN tickets_search_ids i ON i.id = p.ref JOIN tickets t ON t.org = i.org AND t.seq = i.seq`,
+  ).run(hi);
+  db.stmt(
+    `INSERT INTO session_messages_fts (rowid, text)
+     SELECT m.seq, coalesce(json_extract(m.body, '$.content.text'), json_extract(m.body, '$.content.caption'), '')
+     FROM (SELECT DISTINCT ref FROM search_pending WHERE kind = 'message' AND id <= ?) p JOIN session_messages m ON m.seq = p.ref`,
+  ).run(hi);
+  db.stmt('DELETE FROM search_pending WHERE id <= ?').run(hi);
+}
+
+/** Has every commit of the node database fold the noted rows once FOLD_AT have gathered. */
+export function foldTextOnCommit(db: SqliteDb): void {
+  db.beforeCommit(() => foldPendingText(db, FOLD_AT));
+}
+
+/** Before a search reads the ticket or message index: everything noted so far is folded in (and committed). */
+export async function textIndexCaughtUp(db: SqliteDb): Promise<void> {
+  if (db.stmt('SELECT 1 FROM search_pending LIMIT 1').get() === undefined) return;
+  await db.run(() => foldPendingText(db));
+}
+
+/** Search over the node database's FTS5 tables (schema steps 3 and 14). */
 export function createSqliteSearchIndex(db: SqliteDb): SearchIndex {
   return {
     async contacts(org, text, limit) {
@@ -39,6 +77,7 @@ export function createSqliteSearchIndex(db: SqliteDb): SearchIndex {
       const terms = searchTerms(text);
       const q = fts5Query(terms);
       if (q === null) return [];
+      await textIndexCaughtUp(db);
       // Ranked by the indexed text; only the bodies shown are parsed.
       const rows = db.stmt(MESSAGES).all(q, org) as { text: string; body: string }[];
       return rankByWords(rows.map((r) => r.text), terms.words, prefixesLast(terms)).slice(0, limit).map((i) => messageHit(JSON.parse(rows[i]!.body) as SessionMessage));

@@ -97,6 +97,9 @@ const SQLITE_HEADER = 'SQLite format 3\0';
  * - A failed commit (disk full, I/O error) rolls the batch back and rejects
  *   its writes with a 503 `storage_unavailable`; the next batch tries again,
  *   so the service recovers once the disk has room.
+ * - A `beforeCommit` hook runs inside every batch, just before its COMMIT, as
+ *   one savepoint: what it writes commits with the batch; if it throws, its
+ *   writes are undone and the batch commits without them.
  * - The database file, its WAL and its directory are created 0600 / 0700.
  * - `open` refuses a file that is not a database, is truncated, is
  *   unreadable, or was written by a newer schema, with a StorageOpenError
@@ -122,6 +125,7 @@ export class SqliteDb {
   private holdTimer: NodeJS.Timeout | null = null;
   /** Writes of units that wait for the due commit before they join a batch. */
   private afterCommit: (() => void)[] = [];
+  private readonly commitHooks: (() => void)[] = [];
 
   private constructor(
     readonly raw: BetterSqlite3.Database,
@@ -398,8 +402,25 @@ export class SqliteDb {
     for (const w of waiting) w();
   }
 
+  /**
+   * Work that rides along with every commit (see the class guarantees): `hook`
+   * runs in the batch's transaction just before its COMMIT.
+   */
+  beforeCommit(hook: () => void): void {
+    this.commitHooks.push(hook);
+  }
+
   /** Commits the open batch and settles its writers; returns the error when the commit failed. */
   private commitBatch(): unknown {
+    for (const hook of this.commitHooks) {
+      try {
+        this.execute(hook);
+      } catch (e) {
+        // Undone by its savepoint; the hook's work waits for a later commit. When SQLite itself
+        // dropped the transaction, `execute` already failed the batch's writers.
+        if (!this.inBatch) return e;
+      }
+    }
     const waiters = this.batch;
     this.batch = [];
     this.inBatch = false;
