@@ -33,5 +33,5 @@ const server = createServer((req, res) => {
 });
 
 server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
-  console.log(`http://localhost:${server.address().port}/hook`);
+  console.log(`http://127.0.0.1:${server.address().port}/hook`);
 });
