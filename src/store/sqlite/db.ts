@@ -227,6 +227,7 @@ export class SqliteDb {
     } catch (e) {
       return Promise.reject(e);
     }
+    this.stats.writes++;
     const done = new Promise<T>((resolve, reject) => {
       this.batch.push({
         resolve: () => {
@@ -258,6 +259,7 @@ export class SqliteDb {
     } catch (e) {
       return Promise.reject(e);
     }
+    this.stats.writes++;
     if (!unit.holding) {
       unit.holding = true;
       this.holders.add(unit);
@@ -286,7 +288,7 @@ export class SqliteDb {
     return Promise.resolve(result);
   }
 
-  /** `fn` as one savepoint of the open batch transaction. */
+  /** `fn` as one savepoint of the open batch transaction (a writer's, or a commit hook's, which is no write of its own). */
   private execute<T>(fn: () => T): T {
     if (!this.inBatch) {
       this.raw.exec('BEGIN');
@@ -309,7 +311,6 @@ export class SqliteDb {
       }
       throw asStorageError(e);
     }
-    this.stats.writes++;
     return result;
   }
 
