@@ -241,6 +241,44 @@ export function runMessagingStoreContract(name: string, create: () => Promise<Me
         expect(balance + taken).toBe(25);
         for (const r of results) expect(r.balance).toBeGreaterThanOrEqual(0);
       });
+
+      it('reservations asked together come out as if made one after the other, in the order asked', async () => {
+        await s.credits.topUp('orgA', 10, 'op1');
+        await s.credits.reserve('orgA', 'held', 1);
+        // Asked in one turn: a charge, an id held already, the first id again, one that does not fit, smaller ones that still do.
+        const asked: [string, number][] = [
+          ['a', 3],
+          ['held', 1],
+          ['a', 3],
+          ['big', 7],
+          ['b', 2],
+          ['c', 4],
+          ['d', 0],
+        ];
+        const results = await Promise.all(asked.map(([id, amount]) => s.credits.reserve('orgA', id, amount)));
+        expect(results).toEqual([
+          { ok: true, balance: 6 },
+          { ok: true, balance: 6 },
+          { ok: true, balance: 6 },
+          { ok: false, balance: 6 },
+          { ok: true, balance: 4 },
+          { ok: true, balance: 0 },
+          { ok: true, balance: 0 },
+        ]);
+        expect(await s.credits.balance('orgA')).toBe(0);
+        const h = await s.credits.history('orgA', 10);
+        expect(h.map((e) => [e.kind, e.amount, e.balance, e.reference])).toEqual([
+          ['charge', 0, 0, 'd'],
+          ['charge', -4, 0, 'c'],
+          ['charge', -2, 4, 'b'],
+          ['charge', -3, 6, 'a'],
+          ['charge', -1, 9, 'held'],
+          ['top_up', 10, 10, 'op1'],
+        ]);
+        // Each of them is held: giving one back restores its amount once.
+        expect((await s.credits.release('orgA', 'b')).released).toBe(true);
+        expect(await s.credits.balance('orgA')).toBe(2);
+      });
     });
 
     describe('session messages', () => {
