@@ -42,6 +42,27 @@ export function runConversationIndexContract(name: string, open: () => Promise<{
       expect((await repo.list({ organizationId: org, status: 'queued', offset: 0, limit: 10 })).total).toBe(1);
     });
 
+    it('puts asked together land as if made one after the other: each conversation keeps its newest version', async () => {
+      const org = randomUUID();
+      const other = randomUUID();
+      await repo.put(record(org, '1:9', { version: 5, status: 'queued', queuedAt: '2026-11-23T10:00:00.000Z' }));
+      const answers = await Promise.all([
+        repo.put(record(org, '1:9', { version: 4, status: 'bot' })),
+        repo.put(record(org, '2:9', { version: 1, status: 'queued', queuedAt: '2026-11-23T10:01:00.000Z' })),
+        repo.put(record(other, '2:9', { version: 1, status: 'assigned', assigneeId: 'ann' })),
+        repo.put(record(org, '2:9', { version: 2, status: 'assigned', assigneeId: 'bob' })),
+        repo.put(record(org, '3:9', { version: 1 })),
+        repo.put(record(org, '3:9', { version: 1, status: 'queued', queuedAt: '2026-11-23T10:02:00.000Z' })),
+      ]);
+      expect(answers).toEqual([false, true, true, true, true, false]);
+      expect((await repo.get(org, '1:9'))?.status).toBe('queued');
+      expect((await repo.get(org, '2:9'))?.assigneeId).toBe('bob');
+      expect((await repo.get(other, '2:9'))?.assigneeId).toBe('ann');
+      expect((await repo.get(org, '3:9'))?.status).toBe('bot');
+      expect((await repo.list({ organizationId: org, status: 'queued', offset: 0, limit: 10 })).conversations.map((c) => c.audienceExternalId)).toEqual(['1:9']);
+      expect((await repo.list({ organizationId: other, offset: 0, limit: 10 })).total).toBe(1);
+    });
+
     it('lists queued oldest first, others newest first, moves records between statuses and agents, pages', async () => {
       const org = randomUUID();
       for (let i = 0; i < 5; i++) {

@@ -283,6 +283,12 @@ export class PgDb implements PgQueryable {
     return this.units.getStore()?.open === true;
   }
 
+  /** Whether this call runs inside an open `together` that has written since its last commit (a statement now joins that transaction). */
+  get unitWriting(): boolean {
+    const unit = this.units.getStore();
+    return unit !== undefined && unit.open && unit.tx !== null;
+  }
+
   /** Runs `fn` outside any unit: its statements run on the pool, each committing on its own. */
   apart<T>(fn: () => Promise<T>): Promise<T> {
     return this.units.exit(fn);
