@@ -42,9 +42,10 @@ export function createPostgresConversationIndex(db: PgDb): ConversationIndexRepo
    */
   const putMany = async (records: readonly ConversationRecord[]): Promise<boolean[]> => {
     if (records.length === 1) return [await putOne(records[0]!)];
+    const keyOf = (org: string, aeid: string) => JSON.stringify([org, aeid]);
     const first = new Map<string, number>();
     records.forEach((r, i) => {
-      const k = JSON.stringify([r.organizationId, r.audienceExternalId]);
+      const k = keyOf(r.organizationId, r.audienceExternalId);
       if (!first.has(k)) first.set(k, i);
     });
     const batched = [...first.values()];
@@ -56,7 +57,7 @@ export function createPostgresConversationIndex(db: PgDb): ConversationIndexRepo
         return { org: r.organizationId, aeid: r.audienceExternalId, status: r.status, assignee_id: r.assigneeId, updated_at: r.updatedAt, queued_at: r.queuedAt, version: r.version, body: r };
       });
       const stored = await db.rows<{ org: string; aeid: string }>(PUT_MANY, [JSON.stringify(rows)]);
-      written = new Set(stored.map((r) => first.get(JSON.stringify([r.org, r.aeid]))!));
+      written = new Set(stored.map((r) => first.get(keyOf(r.org, r.aeid))!));
     } catch {
       const out: boolean[] = [];
       for (const r of records) out.push(await putOne(r));

@@ -148,8 +148,14 @@ export function createPostgresCreditRepo(db: PgDb, clock: Clock): CreditRepo {
    */
   const reserveMany = async (org: string, items: readonly Reservation[]): Promise<Reserved[]> => {
     if (items.length === 1) return [await reserveOne(org, items[0]!.id, items[0]!.amount)];
+    // Each id's first request (`n`: its place from 1); a repeat is made on its own after the statement.
+    const batched: (Reservation & { n: number })[] = [];
     const seen = new Set<string>();
-    const batched = items.flatMap((it, i) => (seen.has(it.id) ? [] : (seen.add(it.id), [{ id: it.id, amount: it.amount, n: i + 1 }])));
+    for (const [i, it] of items.entries()) {
+      if (seen.has(it.id)) continue;
+      seen.add(it.id);
+      batched.push({ id: it.id, amount: it.amount, n: i + 1 });
+    }
     const rows = await db.rows<{ has_row: boolean; before: string | null; spent: string | null; known: boolean; fits: boolean; earlier: string }>(RESERVE_MANY, [
       org,
       JSON.stringify(batched),
