@@ -21,12 +21,13 @@
  * `/proc`), the median round, with its ratio to the baseline's.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PgDb } from '../src/store/postgres/db.js';
 import { NODE_PG_MIGRATIONS } from '../src/store/postgres/schema.js';
 import { postgresBinDir, startPostgres } from '../test/harness/servers.js';
+import { postgresCpu } from './lib.js';
 
 const SECONDS = Number(process.argv[2] ?? 5);
 const ROUNDS = 3;
@@ -77,28 +78,9 @@ const shapes: { name: string; sends: number; script: string }[] = [
   },
 ];
 
-/** CPU seconds of the postmaster `pid` and its children: the live ones, and those it has reaped. */
-function serverCpu(pid: number): number {
-  const fields = (p: string) => {
-    const s = readFileSync(`/proc/${p}/stat`, 'utf8');
-    return s.slice(s.lastIndexOf(')') + 2).split(' ');
-  };
-  const own = fields(String(pid));
-  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      const f = fields(p);
-      if (Number(f[1]) === pid) ticks += Number(f[11]) + Number(f[12]);
-    } catch {
-      // ended meanwhile: its time is in the postmaster's reaped children now
-    }
-  }
-  return ticks / 100;
-}
-
 function pgbench(url: string, file: string): Promise<number> {
-  const bin = existsSync(join(postgresBinDir(), 'pgbench')) ? join(postgresBinDir(), 'pgbench') : 'pgbench';
+  const beside = join(postgresBinDir(), 'pgbench');
+  const bin = existsSync(beside) ? beside : 'pgbench';
   return new Promise((resolve, reject) => {
     const p = spawn(bin, ['-n', '-M', 'prepared', '-c', '4', '-j', '1', '-T', String(SECONDS), '-f', file, url], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -123,11 +105,11 @@ try {
     for (const shape of shapes) {
       const file = join(dir, 'shape.sql');
       writeFileSync(file, shape.script + '\n');
-      const cpu0 = serverCpu(postmaster);
+      const cpu0 = postgresCpu(postmaster);
       const transactions = await pgbench(server.url, file);
       // The backends end with pgbench; the postmaster counts them once it has reaped them.
       await new Promise((r) => setTimeout(r, 500));
-      perSend.get(shape.name)!.push(((serverCpu(postmaster) - cpu0) * 1e6) / (transactions * shape.sends));
+      perSend.get(shape.name)!.push(((postgresCpu(postmaster) - cpu0) * 1e6) / (transactions * shape.sends));
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
 import express from 'express';
@@ -111,4 +112,35 @@ export async function startBareRedisEndpoint(redisUrl: string): Promise<{ url: s
       await client.close();
     },
   };
+}
+
+/** The fields of `/proc/<pid>/stat` after the command name (the state is field 0, the parent's pid 1). */
+function procStat(pid: number): string[] {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return f.slice(f.lastIndexOf(')') + 2).split(' ');
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+export function cpuOf(pid: number): number {
+  const f = procStat(pid);
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+/**
+ * CPU seconds of a PostgreSQL server so far: the postmaster, the processes
+ * it forked that still run (one backend per connection), and those that
+ * ended (reaped by the postmaster, so counted in its children's time).
+ */
+export function postgresCpu(postmaster: number): number {
+  const own = procStat(postmaster);
+  let total = (Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14])) / 100;
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (Number(procStat(Number(d))[1]) === postmaster) total += cpuOf(Number(d));
+    } catch {
+      // ended meanwhile: its time is in the postmaster's children's time now
+    }
+  }
+  return total;
 }

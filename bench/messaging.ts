@@ -46,7 +46,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -62,7 +62,7 @@ import { connectRedis } from '../src/store/index.js';
 import { operatorApi, orgWithKey } from '../test/harness/operator-api.js';
 import { freePort, startNats, startPostgres, startRedis, type ServerProcess } from '../test/harness/servers.js';
 import { clusterEnv as clusterServersEnv } from '../test/harness/use-servers.js';
-import { medianBy } from './lib.js';
+import { cpuOf, medianBy, postgresCpu } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -113,26 +113,6 @@ function spawnChild(args: string[], env: Record<string, string>, ready: RegExp):
   });
 }
 
-/** CPU seconds (user + system) a process has used so far. */
-function cpuOf(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-/** CPU of PostgreSQL: the postmaster and every backend it forked (one process per connection). */
-function postgresCpu(postmaster: number): number {
-  let total = cpuOf(postmaster);
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const f = readFileSync(`/proc/${d}/stat`, 'utf8');
-      if (Number(f.slice(f.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) total += cpuOf(Number(d));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total;
-}
 /** PostgreSQL transactions committed in the database so far (its statistics, flushed within about a second). */
 /**
  * With BENCH_MSG_PG_DETAIL=1: every statement the in-process node sends to
