@@ -1,7 +1,7 @@
 /**
  * The sandbox chat network in a process of its own, for bench/messaging.ts:
  * Meta's side runs apart from the service, as the real network does. Serves
- * the Graph API at `/graph/v21.0` (state in an in-memory SQLite database of
+ * the Graph API at `/graph/v27.0` (state in an in-memory SQLite database of
  * its own) and a control API for the bench:
  *
  *   POST /control/accounts            {} → a new number (with the sample templates)

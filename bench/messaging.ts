@@ -151,7 +151,7 @@ async function startSandbox(maxMps: number): Promise<Sandbox> {
   return {
     ...c,
     url,
-    graphBase: `${url}/graph/v21.0`,
+    graphBase: `${url}/graph/v27.0`,
     control: async (method, path, body) =>
       (await fetch(url + '/control' + path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })).json(),
   };

@@ -108,8 +108,14 @@ export const configSchema = z.object({
   WEBHOOK_MAX_ACTIVE_ENDPOINTS: z.coerce.number().int().min(1).max(10_000).default(256),
   /** Webhooks: finished deliveries (and their attempts) are kept this many days. */
   WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(365).default(30),
-  /** Messaging: the Graph API base URL, with version, for channels on the real WhatsApp Cloud API. */
-  GRAPH_API_BASE_URL: z.url().default('https://graph.facebook.com/v21.0'),
+  /**
+   * Messaging: the Graph API host for channels on the real WhatsApp Cloud API; the version is
+   * appended (GRAPH_API_VERSION, or a channel's own). A URL that ends in a version
+   * (`https://graph.facebook.com/v21.0`, the older form) names the default version.
+   */
+  GRAPH_API_BASE_URL: z.url().default('https://graph.facebook.com'),
+  /** Messaging: the Graph API version requests name (`v27.0`); unset: the one in GRAPH_API_BASE_URL, else the current version this service was checked against. */
+  GRAPH_API_VERSION: z.string().regex(/^v\d{1,3}\.\d$/, 'a Graph API version such as v27.0').optional(),
   /** Messaging: one Graph API request gives up after this long. */
   GRAPH_API_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
   /**
@@ -127,7 +133,7 @@ export const configSchema = z.object({
   SEND_PACING_MAX_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(4_000),
   /** Messaging: serve the sandbox chat network. Unset: on in embedded mode, off in clustered mode. */
   SANDBOX_NETWORK: bool.optional(),
-  /** Messaging: where the adapter reaches the sandbox's Graph API. Unset: this process (`http://127.0.0.1:PORT/sandbox/graph/v21.0`). */
+  /** Messaging: where the adapter reaches the sandbox's Graph API. Unset: this process (`http://127.0.0.1:PORT/sandbox/graph`). */
   SANDBOX_GRAPH_URL: optionalUrl,
   /** Messaging: base URL the sandbox posts its webhooks to (this service's receiver). Unset: this process. */
   SANDBOX_WEBHOOK_BASE_URL: optionalUrl,

@@ -15,6 +15,7 @@ import { createMemoryPresenceStore } from './store/presence/memory.js';
 import { createRedisPresenceStore } from './store/presence/redis.js';
 import { OperatorAuth } from './app/operator.js';
 import { demoBanner, seedDemo, type DemoCredentials } from './app/bootstrap.js';
+import { daysUntilExpiry, GRAPH_VERSION_WARNING_DAYS } from './network/graph-versions.js';
 import { createHttpApp } from './http/app.js';
 import { buildOpenApi } from './http/openapi.js';
 import type { RouteDef } from './http/route.js';
@@ -386,6 +387,7 @@ export function buildRoutes(s: Services, state: { shuttingDown: boolean }): Rout
     ...systemRoutes({
       checks: () => s.readiness,
       shuttingDown: () => state.shuttingDown,
+      graphApi: () => s.messaging.channels.graphApiVersions(),
       openApi: () => (openApi ??= buildOpenApi(routes, { version: VERSION, serverUrl: s.config.PUBLIC_URL })),
     }),
   );
@@ -493,6 +495,7 @@ export async function startServer(config: Config, opts: ServiceOptions = {}): Pr
     process.stdout.write(demoBanner(demo, url, [...(channel === null ? [] : channel.split('\n')), ...(sandboxLines.length > 0 ? ['', ...sandboxLines] : [])]));
   }
   services.log.info('listening', { port, mode: config.mode });
+  await warnOfGraphApiExpiry(services);
   // Best effort: a store that cannot list channels now must not stop the start.
   await services.messaging.channels.unreachableGraphWebhooks().then(
     (unreachable) => {
@@ -531,5 +534,26 @@ async function closeAll(services: Services): Promise<void> {
     } catch (err) {
       services.log.error('error while closing', { err });
     }
+  }
+}
+
+/** Warns at start of each real-network channel whose Graph API version Meta retires within 90 days (or already did). */
+async function warnOfGraphApiExpiry(services: Services): Promise<void> {
+  try {
+    const now = new Date();
+    for (const [channelId, g] of Object.entries(await services.messaging.channels.graphApiVersions())) {
+      const days = daysUntilExpiry(g.version, now);
+      if (days !== null && days <= GRAPH_VERSION_WARNING_DAYS) {
+        services.log.warn(days < 0 ? 'a channel names a Graph API version Meta has retired: its calls are served by a newer version' : 'a channel names a Graph API version Meta retires soon', {
+          channelId,
+          version: g.version,
+          expiresOn: g.expiresOn,
+          daysLeft: days,
+          fix: 'set GRAPH_API_VERSION (or the channel\'s graphApiVersion) to a current version',
+        });
+      }
+    }
+  } catch (err) {
+    services.log.warn('could not check the channels\' Graph API versions', { err });
   }
 }

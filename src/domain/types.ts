@@ -83,12 +83,55 @@ export interface ApiKeyRecord {
 export interface Contact {
   id: string;
   organizationId: string;
-  /** `<phone>:<phoneNumberId>` on the chat network. */
+  /**
+   * The canonical id: `<phone>:<phoneNumberId>` on the chat network, or
+   * `<BSUID>:<phoneNumberId>` for a customer first seen without a phone
+   * number. Never changes; ids linked to it later are aliases.
+   */
   audienceExternalId: string;
   name: string | null;
+  /** Who the customer is on the chat network, as far as it has shown (each absent until learned). */
+  phone?: string;
+  userId?: string;
+  parentUserId?: string;
+  username?: string;
   /** Custom key/value attributes the organization keeps about the contact (absent on contacts that never had any). */
   attributes?: Record<string, string>;
   createdAt: string;
+}
+
+/** What the chat network showed of a customer: each part optional. */
+export interface ContactIdentity {
+  phone?: string;
+  userId?: string;
+  parentUserId?: string;
+  username?: string;
+}
+
+/**
+ * A contact's identifiers as responses name them: the phone (null when the
+ * customer hides it), BSUID, parent BSUID and username. A contact from
+ * before these were kept is named by its id alone, whose first half is its
+ * phone number.
+ */
+export function contactIdentityView(c: Pick<Contact, 'audienceExternalId' | 'phone' | 'userId' | 'parentUserId' | 'username'>): { phone: string | null; userId: string | null; parentUserId: string | null; username: string | null } {
+  const head = c.audienceExternalId.slice(0, c.audienceExternalId.indexOf(':'));
+  return {
+    phone: c.phone ?? (/^[1-9][0-9]{6,14}$/.test(head) ? head : null),
+    userId: c.userId ?? (/^[A-Z]{2}\./.test(head) ? head : null),
+    parentUserId: c.parentUserId ?? null,
+    username: c.username ?? null,
+  };
+}
+
+/** The contact with what the network now shows of it: each part given replaces the one kept. */
+export function identifiedContact(c: Contact, identity: ContactIdentity): Contact {
+  const next: Contact = { ...c };
+  if (identity.phone !== undefined) next.phone = identity.phone;
+  if (identity.userId !== undefined) next.userId = identity.userId;
+  if (identity.parentUserId !== undefined) next.parentUserId = identity.parentUserId;
+  if (identity.username !== undefined) next.username = identity.username;
+  return next;
 }
 
 /** A change of a contact: a name (null clears it) and attributes merged in (a null value removes the key). */

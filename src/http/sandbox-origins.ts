@@ -9,7 +9,7 @@ import { sandboxGraphRouter } from '../network/sandbox/index.js';
 import { CALENDAR_SCOPE, GMAIL_SCOPE, SANDBOX_CLIENT_ID, SANDBOX_PROVIDERS_PATH, type ConnectedTools } from '../tools/index.js';
 
 /** The Graph API version the sandbox network's paths carry (the adapter's default). */
-const GRAPH_VERSION = 'v21.0';
+const GRAPH_VERSION = 'v27.0';
 
 export type SandboxBaseUrls = Record<SandboxOrigin, string | null>;
 

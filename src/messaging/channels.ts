@@ -16,6 +16,7 @@ import {
 } from '../network/graph-api.js';
 import { MediaTooLargeError, NetworkRejectedError, NetworkUnavailableError, type ChatNetwork, type NetworkMedia } from '../network/port.js';
 import { shapeFromDefinition } from '../network/template-rules.js';
+import { GRAPH_API_VERSIONS, graphVersionInfo } from '../network/graph-versions.js';
 import type { SandboxNetwork } from '../network/sandbox/index.js';
 import { isLoopback } from '../webhooks/index.js';
 import { routingOf, type ChannelRouting } from '../domain/routing.js';
@@ -25,6 +26,11 @@ const name = z.string().trim().min(1).max(120);
 /** Above the Cloud API's highest tier (1,000) only for networks or sandboxes that allow it. */
 const messagesPerSecond = z.number().int().min(1).max(10_000).describe("the number's throughput tier: sends per second the network accepts from it; sends above it wait their turn (default 80)");
 const digits = z.string().regex(/^[0-9]{5,20}$/, 'digits only');
+/** A Graph API version Meta has published (`v27.0`): the channel's requests name it instead of the deployment's default. */
+const graphApiVersion = z
+  .string()
+  .refine((v) => graphVersionInfo(v) !== null, { message: `must be a Graph API version Meta publishes: ${GRAPH_API_VERSIONS.map((v) => v.version).join(', ')}` })
+  .describe("the Graph API version this number's requests use (default: the deployment's GRAPH_API_VERSION)");
 
 /** How the widget looks and greets (all optional: the widget has defaults). */
 export const widgetSettingsSchema = z
@@ -53,6 +59,7 @@ export const createChannelBody = z.discriminatedUnion('kind', [
       /** Unset: generated, and shown once in the response. */
       verifyToken: z.string().min(8).max(256).optional(),
       messagesPerSecond: messagesPerSecond.optional(),
+      graphApiVersion: graphApiVersion.optional(),
     })
     .superRefine((b, ctx) => {
       const given = (['phoneNumberId', 'businessAccountId', 'accessToken', 'appSecret'] as const).filter((k) => b[k] !== undefined);
@@ -90,6 +97,7 @@ export const updateChannelBody = z
     appSecret: z.string().min(8).max(256).optional(),
     verifyToken: z.string().min(8).max(256).optional(),
     messagesPerSecond: messagesPerSecond.optional(),
+    graphApiVersion: graphApiVersion.optional(),
   })
   .refine((b) => Object.keys(b).length > 0, 'give at least one field');
 export type UpdateChannelBody = z.infer<typeof updateChannelBody> & { routing?: RoutingPatch };
@@ -134,6 +142,8 @@ export interface ChannelView {
   displayPhoneNumber?: string | null;
   /** Sends per second the number is paced to. */
   messagesPerSecond?: number;
+  /** The Graph API version its requests use, and when Meta retires it (null: no date published). */
+  graphApi?: { version: string; expiresOn: string | null };
   allowedOrigins?: string[];
   /** A web chat's widget settings. */
   widget?: WidgetSettings;
@@ -149,6 +159,8 @@ export interface ChannelView {
 
 export interface ChannelServiceDeps {
   channels: ChannelRepo;
+  /** The Graph API version of channels that name none (GRAPH_API_VERSION, or the built-in default). */
+  defaultGraphApiVersion: string;
   templates: TemplateRepo;
   credits: CreditRepo;
   organizations: OrganizationRepo;
@@ -181,6 +193,29 @@ export class ChannelService {
     return new Date(this.d.clock.now()).toISOString();
   }
 
+  /**
+   * Every WhatsApp channel of the deployment with the Graph API version its
+   * requests use and Meta's expiry of it (`/readyz`, and the start-up
+   * warning). Read at most once a minute.
+   */
+  async graphApiVersions(): Promise<Record<string, { version: string; expiresOn: string | null }>> {
+    const now = this.d.clock.now();
+    if (this.graphApiSeen !== null && now - this.graphApiSeen.at < 60_000) return this.graphApiSeen.value;
+    const out: Record<string, { version: string; expiresOn: string | null }> = {};
+    for (const org of await this.d.organizations.list()) {
+      for (const c of await this.d.channels.list(org.id)) if (c.kind === 'whatsapp_cloud' && c.network === 'graph') out[c.id] = this.graphApiOf(c);
+    }
+    this.graphApiSeen = { at: now, value: out };
+    return out;
+  }
+  private graphApiSeen: { at: number; value: Record<string, { version: string; expiresOn: string | null }> } | null = null;
+
+  /** The Graph API version a channel's requests use, with Meta's expiry date of it. */
+  graphApiOf(c: WhatsAppChannel): { version: string; expiresOn: string | null } {
+    const version = c.graphApiVersion ?? this.d.defaultGraphApiVersion;
+    return { version, expiresOn: graphVersionInfo(version)?.expiresOn ?? null };
+  }
+
   private async org(orgId: string): Promise<void> {
     if ((await this.d.organizations.get(orgId)) === null) throw notFound('organization');
   }
@@ -190,7 +225,7 @@ export class ChannelService {
     if (c.kind === 'web_chat') return { ...base, allowedOrigins: c.allowedOrigins, widget: c.widget ?? {}, identityVerification: c.identitySecret !== undefined };
     const webhook: ChannelView['webhook'] = { url: this.d.publicBaseUrl().replace(/\/+$/, '') + webhookPath(c.id) };
     if (reveal?.verifyToken) webhook.verifyToken = reveal.verifyToken;
-    return { ...base, network: c.network, phoneNumberId: c.phoneNumberId, businessAccountId: c.businessAccountId, displayPhoneNumber: c.displayPhoneNumber, messagesPerSecond: messagesPerSecondOf(c), webhook };
+    return { ...base, network: c.network, phoneNumberId: c.phoneNumberId, businessAccountId: c.businessAccountId, displayPhoneNumber: c.displayPhoneNumber, messagesPerSecond: messagesPerSecondOf(c), graphApi: this.graphApiOf(c), webhook };
   }
 
   /**
@@ -240,6 +275,7 @@ export class ChannelService {
         updatedAt: at,
       };
       if (body.messagesPerSecond !== undefined) channel.messagesPerSecond = body.messagesPerSecond;
+      if (body.graphApiVersion !== undefined) channel.graphApiVersion = body.graphApiVersion;
     } else {
       revealVerify = body.verifyToken === undefined ? randomBytes(18).toString('base64url') : undefined;
       channel = {
@@ -256,6 +292,7 @@ export class ChannelService {
         updatedAt: at,
       };
       if (body.messagesPerSecond !== undefined) channel.messagesPerSecond = body.messagesPerSecond;
+      if (body.graphApiVersion !== undefined) channel.graphApiVersion = body.graphApiVersion;
     }
     await this.d.channels.create(channel);
     let templateSync: { ok: boolean; synced?: number; error?: string };
@@ -286,6 +323,9 @@ export class ChannelService {
     if (c.kind !== 'whatsapp_cloud' && (body.accessToken || body.appSecret || body.verifyToken)) {
       throw new AppError(400, 'validation_failed', 'only WhatsApp channels have credentials');
     }
+    if (c.kind !== 'whatsapp_cloud' && body.graphApiVersion !== undefined) {
+      throw new AppError(400, 'validation_failed', 'only WhatsApp channels speak the Graph API', [{ field: 'body.graphApiVersion', message: 'not a chat-network channel' }]);
+    }
     if (c.kind !== 'whatsapp_cloud' && body.messagesPerSecond !== undefined) {
       throw new AppError(400, 'validation_failed', 'only WhatsApp channels have a throughput tier', [{ field: 'body.messagesPerSecond', message: 'not a chat-network channel' }]);
     }
@@ -300,6 +340,7 @@ export class ChannelService {
               verifyToken: body.verifyToken ?? c.credentials.verifyToken,
             },
             ...(body.messagesPerSecond === undefined ? {} : { messagesPerSecond: body.messagesPerSecond }),
+            ...(body.graphApiVersion === undefined ? {} : { graphApiVersion: body.graphApiVersion }),
             updatedAt: this.now(),
           }
         : { ...c, name: body.name ?? c.name, updatedAt: this.now() };
@@ -384,7 +425,7 @@ export class ChannelService {
     }
     const c = await this.whatsapp(orgId, channelId);
     try {
-      return await this.d.networkFor(c).downloadMedia({ accessToken: c.credentials.accessToken }, mediaId, MEDIA_PROXY_MAX_BYTES);
+      return await this.d.networkFor(c).downloadMedia({ accessToken: c.credentials.accessToken, ...(c.graphApiVersion === undefined ? {} : { graphApiVersion: c.graphApiVersion }) }, mediaId, MEDIA_PROXY_MAX_BYTES);
     } catch (e) {
       if (e instanceof MediaTooLargeError) throw new AppError(422, 'media_too_large', `files over ${MEDIA_PROXY_MAX_BYTES / 1024 / 1024} MiB are not passed through; fetch it with the Graph API`);
       if (e instanceof NetworkRejectedError) {
@@ -402,7 +443,7 @@ export class ChannelService {
     const c = await this.whatsapp(orgId, channelId);
     let defs: GraphTemplateDefinition[];
     try {
-      defs = await this.d.networkFor(c).listTemplates({ businessAccountId: c.businessAccountId, accessToken: c.credentials.accessToken });
+      defs = await this.d.networkFor(c).listTemplates({ businessAccountId: c.businessAccountId, accessToken: c.credentials.accessToken, ...(c.graphApiVersion === undefined ? {} : { graphApiVersion: c.graphApiVersion }) });
     } catch (e) {
       if (e instanceof NetworkRejectedError) {
         const r = e.rejection;

@@ -28,7 +28,10 @@ export interface MessageStatusEventData {
   channelId: string;
   audienceExternalId: string;
   sessionId: string;
+  /** The customer's phone number, or their business-scoped user id when the message went to that. */
   recipientId: string;
+  /** The customer's business-scoped user id, when the network named it. */
+  userId: string | null;
   errors?: NetworkErrorDetails[];
 }
 
@@ -39,7 +42,13 @@ export interface InboundMessageEventData {
   audienceExternalId: string;
   contactId: string;
   sessionId: string;
+  /** Where the customer wrote from: their phone number, or their business-scoped user id when they hide the number. */
   from: string;
+  /** The customer's phone number, null when they hide it. */
+  phone: string | null;
+  /** The customer's business-scoped user id and WhatsApp username, when the network gave them. */
+  userId: string | null;
+  username: string | null;
   profileName: string | null;
   content: MessageContent;
   receivedAt: string;

@@ -14,6 +14,7 @@ import { createRedisRateLimiter } from '../store/ratelimit/redis.js';
 import { createMemorySendPacer } from '../store/send-pacing/memory.js';
 import { createRedisSendPacer } from '../store/send-pacing/redis.js';
 import { GraphApiNetwork } from '../network/graph-adapter.js';
+import { DEFAULT_GRAPH_API_VERSION, splitGraphBase } from '../network/graph-versions.js';
 import type { ChatNetwork } from '../network/port.js';
 import { createSqliteSandboxState, createPostgresSandboxState, sandboxGraphRouter, SandboxNetwork } from '../network/sandbox/index.js';
 import type { MessagingHandlerDeps } from '../actors/conversation/messaging.js';
@@ -36,8 +37,13 @@ export interface MessagingOpenDeps {
   observer?: TemplateSendObserver;
 }
 
-/** The Graph API version the sandbox serves by default (and the one in GRAPH_API_BASE_URL's default). */
+/** Where this service serves the sandbox network's Graph API (the version follows, as on graph.facebook.com). */
 export const SANDBOX_GRAPH_PATH = '/sandbox/graph';
+
+/** The version of channels that name none: GRAPH_API_VERSION, else the one GRAPH_API_BASE_URL ends in, else the current one. */
+export function defaultGraphApiVersion(config: Pick<Config, 'GRAPH_API_VERSION' | 'GRAPH_API_BASE_URL'>): string {
+  return config.GRAPH_API_VERSION ?? splitGraphBase(config.GRAPH_API_BASE_URL).version ?? DEFAULT_GRAPH_API_VERSION;
+}
 
 /**
  * Chat messaging, wired: stores, the real and sandbox networks, the services
@@ -73,8 +79,9 @@ export class Messaging {
       if (this.selfUrl === null) throw new AppError(503, 'not_ready', 'the service is still starting', undefined, { retryAfterSeconds: 1 });
       return this.selfUrl;
     };
-    const graph = new GraphApiNetwork({ baseUrl: config.GRAPH_API_BASE_URL, timeoutMs: config.GRAPH_API_TIMEOUT_MS });
-    const sandboxGraph = new GraphApiNetwork({ baseUrl: () => config.SANDBOX_GRAPH_URL ?? `${self()}${SANDBOX_GRAPH_PATH}/v21.0`, timeoutMs: config.GRAPH_API_TIMEOUT_MS });
+    const version = defaultGraphApiVersion(config);
+    const graph = new GraphApiNetwork({ baseUrl: config.GRAPH_API_BASE_URL, version, timeoutMs: config.GRAPH_API_TIMEOUT_MS });
+    const sandboxGraph = new GraphApiNetwork({ baseUrl: () => config.SANDBOX_GRAPH_URL ?? `${self()}${SANDBOX_GRAPH_PATH}`, version, timeoutMs: config.GRAPH_API_TIMEOUT_MS });
     this.adapters = [graph, sandboxGraph];
     const sandboxOn = config.SANDBOX_NETWORK ?? config.mode === 'embedded';
     const networkFor = (c: WhatsAppChannel): ChatNetwork => {
@@ -126,6 +133,7 @@ export class Messaging {
     };
     this.service = new MessagingService({
       channels: stores.channels,
+      contacts: deps.contacts,
       templates: stores.templates,
       credits: stores.credits,
       rateLimiter: stores.rateLimiter,
@@ -141,6 +149,7 @@ export class Messaging {
     });
     this.channels = new ChannelService({
       channels: stores.channels,
+      defaultGraphApiVersion: version,
       templates: stores.templates,
       credits: stores.credits,
       organizations: deps.organizations,
@@ -153,7 +162,7 @@ export class Messaging {
       secretsKey: stores.secretsKey,
       visitors: stores.visitors,
     });
-    this.receiver = new NetworkWebhookReceiver({ channels: stores.channels, messages: stores.messages, conversations, log: log.child({ component: 'network-webhooks' }) });
+    this.receiver = new NetworkWebhookReceiver({ channels: stores.channels, messages: stores.messages, contacts: deps.contacts, conversations, log: log.child({ component: 'network-webhooks' }) });
   }
 
   static async open(deps: MessagingOpenDeps): Promise<Messaging> {

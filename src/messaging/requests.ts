@@ -15,6 +15,18 @@ export const phoneDigits = z
   .string()
   .regex(/^[1-9][0-9]{6,14}$/, 'must be an international phone number: 7 to 15 digits, no +, spaces or dashes');
 
+/**
+ * `to` of a send: a phone number in international digits, or the customer's
+ * business-scoped user id (`US.13491208655302741918`) when they hide their
+ * number.
+ */
+export const recipientAddress = z
+  .string()
+  .regex(
+    /^(?:[1-9][0-9]{6,14}|[A-Z]{2}\.[0-9A-Za-z]{1,128})$/,
+    'must be an international phone number (7 to 15 digits, no +, spaces or dashes) or a business-scoped user id like US.13491208655302741918',
+  );
+
 const httpsUrl = z
   .string()
   .max(2048)
@@ -39,8 +51,8 @@ export const contactIdSchema = z.string().regex(CONTACT_ID_PATTERN, CONTACT_ID_M
  */
 export const address = {
   channelId: channelId.optional().describe('the channel to send from (with `to`); or give audienceExternalId instead'),
-  to: phoneDigits.optional().describe('the recipient, international digits without + (with `channelId`)'),
-  audienceExternalId: contactIdSchema.optional().describe('the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it)'),
+  to: recipientAddress.optional().describe("the recipient, international digits without +, or the customer's business-scoped user id (with `channelId`)"),
+  audienceExternalId: contactIdSchema.optional().describe('the contact, `<phone>:<phone number id>` or `<BSUID>:<phone number id>`, instead of channelId + to (as tickets and conversations name it)'),
 };
 export function oneAddress(v: { channelId?: string | undefined; to?: string | undefined; audienceExternalId?: string | undefined }, ctx: z.RefinementCtx): void {
   const pair = v.channelId !== undefined || v.to !== undefined;
@@ -159,7 +171,9 @@ export type TemplateSendRequest = z.infer<typeof templateSendSchema>;
 
 /** `POST /api/v1/whatsapp/send-template`: its own, flatter body. */
 export const apiV1TemplateSendSchema = z.object({
-  to: z.string().regex(/^\+[1-9][0-9]{6,14}$/, 'must be an international phone number with a leading +, digits only'),
+  to: z
+    .string()
+    .regex(/^(?:\+[1-9][0-9]{6,14}|[A-Z]{2}\.[0-9A-Za-z]{1,128})$/, 'must be an international phone number with a leading +, digits only, or a business-scoped user id like US.13491208655302741918'),
   template: z.string().regex(/^[a-z0-9_]{1,512}$/, 'template names are lowercase letters, digits and _'),
   language: z.string().regex(/^[a-z]{2,3}(_[A-Za-z]{2,4})?$/, 'a language code such as en or en_US'),
   components: z

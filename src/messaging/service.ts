@@ -4,7 +4,8 @@ import { AppError, idempotencyKeyReused, notFound } from '../errors.js';
 import type { Principal } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { Channel, ChannelRepo, WhatsAppChannel } from '../store/channels/port.js';
-import { isWebChatContactId, VISITOR_ID_PATTERN, webChatContactId } from '../domain/contact-id.js';
+import type { ContactRepo } from '../store/core/port.js';
+import { isBusinessScopedUserId, isWebChatContactId, VISITOR_ID_PATTERN, webChatContactId } from '../domain/contact-id.js';
 import type { TemplateRecord, TemplateRepo } from '../store/templates/port.js';
 import type { CreditRepo } from '../store/credits/port.js';
 import type { RateLimiter } from '../store/ratelimit/port.js';
@@ -44,6 +45,8 @@ export interface ConversationGateway {
 
 export interface MessagingServiceDeps {
   channels: ChannelRepo;
+  /** Who a contact id names: an alias (a customer's other id) reaches the person's own conversation. */
+  contacts: Pick<ContactRepo, 'resolve' | 'get'>;
   templates: TemplateRepo;
   credits: CreditRepo;
   rateLimiter: RateLimiter;
@@ -160,7 +163,7 @@ export class MessagingService {
     const components = apiV1Components(req);
     this.checkParameters(t, components);
     const send = templateMessage(t.name, t.language, components, renderTemplateBody(t.shape, components));
-    const reply = await this.sendCharged(principal, channel, req.to.slice(1), t, send, idempotencyKey);
+    const reply = await this.sendCharged(principal, channel, req.to.replace(/^\+/, ''), t, send, idempotencyKey);
     return { message_id: reply.messageId, status: 'accepted' };
   }
 
@@ -218,7 +221,7 @@ export class MessagingService {
     const { channelId, to } = await this.address(principal.organizationId, req);
     return this.sendFreeform(principal, channelId, to, reactionMessage(req.reaction), idempotencyKey, false, async (channel) => {
       const target = await this.d.messages.getByNetworkId(principal.organizationId, req.reaction.messageId);
-      if (target === null || target.audienceExternalId !== audienceExternalIdOf(to, channel) || target.direction === 'internal') {
+      if (target === null || target.audienceExternalId !== (await this.personOf(principal.organizationId, to, channel)) || target.direction === 'internal') {
         throw new AppError(422, 'no_such_message', "the reaction names no message of this contact's conversation (give its network id, wamid…)", { messageId: req.reaction.messageId });
       }
     });
@@ -244,7 +247,7 @@ export class MessagingService {
     const key = this.scopedKey(principal, idempotencyKey);
     const reply = await this.askSend(
       principal.organizationId,
-      audienceExternalIdOf(to, channel),
+      await this.personOf(principal.organizationId, to, channel),
       withSendKey({ kind: 'message.send', channelId: channel.id, to, policy: 'freeform', message: send.message, content: send.content, ...as }, key),
       key,
     );
@@ -346,7 +349,11 @@ export class MessagingService {
   /** The channel a contact's conversation runs on: the one with the phone number id of its `audienceExternalId` (a web chat: the one it names). */
   async conversationChannel(organizationId: string, audienceExternalId: string): Promise<{ channel: Channel; to: string }> {
     const i = audienceExternalId.indexOf(':');
-    const to = audienceExternalId.slice(0, i);
+    let to = audienceExternalId.slice(0, i);
+    if (isBusinessScopedUserId(to)) {
+      // A customer first known by BSUID who shared their number since is sent to by number (Meta's advice: phone numbers keep phone fields in the webhooks).
+      to = (await this.d.contacts.get(organizationId, audienceExternalId))?.phone ?? to;
+    }
     const channel = i <= 0 ? null : isWebChatContactId(audienceExternalId) ? await this.d.channels.get(organizationId, audienceExternalId.slice(i + 1)) : await this.d.channels.getByPhoneNumberId(audienceExternalId.slice(i + 1));
     if (channel === null || channel.organizationId !== organizationId) {
       throw new AppError(404, 'channel_not_found', 'no chat-network channel of this organization has the phone number id of this conversation', { audienceExternalId });
@@ -435,8 +442,21 @@ export class MessagingService {
    * here a refund only happens when the command was refused before the actor
    * could run it.
    */
-  private async sendCharged(principal: Pick<Principal, 'organizationId' | 'keyId'>, channel: WhatsAppChannel, to: string, t: TemplateRecord, send: OutboundSend, idempotencyKey?: string, as: SendAs = BOT) {
+  private async sendCharged(principal: Pick<Principal, 'organizationId' | 'keyId'>, channel: WhatsAppChannel, given: string, t: TemplateRecord, send: OutboundSend, idempotencyKey?: string, as: SendAs = BOT) {
     const org = principal.organizationId;
+    const aeid = await this.personOf(org, given, channel);
+    let to = given;
+    if (t.category.toUpperCase() === 'AUTHENTICATION' && isBusinessScopedUserId(given)) {
+      // The network takes authentication templates (one-tap, zero-tap, copy code) only to a phone number.
+      const phone = (await this.d.contacts.get(org, aeid))?.phone;
+      if (phone === undefined) {
+        throw new AppError(422, 'phone_number_required', 'an authentication template goes only to a phone number, and this customer has not shared theirs: ask for it first (POST /v1/conversations/{id}/request-phone)', {
+          to: given,
+          category: t.category,
+        });
+      }
+      to = phone;
+    }
     const price = this.d.prices[t.category.toUpperCase()] ?? 0;
     const key = this.scopedKey(principal, idempotencyKey);
     const reservationId = key ? 'res_' + createHash('sha256').update(key).digest('base64url').slice(0, 32) : `res_${randomUUID()}`;
@@ -450,7 +470,7 @@ export class MessagingService {
     try {
       reply = await this.askSend(
         org,
-        audienceExternalIdOf(to, channel),
+        aeid,
         withSendKey(
           { kind: 'message.send', channelId: channel.id, to, policy: 'template', message: send.message, content: send.content, ...as, reservation: { id: reservationId, amount: price } },
           key,
@@ -501,6 +521,12 @@ export class MessagingService {
       throw new AppError(404, 'channel_not_found', 'no channel of the organization has the phone number id of this audienceExternalId', { audienceExternalId: req.audienceExternalId });
     }
     return { channelId: channel.id, to };
+  }
+
+  /** The canonical id of the person `to` names on the channel (an alias reaches its person's conversation). */
+  private async personOf(organizationId: string, to: string, channel: Channel): Promise<string> {
+    const aeid = audienceExternalIdOf(to, channel);
+    return channel.kind === 'web_chat' ? aeid : this.d.contacts.resolve(organizationId, aeid);
   }
 
   /** Refuses a key used before, within its lifetime, with another body (the first answer would be replayed for a request never made). */

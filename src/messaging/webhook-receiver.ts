@@ -8,10 +8,13 @@ import type { SessionMessageRepo } from '../store/session-messages/port.js';
 import { parseWebhook, type NetworkEvent } from '../network/inbound.js';
 import { verifyHubSignature } from '../network/signature.js';
 import type { ConversationGateway } from './service.js';
+import type { ContactRepo } from '../store/core/port.js';
 
 export interface NetworkWebhookReceiverDeps {
   channels: ChannelRepo;
   messages: SessionMessageRepo;
+  /** Who a customer is: the ids the network shows for them lead to one contact. */
+  contacts: Pick<ContactRepo, 'identify' | 'resolve'>;
   conversations: ConversationGateway;
   log: Logger;
 }
@@ -32,7 +35,10 @@ export interface ReceiveResult {
  * - `receive` checks `X-Hub-Signature-256` over the raw body with the
  *   channel's app secret before reading anything (401, nothing processed,
  *   when it does not match), then routes every message and status to the
- *   contact's conversation actor. It resolves only after each actor has
+ *   contact's conversation actor. A customer is placed by every id the
+ *   webhook shows for them (their phone and their business-scoped user id):
+ *   ids seen together are linked to one contact once, on any node, so a
+ *   later message with either reaches the same conversation. It resolves only after each actor has
  *   recorded its event durably, so the 200 that follows means "safe": a crash
  *   before it makes the network deliver again. Redeliveries are recognised by
  *   the network's ids and change nothing.
@@ -132,10 +138,25 @@ export class NetworkWebhookReceiver {
   }
 
   private async audienceOf(channel: WhatsAppChannel, ev: NetworkEvent): Promise<{ aeid: string; messageRecordId?: string } | null> {
-    if (ev.kind === 'message') return { aeid: `${ev.from}:${channel.phoneNumberId}` };
-    // The message names its contact exactly; the recipient id is the fallback (a send still being recorded).
-    const m = await this.d.messages.locateByNetworkId(channel.organizationId, ev.networkMessageId);
+    const org = channel.organizationId;
+    const pn = channel.phoneNumberId;
+    if (ev.kind === 'message') {
+      const c = ev.customer;
+      // Phone first: a person known by phone keeps the spec's `<phone>:<phone number id>` form.
+      const ids = [c.phone, c.userId, ev.identityChange?.phone, ev.identityChange?.userId]
+        .filter((x): x is string => x !== undefined)
+        .map((x) => `${x}:${pn}`)
+        .filter((x, i, all) => all.indexOf(x) === i);
+      const placed = await this.d.contacts.identify(org, ids);
+      if (placed.conflicting.length > 0) {
+        this.d.log.warn('a webhook names two known contacts as one person; the message goes to the first, the contacts stay apart', { channelId: channel.id, canonical: placed.canonical, conflicting: placed.conflicting });
+      }
+      return { aeid: placed.canonical };
+    }
+    // The message names its contact exactly; the recipient's ids are the fallback (a send still being recorded).
+    const m = await this.d.messages.locateByNetworkId(org, ev.networkMessageId);
     if (m !== null) return { aeid: m.audienceExternalId, messageRecordId: m._id };
-    return ev.recipientId ? { aeid: `${ev.recipientId}:${channel.phoneNumberId}` } : null;
+    const to = ev.recipientId ?? ev.recipientUserId;
+    return to === undefined ? null : { aeid: await this.d.contacts.resolve(org, `${to}:${pn}`) };
   }
 }

@@ -19,11 +19,19 @@ import {
   type NetworkRejection,
   type SendOutcome,
 } from './port.js';
+import { DEFAULT_GRAPH_API_VERSION, splitGraphBase } from './graph-versions.js';
+import { isBusinessScopedUserId } from '../domain/contact-id.js';
 import { createHttpClient, HttpExchangeError, type HttpAnswer, type HttpClient } from './http-client.js';
 
 export interface GraphApiOptions {
-  /** Graph API base with version, e.g. `https://graph.facebook.com/v21.0`. */
+  /**
+   * The Graph API's host, `https://graph.facebook.com`; the version is
+   * appended per request. A base that ends in a version
+   * (`https://graph.facebook.com/v21.0`, the older form) names the default.
+   */
   baseUrl: string | (() => string);
+  /** The version for accounts that name none; unset: the base's own, else `DEFAULT_GRAPH_API_VERSION`. */
+  version?: string;
   timeoutMs?: number;
   /** Defaults to a keep-alive node:http client of its own (`fetchHttpClient(fetch)` to go through a fetch). */
   http?: HttpClient;
@@ -52,15 +60,25 @@ export class GraphApiNetwork implements ChatNetwork {
     this.http.close();
   }
 
-  private base(): string {
+  /** The versioned base for this account: its own version, else the adapter's, else the base URL's, else the default. */
+  private base(account?: Pick<NetworkAccount, 'graphApiVersion'>): string {
     const b = typeof this.options.baseUrl === 'function' ? this.options.baseUrl() : this.options.baseUrl;
-    return b.replace(/\/+$/, '');
+    const { host, version } = splitGraphBase(b);
+    return `${host}/${account?.graphApiVersion ?? this.options.version ?? version ?? DEFAULT_GRAPH_API_VERSION}`;
+  }
+
+  /** The version requests for this account go out with. */
+  versionFor(account: Pick<NetworkAccount, 'graphApiVersion'>): string {
+    return this.base(account).slice(this.base(account).lastIndexOf('/') + 1);
   }
 
   async send(account: NetworkAccount, to: string, message: GraphMessage, callbackData?: string): Promise<SendOutcome> {
-    const body: GraphSendRequest = { messaging_product: 'whatsapp', recipient_type: 'individual', to, ...message };
+    // A business-scoped user id goes in `recipient`, a phone number in `to` (Meta's rule when both are given: `to` wins).
+    const body: GraphSendRequest = isBusinessScopedUserId(to)
+      ? { messaging_product: 'whatsapp', recipient_type: 'individual', recipient: to, ...message }
+      : { messaging_product: 'whatsapp', recipient_type: 'individual', to, ...message };
     if (callbackData !== undefined) body.biz_opaque_callback_data = callbackData;
-    const url = `${this.base()}/${encodeURIComponent(account.phoneNumberId)}/messages`;
+    const url = `${this.base(account)}/${encodeURIComponent(account.phoneNumberId)}/messages`;
     const res = await this.request(url, account.accessToken, { method: 'POST', body: JSON.stringify(body) }, true);
     if (res.status >= 200 && res.status < 300) {
       const parsed = sendResponseSchema.safeParse(res.json);
@@ -72,13 +90,15 @@ export class GraphApiNetwork implements ChatNetwork {
       const out: SendOutcome = { ok: true, messageId: first.id };
       const waId = parsed.data.contacts?.[0]?.wa_id;
       if (waId) out.waId = waId;
+      const userId = parsed.data.contacts?.[0]?.user_id;
+      if (userId) out.userId = userId;
       return out;
     }
     return { ok: false, rejection: rejectionFrom(res.status, res.json) };
   }
 
-  async listTemplates(account: Pick<NetworkAccount, 'businessAccountId' | 'accessToken'>): Promise<GraphTemplateDefinition[]> {
-    const base = this.base();
+  async listTemplates(account: Pick<NetworkAccount, 'businessAccountId' | 'accessToken' | 'graphApiVersion'>): Promise<GraphTemplateDefinition[]> {
+    const base = this.base(account);
     const origin = new URL(base).origin;
     let url: string | undefined =
       `${base}/${encodeURIComponent(account.businessAccountId)}/message_templates?limit=100` +
@@ -100,8 +120,8 @@ export class GraphApiNetwork implements ChatNetwork {
     return out;
   }
 
-  async downloadMedia(account: Pick<NetworkAccount, 'accessToken'>, mediaId: string, maxBytes: number): Promise<NetworkMedia> {
-    const res = await this.request(`${this.base()}/${encodeURIComponent(mediaId)}`, account.accessToken, { method: 'GET' }, false);
+  async downloadMedia(account: Pick<NetworkAccount, 'accessToken' | 'graphApiVersion'>, mediaId: string, maxBytes: number): Promise<NetworkMedia> {
+    const res = await this.request(`${this.base(account)}/${encodeURIComponent(mediaId)}`, account.accessToken, { method: 'GET' }, false);
     if (res.status < 200 || res.status >= 300) throw new NetworkRejectedError(rejectionFrom(res.status, res.json));
     const info = mediaInfoResponseSchema.safeParse(res.json);
     if (!info.success) throw new NetworkUnavailableError('unexpected media response from the chat network', false);
@@ -112,7 +132,7 @@ export class GraphApiNetwork implements ChatNetwork {
       throw new NetworkUnavailableError('the chat network gave an unreadable media URL', false);
     }
     // The download needs the access token: send it only to the API's own origin or the network's media hosts.
-    if (url.origin !== new URL(this.base()).origin && !(url.protocol === 'https:' && MEDIA_HOSTS.test(url.hostname))) {
+    if (url.origin !== new URL(this.base(account)).origin && !(url.protocol === 'https:' && MEDIA_HOSTS.test(url.hostname))) {
       throw new NetworkUnavailableError(`the chat network gave a media URL on ${url.hostname}, where the access token must not go`, false);
     }
     let file: Response;

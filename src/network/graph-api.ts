@@ -60,7 +60,7 @@ export interface GraphContactCard {
   urls?: { url?: string; type?: string }[];
 }
 
-/** The message part of a send request (everything except `messaging_product`, `to`). */
+/** The message part of a send request (everything except `messaging_product`, `to` / `recipient`). */
 export type GraphMessage =
   | { type: 'template'; template: GraphTemplate }
   | { type: 'text'; text: { body: string; preview_url?: boolean } }
@@ -75,16 +75,21 @@ export type GraphMessage =
   | { type: 'location'; location: { latitude: number; longitude: number; name?: string; address?: string } }
   | { type: 'contacts'; contacts: GraphContactCard[] };
 
+/**
+ * A send names its customer by phone number in `to`, or by business-scoped
+ * user id in `recipient` (a customer who hides their number). Given both,
+ * the network goes by `to`.
+ */
 export type GraphSendRequest = GraphMessage & {
   messaging_product: 'whatsapp';
   recipient_type?: 'individual';
-  to: string;
   biz_opaque_callback_data?: string;
-};
+} & ({ to: string; recipient?: string } | { to?: undefined; recipient: string });
 
 export const sendResponseSchema = z.object({
   messaging_product: z.literal('whatsapp'),
-  contacts: z.array(z.object({ input: z.string(), wa_id: z.string() })).optional(),
+  // `wa_id` is absent for a customer reached by BSUID whose number the business may not see.
+  contacts: z.array(z.object({ input: z.string(), wa_id: z.string().optional(), user_id: z.string().optional() }).loose()).optional(),
   messages: z.array(z.object({ id: z.string().min(1), message_status: z.string().optional() })).min(1),
 });
 export type GraphSendResponse = z.infer<typeof sendResponseSchema>;
@@ -128,6 +133,7 @@ export const GRAPH_ERRORS = {
   132012: { title: 'Parameter format does not match format in the created template', http: 400 },
   132015: { title: 'Template is paused', http: 400 },
   132016: { title: 'Template is disabled', http: 400 },
+  131062: { title: 'Business-scoped User ID recipients are not supported for this message', http: 400 },
   133010: { title: 'Phone number not registered', http: 400 },
 } as const satisfies Record<number, { title: string; http: number }>;
 export type KnownGraphErrorCode = keyof typeof GRAPH_ERRORS;
@@ -243,7 +249,11 @@ export const webhookStatusSchema = z
     id: z.string().min(1),
     status: z.string(),
     timestamp: z.string(),
+    /** The customer's phone number; absent when they hide it. */
     recipient_id: z.string().optional(),
+    /** The customer's business-scoped user id, and their parent BSUID (managed businesses). */
+    recipient_user_id: z.string().optional(),
+    recipient_parent_user_id: z.string().optional(),
     errors: z.array(webhookErrorSchema).optional(),
     /** What the business sent as `biz_opaque_callback_data` with the message. */
     biz_opaque_callback_data: z.string().optional(),
@@ -257,7 +267,11 @@ const webhookMediaSchema = z
 
 export const webhookMessageSchema = z
   .object({
-    from: z.string().min(1),
+    /** The customer's phone number; absent when they hide it behind a username. */
+    from: z.string().min(1).optional(),
+    /** The customer's business-scoped user id (on every message since April 2026), and their parent BSUID. */
+    from_user_id: z.string().min(1).optional(),
+    from_parent_user_id: z.string().min(1).optional(),
     id: z.string().min(1),
     timestamp: z.string(),
     type: z.string(),
@@ -288,6 +302,21 @@ export const webhookMessageSchema = z
       .object({ latitude: z.number(), longitude: z.number(), name: z.string().optional(), address: z.string().optional(), url: z.string().optional() })
       .loose()
       .optional(),
+    /** A system message: the customer changed their number or their BSUID changed. */
+    system: z
+      .object({
+        body: z.string().optional(),
+        type: z.string().optional(),
+        /** `user_changed_number`: the new number. */
+        wa_id: z.string().optional(),
+        /** The new BSUID (and parent BSUID) and the ones before. */
+        user_id: z.string().optional(),
+        parent_user_id: z.string().optional(),
+        previous_user_id: z.string().optional(),
+        previous_parent_user_id: z.string().optional(),
+      })
+      .loose()
+      .optional(),
     errors: z.array(webhookErrorSchema).optional(),
   })
   .loose();
@@ -297,7 +326,19 @@ export const webhookValueSchema = z
   .object({
     messaging_product: z.literal('whatsapp'),
     metadata: z.object({ display_phone_number: z.string().optional(), phone_number_id: z.string().min(1) }).loose(),
-    contacts: z.array(z.object({ wa_id: z.string().optional(), profile: z.object({ name: z.string().optional() }).loose().optional() }).loose()).optional(),
+    /** Who wrote: phone (`wa_id`, absent when hidden), BSUID (`user_id`), parent BSUID, profile name and username. System messages carry none. */
+    contacts: z
+      .array(
+        z
+          .object({
+            wa_id: z.string().optional(),
+            user_id: z.string().optional(),
+            parent_user_id: z.string().optional(),
+            profile: z.object({ name: z.string().optional(), username: z.string().optional() }).loose().optional(),
+          })
+          .loose(),
+      )
+      .optional(),
     // Each message and status is read on its own: one of a shape not known here must not cost the others.
     messages: z.array(z.unknown()).optional(),
     statuses: z.array(z.unknown()).optional(),

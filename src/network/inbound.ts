@@ -1,5 +1,6 @@
 import type { MessageStatus } from '../domain/message-status.js';
 import type { MessageContent, NetworkErrorDetails } from '../domain/messages.js';
+import { isBusinessScopedUserId, PHONE_DIGITS_PATTERN } from '../domain/contact-id.js';
 import {
   graphErrorTitle,
   webhookEnvelopeSchema,
@@ -10,14 +11,45 @@ import {
   type GraphWebhookMessage,
 } from './graph-api.js';
 
+/**
+ * Who a customer is, as far as one webhook shows: each part optional. A
+ * customer who hides their number behind a username comes with a BSUID and
+ * no phone; one who never adopted a username comes with both.
+ */
+export interface CustomerIdentity {
+  /** Their number, digits only (`from`, `contacts[].wa_id`). */
+  phone?: string;
+  /** Their business-scoped user id (`from_user_id`, `contacts[].user_id`). */
+  userId?: string;
+  /** Their parent BSUID, shared across a managed business's portfolios. */
+  parentUserId?: string;
+  /** The username they go by on WhatsApp (`contacts[].profile.username`). */
+  username?: string;
+}
+
+/** A system message's news about the customer's identifiers: a new number, or a new BSUID. */
+export interface IdentityChange {
+  kind: 'user_changed_number' | 'user_changed_user_id';
+  /** The new number (`user_changed_number`). */
+  phone?: string;
+  /** The new BSUID, when the webhook names it. */
+  userId?: string;
+  /** The BSUID the customer had before (a new number brings a new BSUID too). */
+  previousUserId?: string;
+}
+
 /** A customer's message, as the network webhook reported it. */
 export interface InboundMessageEvent {
   kind: 'message';
   businessAccountId: string;
   phoneNumberId: string;
-  /** The customer's number, digits only. */
-  from: string;
+  /** The customer's number, digits only; absent when they hide it (then `customer.userId` names them). */
+  from?: string;
+  /** Every identifier the webhook gave for the customer. */
+  customer: CustomerIdentity;
   profileName?: string;
+  /** A system message that the customer's number or BSUID changed. */
+  identityChange?: IdentityChange;
   /** The network's id of the customer's message. */
   networkMessageId: string;
   at: string;
@@ -32,7 +64,9 @@ export interface StatusEvent {
   businessAccountId: string;
   phoneNumberId: string;
   networkMessageId: string;
+  /** The customer's phone number (absent when they hide it) and business-scoped user id. */
   recipientId?: string;
+  recipientUserId?: string;
   status: Exclude<MessageStatus, 'accepted'>;
   at: string;
   errors: NetworkErrorDetails[];
@@ -92,26 +126,47 @@ export function parseWebhook(body: unknown): { ok: true; value: ParsedWebhook } 
       }
       const v = value.data;
       const phoneNumberId = v.metadata.phone_number_id;
-      const names = new Map((v.contacts ?? []).map((c) => [c.wa_id, c.profile?.name]));
+      const contacts = v.contacts ?? [];
       (v.messages ?? []).forEach((raw, k) => {
         const read = messageOf(raw);
         if (read === null) {
-          skipped.push(`${where}.messages[${k}]: no sender, id or timestamp`);
+          skipped.push(`${where}.messages[${k}]: no sender (neither a phone number nor a business-scoped user id), id or timestamp`);
           return;
         }
         const { m, content } = read;
+        // The contacts entry of this sender: by BSUID, by phone, or the only one (system messages have none).
+        const card =
+          contacts.find((c) => m.from_user_id !== undefined && c.user_id === m.from_user_id) ??
+          contacts.find((c) => m.from !== undefined && c.wa_id === m.from) ??
+          (contacts.length === 1 ? contacts[0] : undefined);
+        const customer: CustomerIdentity = {};
+        const phone = m.from ?? card?.wa_id;
+        if (phone !== undefined && PHONE_DIGITS_PATTERN.test(phone)) customer.phone = phone;
+        const change = identityChangeOf(m);
+        // A system message names the person by who they were: the BSUID before the change, when no other is given.
+        const userId = m.from_user_id ?? card?.user_id ?? change?.previousUserId;
+        if (userId !== undefined && isBusinessScopedUserId(userId)) customer.userId = userId;
+        const parent = m.from_parent_user_id ?? card?.parent_user_id;
+        if (parent !== undefined && parent !== '') customer.parentUserId = parent;
+        if (card?.profile?.username) customer.username = card.profile.username;
+        if (customer.phone === undefined && customer.userId === undefined) {
+          skipped.push(`${where}.messages[${k}]: no sender (neither a phone number nor a business-scoped user id)`);
+          return;
+        }
         const ev: InboundMessageEvent = {
           kind: 'message',
           businessAccountId: entry.id,
           phoneNumberId,
-          from: m.from,
+          customer,
           networkMessageId: m.id,
           at: unixToIso(m.timestamp),
           content,
         };
-        const name = names.get(m.from);
+        if (customer.phone !== undefined) ev.from = customer.phone;
+        const name = card?.profile?.name;
         if (name) ev.profileName = name;
         if (m.context?.id) ev.replyTo = m.context.id;
+        if (change !== null) ev.identityChange = change;
         events.push(ev);
       });
       for (const raw of v.statuses ?? []) {
@@ -135,6 +190,7 @@ export function parseWebhook(body: unknown): { ok: true; value: ParsedWebhook } 
           errors: (s.errors ?? []).map(errorDetailsFrom),
         };
         if (s.recipient_id) ev.recipientId = s.recipient_id;
+        if (s.recipient_user_id && isBusinessScopedUserId(s.recipient_user_id)) ev.recipientUserId = s.recipient_user_id;
         if (s.biz_opaque_callback_data !== undefined) ev.callbackData = s.biz_opaque_callback_data;
         events.push(ev);
       }
@@ -143,19 +199,40 @@ export function parseWebhook(body: unknown): { ok: true; value: ParsedWebhook } 
   return { ok: true, value: { events, skipped } };
 }
 
+function withUserIds(c: IdentityChange, system: NonNullable<GraphWebhookMessage['system']>): IdentityChange {
+  if (system.user_id !== undefined && isBusinessScopedUserId(system.user_id)) c.userId = system.user_id;
+  if (system.previous_user_id !== undefined && isBusinessScopedUserId(system.previous_user_id)) c.previousUserId = system.previous_user_id;
+  return c;
+}
+
+/** What a system message says changed about the customer; null for any other message. */
+function identityChangeOf(m: Pick<GraphWebhookMessage, 'type' | 'system'>): IdentityChange | null {
+  if (m.type !== 'system' || m.system === undefined) return null;
+  const t = m.system.type;
+  if (t === 'user_changed_number' || t === 'customer_changed_number') {
+    const phone = m.system.wa_id;
+    const c: IdentityChange = { kind: 'user_changed_number' };
+    if (phone !== undefined && PHONE_DIGITS_PATTERN.test(phone)) c.phone = phone;
+    return withUserIds(c, m.system);
+  }
+  if (t === 'user_changed_user_id') return withUserIds({ kind: 'user_changed_user_id' }, m.system);
+  return null;
+}
+
 /**
  * A message of the webhook, read on its own. One whose type-specific part is
  * not the shape expected (a field the network changed) is still the
  * customer's message: it is kept as `unsupported` with what came. Only one
- * without a sender, id or timestamp cannot be placed and is skipped.
+ * without an id or timestamp cannot be placed and is skipped (and one
+ * without a sender, by the caller).
  */
-function messageOf(raw: unknown): { m: Pick<GraphWebhookMessage, 'from' | 'id' | 'timestamp' | 'context'>; content: MessageContent } | null {
+function messageOf(raw: unknown): { m: Pick<GraphWebhookMessage, 'from' | 'from_user_id' | 'from_parent_user_id' | 'id' | 'timestamp' | 'context' | 'type' | 'system'>; content: MessageContent } | null {
   const m = webhookMessageSchema.safeParse(raw);
   if (m.success) return { m: m.data, content: contentOf(m.data) };
-  const head = webhookMessageSchema.pick({ from: true, id: true, timestamp: true }).safeParse(raw);
+  const head = webhookMessageSchema.pick({ from: true, from_user_id: true, from_parent_user_id: true, id: true, timestamp: true }).safeParse(raw);
   if (!head.success) return null;
   const type = (raw as { type?: unknown }).type;
-  return { m: head.data, content: { type: 'unsupported', originalType: typeof type === 'string' ? type : 'unknown', raw: raw as Record<string, unknown> } };
+  return { m: { ...head.data, type: typeof type === 'string' ? type : 'unknown' }, content: { type: 'unsupported', originalType: typeof type === 'string' ? type : 'unknown', raw: raw as Record<string, unknown> } };
 }
 
 function contentOf(m: GraphWebhookMessage): MessageContent {

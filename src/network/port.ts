@@ -6,6 +6,8 @@ export interface NetworkAccount {
   phoneNumberId: string;
   businessAccountId: string;
   accessToken: string;
+  /** The Graph API version this number's requests name (the channel's `graphApiVersion`); unset: the adapter's default. */
+  graphApiVersion?: string;
 }
 
 /** The network refused the request; nothing was sent. */
@@ -15,7 +17,8 @@ export interface NetworkRejection extends NetworkErrorDetails {
 }
 
 export type SendOutcome =
-  | { ok: true; messageId: string; waId?: string }
+  /** `waId`, `userId`: who the network says received it (its phone, its business-scoped user id), when it says. */
+  | { ok: true; messageId: string; waId?: string; userId?: string }
   | { ok: false; rejection: NetworkRejection };
 
 /**
@@ -48,13 +51,13 @@ export interface ChatNetwork {
   /** `callbackData` goes as `biz_opaque_callback_data`: the network echoes it in the message's status webhooks. */
   send(account: NetworkAccount, to: string, message: GraphMessage, callbackData?: string): Promise<SendOutcome>;
   /** Every template of the business account (all pages). */
-  listTemplates(account: Pick<NetworkAccount, 'businessAccountId' | 'accessToken'>): Promise<GraphTemplateDefinition[]>;
+  listTemplates(account: Pick<NetworkAccount, 'businessAccountId' | 'accessToken' | 'graphApiVersion'>): Promise<GraphTemplateDefinition[]>;
   /**
    * A media file a customer sent, by the id their message carried. Throws
    * `NetworkRejectedError` (unknown id, wrong token), `MediaTooLargeError`
    * past `maxBytes`, `NetworkUnavailableError` when no usable answer came.
    */
-  downloadMedia(account: Pick<NetworkAccount, 'accessToken'>, mediaId: string, maxBytes: number): Promise<NetworkMedia>;
+  downloadMedia(account: Pick<NetworkAccount, 'accessToken' | 'graphApiVersion'>, mediaId: string, maxBytes: number): Promise<NetworkMedia>;
 }
 
 /** A media file as the network serves it. */

@@ -303,6 +303,7 @@ export class WebChatService {
         businessAccountId: a.channel.id,
         phoneNumberId: a.channel.id,
         from: a.visitor.id,
+        customer: {},
         networkMessageId,
         at,
         content,

@@ -11,7 +11,7 @@ describe('settings for admins: users, API keys, templates, credits', () => {
   let agent: Browser;
   beforeAll(async () => {
     // A channel on the real network gets nowhere here: its first template sync fails at once.
-    svc = await startMessagingService({ env: { GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v21.0' } });
+    svc = await startMessagingService({ env: { GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v27.0' } });
     a = await messagingOrg(svc, 'A', 50);
     b = await messagingOrg(svc, 'B', 10);
     admin = new Browser(svc);

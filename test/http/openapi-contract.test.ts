@@ -14,7 +14,7 @@ describe('the OpenAPI document and the answers', () => {
   let org: TestOrg;
   let doc: Doc;
   beforeAll(async () => {
-    svc = await startTestService({ env: { GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v21.0' } });
+    svc = await startTestService({ env: { GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v27.0' } });
     org = await svc.createOrg('Contract');
     doc = (await svc.call('GET', '/openapi.json')).body as Doc;
   });

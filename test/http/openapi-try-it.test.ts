@@ -51,7 +51,7 @@ describe('the try-it of every POST example', () => {
   let doc: { paths: Record<string, Record<string, Op>> };
   beforeAll(async () => {
     // No internet here: the graph channel example's template sync fails fast instead of waiting for DNS.
-    svc = await startTestService({ env: { GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v21.0' } });
+    svc = await startTestService({ env: { GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v27.0' } });
     doc = (await svc.call('GET', '/openapi.json')).body;
   });
   afterAll(() => svc?.close());

@@ -247,7 +247,7 @@ function suite(mode: string, start: () => Promise<TestService>) {
 
     it('the sandbox Graph API refuses it as Graph does an invalid parameter', async () => {
       const ch = (await svc.running.services.messaging.stores.channels.get(org.id, org.channelId)) as WhatsAppChannel;
-      const graph = `${svc.url}/sandbox/graph/v21.0/${ch.phoneNumberId}/messages`;
+      const graph = `${svc.url}/sandbox/graph/v27.0/${ch.phoneNumberId}/messages`;
       const res = await fetch(graph, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${ch.credentials.accessToken}` },

@@ -7,7 +7,7 @@ import { op, orderUpdate, useTwoOrgs, type MessagingOrg } from './messaging-help
  * and cross-organization isolation.
  */
 describe('messaging API', () => {
-  const orgs = useTwoOrgs({ env: { TEMPLATE_RATE_LIMIT_PER_MINUTE: '1000', GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v21.0' } });
+  const orgs = useTwoOrgs({ env: { TEMPLATE_RATE_LIMIT_PER_MINUTE: '1000', GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v27.0' } });
 
   const post = (path: string, key: string, body: unknown, headers?: Record<string, string>) => orgs.svc.call('POST', path, { key, body, headers });
   const expectError = (r: { status: number; body: any }, status: number, code?: string) => {

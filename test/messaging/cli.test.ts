@@ -5,7 +5,7 @@ import { orderUpdate, startMessagingService } from './messaging-helpers.js';
 describe('admin CLI: channels, templates, credits', () => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await startMessagingService({ env: { GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v21.0' } });
+    svc = await startMessagingService({ env: { GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v27.0' } });
   });
   afterAll(() => svc?.close());
 

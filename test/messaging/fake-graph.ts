@@ -22,7 +22,7 @@ export const FAKE_TOKEN = 'EAAJBfaketoken';
 export function fakeGraphApp(requests: { path: string; body: unknown; auth: string | undefined }[] = []): Express {
   const app = rawBodyApp();
   let sent = 0;
-  app.post('/v21.0/:pnid/messages', (req, res) => {
+  app.post('/v27.0/:pnid/messages', (req, res) => {
     requests.push({ path: req.path, body: req.body, auth: req.headers.authorization });
     if (req.headers.authorization !== `Bearer ${FAKE_TOKEN}`) {
       res.status(401).json({ error: { message: 'Invalid OAuth access token - Cannot parse access token', type: 'OAuthException', code: 190, fbtrace_id: 'AWbG5kYz1' } });
@@ -79,7 +79,7 @@ export function fakeGraphApp(requests: { path: string; body: unknown; auth: stri
         res.status(200).json({ messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to }], messages: [{ id: `wamid.HBgLMTY1MDM4Nzk0MzkVAgARGBJDQjZCMzlEQUE4OTJBMTE4RTUA${sent++ === 0 ? '' : sent}` }] });
     }
   });
-  app.get('/v21.0/:waba/message_templates', (req, res) => {
+  app.get('/v27.0/:waba/message_templates', (req, res) => {
     requests.push({ path: req.path, body: req.query, auth: req.headers.authorization });
     if (req.headers.authorization !== `Bearer ${FAKE_TOKEN}`) {
       res.status(401).json({ error: { message: 'Invalid OAuth access token - Cannot parse access token', type: 'OAuthException', code: 190, fbtrace_id: 'x' } });
@@ -92,7 +92,7 @@ export function fakeGraphApp(requests: { path: string; body: unknown; auth: stri
         ? { data: [{ name: 'order_update', language: 'en_US', status: 'APPROVED', category: 'UTILITY', id: '2', components: [{ type: 'BODY', text: 'Hi {{1}}' }] }], paging: { cursors: { before: 'MQ', after: 'Mg' } } }
         : {
             data: [{ name: 'hello_world', language: 'en_US', status: 'APPROVED', category: 'UTILITY', id: '1', components: [{ type: 'BODY', text: 'Hello' }] }],
-            paging: { cursors: { before: 'MA', after: 'MQ' }, next: `${host}/v21.0/${req.params.waba}/message_templates?limit=1&after=MQ` },
+            paging: { cursors: { before: 'MA', after: 'MQ' }, next: `${host}/v27.0/${req.params.waba}/message_templates?limit=1&after=MQ` },
           },
     );
   });

@@ -15,7 +15,7 @@ describe('Graph adapter against the fake Graph API (recorded shapes)', () => {
   const account = { phoneNumberId: '106540352242922', businessAccountId: '102290129340398', accessToken: FAKE_TOKEN };
   beforeAll(async () => {
     srv = await listen(fakeGraphApp(requests));
-    net = new GraphApiNetwork({ baseUrl: `${srv.url}/v21.0`, timeoutMs: 500 });
+    net = new GraphApiNetwork({ baseUrl: `${srv.url}/v27.0`, timeoutMs: 500 });
   });
   afterAll(() => srv.close());
 
@@ -23,7 +23,7 @@ describe('Graph adapter against the fake Graph API (recorded shapes)', () => {
     const out = await net.send(account, FAKE_RECIPIENTS.ok, { type: 'template', template: { name: 'hello_world', language: { code: 'en_US', policy: 'deterministic' } } });
     expect(out).toEqual({ ok: true, messageId: expect.stringMatching(/^wamid\.HBgLMTY1MDM4Nzk0MzkVAgARGBJDQjZCMzlEQUE4OTJBMTE4RTUA/), waId: FAKE_RECIPIENTS.ok });
     expect(requests.at(-1)).toEqual({
-      path: '/v21.0/106540352242922/messages',
+      path: '/v27.0/106540352242922/messages',
       auth: `Bearer ${FAKE_TOKEN}`,
       body: { messaging_product: 'whatsapp', recipient_type: 'individual', to: FAKE_RECIPIENTS.ok, type: 'template', template: { name: 'hello_world', language: { code: 'en_US', policy: 'deterministic' } } },
     });
@@ -47,7 +47,7 @@ describe('Graph adapter against the fake Graph API (recorded shapes)', () => {
     await expect(net.send(account, FAKE_RECIPIENTS.serverDown, text)).rejects.toMatchObject({ name: 'NetworkUnavailableError', maybeSent: true });
     await expect(net.send(account, FAKE_RECIPIENTS.hang, text)).rejects.toMatchObject({ name: 'NetworkUnavailableError', maybeSent: true });
     await expect(net.send(account, FAKE_RECIPIENTS.garbage2xx, text)).rejects.toBeInstanceOf(NetworkUnavailableError);
-    const refused = new GraphApiNetwork({ baseUrl: 'http://127.0.0.1:1/v21.0' });
+    const refused = new GraphApiNetwork({ baseUrl: 'http://127.0.0.1:1/v27.0' });
     await expect(refused.send(account, FAKE_RECIPIENTS.ok, text)).rejects.toMatchObject({ maybeSent: false });
   });
 
@@ -107,7 +107,7 @@ describe('Graph adapter against the sandbox network over HTTP', () => {
     const app = rawBodyApp();
     app.use('/sandbox/graph', sandboxGraphRouter(sandbox));
     graph = await listen(app);
-    net = new GraphApiNetwork({ baseUrl: `${graph.url}/sandbox/graph/v21.0` });
+    net = new GraphApiNetwork({ baseUrl: `${graph.url}/sandbox/graph/v27.0` });
     acct = await sandbox.provisionAccount({ callbackUrl: '/hook' });
   });
   afterEach(async () => {
@@ -259,18 +259,18 @@ describe('Graph adapter against the sandbox network over HTTP', () => {
     const all = await net.listTemplates(account());
     expect(all.map((t) => `${t.name}/${t.language}/${t.status}`)).toContain('order_update/en_US/APPROVED');
     expect(all.length).toBe(7);
-    const res = await fetch(`${graph.url}/sandbox/graph/v21.0/${acct.businessAccountId}/message_templates?limit=2`, { headers: { authorization: `Bearer ${acct.accessToken}` } });
+    const res = await fetch(`${graph.url}/sandbox/graph/v27.0/${acct.businessAccountId}/message_templates?limit=2`, { headers: { authorization: `Bearer ${acct.accessToken}` } });
     const page = (await res.json()) as { data: unknown[]; paging: { next?: string } };
     expect(page.data).toHaveLength(2);
     expect(page.paging.next).toContain('after=');
-    const created = await fetch(`${graph.url}/sandbox/graph/v21.0/${acct.businessAccountId}/message_templates`, {
+    const created = await fetch(`${graph.url}/sandbox/graph/v27.0/${acct.businessAccountId}/message_templates`, {
       method: 'POST',
       headers: { authorization: `Bearer ${acct.accessToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'new_one', language: 'en_US', category: 'utility', components: [{ type: 'BODY', text: 'Hi {{1}}' }] }),
     });
     expect(await created.json()).toMatchObject({ status: 'APPROVED', category: 'UTILITY' });
     expect((await net.listTemplates(account())).length).toBe(8);
-    const del = await fetch(`${graph.url}/sandbox/graph/v21.0/${acct.businessAccountId}/message_templates?name=new_one`, { method: 'DELETE', headers: { authorization: `Bearer ${acct.accessToken}` } });
+    const del = await fetch(`${graph.url}/sandbox/graph/v27.0/${acct.businessAccountId}/message_templates?name=new_one`, { method: 'DELETE', headers: { authorization: `Bearer ${acct.accessToken}` } });
     expect(await del.json()).toEqual({ success: true });
     const other = await sandbox.provisionAccount({ callbackUrl: '/hook' });
     await expect(net.listTemplates({ businessAccountId: acct.businessAccountId, accessToken: other.accessToken })).rejects.toMatchObject({ rejection: { code: 100 } });

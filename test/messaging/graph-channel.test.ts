@@ -18,7 +18,7 @@ describe('a channel on the Graph API (fake with recorded shapes)', () => {
 
   beforeAll(async () => {
     graph = await listen(fakeGraphApp(requests));
-    svc = await startMessagingService({ env: { GRAPH_API_BASE_URL: `${graph.url}/v21.0`, GRAPH_API_TIMEOUT_MS: '500' } });
+    svc = await startMessagingService({ env: { GRAPH_API_BASE_URL: `${graph.url}/v27.0`, GRAPH_API_TIMEOUT_MS: '500' } });
     org = await svc.createOrg('Real');
     const ch = await op(svc, 'POST', `/admin/v1/organizations/${org.id}/channels`, {
       kind: 'whatsapp_cloud',
@@ -48,7 +48,7 @@ describe('a channel on the Graph API (fake with recorded shapes)', () => {
     const r = await send(FAKE_RECIPIENTS.ok);
     expect(r.status).toBe(201);
     expect(r.body.messageId).toMatch(/^wamid\.HBgL/);
-    expect(requests.at(-1)).toMatchObject({ path: '/v21.0/106540352242922/messages', auth: `Bearer ${FAKE_TOKEN}`, body: { messaging_product: 'whatsapp', to: FAKE_RECIPIENTS.ok, type: 'template' } });
+    expect(requests.at(-1)).toMatchObject({ path: '/v27.0/106540352242922/messages', auth: `Bearer ${FAKE_TOKEN}`, body: { messaging_product: 'whatsapp', to: FAKE_RECIPIENTS.ok, type: 'template' } });
     expect(await balance()).toBe(9);
     expect((await svc.running.services.store.contacts.list(org.id)).map((c) => c.audienceExternalId)).toEqual([`${FAKE_RECIPIENTS.ok}:106540352242922`]);
   });

@@ -42,7 +42,7 @@ describe('start-up warning for a Graph channel whose webhook URL is loopback', (
     expect(ch.status).toBe(201);
     return ch.body.id as string;
   };
-  const env = () => ({ GRAPH_API_BASE_URL: `${graph.url}/v21.0`, GRAPH_API_TIMEOUT_MS: '500' });
+  const env = () => ({ GRAPH_API_BASE_URL: `${graph.url}/v27.0`, GRAPH_API_TIMEOUT_MS: '500' });
 
   it('embedded: after a restart without PUBLIC_URL the channel is named; with a public PUBLIC_URL nothing is said', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-loopback-'));

@@ -162,9 +162,10 @@ async function world() {
   };
   let system = await start();
   const conversations: ConversationGateway = { ask: (...args) => gateway.ask(...args) };
-  const receiver = new NetworkWebhookReceiver({ channels, messages: messages.repo, conversations, log: silentLogger });
+  const receiver = new NetworkWebhookReceiver({ channels, messages: messages.repo, contacts: deps.contacts, conversations, log: silentLogger });
   const service = new MessagingService({
     channels,
+    contacts: deps.contacts,
     templates,
     credits,
     rateLimiter: createMemoryRateLimiter(systemClock),

@@ -140,6 +140,7 @@ describe('messaging writes by a stale owner', () => {
       businessAccountId: 'waba',
       phoneNumberId: 'pn1',
       from: '4915100000001',
+      customer: { phone: '4915100000001' },
       profileName: 'Kim',
       networkMessageId: 'wamid.in-1',
       at: '2030-05-01T09:59:59.000Z',

@@ -190,7 +190,7 @@ describe('keyed sends reach the network once across a crashed and a paused owner
       OPERATOR_TOKEN: OPERATOR,
       SECRETS_KEY: 'c'.repeat(64),
       SANDBOX_NETWORK: 'true',
-      SANDBOX_GRAPH_URL: `http://127.0.0.1:${(graphProxy.address() as AddressInfo).port}/sandbox/graph/v21.0`,
+      SANDBOX_GRAPH_URL: `http://127.0.0.1:${(graphProxy.address() as AddressInfo).port}/sandbox/graph/v27.0`,
       SANDBOX_WEBHOOK_BASE_URL: `http://127.0.0.1:${(hookProxy.address() as AddressInfo).port}`,
       SANDBOX_MAX_MPS: '100000',
       TEMPLATE_RATE_LIMIT_PER_MINUTE: '1000000',

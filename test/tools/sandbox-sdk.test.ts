@@ -352,7 +352,7 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       expect((await svc.call('GET', '/sandbox', { key: b.adminKey })).body.credentials.graph.channels).toEqual([]);
 
       const graph = (path: string, init: { method?: string; body?: unknown; token?: string } = {}) =>
-        fetch(`${dir.graph}/v21.0/${path}`, { method: init.method ?? 'GET', headers: { authorization: `Bearer ${init.token ?? ch.accessToken}`, 'content-type': 'application/json' }, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+        fetch(`${dir.graph}/v27.0/${path}`, { method: init.method ?? 'GET', headers: { authorization: `Bearer ${init.token ?? ch.accessToken}`, 'content-type': 'application/json' }, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
       const send = (message: Record<string, unknown>) => graph(`${ch.phoneNumberId}/messages`, { method: 'POST', body: { messaging_product: 'whatsapp', to: '4915112345678', ...message } });
       // The customer writes first (the window opens).
       const hello = await svc.call('POST', `/v1/sandbox/channels/${channel.id}/customers/4915112345678/media`, { key: a.adminKey, body: { kind: 'image', mimeType: 'image/png', data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==' } });
@@ -362,7 +362,7 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       const media = await graph(mediaId);
       expect(media.headers.get('x-fb-trace-id')).toBeTruthy();
       expect(media.headers.get('x-fb-request-id')).toBeTruthy();
-      expect(media.headers.get('facebook-api-version')).toBe('v21.0');
+      expect(media.headers.get('facebook-api-version')).toBe('v27.0');
       const info = (await media.json()) as Record<string, unknown>;
       expect(schemaProblems('meta', 'MediaInfo', info)).toEqual([]);
       expect(info).toEqual({ messaging_product: 'whatsapp', url: expect.stringMatching(new RegExp(`^${dir.graph}/files/`)), mime_type: 'image/png', sha256: expect.any(String), file_size: expect.stringMatching(/^\d+$/), id: mediaId });
@@ -412,7 +412,7 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       expect(crossed.status).toBe(400);
       expect(((await crossed.json()) as any).error).toMatchObject({ code: 100, error_subcode: 33 });
       // The production adapter, given the sandbox origin as its Graph base URL, sends the new types and reads the network's refusals.
-      const adapter = new GraphApiNetwork({ baseUrl: `${dir.graph}/v21.0` });
+      const adapter = new GraphApiNetwork({ baseUrl: `${dir.graph}/v27.0` });
       const account = { phoneNumberId: ch.phoneNumberId, businessAccountId: ch.businessAccountId, accessToken: ch.accessToken };
       try {
         expect(await adapter.send(account, '4915112345678', { type: 'location', location: { latitude: 48.137, longitude: 11.575, name: 'Depot' } })).toMatchObject({ ok: true, messageId: expect.stringMatching(/^wamid\./) });
@@ -422,7 +422,7 @@ describe('the sandboxes driven by the official clients, by base URL only', () =>
       } finally {
         adapter.close();
       }
-      const unknown = await fetch(`${dir.graph}/v21.0/${ch.phoneNumberId}/nothing`, { headers: { authorization: `Bearer ${ch.accessToken}` } });
+      const unknown = await fetch(`${dir.graph}/v27.0/${ch.phoneNumberId}/nothing`, { headers: { authorization: `Bearer ${ch.accessToken}` } });
       expect(unknown.status).toBe(400);
       const unknownBody = (await unknown.json()) as any;
       expect(unknownBody.error).toMatchObject({ type: 'OAuthException', code: 100 });
@@ -543,7 +543,7 @@ describe('clustered: every node serves the sandboxes on its own ports, over the 
     expect((await n1.call('POST', `/v1/sandbox/channels/${channel.id}/customers/4915100000005/messages`, { key: org.adminKey, body: { text: 'Hi' } })).status).toBe(201);
     const [ch] = ((await n2.call('GET', '/sandbox', { key: org.adminKey })).body as Directory).credentials.graph.channels;
     expect(ch.channelId).toBe(channel.id);
-    const sent = await fetch(`${d2.graph}/v21.0/${ch.phoneNumberId}/messages`, { method: 'POST', headers: { authorization: `Bearer ${ch.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ messaging_product: 'whatsapp', to: '4915100000005', type: 'location', location: { latitude: 1, longitude: 2 } }) });
+    const sent = await fetch(`${d2.graph}/v27.0/${ch.phoneNumberId}/messages`, { method: 'POST', headers: { authorization: `Bearer ${ch.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ messaging_product: 'whatsapp', to: '4915100000005', type: 'location', location: { latitude: 1, longitude: 2 } }) });
     expect(sent.status).toBe(200);
   });
 });

@@ -7,7 +7,7 @@ import { useDashboardSuite } from './suite.js';
 // Browser flows on a shared 2-core machine: a generous per-test limit (no timing is asserted).
 describe("the dashboard's settings for channels and connected tools, and the simulator's templates, in Chromium", { timeout: 120_000 }, () => {
   // A channel on the real network gets nowhere here: its first template sync fails at once.
-  const suite = useDashboardSuite('Settings Org', { GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v21.0', SANDBOX_STATUS_DELAY_MS: '0' });
+  const suite = useDashboardSuite('Settings Org', { GRAPH_API_BASE_URL: 'http://127.0.0.1:9/v27.0', SANDBOX_STATUS_DELAY_MS: '0' });
 
   async function admin(): Promise<Watched> {
     const { w } = await suite.open({ width: 1280, height: 860 });

@@ -13,6 +13,8 @@ import { isThrottling, type GraphMessage } from '../../network/graph-api.js';
 import type { InboundMessageEvent, StatusEvent } from '../../network/inbound.js';
 import { nextStatus, type MessageStatus } from '../../domain/message-status.js';
 import type { MessageContent, SessionMessage } from '../../domain/messages.js';
+import type { ContactIdentity } from '../../domain/types.js';
+import { contactAddressOf } from '../../domain/contact-id.js';
 import { customerServiceWindow, laterInbound } from '../../messaging/rules.js';
 import type { InboundMessageEventData, MessageSentEventData, MessageStatusEventData } from '../../messaging/events.js';
 import type { HandlerContext, HandlerMap } from '../durable.js';
@@ -182,17 +184,18 @@ function event<T>(type: string, id: string, s: ConversationState, now: Date, dat
   return { id, type, organizationId: s.organizationId, createdAt: now.toISOString(), data };
 }
 
-async function ensureContact(deps: MessagingHandlerDeps, s: ConversationState, ctx: HandlerContext, name: string | null): Promise<string> {
+async function ensureContact(deps: MessagingHandlerDeps, s: ConversationState, ctx: HandlerContext, name: string | null, identity: ContactIdentity = {}): Promise<string> {
+  const learns = name !== null || Object.keys(identity).length > 0;
   if (s.contactId !== null) {
-    // A contact made by a send or by an operator learns the name the customer goes by.
-    if (name !== null) await deps.contacts.setNameIfMissing(s.organizationId, s.audienceExternalId, name);
+    // A contact made by a send or by an operator learns the name the customer goes by, and their ids.
+    if (learns) await deps.contacts.noteIdentity(s.organizationId, s.audienceExternalId, identity, name);
     return s.contactId;
   }
-  if (name !== null) {
+  if (learns) {
     const existing = await deps.contacts.get(s.organizationId, s.audienceExternalId);
-    if (existing !== null) return (await deps.contacts.setNameIfMissing(s.organizationId, s.audienceExternalId, name))?.id ?? existing.id;
+    if (existing !== null) return (await deps.contacts.noteIdentity(s.organizationId, existing.audienceExternalId, identity, name))?.id ?? existing.id;
   }
-  const c = await deps.contacts.upsert({ id: ctx.newId(), organizationId: s.organizationId, audienceExternalId: s.audienceExternalId, name, createdAt: ctx.now.toISOString() });
+  const c = await deps.contacts.upsert({ id: ctx.newId(), organizationId: s.organizationId, audienceExternalId: s.audienceExternalId, name, createdAt: ctx.now.toISOString(), ...identity });
   return c.id;
 }
 
@@ -428,7 +431,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         throw e;
       }
       const { channel, network } = prepared;
-      const account = { phoneNumberId: channel.phoneNumberId, businessAccountId: channel.businessAccountId, accessToken: channel.credentials.accessToken };
+      const account = { phoneNumberId: channel.phoneNumberId, businessAccountId: channel.businessAccountId, accessToken: channel.credentials.accessToken, ...(channel.graphApiVersion === undefined ? {} : { graphApiVersion: channel.graphApiVersion }) };
       if (copyCharge !== undefined) {
         // Reserved under an id of its own per attempt (a re-run of this attempt is not charged twice),
         // before the checkpoint: without the credits no further copy leaves, and the send stays in flight.
@@ -506,7 +509,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
       // of that (a crash, a lost partition, a store error) is simply run again.
       const existing = await deps.messages.getByNetworkId(s.organizationId, e.networkMessageId);
       if (existing !== null) return { state: s, reply: { duplicate: true, sessionId: existing.sessionId } };
-      const contactId = await ensureContact(deps, s, ctx, e.profileName ?? null);
+      const contactId = await ensureContact(deps, s, ctx, e.profileName ?? null, e.customer ?? {});
       const session = sessionFor(s, ctx);
       const message: SessionMessage = {
         // Named by the network's id, so two runs of this message (a re-run, a paused former owner) store it once.
@@ -577,7 +580,10 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
         audienceExternalId: s.audienceExternalId,
         contactId,
         sessionId: session.id,
-        from: e.from,
+        from: e.from ?? e.customer?.userId ?? contactAddressOf(s.audienceExternalId),
+        phone: e.customer?.phone ?? null,
+        userId: e.customer?.userId ?? null,
+        username: e.customer?.username ?? null,
         profileName: e.profileName ?? null,
         content: e.content,
         receivedAt: at,
@@ -650,7 +656,7 @@ export function messagingHandlers(deps: MessagingHandlerDeps): HandlerMap<Conver
 }
 
 /** What the network reported about a message, reported here or parked earlier. */
-type StatusReport = Pick<ParkedStatus, 'networkMessageId' | 'status' | 'at' | 'recipientId' | 'errors'>;
+type StatusReport = Pick<ParkedStatus, 'networkMessageId' | 'status' | 'at' | 'recipientId' | 'recipientUserId' | 'errors'>;
 
 /** The names and ids of the labels on a conversation and on its contact (what a rule's `label` condition tests). */
 async function labelsOfConversation(labels: LabelRepo, organizationId: string, audienceExternalId: string, contactId: string): Promise<string[]> {
@@ -690,7 +696,8 @@ function statusChange(s: ConversationState, m: SessionMessage, e: StatusReport, 
     channelId: m.channelId,
     audienceExternalId: m.audienceExternalId,
     sessionId: m.sessionId,
-    recipientId: e.recipientId ?? m.audienceExternalId.split(':')[0]!,
+    recipientId: e.recipientId ?? contactAddressOf(m.audienceExternalId),
+    userId: e.recipientUserId ?? null,
   };
   if (e.errors.length > 0) {
     updated.errors = e.errors;

@@ -65,6 +65,7 @@ export function withParked(s: ConversationState, e: StatusEvent, now: Date): Con
   const kept = fresh(s.parkedStatuses ?? [], now).filter((p) => !(p.networkMessageId === e.networkMessageId && p.status === e.status));
   const p: ParkedStatus = { networkMessageId: e.networkMessageId, status: e.status, at: e.at, errors: e.errors, parkedAt: now.toISOString() };
   if (e.recipientId !== undefined) p.recipientId = e.recipientId;
+  if (e.recipientUserId !== undefined) p.recipientUserId = e.recipientUserId;
   if (e.callbackData !== undefined) p.callbackData = e.callbackData;
   return { ...s, parkedStatuses: [...kept, p].slice(-PARKED_MAX) };
 }

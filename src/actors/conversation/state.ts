@@ -152,6 +152,7 @@ export interface ParkedStatus {
   status: 'sent' | 'delivered' | 'read' | 'failed';
   at: string;
   recipientId?: string;
+  recipientUserId?: string;
   errors: { code: number; title: string; message: string }[];
   callbackData?: string;
   parkedAt: string;

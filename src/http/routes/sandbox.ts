@@ -159,7 +159,7 @@ export interface SandboxDirectory {
 
 const baseUrl = (what: string) => z.string().nullable().describe(`${what} (null when that sandbox is off, or this node does not listen yet)`);
 const directorySchema = z.object({
-  graph: baseUrl("the sandbox chat network's Graph API: a Cloud API client's Graph base URL (paths /v21.0/{phone-number-id}/messages …)"),
+  graph: baseUrl("the sandbox chat network's Graph API: a Cloud API client's Graph base URL (paths /v27.0/{phone-number-id}/messages …)"),
   google: baseUrl("the sandbox Google APIs (Gmail v1, Calendar v3): googleapis' rootUrl"),
   googleOAuth: baseUrl("the sandbox Google OAuth 2.0 endpoints: /o/oauth2/v2/auth, /token, /revoke (google-auth-library's endpoints)"),
   stripe: baseUrl("the sandbox Stripe API: the stripe client's protocol, host and port"),
@@ -187,7 +187,7 @@ const directorySchema = z.object({
           scopes: ['https://www.googleapis.com/auth/gmail.modify', 'https://www.googleapis.com/auth/calendar'],
         },
         stripe: { keyPrefix: 'sk_test_sbx_', createAccount: { method: 'POST', url: 'http://localhost:3000/sandbox/providers/stripe/accounts', authorization: 'Bearer <an API key of your organization>', body: '{"name":"My Shop"} (optional): the answer carries api_key' } },
-        graph: { apiVersion: 'v21.0', channels: [{ channelId: 'ch_01J9Z3Q4R5S6T7V8W9X0Y1Z2A3', name: 'Sandbox WhatsApp', phoneNumberId: '106540352242922', businessAccountId: '102290129340398', accessToken: 'EAASBXq1w2e3r4t5y6u7i8o9p0a1s2d3f4g5h6j7k8l9' }] },
+        graph: { apiVersion: 'v27.0', channels: [{ channelId: 'ch_01J9Z3Q4R5S6T7V8W9X0Y1Z2A3', name: 'Sandbox WhatsApp', phoneNumberId: '106540352242922', businessAccountId: '102290129340398', accessToken: 'EAASBXq1w2e3r4t5y6u7i8o9p0a1s2d3f4g5h6j7k8l9' }] },
       },
     },
   ],

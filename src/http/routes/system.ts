@@ -27,8 +27,21 @@ async function runCheck(c: ReadinessCheck): Promise<'ok' | string> {
   }
 }
 
-export function systemRoutes(opts: { checks: () => ReadinessCheck[]; openApi: () => Record<string, unknown>; shuttingDown: () => boolean }): RouteDef[] {
-  const statusSchema = z.object({ status: z.string(), checks: z.record(z.string(), z.string()).optional() });
+export function systemRoutes(opts: {
+  checks: () => ReadinessCheck[];
+  openApi: () => Record<string, unknown>;
+  shuttingDown: () => boolean;
+  /** Each real-network channel's Graph API version and Meta's expiry of it. */
+  graphApi?: () => Promise<Record<string, { version: string; expiresOn: string | null }>>;
+}): RouteDef[] {
+  const statusSchema = z.object({
+    status: z.string(),
+    checks: z.record(z.string(), z.string()).optional(),
+    graphApi: z
+      .record(z.string(), z.object({ version: z.string(), expiresOn: z.string().nullable() }))
+      .optional()
+      .describe("per WhatsApp channel on the real network: the Graph API version its requests use, and the day Meta retires it (null: not published yet)"),
+  });
   return [
     defineRoute({
       method: 'get',
@@ -53,7 +66,9 @@ export function systemRoutes(opts: { checks: () => ReadinessCheck[]; openApi: ()
         const results = await Promise.all(checks.map(runCheck));
         const byName = Object.fromEntries(checks.map((c, i) => [c.name, results[i]!]));
         const ready = !opts.shuttingDown() && results.every((r) => r === 'ok');
-        return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : opts.shuttingDown() ? 'shutting_down' : 'not_ready', checks: byName } };
+        // Informational: a version near its expiry does not make the node unready (it still sends today).
+        const graphApi = opts.graphApi === undefined ? undefined : await opts.graphApi().catch(() => undefined);
+        return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : opts.shuttingDown() ? 'shutting_down' : 'not_ready', checks: byName, ...(graphApi === undefined ? {} : { graphApi }) } };
       },
     }),
     defineRoute({

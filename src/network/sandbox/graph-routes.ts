@@ -19,7 +19,10 @@ const VERSION = /^v\d+\.\d+$/;
  * The sandbox network's Graph API over HTTP, mounted at `/sandbox/graph` of
  * the service and at the root of its own origin (SANDBOX_GRAPH_PORT): the
  * real adapter reaches it exactly as it reaches graph.facebook.com, with
- * `SANDBOX_GRAPH_URL` (default `<this service>/sandbox/graph/v21.0`) as base.
+ * `SANDBOX_GRAPH_URL` (default `<this service>/sandbox/graph`) as its host,
+ * the version after it. It serves every version Meta's calendar still has
+ * alive; an expired one is answered by the oldest alive version, as Meta
+ * does; one Meta never released is an unknown path.
  */
 export function sandboxGraphRouter(sandbox: SandboxNetwork): Router {
   const r = Router();
@@ -38,12 +41,14 @@ export function sandboxGraphRouter(sandbox: SandboxNetwork): Router {
   r.use((req, res, next) => {
     res.setHeader('x-fb-trace-id', randomBytes(8).toString('base64url'));
     res.setHeader('x-fb-request-id', randomBytes(16).toString('base64url'));
+    // An expired version is served by the oldest one still alive, as Meta does, and the header says which answered.
     const version = /^\/(v\d+\.\d+)\//.exec(req.path)?.[1];
-    if (version !== undefined) res.setHeader('facebook-api-version', version);
+    const served = version === undefined ? null : sandbox.servedGraphVersion(version);
+    if (served !== null) res.setHeader('facebook-api-version', served);
     next();
   });
   const reply = (fn: (req: Request) => Promise<GraphReply>) => async (req: Request, res: Response) => {
-    if (!VERSION.test(String(req.params.version))) {
+    if (!VERSION.test(String(req.params.version)) || sandbox.servedGraphVersion(String(req.params.version)) === null) {
       const e = graphError(100, `Unknown path components: /${req.params.version}`);
       res.status(e.status).json(e.body);
       return;

@@ -13,6 +13,7 @@ import {
   type GraphWebhookMessage,
   type KnownGraphErrorCode,
 } from '../graph-api.js';
+import { aliveGraphVersions, graphVersionExpired, graphVersionInfo } from '../graph-versions.js';
 import { signHubSignature } from '../signature.js';
 import { createHttpClient, type HttpClient } from '../http-client.js';
 import { checkTemplateComponents, renderTemplateMessage, shapeFromDefinition, templateStatusIssue } from '../template-rules.js';
@@ -139,6 +140,18 @@ export class SandboxNetwork {
     } catch {
       return false;
     }
+  }
+
+  /**
+   * The version that answers a request naming `version`: itself while Meta's
+   * calendar has it alive, the oldest alive one once it expired, null for a
+   * version Meta never released. (The release dates are not checked: the
+   * sandbox may run on a clock set anywhere.)
+   */
+  servedGraphVersion(version: string): string | null {
+    const now = new Date(this.o.clock.now());
+    if (graphVersionInfo(version) === null) return null;
+    return graphVersionExpired(version, now) ? (aliveGraphVersions(now)[0]?.version ?? version) : version;
   }
 
   // ------------------------------------------------------------------ Graph API: messages

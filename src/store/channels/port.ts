@@ -41,6 +41,8 @@ export interface WhatsAppChannel extends ChannelBase {
    * default tier (`DEFAULT_MESSAGES_PER_SECOND`).
    */
   messagesPerSecond?: number;
+  /** The Graph API version this number's requests name; absent: the deployment's default. */
+  graphApiVersion?: string;
 }
 
 /** The Cloud API's default throughput per business phone number (its highest tier is 1,000). */

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, Contact, ContactChange, Organization, Ticket, TicketActivity, TicketOrigin, TicketPriority, TicketStatus, User } from '../../domain/types.js';
+import type { ApiKeyRecord, Contact, ContactChange, ContactIdentity, Organization, Ticket, TicketActivity, TicketOrigin, TicketPriority, TicketStatus, User } from '../../domain/types.js';
 import type { DomainEvent } from '../../domain/events.js';
 import type { AuthSessionRepo, FailureCounter } from '../auth/port.js';
 
@@ -39,10 +39,41 @@ export interface ApiKeyRepo {
   touch(hash: string, at: string): Promise<void>;
 }
 
+/** How `ContactRepo.identify` placed a person. */
+export interface Identified {
+  /** The canonical id of the person: what their conversation actor is keyed by. */
+  canonical: string;
+  /** Ids of the request that already name another person (a link of two known contacts, which is not made). */
+  conflicting: string[];
+}
+
 export interface ContactRepo {
   /** Creates the contact unless one with the same audienceExternalId exists; returns the stored one. */
   upsert(contact: Contact): Promise<Contact>;
+  /** The contact by its canonical id or by any id linked to it. */
   get(organizationId: string, audienceExternalId: string): Promise<Contact | null>;
+  /**
+   * The canonical id of the person an id names: the id itself when it is
+   * canonical or not known at all. One indexed read.
+   */
+  resolve(organizationId: string, audienceExternalId: string): Promise<string>;
+  /**
+   * Places a person the network names by several ids at once (their phone
+   * form and their BSUID form, most preferred first) and links them, once
+   * across nodes: ids not yet known are linked to the person the others
+   * name, or, when none is known, to the first id. Linking is atomic: two
+   * nodes placing the same person at the same moment agree on one canonical
+   * id. When every id is known and agrees, nothing is written (one read).
+   */
+  identify(organizationId: string, ids: readonly string[]): Promise<Identified>;
+  /**
+   * Records what the network showed of the contact (phone, BSUID, username)
+   * and gives a nameless contact its profile name; writes only what changed.
+   * Returns the stored contact, or null if there is none.
+   */
+  noteIdentity(organizationId: string, audienceExternalId: string, identity: ContactIdentity, name: string | null): Promise<Contact | null>;
+  /** Every id linked to the contact with this canonical id (itself included once linked). */
+  aliasesOf(organizationId: string, canonical: string): Promise<string[]>;
   /**
    * Gives a nameless contact the name the customer uses on the network (its
    * profile name); a name already set (by an operator, or an earlier

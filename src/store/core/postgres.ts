@@ -202,7 +202,64 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
         return rows[0]?.body ?? (await contactOf(contact.organizationId, contact.audienceExternalId)) ?? contact;
       },
       async get(organizationId, audienceExternalId) {
-        return contactOf(organizationId, audienceExternalId);
+        const rows = await db.rows<{ body: Contact }>(
+          `SELECT body FROM contacts WHERE org = $1 AND audience_external_id = coalesce((SELECT canonical FROM contact_ids WHERE org = $1 AND id = $2), $2)`,
+          [organizationId, audienceExternalId],
+        );
+        return rows[0]?.body ?? null;
+      },
+      async resolve(organizationId, audienceExternalId) {
+        const rows = await db.rows<{ canonical: string }>('SELECT canonical FROM contact_ids WHERE org = $1 AND id = $2', [organizationId, audienceExternalId]);
+        return rows[0]?.canonical ?? audienceExternalId;
+      },
+      async identify(organizationId, ids) {
+        const read = async (q: PgQueryable) => {
+          const { rows } = await q.query<{ id: string; canonical: string }>('SELECT id, canonical FROM contact_ids WHERE org = $1 AND id = ANY($2::text[])', [organizationId, ids]);
+          const by = new Map(rows.map((r) => [r.id, r.canonical]));
+          return ids.map((id) => by.get(id));
+        };
+        const known = await read(db);
+        const first = known[0];
+        if (first !== undefined && known.every((c) => c === first)) return { canonical: first, conflicting: [] };
+        return db.tx(async (c) => {
+          // One person's ids are linked one turn at a time on every node: each id's lock, in one order.
+          for (const id of [...ids].sort()) await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7))', [`${organizationId}/${id}`]);
+          const rows = await read(c);
+          const unknown = ids.filter((_, i) => rows[i] === undefined);
+          const { rows: legacy } =
+            unknown.length === 0
+              ? { rows: [] as { audience_external_id: string }[] }
+              : await c.query<{ audience_external_id: string }>('SELECT audience_external_id FROM contacts WHERE org = $1 AND audience_external_id = ANY($2::text[])', [organizationId, unknown]);
+          const contacts = new Set(legacy.map((r) => r.audience_external_id));
+          const now = rows.map((k, i) => k ?? (contacts.has(ids[i]!) ? ids[i]! : undefined));
+          const canonical = now.find((k) => k !== undefined) ?? ids[0]!;
+          const conflicting: string[] = [];
+          const link: string[] = [];
+          ids.forEach((id, i) => {
+            if (now[i] !== undefined && now[i] !== canonical) conflicting.push(id);
+            else if (rows[i] === undefined) link.push(id);
+          });
+          if (link.length > 0) {
+            await c.query('INSERT INTO contact_ids (org, id, canonical) SELECT $1, unnest($2::text[]), $3 ON CONFLICT DO NOTHING', [organizationId, link, canonical]);
+          }
+          return { canonical, conflicting };
+        });
+      },
+      async noteIdentity(organizationId, audienceExternalId, identity, name) {
+        const patch: Record<string, string> = {};
+        for (const k of ['phone', 'userId', 'parentUserId', 'username'] as const) if (identity[k] !== undefined) patch[k] = identity[k];
+        // Written only when something differs: a customer's every message names them again.
+        const rows = await db.rows<{ body: Contact }>(
+          `UPDATE contacts SET body = CASE WHEN $4::text IS NOT NULL AND (body->'name' IS NULL OR body->'name' = 'null'::jsonb) THEN jsonb_set(body || $3::jsonb, '{name}', to_jsonb($4::text)) ELSE body || $3::jsonb END
+           WHERE org = $1 AND audience_external_id = $2
+             AND (NOT body @> $3::jsonb OR ($4::text IS NOT NULL AND (body->'name' IS NULL OR body->'name' = 'null'::jsonb)))
+           RETURNING body`,
+          [organizationId, audienceExternalId, JSON.stringify(patch), name],
+        );
+        return rows[0]?.body ?? contactOf(organizationId, audienceExternalId);
+      },
+      async aliasesOf(organizationId, canonical) {
+        return (await db.rows<{ id: string }>('SELECT id FROM contact_ids WHERE org = $1 AND canonical = $2 ORDER BY id', [organizationId, canonical])).map((r) => r.id);
       },
       async setNameIfMissing(organizationId, audienceExternalId, name) {
         const rows = await db.rows<{ body: Contact }>(

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { conflict } from '../../errors.js';
 import { sqliteTicketTextMatch, textIndexCaughtUp } from '../search/sqlite.js';
-import { changedContact, type ApiKeyRecord, type Contact, type Organization, type Ticket, type TicketActivity, type User } from '../../domain/types.js';
+import { changedContact, identifiedContact, type ApiKeyRecord, type Contact, type Organization, type Ticket, type TicketActivity, type User } from '../../domain/types.js';
 import { canonicalTicket, changeEntry, creationEntry, formatTicketId } from '../../domain/ticket-rules.js';
 import type { DomainEvent } from '../../domain/events.js';
 import type { NewTicket, Store, TicketCommentedData, TicketEventStamp, TicketPage, TicketQuery } from './port.js';
@@ -61,6 +61,17 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
     const row = s('SELECT body FROM contacts WHERE org = ? AND audience_external_id = ?').get(org, aeid) as { body: string } | undefined;
     return row === undefined ? null : (JSON.parse(row.body) as Contact);
   };
+
+  const canonicalOf = (org: string, id: string) => (s('SELECT canonical FROM contact_ids WHERE org = ? AND id = ?').get(org, id) as { canonical: string } | undefined)?.canonical;
+  /** The canonical ids of the given ids (or undefined where unknown), in one read. */
+  const canonicalsOf = (org: string, ids: readonly string[]) =>
+    ids.length === 1
+      ? [canonicalOf(org, ids[0]!)]
+      : (() => {
+          const rows = s(`SELECT id, canonical FROM contact_ids WHERE org = ? AND id IN (${ids.map(() => '?').join(', ')})`).all(org, ...ids) as { id: string; canonical: string }[];
+          const by = new Map(rows.map((r) => [r.id, r.canonical]));
+          return ids.map((id) => by.get(id));
+        })();
 
   return {
     kind: 'embedded',
@@ -153,7 +164,45 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
         });
       },
       async get(organizationId, audienceExternalId) {
-        return contactOf(organizationId, audienceExternalId);
+        const found = contactOf(organizationId, audienceExternalId);
+        if (found !== null) return found;
+        const canonical = canonicalOf(organizationId, audienceExternalId);
+        return canonical === undefined || canonical === audienceExternalId ? null : contactOf(organizationId, canonical);
+      },
+      async resolve(organizationId, audienceExternalId) {
+        return canonicalOf(organizationId, audienceExternalId) ?? audienceExternalId;
+      },
+      async identify(organizationId, ids) {
+        const known = canonicalsOf(organizationId, ids);
+        const first = known[0];
+        if (first !== undefined && known.every((c) => c === first)) return { canonical: first, conflicting: [] };
+        return db.run(() => {
+          // Again inside the write: what another turn linked meanwhile counts. A contact from before ids
+          // were linked is known by its own id.
+          const rows = canonicalsOf(organizationId, ids);
+          const now = rows.map((c, i) => c ?? (contactOf(organizationId, ids[i]!) !== null ? ids[i]! : undefined));
+          const canonical = now.find((c) => c !== undefined) ?? ids[0]!;
+          const conflicting: string[] = [];
+          ids.forEach((id, i) => {
+            if (now[i] !== undefined && now[i] !== canonical) conflicting.push(id);
+            else if (rows[i] === undefined) s('INSERT INTO contact_ids (org, id, canonical) VALUES (?, ?, ?)').run(organizationId, id, canonical);
+          });
+          return { canonical, conflicting };
+        });
+      },
+      async noteIdentity(organizationId, audienceExternalId, identity, name) {
+        return db.run(() => {
+          const existing = contactOf(organizationId, audienceExternalId);
+          if (!existing) return null;
+          let next = identifiedContact(existing, identity);
+          if (name !== null && (existing.name === null || existing.name === undefined)) next = { ...next, name };
+          const body = JSON.stringify(next);
+          if (body !== JSON.stringify(existing)) s('UPDATE contacts SET body = ? WHERE org = ? AND audience_external_id = ?').run(body, organizationId, audienceExternalId);
+          return next;
+        });
+      },
+      async aliasesOf(organizationId, canonical) {
+        return (s('SELECT id FROM contact_ids WHERE org = ? AND canonical = ? ORDER BY id').all(organizationId, canonical) as { id: string }[]).map((r) => r.id);
       },
       async setNameIfMissing(organizationId, audienceExternalId, name) {
         return db.run(() => {

@@ -521,6 +521,18 @@ const SEARCH_TEXT_ON_WRITE = `
   $$;
 `;
 
+// A chat-network customer's ids (as the embedded database's step 15): each id the network showed
+// for a person, and the canonical id of the contact it belongs to.
+const CONTACT_IDS = `
+  CREATE TABLE contact_ids (
+    org text NOT NULL,
+    id text NOT NULL,
+    canonical text NOT NULL,
+    PRIMARY KEY (org, id)
+  );
+  CREATE INDEX contact_ids_by_canonical ON contact_ids (org, canonical);
+`;
+
 export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES + MESSAGING + SANDBOX },
   { version: 2, name: 'ticket activity', sql: TICKET_ACTIVITY },
@@ -535,4 +547,5 @@ export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 11, name: 'teams', sql: TEAMS },
   { version: 12, name: 'actor reply epochs', sql: ACTOR_REPLY_EPOCHS },
   { version: 13, name: 'search text on write', sql: SEARCH_TEXT_ON_WRITE },
+  { version: 14, name: 'contact ids', sql: CONTACT_IDS },
 ];

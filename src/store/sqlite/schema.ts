@@ -434,6 +434,21 @@ export const NODE_MIGRATIONS: Migration[] = [
         END;
       `);
     },
+  },  {
+    // A chat-network customer's ids: each id the network showed for a person (their phone form and
+    // their business-scoped user id form), and the canonical id of the contact it belongs to.
+    version: 15,
+    up(db) {
+      db.exec(`
+        CREATE TABLE contact_ids (
+          org TEXT NOT NULL,
+          id TEXT NOT NULL,
+          canonical TEXT NOT NULL,
+          PRIMARY KEY (org, id)
+        ) WITHOUT ROWID;
+        CREATE INDEX contact_ids_by_canonical ON contact_ids (org, canonical);
+      `);
+    },
   },
 ];
 
