@@ -12,7 +12,10 @@ import { MAX_NOTE_LENGTH } from '../actors/conversation/actor.js';
 
 export const conversationId = z
   .string()
-  .regex(/^(?:[0-9]{7,15}:[0-9A-Za-z_-]{1,64}|v_[0-9a-f]{24}:ch_[0-9A-Za-z]{8,40})$/, 'a conversation id is the contact\'s audienceExternalId, `<phone digits>:<phone number id>` (`<visitor id>:<channel id>` on a web chat)')
+  .regex(
+    /^(?:[0-9]{7,15}:[0-9A-Za-z_-]{1,64}|[A-Z]{2}\.[0-9A-Za-z]{1,128}:[0-9]{1,32}|v_[0-9a-f]{24}:ch_[0-9A-Za-z]{8,40})$/,
+    'a conversation id is the contact\'s audienceExternalId, `<phone digits>:<phone number id>` or `<business-scoped user id>:<phone number id>` (`<visitor id>:<channel id>` on a web chat)',
+  )
   .describe("the contact's audienceExternalId, `<phone>:<phone number id>`");
 
 /** An agent's free-form message: the bodies of /v1/messages/text, /buttons and /media without channelId and to. */
@@ -72,7 +75,10 @@ export const conversationSummarySchema = z.object({
   audienceExternalId: z.string(),
   contactId: z.string().nullable(),
   contactName: z.string().nullable().describe('the name the customer goes by on the chat network, when known'),
-  phone: z.string(),
+  phone: z.string().nullable().describe("the customer's phone digits; null when they hide their number (a web-chat visitor: its visitor id)"),
+  userId: z.string().nullable().describe("the customer's WhatsApp business-scoped user id (BSUID), when known"),
+  parentUserId: z.string().nullable().describe('their parent BSUID (managed businesses), when known'),
+  username: z.string().nullable().describe('the WhatsApp username they go by, when they adopted one'),
   channelId: z.string().nullable().describe('the channel the conversation runs on; null when no channel of the organization has its phone number id any more'),
   status: z.enum(CONVERSATION_STATUSES).describe('bot: with the bot; queued: waiting for an agent; assigned: with the agent assigneeId'),
   assigneeId: z.string().nullable(),
@@ -133,7 +139,10 @@ export const contactSchema = z.object({
   id: z.string(),
   audienceExternalId: z.string(),
   name: z.string().nullable(),
-  phone: z.string().describe('the phone digits (a web-chat visitor: its visitor id)'),
+  phone: z.string().nullable().describe('the phone digits; null when the customer hides their number (a web-chat visitor: its visitor id)'),
+  userId: z.string().nullable().describe("the customer's WhatsApp business-scoped user id (BSUID), when known"),
+  parentUserId: z.string().nullable().describe('their parent BSUID (managed businesses), when known'),
+  username: z.string().nullable().describe('the WhatsApp username they go by, when they adopted one'),
   attributes: z.record(z.string(), z.string()).describe('custom key/value attributes'),
   createdAt: z.string().describe('first seen'),
   labels: z.array(labelSchema).optional().describe("the contact's labels (on a contact's page and after a label change)"),

@@ -2,7 +2,8 @@ import { requireScope } from '../app/principal.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import type { Clock } from '../clock.js';
 import { CONVERSATION_VIEWS, unreadCount, type ConversationCountQuery, type ConversationKey, type ConversationRecord, type ConversationSort, type ConversationStatus, type ConversationView, type SlaFilter } from '../domain/conversation.js';
-import { changedContact, type Contact, type ContactChange, type Principal } from '../domain/types.js';
+import { changedContact, contactIdentityView, type Contact, type ContactChange, type Principal } from '../domain/types.js';
+import { CONTACT_ID_PATTERN, contactAddressOf, isWebChatContactId } from '../domain/contact-id.js';
 import { CONVERSATION_ACTOR, conversationKey, serviceWindowClosesAt, timelineActorOf, type ActorClient, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverReply, type NoteReply } from '../actors/index.js';
 import { publicMessage, type TimelineActor } from '../domain/messages.js';
 import type { GraphTemplateComponent } from '../domain/templates.js';
@@ -183,7 +184,7 @@ export class InboxService {
           audienceExternalId: r.audienceExternalId,
           contactId: r.contactId,
           contactName: contact?.name ?? null,
-          phone: r.audienceExternalId.slice(0, r.audienceExternalId.indexOf(':')),
+          ...identityOf(contact ?? { audienceExternalId: r.audienceExternalId }),
           channelId,
           status: r.status,
           assigneeId: r.assigneeId,
@@ -207,7 +208,7 @@ export class InboxService {
   async take(principal: Principal, audienceExternalId: string, idempotencyKey?: string) {
     requireScope(principal, 'inbox:write');
     const contact = await this.contact(principal, audienceExternalId);
-    const r = await this.ask(principal, audienceExternalId, 'take', { kind: 'handover.take', contactId: contact.id, agentId: principal.userId }, idempotencyKey);
+    const r = await this.ask(principal, contact.audienceExternalId, 'take', { kind: 'handover.take', contactId: contact.id, agentId: principal.userId }, idempotencyKey);
     return this.after(principal, audienceExternalId, r);
   }
 
@@ -223,7 +224,7 @@ export class InboxService {
       throw new AppError(422, 'unknown_team', 'no team with this id in the organization', { teamId });
     }
     const command: ConversationCommand = { kind: 'handover.request', contactId: contact.id, actor: timelineActorOf(principal), ...(teamId === undefined ? {} : { teamId }) };
-    const r = await this.ask(principal, audienceExternalId, 'queue', command, idempotencyKey === undefined || teamId === undefined ? idempotencyKey : `${teamId}:${idempotencyKey}`);
+    const r = await this.ask(principal, contact.audienceExternalId, 'queue', command, idempotencyKey === undefined || teamId === undefined ? idempotencyKey : `${teamId}:${idempotencyKey}`);
     return this.after(principal, audienceExternalId, r);
   }
 
@@ -257,21 +258,21 @@ export class InboxService {
     const contact = await this.contact(principal, audienceExternalId);
     const agent = await this.d.users.get(principal.organizationId, agentId);
     if (agent === null) throw new AppError(422, 'unknown_agent', 'no user with this id in the organization', { agentId });
-    const r = await this.ask(principal, audienceExternalId, 'transfer', { kind: 'handover.transfer', contactId: contact.id, agentId, by: principal.userId, ...this.onlyFrom(principal) }, idempotencyKey);
+    const r = await this.ask(principal, contact.audienceExternalId, 'transfer', { kind: 'handover.transfer', contactId: contact.id, agentId, by: principal.userId, ...this.onlyFrom(principal) }, idempotencyKey);
     return this.after(principal, audienceExternalId, r);
   }
 
   async handBack(principal: Principal, audienceExternalId: string, idempotencyKey?: string) {
     requireScope(principal, 'inbox:write');
     const contact = await this.contact(principal, audienceExternalId);
-    const r = await this.ask(principal, audienceExternalId, 'hand_back', { kind: 'handover.release', contactId: contact.id, by: principal.userId, ...this.onlyFrom(principal) }, idempotencyKey);
+    const r = await this.ask(principal, contact.audienceExternalId, 'hand_back', { kind: 'handover.release', contactId: contact.id, by: principal.userId, ...this.onlyFrom(principal) }, idempotencyKey);
     return this.after(principal, audienceExternalId, r);
   }
 
   async resolve(principal: Principal, audienceExternalId: string, idempotencyKey?: string) {
     requireScope(principal, 'inbox:write');
     const contact = await this.contact(principal, audienceExternalId);
-    const r = await this.ask(principal, audienceExternalId, 'resolve', { kind: 'handover.resolve', contactId: contact.id, by: principal.userId, ...this.onlyFrom(principal) }, idempotencyKey);
+    const r = await this.ask(principal, contact.audienceExternalId, 'resolve', { kind: 'handover.resolve', contactId: contact.id, by: principal.userId, ...this.onlyFrom(principal) }, idempotencyKey);
     return this.after(principal, audienceExternalId, r);
   }
 
@@ -336,7 +337,8 @@ export class InboxService {
    */
   async getContact(principal: Principal, id: string) {
     requireScope(principal, 'contacts:read');
-    const contact = await this.d.contacts.getById(principal.organizationId, id);
+    // By contact id, or by any audienceExternalId of the person (their phone form or their BSUID form).
+    const contact = CONTACT_ID_PATTERN.test(id) ? await this.d.contacts.get(principal.organizationId, id) : await this.d.contacts.getById(principal.organizationId, id);
     if (contact === null) throw notFound('contact');
     const [sessions, record] = await Promise.all([
       this.d.messages.contactSessions(principal.organizationId, contact.audienceExternalId),
@@ -477,5 +479,15 @@ function readCursor(cursor: string, scope: string): ConversationKey {
 }
 
 function publicContact(c: Contact) {
-  return { id: c.id, audienceExternalId: c.audienceExternalId, name: c.name, phone: c.audienceExternalId.slice(0, c.audienceExternalId.indexOf(':')), attributes: c.attributes ?? {}, createdAt: c.createdAt };
+  return { id: c.id, audienceExternalId: c.audienceExternalId, name: c.name, ...identityOf(c), attributes: c.attributes ?? {}, createdAt: c.createdAt };
+}
+
+/**
+ * A contact's identifiers as the workspace shows them: the phone (null when
+ * the customer hides it; a web-chat visitor's id there), BSUID, parent BSUID,
+ * username, and the other ids that reach the same person.
+ */
+function identityOf(c: Pick<Contact, 'audienceExternalId'> & Partial<Pick<Contact, 'phone' | 'userId' | 'parentUserId' | 'username'>>) {
+  if (isWebChatContactId(c.audienceExternalId)) return { phone: contactAddressOf(c.audienceExternalId), userId: null, parentUserId: null, username: null };
+  return contactIdentityView(c);
 }

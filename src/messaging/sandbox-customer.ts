@@ -39,6 +39,13 @@ export class SandboxCustomer {
     return c;
   }
 
+  /** A customer who adopts a username (and may hide their number): their BSUID on this channel's business account. */
+  async createCustomer(p: Principal, channelId: string, body: { phone?: string; username: string; hidePhone: boolean; profileName?: string }) {
+    const c = await this.channel(p, channelId);
+    const made = await this.sandbox.createCustomer(c.phoneNumberId, body);
+    return { customer: { userId: made.userId, username: made.username ?? null, phone: made.phone ?? null, hidePhone: made.hidePhone } };
+  }
+
   async sendText(p: Principal, channelId: string, phone: string, text: string, profileName?: string): Promise<CustomerActionResult> {
     const c = await this.channel(p, channelId);
     return this.sandbox.customerText(c.phoneNumberId, phone, text, profileName);

@@ -73,7 +73,7 @@ export const messagingCommandSchema = z.discriminatedUnion('kind', [
     kind: z.literal('message.send'),
     channelId: z.string().min(1),
     /** The customer's number on the chat network; the visitor's id on a web chat. */
-    to: z.string().regex(/^(?:[0-9]{7,15}|v_[0-9a-f]{24})$/),
+    to: z.string().regex(/^(?:[0-9]{7,15}|[A-Z]{2}\.[0-9A-Za-z]{1,128}|v_[0-9a-f]{24})$/),
     /** `template` sends go whatever the window and handover; `freeform` ones are checked against both. */
     policy: z.enum(['template', 'freeform']),
     message: z.custom<GraphMessage>(isObjectWithType, 'message must be a network message'),

@@ -17,6 +17,10 @@ export const channelView = z.object({
   businessAccountId: z.string().optional(),
   displayPhoneNumber: z.string().nullable().optional(),
   messagesPerSecond: z.number().int().optional().describe('the throughput tier the number is paced to (WhatsApp channels)'),
+  graphApi: z
+    .object({ version: z.string(), expiresOn: z.string().nullable() })
+    .optional()
+    .describe("the Graph API version the number's requests use, and the day Meta retires it (null: not published yet) (WhatsApp channels)"),
   allowedOrigins: z.array(z.string()).optional().describe('a web chat: the origins its widget may talk from'),
   widget: widgetSettingsSchema.optional().describe("a web chat: the widget's look"),
   identityVerification: z.boolean().optional().describe('a web chat: whether it has an identity secret (signed-in users can be verified)'),

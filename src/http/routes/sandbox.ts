@@ -9,7 +9,11 @@ import { AppError } from '../../errors.js';
 import type { Principal } from '../../domain/types.js';
 import { CUSTOMER_MEDIA_TYPES, SANDBOX_MEDIA_MAX_BYTES } from '../../network/sandbox/index.js';
 
-const params = z.object({ channelId: z.string().min(1).max(128), phone: phoneDigits });
+/** A simulated customer: by phone number, or by the business-scoped user id of one made with `POST …/customers`. */
+const customerRef = z
+  .string()
+  .regex(/^(?:[1-9][0-9]{6,14}|[A-Z]{2}\.[0-9A-Za-z]{1,128})$/, "must be the customer's number (7 to 15 digits, no +) or their business-scoped user id, like US.13491208655302741918");
+const params = z.object({ channelId: z.string().min(1).max(128), phone: customerRef });
 const profileName = z.string().trim().min(1).max(100).optional().describe("the customer's WhatsApp profile name");
 const actionResult = z.object({
   messageId: z.string().describe("the network id of the customer's message"),
@@ -25,6 +29,33 @@ const errors = {
 export function sandboxRoutes(customer: SandboxCustomer): RouteDef[] {
   const base = { tag: 'Sandbox network', auth: 'apiKey' as const, scope: 'message:send' as const, params };
   return [
+    defineRoute({
+      tag: 'Sandbox network',
+      auth: 'apiKey',
+      scope: 'message:send',
+      params: z.object({ channelId: z.string().min(1).max(128) }),
+      method: 'post',
+      path: '/v1/sandbox/channels/:channelId/customers',
+      operationId: 'sandboxCreateCustomer',
+      example: { username: 'ann.lee', hidePhone: true, profileName: 'Ann Lee' },
+      summary: 'Sandbox: a customer who adopts a WhatsApp username and may hide their number (they write through /customers/{userId}/…)',
+      body: z
+        .object({
+          phone: phoneDigits.optional().describe("the customer's number, if they have one here (the business sees it only while hidePhone is false)"),
+          username: z.string().trim().min(1).max(35).describe('the WhatsApp username they go by'),
+          hidePhone: z.boolean().describe('hide the number: their webhooks carry the BSUID and the username, no phone'),
+          profileName,
+        })
+        .strict(),
+      responses: {
+        201: {
+          description: 'the customer, with the business-scoped user id the sandbox network gave them on this business account',
+          schema: z.object({ customer: z.object({ userId: z.string(), username: z.string().nullable(), phone: z.string().nullable(), hidePhone: z.boolean() }) }),
+        },
+        ...errors,
+      },
+      handler: async ({ principal, params: p, body }) => ({ status: 201, body: await customer.createCustomer(principal, p.channelId, body) }),
+    }),
     defineRoute({
       ...base,
       method: 'post',

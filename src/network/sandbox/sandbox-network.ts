@@ -14,6 +14,7 @@ import {
   type KnownGraphErrorCode,
 } from '../graph-api.js';
 import { aliveGraphVersions, graphVersionExpired, graphVersionInfo } from '../graph-versions.js';
+import { sandboxCustomerKey, type SandboxCustomer } from './state.js';
 import { signHubSignature } from '../signature.js';
 import { createHttpClient, type HttpClient } from '../http-client.js';
 import { checkTemplateComponents, renderTemplateMessage, shapeFromDefinition, templateStatusIssue } from '../template-rules.js';
@@ -167,10 +168,20 @@ export class SandboxNetwork {
     if (!limit.allowed) return graphError(130429, `Cloud API message throughput (${this.o.maxMessagesPerSecond} messages per second) has been reached.`, trace());
 
     const msg = parsed.message;
+    // By BSUID: the portfolio's user it names (unknown: nobody to deliver to); by number: that number's customer.
+    const who = await this.customerOf(account, parsed.to);
+    if (who === null) return graphError(100, `Invalid parameter: recipient (${parsed.to}) is not a WhatsApp user of this business`, trace());
+    if (parsed.byUserId === true && msg.type === 'template') {
+      const t = await this.o.state.getTemplate(account.businessAccountId, msg.template.name, msg.template.language.code);
+      if (t !== null && t.category.toUpperCase() === 'AUTHENTICATION') {
+        return graphError(131062, 'Authentication templates need a phone number: send to the customer\'s phone number in to', trace());
+      }
+    }
     const record: SandboxMessage = {
       id: wamid(),
       phoneNumberId,
-      customer: parsed.to,
+      customer: sandboxCustomerKey(who),
+      recipient: { userId: who.userId, ...(parsed.byUserId === true || who.hidePhone || who.phone === undefined ? {} : { phone: who.phone }) },
       direction: 'to_customer',
       at: this.o.clock.now(),
       sent: msg,
@@ -203,10 +214,10 @@ export class SandboxNetwork {
     await this.o.state.putMessage(record);
 
     let failure: { code: KnownGraphErrorCode; details: string } | null = null;
-    if (parsed.to.startsWith(SANDBOX_UNREACHABLE_PREFIX)) {
+    if (record.customer.startsWith(SANDBOX_UNREACHABLE_PREFIX)) {
       failure = { code: 131026, details: 'Message Undeliverable: the recipient is not a WhatsApp user.' };
     } else if (msg.type !== 'template') {
-      const last = await this.o.state.lastInbound(phoneNumberId, parsed.to);
+      const last = await this.o.state.lastInbound(phoneNumberId, record.customer);
       if (last === null || record.at - last >= CUSTOMER_SERVICE_WINDOW_MS) {
         failure = { code: 131047, details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.' };
       }
@@ -215,7 +226,7 @@ export class SandboxNetwork {
 
     const reply: Record<string, unknown> = {
       messaging_product: 'whatsapp',
-      contacts: [{ input: parsed.input, wa_id: parsed.to }],
+      contacts: [parsed.byUserId === true ? { input: parsed.input, user_id: who.userId } : { input: parsed.input, wa_id: parsed.to }],
       messages: [msg.type === 'template' ? { id: record.id, message_status: 'accepted' } : { id: record.id }],
     };
     return { status: 200, body: reply };
@@ -226,7 +237,11 @@ export class SandboxNetwork {
     for (const status of steps) {
       if (!(await this.sleep(this.o.statusDelayMs))) return;
       const at = this.o.clock.now();
-      const s: Record<string, unknown> = { id: record.id, status, timestamp: unix(at), recipient_id: record.customer };
+      // The phone goes back only when the business may see it (sent to it, and not hidden); the BSUID always.
+      const s: Record<string, unknown> = { id: record.id, status, timestamp: unix(at) };
+      const phone = record.recipient === undefined ? record.customer : record.recipient.phone;
+      if (phone !== undefined) s.recipient_id = phone;
+      if (record.recipient !== undefined) s.recipient_user_id = record.recipient.userId;
       if (record.callbackData !== undefined) s.biz_opaque_callback_data = record.callbackData;
       if (status === 'failed' && failure) {
         const title = GRAPH_ERRORS[failure.code].title;
@@ -339,7 +354,7 @@ export class SandboxNetwork {
   /** The customer reacts to a message of the conversation (either way); an empty emoji takes the reaction back. */
   async customerReaction(phoneNumberId: string, customer: string, messageId: string, emoji: string, profileName?: string): Promise<CustomerActionResult> {
     const m = await this.o.state.getMessage(messageId);
-    if (m === null || m.phoneNumberId !== phoneNumberId || m.customer !== customer) throw new AppError(404, 'not_found', "no such message on this customer's phone");
+    if (m === null || m.phoneNumberId !== phoneNumberId || m.customer !== (await this.keyOf(phoneNumberId, customer))) throw new AppError(404, 'not_found', "no such message on this customer's phone");
     return this.customerMessage(phoneNumberId, customer, profileName, { type: 'reaction', reaction: { message_id: messageId, emoji } } as Omit<GraphWebhookMessage, 'from' | 'id' | 'timestamp'>);
   }
 
@@ -434,12 +449,55 @@ export class SandboxNetwork {
 
   /** What the customer's phone shows: the conversation with the business number, oldest first. */
   async customerPhone(phoneNumberId: string, customer: string, limit = 50): Promise<SandboxMessage[]> {
-    return this.o.state.conversation(phoneNumberId, customer, limit);
+    return this.o.state.conversation(phoneNumberId, await this.keyOf(phoneNumberId, customer), limit);
+  }
+
+  /**
+   * A WhatsApp user of the number's business portfolio who adopts a username
+   * and may hide their number: given a BSUID of their own (`US.` and 20
+   * digits), known by it from then on. With `phone`, the same person as that
+   * number's customer (their BSUID stays the one the number already had).
+   */
+  async createCustomer(phoneNumberId: string, c: { phone?: string; username: string; hidePhone: boolean; profileName?: string }): Promise<SandboxCustomer> {
+    const account = await this.o.state.getAccount(phoneNumberId);
+    if (account === null) throw new AppError(404, 'not_found', 'no such sandbox phone number');
+    const waba = account.businessAccountId;
+    const known = c.phone === undefined ? null : await this.o.state.customerByPhone(waba, c.phone);
+    const userId = known?.userId ?? (c.phone === undefined ? `US.${digits(20)}` : derivedUserId(waba, c.phone));
+    const customer: SandboxCustomer = { businessAccountId: waba, userId, username: c.username, hidePhone: c.hidePhone };
+    if (c.phone !== undefined) customer.phone = c.phone;
+    if (c.profileName !== undefined) customer.profileName = c.profileName;
+    await this.o.state.putCustomer(customer);
+    return customer;
+  }
+
+  /**
+   * The customer a phone number or BSUID names in the number's portfolio. A
+   * number never seen is a WhatsApp user all the same (as on the network),
+   * with a BSUID derived from it; a BSUID must be one the network gave.
+   */
+  private async customerOf(account: SandboxAccount, ref: string): Promise<SandboxCustomer | null> {
+    const waba = account.businessAccountId;
+    if (/^[1-9][0-9]{6,14}$/.test(ref)) {
+      const known = await this.o.state.customerByPhone(waba, ref);
+      if (known !== null) return known;
+      const c: SandboxCustomer = { businessAccountId: waba, userId: derivedUserId(waba, ref), phone: ref, hidePhone: false };
+      await this.o.state.putCustomer(c);
+      return c;
+    }
+    return this.o.state.getCustomer(waba, ref);
+  }
+
+  /** The simulated phone's key of the customer a phone number or BSUID names (the ref itself when unknown). */
+  private async keyOf(phoneNumberId: string, ref: string): Promise<string> {
+    const account = await this.o.state.getAccount(phoneNumberId);
+    const c = account === null ? null : await this.customerOf(account, ref);
+    return c === null ? ref : sandboxCustomerKey(c);
   }
 
   private async receivedMessage(phoneNumberId: string, customer: string, messageId: string): Promise<SandboxMessage> {
     const m = await this.o.state.getMessage(messageId);
-    if (m === null || m.phoneNumberId !== phoneNumberId || m.customer !== customer || m.direction !== 'to_customer') {
+    if (m === null || m.phoneNumberId !== phoneNumberId || m.customer !== (await this.keyOf(phoneNumberId, customer)) || m.direction !== 'to_customer') {
       throw new AppError(404, 'not_found', 'no such message on this customer\'s phone');
     }
     if (m.status === 'failed') throw new AppError(400, 'message_not_delivered', 'that message never reached the customer');
@@ -448,19 +506,28 @@ export class SandboxNetwork {
 
   private async customerMessage(
     phoneNumberId: string,
-    customer: string,
+    ref: string,
     profileName: string | undefined,
     content: Omit<GraphWebhookMessage, 'from' | 'id' | 'timestamp'>,
   ): Promise<CustomerActionResult> {
     const account = await this.o.state.getAccount(phoneNumberId);
     if (account === null) throw new AppError(404, 'not_found', 'no such sandbox phone number');
-    if (!/^[1-9][0-9]{6,14}$/.test(customer)) throw new AppError(400, 'validation_failed', 'the customer number must be 7 to 15 digits, no +');
+    if (!/^[1-9][0-9]{6,14}$/.test(ref) && !/^[A-Z]{2}\.[0-9A-Za-z]{1,128}$/.test(ref)) {
+      throw new AppError(400, 'validation_failed', 'the customer is a number of 7 to 15 digits, no +, or the business-scoped user id of a customer made with POST /v1/sandbox/channels/{channelId}/customers');
+    }
+    const who = await this.customerOf(account, ref);
+    if (who === null) throw new AppError(404, 'not_found', 'no customer with this business-scoped user id on this number: make one with POST /v1/sandbox/channels/{channelId}/customers');
+    const customer = sandboxCustomerKey(who);
     const at = this.o.clock.now();
-    const message = { from: customer, id: wamid(), timestamp: unix(at), ...content } as GraphWebhookMessage;
+    // As Meta shapes it: the BSUID always, the phone only when the customer shows it, the username once adopted.
+    const shown = who.phone !== undefined && !who.hidePhone ? who.phone : undefined;
+    const message = { ...(shown === undefined ? {} : { from: shown }), from_user_id: who.userId, id: wamid(), timestamp: unix(at), ...content } as GraphWebhookMessage;
     await this.o.state.noteInbound(phoneNumberId, customer, at);
     await this.o.state.putMessage({ id: message.id, phoneNumberId, customer, direction: 'from_customer', at, received: message });
+    const profile: Record<string, string> = { name: profileName ?? who.profileName ?? `Customer ${(who.phone ?? who.userId).slice(-4)}` };
+    if (who.username !== undefined) profile.username = who.username;
     const delivered = await this.deliver(account, {
-      contacts: [{ profile: { name: profileName ?? `Customer ${customer.slice(-4)}` }, wa_id: customer }],
+      contacts: [{ profile, ...(shown === undefined ? {} : { wa_id: shown }), user_id: who.userId }],
       messages: [message],
     });
     return { messageId: message.id, delivered };
@@ -620,4 +687,10 @@ function phoneNumberView(a: SandboxAccount) {
     throughput: { level: 'STANDARD' },
     id: a.phoneNumberId,
   };
+}
+
+/** The BSUID a number's customer has in a portfolio on the sandbox network: stable, and another per portfolio (as Meta's). */
+function derivedUserId(businessAccountId: string, phone: string): string {
+  const h = createHash('sha256').update(`${businessAccountId}\u0000${phone}`).digest();
+  return `US.${h.readBigUInt64BE(0).toString().padStart(20, '0').slice(0, 20)}`;
 }

@@ -22,6 +22,8 @@ export interface SandboxMessage {
   id: string;
   phoneNumberId: string;
   customer: string;
+  /** Whom a to_customer message reached: the BSUID, and the phone when the business may see it. */
+  recipient?: { userId: string; phone?: string };
   direction: 'to_customer' | 'from_customer';
   at: number;
   /** What the business sent (to_customer). */
@@ -39,6 +41,24 @@ export interface SandboxMessage {
   /** A template message as it reached the phone: rendered from the template the network held when it was sent. */
   template?: RenderedTemplate;
 }
+
+/**
+ * A WhatsApp user as one business portfolio knows them on the sandbox
+ * network: a business-scoped user id always, a phone number unless they
+ * never had one here, a username once adopted. `hidePhone`: they hide their
+ * number behind the username, so webhooks carry no phone.
+ */
+export interface SandboxCustomer {
+  businessAccountId: string;
+  userId: string;
+  phone?: string;
+  username?: string;
+  hidePhone: boolean;
+  profileName?: string;
+}
+
+/** The simulated phone's key of a customer: their number, or their BSUID when the network knows no number. */
+export const sandboxCustomerKey = (c: Pick<SandboxCustomer, 'phone' | 'userId'>): string => c.phone ?? c.userId;
 
 /** A file the customer sent: described by `GET /{media-id}`, downloaded from the URL that gives. */
 export interface SandboxMedia {
@@ -82,6 +102,10 @@ export interface SandboxState {
   /** Media the customer sent; kept as long as the messages that carry it, at most. */
   putMedia(m: SandboxMedia): Promise<void>;
   getMedia(id: string): Promise<SandboxMedia | null>;
+  /** A WhatsApp user of the business portfolio, by BSUID or by phone number. */
+  putCustomer(c: SandboxCustomer): Promise<void>;
+  getCustomer(businessAccountId: string, userId: string): Promise<SandboxCustomer | null>;
+  customerByPhone(businessAccountId: string, phone: string): Promise<SandboxCustomer | null>;
 }
 
 /** The largest file the simulated customer may send: the real network takes more, but the file travels base64 in a JSON body under the default BODY_LIMIT (the dashboard's simulator scales photos down to fit). */

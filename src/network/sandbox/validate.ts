@@ -10,7 +10,8 @@ import type { GraphMessage, KnownGraphErrorCode } from '../graph-api.js';
  */
 
 export type ParsedSend =
-  | { ok: true; to: string; input: string; message: GraphMessage; callbackData?: string }
+  /** `to`: a phone number (digits), or a business-scoped user id when `byUserId` (the request's `recipient`). */
+  | { ok: true; to: string; byUserId?: boolean; input: string; message: GraphMessage; callbackData?: string }
   | { ok: false; code: KnownGraphErrorCode; details: string };
 
 const media = z
@@ -33,7 +34,8 @@ const component = z.looseObject({
 const base = z.looseObject({
   messaging_product: z.string().optional(),
   recipient_type: z.string().optional(),
-  to: z.unknown(),
+  to: z.unknown().optional(),
+  recipient: z.unknown().optional(),
   type: z.string().default('text'),
 });
 
@@ -118,14 +120,20 @@ export function parseSendRequest(body: unknown): ParsedSend {
   const req = b.data;
   if (req.messaging_product !== 'whatsapp') return fail(100, 'The parameter messaging_product is required and must be "whatsapp"');
   if (req.recipient_type !== undefined && req.recipient_type !== 'individual') return fail(100, 'recipient_type must be individual');
-  if (typeof req.to !== 'string' || req.to === '') return fail(131008, 'The parameter to is required');
-  const to = req.to.replace(/^\+/, '');
-  if (!/^[0-9]{7,15}$/.test(to)) return fail(100, `Invalid parameter: to (${req.to}) is not a phone number`);
+  // A phone number goes in `to`, a business-scoped user id in `recipient`; given both, `to` wins.
+  const byUserId = req.to === undefined && req.recipient !== undefined;
+  const given = byUserId ? req.recipient : req.to;
+  if (typeof given !== 'string' || given === '') return fail(131008, 'The parameter to (or recipient) is required');
+  const to = byUserId ? given : given.replace(/^\+/, '');
+  if (byUserId ? !/^[A-Z]{2}\.(?:ENT\.)?[0-9A-Za-z]{1,128}$/.test(to) : !/^[0-9]{7,15}$/.test(to)) {
+    return fail(100, byUserId ? `Invalid parameter: recipient (${given}) is not a business-scoped user id` : `Invalid parameter: to (${given}) is not a phone number`);
+  }
   const raw = body as Record<string, unknown>;
   const callback = raw.biz_opaque_callback_data;
   if (callback !== undefined && (typeof callback !== 'string' || callback.length > 512)) return fail(100, 'Invalid parameter: biz_opaque_callback_data must be a string of at most 512 characters');
-  const parsed = parseMessage(raw, req.type, to, req.to);
-  return parsed.ok && typeof callback === 'string' ? { ...parsed, callbackData: callback } : parsed;
+  const parsed = parseMessage(raw, req.type, to, given);
+  const out = parsed.ok && byUserId ? { ...parsed, byUserId: true } : parsed;
+  return out.ok && typeof callback === 'string' ? { ...out, callbackData: callback } : out;
 }
 
 function parseMessage(raw: Record<string, unknown>, type: string, to: string, input: string): ParsedSend {
