@@ -383,6 +383,41 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
       expect(await store.contacts.get(org, '4915100000009:1')).toBeNull();
     });
 
+    it("links a person's ids once: a phone and a BSUID seen together lead to one contact; racing placements agree; other organizations see nothing", async () => {
+      const org = randomUUID();
+      const phone = '4915100000002:9';
+      const bsuid = 'US.1349120865530274191:9';
+      // Legacy: a contact known by its phone, from before ids were linked.
+      await store.contacts.upsert({ id: 'c2', organizationId: org, audienceExternalId: phone, name: null, createdAt: now() });
+      expect(await store.contacts.identify(org, [phone, bsuid])).toEqual({ canonical: phone, conflicting: [] });
+      // A later BSUID-only message reaches the same person.
+      expect(await store.contacts.identify(org, [bsuid])).toEqual({ canonical: phone, conflicting: [] });
+      expect(await store.contacts.resolve(org, bsuid)).toBe(phone);
+      expect((await store.contacts.get(org, bsuid))?.id).toBe('c2');
+      expect(await store.contacts.aliasesOf(org, phone)).toEqual([phone, bsuid].sort());
+      // Identity is noted on the canonical id only: an alias names no row of its own.
+      expect(await store.contacts.noteIdentity(org, bsuid, { username: 'kim' }, 'Kim')).toBeNull();
+      expect(await store.contacts.noteIdentity(org, phone, { userId: 'US.1349120865530274191', username: 'kim' }, 'Kim')).toMatchObject({ name: 'Kim', userId: 'US.1349120865530274191', username: 'kim' });
+      expect((await store.contacts.noteIdentity(org, phone, { username: 'kim2' }, 'Other'))?.name).toBe('Kim');
+      // Another organization: nothing of it.
+      const other = randomUUID();
+      expect(await store.contacts.resolve(other, bsuid)).toBe(bsuid);
+      expect(await store.contacts.get(other, bsuid)).toBeNull();
+      // Two placements of a new person at once (one with the BSUID only, one with both): one canonical id.
+      const org2 = randomUUID();
+      const p2 = '4915100000003:9';
+      const u2 = 'US.777:9';
+      const [a, b] = await Promise.all([store.contacts.identify(org2, [u2]), store.contacts.identify(org2, [p2, u2])]);
+      expect(b).toEqual({ canonical: a.canonical, conflicting: [] });
+      expect(await store.contacts.resolve(org2, u2)).toBe(a.canonical);
+      expect(await store.contacts.resolve(org2, p2)).toBe(a.canonical);
+      // Two known contacts named as one: not linked, the conflict said.
+      const org3 = randomUUID();
+      await store.contacts.identify(org3, ['4915100000004:9']);
+      await store.contacts.identify(org3, ['US.888:9']);
+      expect(await store.contacts.identify(org3, ['4915100000004:9', 'US.888:9'])).toEqual({ canonical: '4915100000004:9', conflicting: ['US.888:9'] });
+    });
+
     it('lists tickets whose subject or description has every word of a text, with the other filters, never another organization\'s', async () => {
       const org = randomUUID();
       const t1 = await store.tickets.create(newTicket(org, { title: 'Drucker brennt', description: 'Im zweiten Stock qualmt es' }), stamp());
