@@ -130,7 +130,7 @@ export function parseWebhook(body: unknown): { ok: true; value: ParsedWebhook } 
       (v.messages ?? []).forEach((raw, k) => {
         const read = messageOf(raw);
         if (read === null) {
-          skipped.push(`${where}.messages[${k}]: no sender (neither a phone number nor a business-scoped user id), id or timestamp`);
+          skipped.push(`${where}.messages[${k}]: no sender, id or timestamp`);
           return;
         }
         const { m, content } = read;

@@ -110,7 +110,7 @@ describe('PostgreSQL message search across the schema step that computes it on a
     await before.close();
     const db = await PgDb.open(postgres.server.url, { migrations: NODE_PG_MIGRATIONS, schema, poolSize: 2 });
     try {
-      expect(await db.version()).toBe(13);
+      expect(await db.version()).toBe(NODE_PG_MIGRATIONS.at(-1)!.version);
       const messages = createPostgresSessionMessageRepo(db);
       const m: SessionMessage = {
         _id: 'm-new', sessionId: 's1', organizationId: org, channelId: 'ch', audienceExternalId: '4915100000088:9', direction: 'inbound', sender: 'contact',
