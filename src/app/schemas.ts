@@ -231,4 +231,15 @@ export const apiKeySchema = z.object({
   lastUsedAt: z.string().nullable(),
 });
 export const createdApiKeySchema = apiKeySchema.extend({ key: z.string().describe('the key itself; shown only once') });
-export const contactSchema = z.object({ id: z.string(), organizationId: z.string(), audienceExternalId: z.string(), name: z.string().nullable(), createdAt: z.string() });
+export const contactSchema = z.object({
+  id: z.string(),
+  organizationId: z.string(),
+  audienceExternalId: z.string(),
+  name: z.string().nullable(),
+  phone: z.string().optional().describe("the customer's phone digits, once the network showed them"),
+  userId: z.string().optional().describe("the customer's WhatsApp business-scoped user id (BSUID), once the network showed it"),
+  parentUserId: z.string().optional().describe('their parent BSUID (managed businesses)'),
+  username: z.string().optional().describe('the WhatsApp username they go by'),
+  attributes: z.record(z.string(), z.string()).optional(),
+  createdAt: z.string(),
+});

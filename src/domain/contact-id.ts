@@ -9,7 +9,7 @@
  * Every entry point (REST, CLI, MCP, sandbox paths) checks it with this one
  * pattern; either chat-network form of a person reaches the same contact.
  */
-export const CONTACT_ID_PATTERN = /^(?:[1-9][0-9]{6,14}:[0-9]{1,32}|[A-Z]{2}\.[0-9A-Za-z]{1,128}:[0-9]{1,32}|v_[0-9a-f]{24}:ch_[0-9A-Za-z]{8,40})$/;
+export const CONTACT_ID_PATTERN = /^(?:(?:[1-9]\d{6,14}|[A-Z]{2}\.[\dA-Za-z]{1,128}):\d{1,32}|v_[\da-f]{24}:ch_[\dA-Za-z]{8,40})$/;
 export const CONTACT_ID_MESSAGE =
   'must be <phone>:<phone number id>, digits only, like 4915112345678:106540352242922, or <business-scoped user id>:<phone number id>, like US.13491208655302741918:106540352242922 (or <visitor id>:<channel id> on a web chat)';
 

@@ -13,7 +13,7 @@ import { MAX_NOTE_LENGTH } from '../actors/conversation/actor.js';
 export const conversationId = z
   .string()
   .regex(
-    /^(?:[0-9]{7,15}:[0-9A-Za-z_-]{1,64}|[A-Z]{2}\.[0-9A-Za-z]{1,128}:[0-9]{1,32}|v_[0-9a-f]{24}:ch_[0-9A-Za-z]{8,40})$/,
+    /^(?:\d{7,15}:[\w-]{1,64}|[A-Z]{2}\.[\dA-Za-z]{1,128}:\d{1,32}|v_[\da-f]{24}:ch_[\dA-Za-z]{8,40})$/,
     'a conversation id is the contact\'s audienceExternalId, `<phone digits>:<phone number id>` or `<business-scoped user id>:<phone number id>` (`<visitor id>:<channel id>` on a web chat)',
   )
   .describe("the contact's audienceExternalId, `<phone>:<phone number id>`");

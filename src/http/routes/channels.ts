@@ -19,6 +19,7 @@ export const channelView = z.object({
   messagesPerSecond: z.number().int().optional().describe('the throughput tier the number is paced to (WhatsApp channels)'),
   graphApi: z
     .object({ version: z.string(), expiresOn: z.string().nullable() })
+    .meta({ examples: [{ version: 'v27.0', expiresOn: null }] })
     .optional()
     .describe("the Graph API version the number's requests use, and the day Meta retires it (null: not published yet) (WhatsApp channels)"),
   allowedOrigins: z.array(z.string()).optional().describe('a web chat: the origins its widget may talk from'),

@@ -39,6 +39,7 @@ export function systemRoutes(opts: {
     checks: z.record(z.string(), z.string()).optional(),
     graphApi: z
       .record(z.string(), z.object({ version: z.string(), expiresOn: z.string().nullable() }))
+      .meta({ examples: [{ ch_Q8wLr3VnT5kZx2Hb: { version: 'v27.0', expiresOn: null } }] })
       .optional()
       .describe("per WhatsApp channel on the real network: the Graph API version its requests use, and the day Meta retires it (null: not published yet)"),
   });

@@ -1454,6 +1454,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandbox/channels/{channelId}/customers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sandbox: a customer who adopts a WhatsApp username and may hide their number (they write through /customers/{userId}/…) */
+        post: operations["sandboxCreateCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandbox/channels/{channelId}/customers/{phone}/button-replies": {
         parameters: {
             query?: never;
@@ -2709,6 +2726,10 @@ export interface operations {
                      *           "businessAccountId": "102290129340398",
                      *           "displayPhoneNumber": "15550104477",
                      *           "messagesPerSecond": 80,
+                     *           "graphApi": {
+                     *             "version": "v27.0",
+                     *             "expiresOn": null
+                     *           },
                      *           "allowedOrigins": [
                      *             "https://shop.example.com"
                      *           ],
@@ -2772,6 +2793,17 @@ export interface operations {
                             businessAccountId?: string;
                             createdAt: string;
                             displayPhoneNumber?: string | null;
+                            /**
+                             * @description the Graph API version the number's requests use, and the day Meta retires it (null: not published yet) (WhatsApp channels)
+                             * @example {
+                             *       "version": "v27.0",
+                             *       "expiresOn": null
+                             *     }
+                             */
+                            graphApi?: {
+                                expiresOn: string | null;
+                                version: string;
+                            };
                             /** @description the channelId used in sends */
                             id: string;
                             /** @description a web chat's identity secret: shown only when made (creation, rotation) */
@@ -2980,6 +3012,8 @@ export interface operations {
                     appSecret?: string;
                     businessAccountId?: string;
                     displayPhoneNumber?: string;
+                    /** @description the Graph API version this number's requests use (default: the deployment's GRAPH_API_VERSION) */
+                    graphApiVersion?: string;
                     /** @constant */
                     kind: "whatsapp_cloud";
                     /** @description the number's throughput tier: sends per second the network accepts from it; sends above it wait their turn (default 80) */
@@ -3043,6 +3077,10 @@ export interface operations {
                      *       "businessAccountId": "102290129340398",
                      *       "displayPhoneNumber": "15550104477",
                      *       "messagesPerSecond": 80,
+                     *       "graphApi": {
+                     *         "version": "v27.0",
+                     *         "expiresOn": null
+                     *       },
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
@@ -3108,6 +3146,17 @@ export interface operations {
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
+                        /**
+                         * @description the Graph API version the number's requests use, and the day Meta retires it (null: not published yet) (WhatsApp channels)
+                         * @example {
+                         *       "version": "v27.0",
+                         *       "expiresOn": null
+                         *     }
+                         */
+                        graphApi?: {
+                            expiresOn: string | null;
+                            version: string;
+                        };
                         /** @description the channelId used in sends */
                         id: string;
                         /** @description a web chat's identity secret: shown only when made (creation, rotation) */
@@ -3420,6 +3469,10 @@ export interface operations {
                      *       "businessAccountId": "102290129340398",
                      *       "displayPhoneNumber": "15550104477",
                      *       "messagesPerSecond": 80,
+                     *       "graphApi": {
+                     *         "version": "v27.0",
+                     *         "expiresOn": null
+                     *       },
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
@@ -3480,6 +3533,17 @@ export interface operations {
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
+                        /**
+                         * @description the Graph API version the number's requests use, and the day Meta retires it (null: not published yet) (WhatsApp channels)
+                         * @example {
+                         *       "version": "v27.0",
+                         *       "expiresOn": null
+                         *     }
+                         */
+                        graphApi?: {
+                            expiresOn: string | null;
+                            version: string;
+                        };
                         /** @description the channelId used in sends */
                         id: string;
                         /** @description a web chat's identity secret: shown only when made (creation, rotation) */
@@ -3774,6 +3838,8 @@ export interface operations {
                 "application/json": {
                     accessToken?: string;
                     appSecret?: string;
+                    /** @description the Graph API version this number's requests use (default: the deployment's GRAPH_API_VERSION) */
+                    graphApiVersion?: string;
                     /** @description the number's throughput tier: sends per second the network accepts from it; sends above it wait their turn (default 80) */
                     messagesPerSecond?: number;
                     name?: string;
@@ -3799,6 +3865,10 @@ export interface operations {
                      *       "businessAccountId": "102290129340398",
                      *       "displayPhoneNumber": "15550104477",
                      *       "messagesPerSecond": 80,
+                     *       "graphApi": {
+                     *         "version": "v27.0",
+                     *         "expiresOn": null
+                     *       },
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
@@ -3859,6 +3929,17 @@ export interface operations {
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
+                        /**
+                         * @description the Graph API version the number's requests use, and the day Meta retires it (null: not published yet) (WhatsApp channels)
+                         * @example {
+                         *       "version": "v27.0",
+                         *       "expiresOn": null
+                         *     }
+                         */
+                        graphApi?: {
+                            expiresOn: string | null;
+                            version: string;
+                        };
                         /** @description the channelId used in sends */
                         id: string;
                         /** @description a web chat's identity secret: shown only when made (creation, rotation) */
@@ -4751,6 +4832,11 @@ export interface operations {
                      *           "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
                      *           "audienceExternalId": "4915112345678:106540352242922",
                      *           "name": "Ann Example",
+                     *           "phone": "4915112345678",
+                     *           "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *           "parentUserId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "username": "Ann Agent",
+                     *           "attributes": {},
                      *           "createdAt": "2026-01-05T09:30:00.000Z"
                      *         }
                      *       ]
@@ -4758,11 +4844,22 @@ export interface operations {
                      */
                     "application/json": {
                         contacts: {
+                            attributes?: {
+                                [key: string]: string;
+                            };
                             audienceExternalId: string;
                             createdAt: string;
                             id: string;
                             name: string | null;
                             organizationId: string;
+                            /** @description their parent BSUID (managed businesses) */
+                            parentUserId?: string;
+                            /** @description the customer's phone digits, once the network showed them */
+                            phone?: string;
+                            /** @description the customer's WhatsApp business-scoped user id (BSUID), once the network showed it */
+                            userId?: string;
+                            /** @description the WhatsApp username they go by */
+                            username?: string;
                         }[];
                     };
                 };
@@ -4861,15 +4958,31 @@ export interface operations {
                      *       "organizationId": "6f1c2b7e-4d3a-4b8e-9a1f-0c2d3e4f5a6b",
                      *       "audienceExternalId": "4915112345678:106540352242922",
                      *       "name": "Ann Example",
+                     *       "phone": "4915112345678",
+                     *       "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *       "parentUserId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *       "username": "Ann Agent",
+                     *       "attributes": {},
                      *       "createdAt": "2026-01-05T09:30:00.000Z"
                      *     }
                      */
                     "application/json": {
+                        attributes?: {
+                            [key: string]: string;
+                        };
                         audienceExternalId: string;
                         createdAt: string;
                         id: string;
                         name: string | null;
                         organizationId: string;
+                        /** @description their parent BSUID (managed businesses) */
+                        parentUserId?: string;
+                        /** @description the customer's phone digits, once the network showed them */
+                        phone?: string;
+                        /** @description the customer's WhatsApp business-scoped user id (BSUID), once the network showed it */
+                        userId?: string;
+                        /** @description the WhatsApp username they go by */
+                        username?: string;
                     };
                 };
             };
@@ -8754,12 +8867,33 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": "sent",
-                     *       "checks": {}
+                     *       "checks": {},
+                     *       "graphApi": {
+                     *         "ch_Q8wLr3VnT5kZx2Hb": {
+                     *           "version": "v27.0",
+                     *           "expiresOn": null
+                     *         }
+                     *       }
                      *     }
                      */
                     "application/json": {
                         checks?: {
                             [key: string]: string;
+                        };
+                        /**
+                         * @description per WhatsApp channel on the real network: the Graph API version its requests use, and the day Meta retires it (null: not published yet)
+                         * @example {
+                         *       "ch_Q8wLr3VnT5kZx2Hb": {
+                         *         "version": "v27.0",
+                         *         "expiresOn": null
+                         *       }
+                         *     }
+                         */
+                        graphApi?: {
+                            [key: string]: {
+                                expiresOn: string | null;
+                                version: string;
+                            };
                         };
                         status: string;
                     };
@@ -8861,12 +8995,33 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": "sent",
-                     *       "checks": {}
+                     *       "checks": {},
+                     *       "graphApi": {
+                     *         "ch_Q8wLr3VnT5kZx2Hb": {
+                     *           "version": "v27.0",
+                     *           "expiresOn": null
+                     *         }
+                     *       }
                      *     }
                      */
                     "application/json": {
                         checks?: {
                             [key: string]: string;
+                        };
+                        /**
+                         * @description per WhatsApp channel on the real network: the Graph API version its requests use, and the day Meta retires it (null: not published yet)
+                         * @example {
+                         *       "ch_Q8wLr3VnT5kZx2Hb": {
+                         *         "version": "v27.0",
+                         *         "expiresOn": null
+                         *       }
+                         *     }
+                         */
+                        graphApi?: {
+                            [key: string]: {
+                                expiresOn: string | null;
+                                version: string;
+                            };
                         };
                         status: string;
                     };
@@ -8881,12 +9036,33 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": "sent",
-                     *       "checks": {}
+                     *       "checks": {},
+                     *       "graphApi": {
+                     *         "ch_Q8wLr3VnT5kZx2Hb": {
+                     *           "version": "v27.0",
+                     *           "expiresOn": null
+                     *         }
+                     *       }
                      *     }
                      */
                     "application/json": {
                         checks?: {
                             [key: string]: string;
+                        };
+                        /**
+                         * @description per WhatsApp channel on the real network: the Graph API version its requests use, and the day Meta retires it (null: not published yet)
+                         * @example {
+                         *       "ch_Q8wLr3VnT5kZx2Hb": {
+                         *         "version": "v27.0",
+                         *         "expiresOn": null
+                         *       }
+                         *     }
+                         */
+                        graphApi?: {
+                            [key: string]: {
+                                expiresOn: string | null;
+                                version: string;
+                            };
                         };
                         status: string;
                     };
@@ -8938,7 +9114,7 @@ export interface operations {
                      *           }
                      *         },
                      *         "graph": {
-                     *           "apiVersion": "v21.0",
+                     *           "apiVersion": "v27.0",
                      *           "channels": [
                      *             {
                      *               "channelId": "ch_01J9Z3Q4R5S6T7V8W9X0Y1Z2A3",
@@ -8987,7 +9163,7 @@ export interface operations {
                         google: string | null;
                         /** @description the sandbox Google OAuth 2.0 endpoints: /o/oauth2/v2/auth, /token, /revoke (google-auth-library's endpoints) (null when that sandbox is off, or this node does not listen yet) */
                         googleOAuth: string | null;
-                        /** @description the sandbox chat network's Graph API: a Cloud API client's Graph base URL (paths /v21.0/{phone-number-id}/messages …) (null when that sandbox is off, or this node does not listen yet) */
+                        /** @description the sandbox chat network's Graph API: a Cloud API client's Graph base URL (paths /v27.0/{phone-number-id}/messages …) (null when that sandbox is off, or this node does not listen yet) */
                         graph: string | null;
                         /** @description the sandbox Stripe API: the stripe client's protocol, host and port (null when that sandbox is off, or this node does not listen yet) */
                         stripe: string | null;
@@ -11790,6 +11966,10 @@ export interface operations {
                      *           "businessAccountId": "102290129340398",
                      *           "displayPhoneNumber": "15550104477",
                      *           "messagesPerSecond": 80,
+                     *           "graphApi": {
+                     *             "version": "v27.0",
+                     *             "expiresOn": null
+                     *           },
                      *           "allowedOrigins": [
                      *             "https://shop.example.com"
                      *           ],
@@ -11853,6 +12033,17 @@ export interface operations {
                             businessAccountId?: string;
                             createdAt: string;
                             displayPhoneNumber?: string | null;
+                            /**
+                             * @description the Graph API version the number's requests use, and the day Meta retires it (null: not published yet) (WhatsApp channels)
+                             * @example {
+                             *       "version": "v27.0",
+                             *       "expiresOn": null
+                             *     }
+                             */
+                            graphApi?: {
+                                expiresOn: string | null;
+                                version: string;
+                            };
                             /** @description the channelId used in sends */
                             id: string;
                             /** @description a web chat's identity secret: shown only when made (creation, rotation) */
@@ -12053,6 +12244,8 @@ export interface operations {
                     appSecret?: string;
                     businessAccountId?: string;
                     displayPhoneNumber?: string;
+                    /** @description the Graph API version this number's requests use (default: the deployment's GRAPH_API_VERSION) */
+                    graphApiVersion?: string;
                     /** @constant */
                     kind: "whatsapp_cloud";
                     /** @description the number's throughput tier: sends per second the network accepts from it; sends above it wait their turn (default 80) */
@@ -12116,6 +12309,10 @@ export interface operations {
                      *       "businessAccountId": "102290129340398",
                      *       "displayPhoneNumber": "15550104477",
                      *       "messagesPerSecond": 80,
+                     *       "graphApi": {
+                     *         "version": "v27.0",
+                     *         "expiresOn": null
+                     *       },
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
@@ -12181,6 +12378,17 @@ export interface operations {
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
+                        /**
+                         * @description the Graph API version the number's requests use, and the day Meta retires it (null: not published yet) (WhatsApp channels)
+                         * @example {
+                         *       "version": "v27.0",
+                         *       "expiresOn": null
+                         *     }
+                         */
+                        graphApi?: {
+                            expiresOn: string | null;
+                            version: string;
+                        };
                         /** @description the channelId used in sends */
                         id: string;
                         /** @description a web chat's identity secret: shown only when made (creation, rotation) */
@@ -12501,6 +12709,10 @@ export interface operations {
                      *       "businessAccountId": "102290129340398",
                      *       "displayPhoneNumber": "15550104477",
                      *       "messagesPerSecond": 80,
+                     *       "graphApi": {
+                     *         "version": "v27.0",
+                     *         "expiresOn": null
+                     *       },
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
@@ -12561,6 +12773,17 @@ export interface operations {
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
+                        /**
+                         * @description the Graph API version the number's requests use, and the day Meta retires it (null: not published yet) (WhatsApp channels)
+                         * @example {
+                         *       "version": "v27.0",
+                         *       "expiresOn": null
+                         *     }
+                         */
+                        graphApi?: {
+                            expiresOn: string | null;
+                            version: string;
+                        };
                         /** @description the channelId used in sends */
                         id: string;
                         /** @description a web chat's identity secret: shown only when made (creation, rotation) */
@@ -12891,6 +13114,10 @@ export interface operations {
                      *       "businessAccountId": "102290129340398",
                      *       "displayPhoneNumber": "15550104477",
                      *       "messagesPerSecond": 80,
+                     *       "graphApi": {
+                     *         "version": "v27.0",
+                     *         "expiresOn": null
+                     *       },
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
@@ -12951,6 +13178,17 @@ export interface operations {
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
+                        /**
+                         * @description the Graph API version the number's requests use, and the day Meta retires it (null: not published yet) (WhatsApp channels)
+                         * @example {
+                         *       "version": "v27.0",
+                         *       "expiresOn": null
+                         *     }
+                         */
+                        graphApi?: {
+                            expiresOn: string | null;
+                            version: string;
+                        };
                         /** @description the channelId used in sends */
                         id: string;
                         /** @description a web chat's identity secret: shown only when made (creation, rotation) */
@@ -13256,6 +13494,10 @@ export interface operations {
                      *       "businessAccountId": "102290129340398",
                      *       "displayPhoneNumber": "15550104477",
                      *       "messagesPerSecond": 80,
+                     *       "graphApi": {
+                     *         "version": "v27.0",
+                     *         "expiresOn": null
+                     *       },
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
@@ -13316,6 +13558,17 @@ export interface operations {
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
+                        /**
+                         * @description the Graph API version the number's requests use, and the day Meta retires it (null: not published yet) (WhatsApp channels)
+                         * @example {
+                         *       "version": "v27.0",
+                         *       "expiresOn": null
+                         *     }
+                         */
+                        graphApi?: {
+                            expiresOn: string | null;
+                            version: string;
+                        };
                         /** @description the channelId used in sends */
                         id: string;
                         /** @description a web chat's identity secret: shown only when made (creation, rotation) */
@@ -14170,6 +14423,10 @@ export interface operations {
                      *       "businessAccountId": "102290129340398",
                      *       "displayPhoneNumber": "15550104477",
                      *       "messagesPerSecond": 80,
+                     *       "graphApi": {
+                     *         "version": "v27.0",
+                     *         "expiresOn": null
+                     *       },
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
@@ -14230,6 +14487,17 @@ export interface operations {
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
+                        /**
+                         * @description the Graph API version the number's requests use, and the day Meta retires it (null: not published yet) (WhatsApp channels)
+                         * @example {
+                         *       "version": "v27.0",
+                         *       "expiresOn": null
+                         *     }
+                         */
+                        graphApi?: {
+                            expiresOn: string | null;
+                            version: string;
+                        };
                         /** @description the channelId used in sends */
                         id: string;
                         /** @description a web chat's identity secret: shown only when made (creation, rotation) */
@@ -14810,6 +15078,10 @@ export interface operations {
                      *       "businessAccountId": "102290129340398",
                      *       "displayPhoneNumber": "15550104477",
                      *       "messagesPerSecond": 80,
+                     *       "graphApi": {
+                     *         "version": "v27.0",
+                     *         "expiresOn": null
+                     *       },
                      *       "allowedOrigins": [
                      *         "https://shop.example.com"
                      *       ],
@@ -14870,6 +15142,17 @@ export interface operations {
                         businessAccountId?: string;
                         createdAt: string;
                         displayPhoneNumber?: string | null;
+                        /**
+                         * @description the Graph API version the number's requests use, and the day Meta retires it (null: not published yet) (WhatsApp channels)
+                         * @example {
+                         *       "version": "v27.0",
+                         *       "expiresOn": null
+                         *     }
+                         */
+                        graphApi?: {
+                            expiresOn: string | null;
+                            version: string;
+                        };
                         /** @description the channelId used in sends */
                         id: string;
                         /** @description a web chat's identity secret: shown only when made (creation, rotation) */
@@ -15201,6 +15484,9 @@ export interface operations {
                      *           "audienceExternalId": "4915112345678:106540352242922",
                      *           "name": "Ann Example",
                      *           "phone": "4915112345678",
+                     *           "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *           "parentUserId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "username": "Ann Agent",
                      *           "attributes": {},
                      *           "createdAt": "2026-01-05T09:30:00.000Z",
                      *           "labels": [
@@ -15238,8 +15524,14 @@ export interface operations {
                                 name: string;
                             }[];
                             name: string | null;
-                            /** @description the phone digits (a web-chat visitor: its visitor id) */
-                            phone: string;
+                            /** @description their parent BSUID (managed businesses), when known */
+                            parentUserId: string | null;
+                            /** @description the phone digits; null when the customer hides their number (a web-chat visitor: its visitor id) */
+                            phone: string | null;
+                            /** @description the customer's WhatsApp business-scoped user id (BSUID), when known */
+                            userId: string | null;
+                            /** @description the WhatsApp username they go by, when they adopted one */
+                            username: string | null;
                         }[];
                         limit: number;
                         page: number;
@@ -15375,6 +15667,9 @@ export interface operations {
                      *         "audienceExternalId": "4915112345678:106540352242922",
                      *         "name": "Ann Example",
                      *         "phone": "4915112345678",
+                     *         "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "parentUserId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "username": "Ann Agent",
                      *         "attributes": {},
                      *         "createdAt": "2026-01-05T09:30:00.000Z",
                      *         "labels": [
@@ -15391,6 +15686,9 @@ export interface operations {
                      *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "contactName": "Ann Example",
                      *         "phone": "4915112345678",
+                     *         "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "parentUserId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "username": "Ann Agent",
                      *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
                      *         "status": "bot",
                      *         "assigneeId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
@@ -15475,8 +15773,14 @@ export interface operations {
                                 name: string;
                             }[];
                             name: string | null;
-                            /** @description the phone digits (a web-chat visitor: its visitor id) */
-                            phone: string;
+                            /** @description their parent BSUID (managed businesses), when known */
+                            parentUserId: string | null;
+                            /** @description the phone digits; null when the customer hides their number (a web-chat visitor: its visitor id) */
+                            phone: string | null;
+                            /** @description the customer's WhatsApp business-scoped user id (BSUID), when known */
+                            userId: string | null;
+                            /** @description the WhatsApp username they go by, when they adopted one */
+                            username: string | null;
                         };
                         /** @description the contact's conversation as the inbox lists it; null before it ever had one */
                         conversation: {
@@ -15501,7 +15805,10 @@ export interface operations {
                                 name: string;
                             }[];
                             lastInboundAt: string | null;
-                            phone: string;
+                            /** @description their parent BSUID (managed businesses), when known */
+                            parentUserId: string | null;
+                            /** @description the customer's phone digits; null when they hide their number (a web-chat visitor: its visitor id) */
+                            phone: string | null;
                             queuedAt: string | null;
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
@@ -15535,6 +15842,10 @@ export interface operations {
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
+                            /** @description the customer's WhatsApp business-scoped user id (BSUID), when known */
+                            userId: string | null;
+                            /** @description the WhatsApp username they go by, when they adopted one */
+                            username: string | null;
                             window: {
                                 /** @description 24 hours after the customer's last message; null before they ever wrote */
                                 closesAt: string | null;
@@ -15741,6 +16052,9 @@ export interface operations {
                      *         "audienceExternalId": "4915112345678:106540352242922",
                      *         "name": "Ann Example",
                      *         "phone": "4915112345678",
+                     *         "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "parentUserId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "username": "Ann Agent",
                      *         "attributes": {},
                      *         "createdAt": "2026-01-05T09:30:00.000Z",
                      *         "labels": [
@@ -15774,8 +16088,14 @@ export interface operations {
                                 name: string;
                             }[];
                             name: string | null;
-                            /** @description the phone digits (a web-chat visitor: its visitor id) */
-                            phone: string;
+                            /** @description their parent BSUID (managed businesses), when known */
+                            parentUserId: string | null;
+                            /** @description the phone digits; null when the customer hides their number (a web-chat visitor: its visitor id) */
+                            phone: string | null;
+                            /** @description the customer's WhatsApp business-scoped user id (BSUID), when known */
+                            userId: string | null;
+                            /** @description the WhatsApp username they go by, when they adopted one */
+                            username: string | null;
                         };
                         /** @constant */
                         success: true;
@@ -16425,6 +16745,9 @@ export interface operations {
                      *           "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *           "contactName": "Ann Example",
                      *           "phone": "4915112345678",
+                     *           "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *           "parentUserId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "username": "Ann Agent",
                      *           "channelId": "ch_Q8wLr3VnT5kZx2Hb",
                      *           "status": "bot",
                      *           "assigneeId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
@@ -16485,7 +16808,10 @@ export interface operations {
                                 name: string;
                             }[];
                             lastInboundAt: string | null;
-                            phone: string;
+                            /** @description their parent BSUID (managed businesses), when known */
+                            parentUserId: string | null;
+                            /** @description the customer's phone digits; null when they hide their number (a web-chat visitor: its visitor id) */
+                            phone: string | null;
                             queuedAt: string | null;
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
@@ -16519,6 +16845,10 @@ export interface operations {
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
+                            /** @description the customer's WhatsApp business-scoped user id (BSUID), when known */
+                            userId: string | null;
+                            /** @description the WhatsApp username they go by, when they adopted one */
+                            username: string | null;
                             window: {
                                 /** @description 24 hours after the customer's last message; null before they ever wrote */
                                 closesAt: string | null;
@@ -16666,6 +16996,9 @@ export interface operations {
                      *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "contactName": "Ann Example",
                      *         "phone": "4915112345678",
+                     *         "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "parentUserId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "username": "Ann Agent",
                      *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
                      *         "status": "bot",
                      *         "assigneeId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
@@ -16873,7 +17206,10 @@ export interface operations {
                                     until?: string;
                                 };
                             }[];
-                            phone: string;
+                            /** @description their parent BSUID (managed businesses), when known */
+                            parentUserId: string | null;
+                            /** @description the customer's phone digits; null when they hide their number (a web-chat visitor: its visitor id) */
+                            phone: string | null;
                             queuedAt: string | null;
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
@@ -16907,6 +17243,10 @@ export interface operations {
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
+                            /** @description the customer's WhatsApp business-scoped user id (BSUID), when known */
+                            userId: string | null;
+                            /** @description the WhatsApp username they go by, when they adopted one */
+                            username: string | null;
                             window: {
                                 /** @description 24 hours after the customer's last message; null before they ever wrote */
                                 closesAt: string | null;
@@ -17296,6 +17636,9 @@ export interface operations {
                      *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "contactName": "Ann Example",
                      *         "phone": "4915112345678",
+                     *         "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "parentUserId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "username": "Ann Agent",
                      *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
                      *         "status": "bot",
                      *         "assigneeId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
@@ -17351,7 +17694,10 @@ export interface operations {
                                 name: string;
                             }[];
                             lastInboundAt: string | null;
-                            phone: string;
+                            /** @description their parent BSUID (managed businesses), when known */
+                            parentUserId: string | null;
+                            /** @description the customer's phone digits; null when they hide their number (a web-chat visitor: its visitor id) */
+                            phone: string | null;
                             queuedAt: string | null;
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
@@ -17385,6 +17731,10 @@ export interface operations {
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
+                            /** @description the customer's WhatsApp business-scoped user id (BSUID), when known */
+                            userId: string | null;
+                            /** @description the WhatsApp username they go by, when they adopted one */
+                            username: string | null;
                             window: {
                                 /** @description 24 hours after the customer's last message; null before they ever wrote */
                                 closesAt: string | null;
@@ -18369,6 +18719,9 @@ export interface operations {
                      *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "contactName": "Ann Example",
                      *         "phone": "4915112345678",
+                     *         "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "parentUserId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "username": "Ann Agent",
                      *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
                      *         "status": "bot",
                      *         "assigneeId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
@@ -18424,7 +18777,10 @@ export interface operations {
                                 name: string;
                             }[];
                             lastInboundAt: string | null;
-                            phone: string;
+                            /** @description their parent BSUID (managed businesses), when known */
+                            parentUserId: string | null;
+                            /** @description the customer's phone digits; null when they hide their number (a web-chat visitor: its visitor id) */
+                            phone: string | null;
                             queuedAt: string | null;
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
@@ -18458,6 +18814,10 @@ export interface operations {
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
+                            /** @description the customer's WhatsApp business-scoped user id (BSUID), when known */
+                            userId: string | null;
+                            /** @description the WhatsApp username they go by, when they adopted one */
+                            username: string | null;
                             window: {
                                 /** @description 24 hours after the customer's last message; null before they ever wrote */
                                 closesAt: string | null;
@@ -19155,6 +19515,9 @@ export interface operations {
                      *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "contactName": "Ann Example",
                      *         "phone": "4915112345678",
+                     *         "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "parentUserId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "username": "Ann Agent",
                      *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
                      *         "status": "bot",
                      *         "assigneeId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
@@ -19210,7 +19573,10 @@ export interface operations {
                                 name: string;
                             }[];
                             lastInboundAt: string | null;
-                            phone: string;
+                            /** @description their parent BSUID (managed businesses), when known */
+                            parentUserId: string | null;
+                            /** @description the customer's phone digits; null when they hide their number (a web-chat visitor: its visitor id) */
+                            phone: string | null;
                             queuedAt: string | null;
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
@@ -19244,6 +19610,10 @@ export interface operations {
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
+                            /** @description the customer's WhatsApp business-scoped user id (BSUID), when known */
+                            userId: string | null;
+                            /** @description the WhatsApp username they go by, when they adopted one */
+                            username: string | null;
                             window: {
                                 /** @description 24 hours after the customer's last message; null before they ever wrote */
                                 closesAt: string | null;
@@ -19420,6 +19790,9 @@ export interface operations {
                      *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "contactName": "Ann Example",
                      *         "phone": "4915112345678",
+                     *         "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "parentUserId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "username": "Ann Agent",
                      *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
                      *         "status": "bot",
                      *         "assigneeId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
@@ -19475,7 +19848,10 @@ export interface operations {
                                 name: string;
                             }[];
                             lastInboundAt: string | null;
-                            phone: string;
+                            /** @description their parent BSUID (managed businesses), when known */
+                            parentUserId: string | null;
+                            /** @description the customer's phone digits; null when they hide their number (a web-chat visitor: its visitor id) */
+                            phone: string | null;
                             queuedAt: string | null;
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
@@ -19509,6 +19885,10 @@ export interface operations {
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
+                            /** @description the customer's WhatsApp business-scoped user id (BSUID), when known */
+                            userId: string | null;
+                            /** @description the WhatsApp username they go by, when they adopted one */
+                            username: string | null;
                             window: {
                                 /** @description 24 hours after the customer's last message; null before they ever wrote */
                                 closesAt: string | null;
@@ -20472,6 +20852,9 @@ export interface operations {
                      *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "contactName": "Ann Example",
                      *         "phone": "4915112345678",
+                     *         "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "parentUserId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "username": "Ann Agent",
                      *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
                      *         "status": "bot",
                      *         "assigneeId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
@@ -20527,7 +20910,10 @@ export interface operations {
                                 name: string;
                             }[];
                             lastInboundAt: string | null;
-                            phone: string;
+                            /** @description their parent BSUID (managed businesses), when known */
+                            parentUserId: string | null;
+                            /** @description the customer's phone digits; null when they hide their number (a web-chat visitor: its visitor id) */
+                            phone: string | null;
                             queuedAt: string | null;
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
@@ -20561,6 +20947,10 @@ export interface operations {
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
+                            /** @description the customer's WhatsApp business-scoped user id (BSUID), when known */
+                            userId: string | null;
+                            /** @description the WhatsApp username they go by, when they adopted one */
+                            username: string | null;
                             window: {
                                 /** @description 24 hours after the customer's last message; null before they ever wrote */
                                 closesAt: string | null;
@@ -20749,6 +21139,9 @@ export interface operations {
                      *         "contactId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
                      *         "contactName": "Ann Example",
                      *         "phone": "4915112345678",
+                     *         "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "parentUserId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *         "username": "Ann Agent",
                      *         "channelId": "ch_Q8wLr3VnT5kZx2Hb",
                      *         "status": "bot",
                      *         "assigneeId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
@@ -20804,7 +21197,10 @@ export interface operations {
                                 name: string;
                             }[];
                             lastInboundAt: string | null;
-                            phone: string;
+                            /** @description their parent BSUID (managed businesses), when known */
+                            parentUserId: string | null;
+                            /** @description the customer's phone digits; null when they hide their number (a web-chat visitor: its visitor id) */
+                            phone: string | null;
                             queuedAt: string | null;
                             /** @description the latest session (conversation episode) */
                             sessionId: string | null;
@@ -20838,6 +21234,10 @@ export interface operations {
                             /** @description customer messages of the current session the caller has not opened (POST .../seen marks them); absent in live events, which go to many agents */
                             unreadCount?: number;
                             updatedAt: string;
+                            /** @description the customer's WhatsApp business-scoped user id (BSUID), when known */
+                            userId: string | null;
+                            /** @description the WhatsApp username they go by, when they adopted one */
+                            username: string | null;
                             window: {
                                 /** @description 24 hours after the customer's last message; null before they ever wrote */
                                 closesAt: string | null;
@@ -23161,7 +23561,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                    /** @description the contact, `<phone>:<phone number id>` or `<BSUID>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
                     audienceExternalId?: string;
                     /** @description the channel to send from (with `to`); or give audienceExternalId instead */
                     channelId?: string;
@@ -23185,7 +23585,7 @@ export interface operations {
                             type?: "text";
                         };
                     };
-                    /** @description the recipient, international digits without + (with `channelId`) */
+                    /** @description the recipient, international digits without +, or the customer's business-scoped user id (with `channelId`) */
                     to?: string;
                 };
             };
@@ -23538,7 +23938,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                    /** @description the contact, `<phone>:<phone number id>` or `<BSUID>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
                     audienceExternalId?: string;
                     /** @description the channel to send from (with `to`); or give audienceExternalId instead */
                     channelId?: string;
@@ -23588,7 +23988,7 @@ export interface operations {
                             url?: string;
                         }[];
                     }[];
-                    /** @description the recipient, international digits without + (with `channelId`) */
+                    /** @description the recipient, international digits without +, or the customer's business-scoped user id (with `channelId`) */
                     to?: string;
                 };
             };
@@ -23923,7 +24323,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                    /** @description the contact, `<phone>:<phone number id>` or `<BSUID>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
                     audienceExternalId?: string;
                     /** @description the channel to send from (with `to`); or give audienceExternalId instead */
                     channelId?: string;
@@ -23938,7 +24338,7 @@ export interface operations {
                         /** @description the place's name */
                         name?: string;
                     };
-                    /** @description the recipient, international digits without + (with `channelId`) */
+                    /** @description the recipient, international digits without +, or the customer's business-scoped user id (with `channelId`) */
                     to?: string;
                 };
             };
@@ -24275,7 +24675,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                    /** @description the contact, `<phone>:<phone number id>` or `<BSUID>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
                     audienceExternalId?: string;
                     /** @description the channel to send from (with `to`); or give audienceExternalId instead */
                     channelId?: string;
@@ -24313,7 +24713,7 @@ export interface operations {
                             mediaId?: string;
                         };
                     };
-                    /** @description the recipient, international digits without + (with `channelId`) */
+                    /** @description the recipient, international digits without +, or the customer's business-scoped user id (with `channelId`) */
                     to?: string;
                 };
             };
@@ -24646,7 +25046,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                    /** @description the contact, `<phone>:<phone number id>` or `<BSUID>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
                     audienceExternalId?: string;
                     /** @description the channel to send from (with `to`); or give audienceExternalId instead */
                     channelId?: string;
@@ -24657,7 +25057,7 @@ export interface operations {
                         /** @description the network's id (wamid…) of a message of the conversation */
                         messageId: string;
                     };
-                    /** @description the recipient, international digits without + (with `channelId`) */
+                    /** @description the recipient, international digits without +, or the customer's business-scoped user id (with `channelId`) */
                     to?: string;
                 };
             };
@@ -24989,7 +25389,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                    /** @description the contact, `<phone>:<phone number id>` or `<BSUID>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
                     audienceExternalId?: string;
                     /** @description the channel to send from (with `to`); or give audienceExternalId instead */
                     channelId?: string;
@@ -24999,7 +25399,7 @@ export interface operations {
                         /** @description show a preview of the first URL in the text */
                         previewUrl?: boolean;
                     };
-                    /** @description the recipient, international digits without + (with `channelId`) */
+                    /** @description the recipient, international digits without +, or the customer's business-scoped user id (with `channelId`) */
                     to?: string;
                 };
             };
@@ -25544,6 +25944,259 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sandboxCreateCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "username": "ann.lee",
+                 *       "hidePhone": true,
+                 *       "profileName": "Ann Lee"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description hide the number: their webhooks carry the BSUID and the username, no phone */
+                    hidePhone: boolean;
+                    /** @description the customer's number, if they have one here (the business sees it only while hidePhone is false) */
+                    phone?: string;
+                    /** @description the customer's WhatsApp profile name */
+                    profileName?: string;
+                    /** @description the WhatsApp username they go by */
+                    username: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the customer, with the business-scoped user id the sandbox network gave them on this business account */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "customer": {
+                     *         "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *         "username": "Ann Agent",
+                     *         "phone": "4915112345678",
+                     *         "hidePhone": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        customer: {
+                            hidePhone: boolean;
+                            phone: string | null;
+                            userId: string;
+                            username: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description invalid body, no such button on that message, or a file the network would not take */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "username is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.username",
+                     *             "message": "username is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope message:send, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such channel in the organization, or no such message on this phone */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such channel in the organization, or no such message on this phone"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_a_sandbox_channel",
+                     *         "message": "the channel is not on the sandbox network"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
                 };
             };
             /** @description the request body is too large */
@@ -27601,6 +28254,9 @@ export interface operations {
                      *           "audienceExternalId": "4915112345678:106540352242922",
                      *           "name": "Ann Example",
                      *           "phone": "4915112345678",
+                     *           "userId": "2a7d9c4e-8b1f-4e3a-a6c5-3d2e1f0b9a87",
+                     *           "parentUserId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10",
+                     *           "username": "Ann Agent",
                      *           "attributes": {},
                      *           "createdAt": "2026-01-05T09:30:00.000Z",
                      *           "labels": [
@@ -27646,8 +28302,14 @@ export interface operations {
                                 name: string;
                             }[];
                             name: string | null;
-                            /** @description the phone digits (a web-chat visitor: its visitor id) */
-                            phone: string;
+                            /** @description their parent BSUID (managed businesses), when known */
+                            parentUserId: string | null;
+                            /** @description the phone digits; null when the customer hides their number (a web-chat visitor: its visitor id) */
+                            phone: string | null;
+                            /** @description the customer's WhatsApp business-scoped user id (BSUID), when known */
+                            userId: string | null;
+                            /** @description the WhatsApp username they go by, when they adopted one */
+                            username: string | null;
                         }[];
                         /** @description best match first, newest first among equal ones */
                         messages: {
@@ -31908,7 +32570,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                    /** @description the contact, `<phone>:<phone number id>` or `<BSUID>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
                     audienceExternalId?: string;
                     /** @description the channel to send from (with `to`); or give audienceExternalId instead */
                     channelId?: string;
@@ -32370,7 +33032,7 @@ export interface operations {
                         /** @description the approved template's name, e.g. order_update */
                         name: string;
                     };
-                    /** @description the recipient, international digits without + (with `channelId`) */
+                    /** @description the recipient, international digits without +, or the customer's business-scoped user id (with `channelId`) */
                     to?: string;
                 };
             };
@@ -32601,7 +33263,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description the contact, `<phone>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
+                    /** @description the contact, `<phone>:<phone number id>` or `<BSUID>:<phone number id>`, instead of channelId + to (as tickets and conversations name it) */
                     audienceExternalId?: string;
                     /** @description the channel to send from (with `to`); or give audienceExternalId instead */
                     channelId?: string;
@@ -33063,7 +33725,7 @@ export interface operations {
                         /** @description the approved template's name, e.g. order_update */
                         name: string;
                     };
-                    /** @description the recipient, international digits without + (with `channelId`) */
+                    /** @description the recipient, international digits without +, or the customer's business-scoped user id (with `channelId`) */
                     to?: string;
                 };
             };

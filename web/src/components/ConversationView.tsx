@@ -276,7 +276,7 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
           }}
         />
       </section>
-      {channel?.network === 'sandbox' && <CustomerPanel channelId={channel.id} phone={conv.phone} />}
+      {channel?.network === 'sandbox' && <CustomerPanel channelId={channel.id} phone={conv.phone ?? conv.userId ?? conv.id.slice(0, conv.id.indexOf(':'))} />}
     </div>
   );
 }

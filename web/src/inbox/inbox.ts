@@ -26,9 +26,11 @@ function breached(c: Pick<ConversationSummary, 'sla'>): string | null {
   return c.sla?.breachedAt ?? null;
 }
 
-export function displayName(c: Pick<ConversationSummary, 'contactName' | 'phone'>): string {
-  // A web chat's contact has a visitor id, not a phone number.
-  return c.contactName ?? (c.phone.startsWith('v_') ? `Visitor ${c.phone.slice(2, 8)}` : `+${c.phone}`);
+export function displayName(c: Pick<ConversationSummary, 'contactName' | 'phone'> & Partial<Pick<ConversationSummary, 'username' | 'userId'>>): string {
+  // A web chat's contact has a visitor id, not a phone number; a customer may hide their number behind a username.
+  if (c.contactName) return c.contactName;
+  if (c.phone === null) return c.username ? `@${c.username}` : (c.userId ?? 'WhatsApp user');
+  return c.phone.startsWith('v_') ? `Visitor ${c.phone.slice(2, 8)}` : `+${c.phone}`;
 }
 
 /** A known summary with a `conversation` frame's row applied. */
