@@ -7,7 +7,7 @@ import { CONTACT_ID_PATTERN, contactAddressOf, isWebChatContactId } from '../dom
 import { CONVERSATION_ACTOR, conversationKey, serviceWindowClosesAt, timelineActorOf, type ActorClient, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverReply, type NoteReply } from '../actors/index.js';
 import { publicMessage, type TimelineActor } from '../domain/messages.js';
 import type { GraphTemplateComponent } from '../domain/templates.js';
-import { buttonsMessage, contactsMessage, locationMessage, mediaMessage, reactionMessage, textMessage, type MessagingService, type OutboundSend } from '../messaging/index.js';
+import { buttonsMessage, contactsMessage, DEFAULT_PHONE_REQUEST_TEXT, locationMessage, mediaMessage, reactionMessage, requestContactInfoMessage, textMessage, type MessagingService, type OutboundSend } from '../messaging/index.js';
 import type { ContactRepo, UserRepo } from '../store/core/port.js';
 import type { ConversationIndexRepo } from '../store/conversations/port.js';
 import type { SessionMessageRepo } from '../store/session-messages/port.js';
@@ -281,6 +281,21 @@ export class InboxService {
     await this.contact(principal, audienceExternalId);
     const send = await this.replySend(principal, audienceExternalId, message);
     return this.d.messaging.sendAsAgent(principal, audienceExternalId, { kind: 'freeform', send }, this.sendOpts(principal, 'reply', idempotencyKey));
+  }
+
+  /**
+   * Asks a customer who hides their number to share it, with Meta's
+   * contact-information request (a free-form message: inside the 24-hour
+   * window). The number they share is linked to their contact.
+   */
+  async requestPhone(principal: Principal, audienceExternalId: string, text: string | undefined, idempotencyKey?: string) {
+    requireScope(principal, 'inbox:write');
+    const contact = await this.contact(principal, audienceExternalId);
+    if (isWebChatContactId(contact.audienceExternalId)) throw new AppError(422, 'not_a_chat_channel', 'a web chat visitor has no WhatsApp number to share');
+    const phone = contactIdentityView(contact).phone;
+    if (phone !== null) throw new AppError(409, 'phone_already_known', 'the customer has shared their number already', { phone });
+    const send = requestContactInfoMessage(text ?? DEFAULT_PHONE_REQUEST_TEXT);
+    return this.d.messaging.sendAsAgent(principal, contact.audienceExternalId, { kind: 'freeform', send }, this.sendOpts(principal, 'request_phone', idempotencyKey));
   }
 
   private async replySend(principal: Principal, audienceExternalId: string, message: ReplyMessage): Promise<OutboundSend> {

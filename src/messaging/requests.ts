@@ -398,6 +398,17 @@ export function contactsMessage(cards: GraphContactCard[]): OutboundSend {
   };
 }
 
+/** The text a request for the customer's number goes with when the agent gives none. */
+export const DEFAULT_PHONE_REQUEST_TEXT = 'Could you share your phone number with us? It helps us finish your request.';
+
+/** Meta's contact-information request: a customer who hides their number is asked to share it, with one tap. */
+export function requestContactInfoMessage(text: string): OutboundSend {
+  return {
+    message: { type: 'interactive', interactive: { type: 'request_contact_info', body: { text }, action: { name: 'request_contact_info' } } },
+    content: { type: 'interactive', text },
+  };
+}
+
 /** An emoji on a message of the conversation (empty: the reaction taken back). */
 export function reactionMessage(r: ReactionSend): OutboundSend {
   return {

@@ -46,6 +46,12 @@ export class SandboxCustomer {
     return { customer: { userId: made.userId, username: made.username ?? null, phone: made.phone ?? null, hidePhone: made.hidePhone } };
   }
 
+  /** The customer shares their number in answer to the business's contact-information request `messageId`. */
+  async shareContactInfo(p: Principal, channelId: string, customer: string, messageId: string): Promise<CustomerActionResult> {
+    const c = await this.channel(p, channelId);
+    return this.sandbox.customerShareContactInfo(c.phoneNumberId, customer, messageId);
+  }
+
   async sendText(p: Principal, channelId: string, phone: string, text: string, profileName?: string): Promise<CustomerActionResult> {
     const c = await this.channel(p, channelId);
     return this.sandbox.customerText(c.phoneNumberId, phone, text, profileName);

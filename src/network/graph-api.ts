@@ -47,7 +47,9 @@ export type GraphInteractive =
       footer?: { text: string };
       action: { name: 'cta_url'; parameters: { display_text: string; url: string } };
     }
-  | { type: 'location_request_message'; body: { text: string }; action: { name: 'send_location' } };
+  | { type: 'location_request_message'; body: { text: string }; action: { name: 'send_location' } }
+  /** Asks a customer who hides their number to share it (they answer with a `contacts` message, `origin: contact_request`). */
+  | { type: 'request_contact_info'; body: { text: string }; action: { name: 'request_contact_info' } };
 
 /** A contact card of a `contacts` message (the Cloud API's and the webhooks' shape). */
 export interface GraphContactCard {

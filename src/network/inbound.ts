@@ -149,6 +149,9 @@ export function parseWebhook(body: unknown): { ok: true; value: ParsedWebhook } 
         const parent = m.from_parent_user_id ?? card?.parent_user_id;
         if (parent !== undefined && parent !== '') customer.parentUserId = parent;
         if (card?.profile?.username) customer.username = card.profile.username;
+        // The number a customer shares in answer to a contact-information request is their own: it joins who they are.
+        const shared = sharedPhoneOf(raw);
+        if (customer.phone === undefined && shared !== null) customer.phone = shared;
         if (customer.phone === undefined && customer.userId === undefined) {
           skipped.push(`${where}.messages[${k}]: no sender (neither a phone number nor a business-scoped user id)`);
           return;
@@ -203,6 +206,24 @@ function withUserIds(c: IdentityChange, system: NonNullable<GraphWebhookMessage[
   if (system.user_id !== undefined && isBusinessScopedUserId(system.user_id)) c.userId = system.user_id;
   if (system.previous_user_id !== undefined && isBusinessScopedUserId(system.previous_user_id)) c.previousUserId = system.previous_user_id;
   return c;
+}
+
+/**
+ * The number in a `contacts` message the customer sent in answer to a
+ * contact-information request (`origin: contact_request`, on the message or
+ * on the card: Meta's pages have shown both), or null.
+ */
+function sharedPhoneOf(raw: unknown): string | null {
+  const m = raw as { type?: unknown; origin?: unknown; contacts?: unknown };
+  if (m.type !== 'contacts' || !Array.isArray(m.contacts)) return null;
+  for (const card of m.contacts as { origin?: unknown; phones?: { phone?: unknown; wa_id?: unknown }[] }[]) {
+    if (m.origin !== 'contact_request' && card?.origin !== 'contact_request') continue;
+    for (const p of Array.isArray(card.phones) ? card.phones : []) {
+      const digits = typeof p?.wa_id === 'string' ? p.wa_id : typeof p?.phone === 'string' ? p.phone.replace(/[^0-9]/g, '') : '';
+      if (PHONE_DIGITS_PATTERN.test(digits)) return digits;
+    }
+  }
+  return null;
 }
 
 /** What a system message says changed about the customer; null for any other message. */

@@ -160,6 +160,31 @@ describe('one contact per person, in the embedded service', () => {
     expect(otp.body.error.code).toBe('phone_number_required');
   });
 
+  it("asking a customer who hides their number to share it: Meta's contact-information request, and the number they share linked to them", async () => {
+    const phone = '4915120000077';
+    const made = await call('POST', `/v1/sandbox/channels/${orgs.a.channelId}/customers`, { phone, username: 'asked', hidePhone: true });
+    const userId = made.body.customer.userId as string;
+    await call('POST', `/v1/sandbox/channels/${orgs.a.channelId}/customers/${userId}/messages`, { text: 'call me back?' });
+    const aeid = `${userId}:${orgs.a.phoneNumberId}`;
+    expect((await eventually(async () => (await call('GET', `/v1/conversations/${aeid}`)).body.conversation)).phone).toBeNull();
+    const asked = await call('POST', `/v1/conversations/${aeid}/request-phone`, { text: 'Could you share your number?' });
+    expect(asked.status, JSON.stringify(asked.body)).toBe(200);
+    const shared = await call('POST', `/v1/sandbox/channels/${orgs.a.channelId}/customers/${userId}/contact-shares`, { messageId: asked.body.messageId });
+    expect(shared.status, JSON.stringify(shared.body)).toBe(201);
+    const contact = await eventually(async () => {
+      const r = await call('GET', `/v1/contacts/${aeid}`);
+      return r.body.contact?.phone === phone ? r.body.contact : null;
+    });
+    expect(contact).toMatchObject({ audienceExternalId: aeid, phone, userId });
+    // The number now reaches the same person.
+    expect((await call('GET', `/v1/contacts/${phone}:${orgs.a.phoneNumberId}`)).body.contact.id).toBe(contact.id);
+    const again = await call('POST', `/v1/conversations/${aeid}/request-phone`);
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('phone_already_known');
+    expect((await call('POST', `/v1/conversations/${aeid}/request-phone`, { text: 'x' }, orgs.b.adminKey)).status).toBe(404);
+    expect((await call('POST', `/v1/conversations/${aeid}/request-phone`, { nope: 1 })).status).toBe(400);
+  });
+
   it("another organization never reaches a customer's ids", async () => {
     const made = await call('POST', `/v1/sandbox/channels/${orgs.a.channelId}/customers`, { username: 'only.a', hidePhone: true });
     const userId = made.body.customer.userId as string;

@@ -171,6 +171,17 @@ export function sandboxRoutes(customer: SandboxCustomer): RouteDef[] {
     }),
     defineRoute({
       ...base,
+      method: 'post',
+      path: '/v1/sandbox/channels/:channelId/customers/:phone/contact-shares',
+      operationId: 'sandboxShareContactInfo',
+      example: { messageId: EXAMPLE_IDS.messageId },
+      summary: "Sandbox: the customer shares their phone number in answer to the business's contact-information request",
+      body: z.object({ messageId: z.string().min(1).max(256).describe('the request they answer') }).strict(),
+      responses: { 201: { description: 'shared', schema: actionResult }, ...errors },
+      handler: async ({ principal, params: p, body }) => ({ status: 201, body: await customer.shareContactInfo(principal, p.channelId, p.phone, body.messageId) }),
+    }),
+    defineRoute({
+      ...base,
       method: 'get',
       path: '/v1/sandbox/channels/:channelId/customers/:phone/messages',
       operationId: 'sandboxListCustomerMessages',

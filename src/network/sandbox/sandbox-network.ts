@@ -210,6 +210,8 @@ export class SandboxNetwork {
       record.template = renderTemplateMessage(t.components, msg.template.components);
     } else if (msg.type === 'interactive' && msg.interactive.type === 'button') {
       record.buttons = msg.interactive.action.buttons.map((b) => ({ id: b.reply.id, title: b.reply.title }));
+    } else if (msg.type === 'interactive' && msg.interactive.type === 'request_contact_info') {
+      record.requestsContactInfo = true;
     }
     await this.o.state.putMessage(record);
 
@@ -369,6 +371,26 @@ export class SandboxNetwork {
       interactive: { type: 'button_reply', button_reply: { id: button.id, title: button.title } },
       context: { from: account.displayPhoneNumber, id: m.id },
     });
+  }
+
+  /**
+   * The customer answers a contact-information request by sharing their
+   * number: a `contacts` message with `origin: contact_request`, the card
+   * carrying the number. Only a customer with a number can share one.
+   */
+  async customerShareContactInfo(phoneNumberId: string, customer: string, messageId: string): Promise<CustomerActionResult> {
+    const m = await this.receivedMessage(phoneNumberId, customer, messageId);
+    if (m.requestsContactInfo !== true) throw new AppError(400, 'not_a_contact_request', 'that message does not ask for the contact information');
+    const account = (await this.o.state.getAccount(phoneNumberId))!;
+    const who = await this.customerOf(account, customer);
+    if (who?.phone === undefined) throw new AppError(400, 'no_phone_number', 'this customer has no phone number to share');
+    const name = who.profileName ?? who.username ?? 'Customer';
+    return this.customerMessage(phoneNumberId, customer, undefined, {
+      type: 'contacts',
+      origin: 'contact_request',
+      contacts: [{ name: { formatted_name: name, first_name: name }, phones: [{ phone: `+${who.phone}`, wa_id: who.phone, type: 'CELL' }] }],
+      context: { from: account.displayPhoneNumber, id: m.id },
+    } as Omit<GraphWebhookMessage, 'from' | 'id' | 'timestamp'>);
   }
 
   /** The customer taps a quick-reply button of a template message they received. */

@@ -34,6 +34,8 @@ export interface SandboxMessage {
   callbackData?: string;
   /** The last status reported for a to_customer message. */
   status?: 'accepted' | 'sent' | 'delivered' | 'read' | 'failed';
+  /** A contact-information request: the customer can answer it by sharing their number. */
+  requestsContactInfo?: boolean;
   /** Reply buttons of an interactive message: tappable by the customer. */
   buttons?: { id: string; title: string }[];
   /** Quick-reply buttons of a template message, with the payload a tap returns. */

@@ -80,6 +80,7 @@ const interactivePayload = z.discriminatedUnion('type', [
     action: z.object({ name: z.literal('cta_url'), parameters: z.object({ display_text: z.string().min(1).max(20), url: z.string().min(1) }) }),
   }),
   z.object({ type: z.literal('location_request_message'), body: interactiveBody, action: z.object({ name: z.literal('send_location') }) }),
+  z.object({ type: z.literal('request_contact_info'), body: interactiveBody, action: z.object({ name: z.literal('request_contact_info') }) }),
 ]);
 const reactionPayload = z.object({ message_id: z.string().min(1).max(256), emoji: z.string().max(16) });
 const locationPayload = z.object({
