@@ -340,7 +340,15 @@ export class InboxService {
     const needle = q.q?.toLowerCase();
     const digits = needle?.replace(/[^0-9]/g, '');
     const all = (await this.d.contacts.list(principal.organizationId))
-      .filter((c) => needle === undefined || (c.name ?? '').toLowerCase().includes(needle) || (digits !== undefined && digits !== '' && c.audienceExternalId.split(':')[0]!.includes(digits)))
+      .filter(
+        (c) =>
+          needle === undefined ||
+          (c.name ?? '').toLowerCase().includes(needle) ||
+          (c.username ?? '').toLowerCase().includes(needle.replace(/^@/, '')) ||
+          (c.userId ?? '').toLowerCase() === needle ||
+          c.audienceExternalId.slice(0, c.audienceExternalId.indexOf(':')).toLowerCase() === needle ||
+          (digits !== undefined && digits !== '' && (contactAddressOf(c.audienceExternalId).includes(digits) || (c.phone ?? '').includes(digits))),
+      )
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || a.id.localeCompare(b.id));
     return { contacts: all.slice((q.page - 1) * q.limit, q.page * q.limit).map(publicContact), total: all.length };
   }

@@ -103,6 +103,25 @@ export function runSearchContract(name: string, open: () => Promise<SearchFixtur
       expect((await f.search.contacts(b, 'jose', 20)).map((c) => c.organizationId)).toEqual([b]);
     });
 
+    it("finds contacts by WhatsApp username, business-scoped user id and a number shared later, never another organization's", async () => {
+      const a = randomUUID();
+      const b = randomUUID();
+      const phoneFirst = await contact(a, '4915100000071:9', 'Kim Berger');
+      await f.contacts.noteIdentity(a, '4915100000071:9', { userId: 'US.13491208655302741918', username: 'kim.b' }, null);
+      const bsuidFirst = await contact(a, 'US.20000000000000000007:9', null);
+      await f.contacts.noteIdentity(a, 'US.20000000000000000007:9', { userId: 'US.20000000000000000007', username: 'noa_w', phone: '4915100000072' }, null);
+      await contact(b, 'US.20000000000000000008:9', null);
+      await f.contacts.noteIdentity(b, 'US.20000000000000000008:9', { userId: 'US.20000000000000000008', username: 'kim.b' }, null);
+      const ids = async (org: string, q: string) => (await f.search.contacts(org, q, 10)).map((c) => c.id);
+      expect(await ids(a, 'kim.b')).toEqual([phoneFirst.id]);
+      expect(await ids(a, 'noa_w')).toEqual([bsuidFirst.id]);
+      expect(await ids(a, 'US.13491208655302741918')).toEqual([phoneFirst.id]);
+      expect(await ids(a, 'US.20000000000000000007')).toEqual([bsuidFirst.id]);
+      expect(await ids(a, '+49 151 00000072')).toEqual([bsuidFirst.id]);
+      expect(await ids(b, 'kim.b')).toHaveLength(1);
+      expect(await ids(b, 'noa_w')).toEqual([]);
+    });
+
     it("finds contacts by their custom attributes' values, after a change too, never another organization's", async () => {
       const a = randomUUID();
       const b = randomUUID();

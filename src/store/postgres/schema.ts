@@ -533,6 +533,17 @@ const CONTACT_IDS = `
   CREATE INDEX contact_ids_by_canonical ON contact_ids (org, canonical);
 `;
 
+// Contacts are found by the ids the chat network shows of them too (as the embedded database's step
+// 16): username, business-scoped user id and phone, each split at its periods into words.
+const CONTACT_ID_SEARCH = `
+  ALTER TABLE contacts DROP COLUMN search;
+  ALTER TABLE contacts ADD COLUMN search tsvector GENERATED ALWAYS AS (
+    to_tsvector('simple', sb_fold(coalesce(body->>'name', '') || ' ' || sb_attribute_text(body->'attributes')) || ' ' || split_part(audience_external_id, ':', 1)
+      || ' ' || translate(coalesce(body->>'username', '') || ' ' || coalesce(body->>'userId', '') || ' ' || coalesce(body->>'phone', '') || ' ' || split_part(audience_external_id, ':', 1), '.', ' '))
+  ) STORED;
+  CREATE INDEX contacts_search ON contacts USING gin (search);
+`;
+
 export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 1, name: 'records', sql: SEARCH + CORE + WEBHOOKS + TOOLS + ACTOR_REPLIES + MESSAGING + SANDBOX },
   { version: 2, name: 'ticket activity', sql: TICKET_ACTIVITY },
@@ -548,4 +559,5 @@ export const NODE_PG_MIGRATIONS: PgMigration[] = [
   { version: 12, name: 'actor reply epochs', sql: ACTOR_REPLY_EPOCHS },
   { version: 13, name: 'search text on write', sql: SEARCH_TEXT_ON_WRITE },
   { version: 14, name: 'contact ids', sql: CONTACT_IDS },
+  { version: 15, name: 'contact id search', sql: CONTACT_ID_SEARCH },
 ];

@@ -69,8 +69,8 @@ export function createSqliteSearchIndex(db: SqliteDb): SearchIndex {
       const terms = searchTerms(text);
       const q = fts5Query(terms);
       if (q === null) return [];
-      // A phone number matches the phone column only: its digits from the start.
-      const rows = db.stmt(CONTACTS).all(terms.phone ? `phone : ${q}` : q, org, limit) as { body: string }[];
+      // A phone number matches the phone columns only: its digits from the start (the id's, or a number shared later).
+      const rows = db.stmt(CONTACTS).all(terms.phone ? `{phone ids} : ${q}` : q, org, limit) as { body: string }[];
       return rows.map((r) => JSON.parse(r.body) as Contact);
     },
     async messages(org, text, limit) {

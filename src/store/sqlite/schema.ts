@@ -449,6 +449,41 @@ export const NODE_MIGRATIONS: Migration[] = [
         CREATE INDEX contact_ids_by_canonical ON contact_ids (org, canonical);
       `);
     },
+  },  {
+    // Contacts are found by the ids the chat network shows of them too: their WhatsApp username,
+    // their business-scoped user id and their phone (a contact first known by BSUID that shared its
+    // number later). A fourth FTS5 column, so the index is made again, from the contacts.
+    version: 16,
+    up(db) {
+      db.exec(`
+        DROP TRIGGER contacts_fts_insert;
+        DROP TRIGGER contacts_fts_update;
+        DROP TABLE contacts_fts;
+        CREATE VIRTUAL TABLE contacts_fts USING fts5(name, phone, attrs, ids, tokenize = 'unicode61 remove_diacritics 2');
+        CREATE TRIGGER contacts_fts_insert AFTER INSERT ON contacts BEGIN
+          INSERT OR IGNORE INTO contacts_search_ids (org, audience_external_id) VALUES (new.org, new.audience_external_id);
+          INSERT INTO contacts_fts (rowid, name, phone, attrs, ids)
+            SELECT id, coalesce(json_extract(new.body, '$.name'), ''), substr(new.audience_external_id, 1, instr(new.audience_external_id || ':', ':') - 1),
+              coalesce((SELECT group_concat(value, ' ') FROM json_each(new.body, '$.attributes')), ''), replace(trim(coalesce(json_extract(new.body, '$.username'), '') || ' ' || coalesce(json_extract(new.body, '$.userId'), '') || ' ' || coalesce(json_extract(new.body, '$.phone'), '')), '.', ' ')
+            FROM contacts_search_ids WHERE org = new.org AND audience_external_id = new.audience_external_id;
+        END;
+        CREATE TRIGGER contacts_fts_update AFTER UPDATE OF body ON contacts
+          WHEN json_extract(old.body, '$.name') IS NOT json_extract(new.body, '$.name')
+            OR json_extract(old.body, '$.attributes') IS NOT json_extract(new.body, '$.attributes')
+            OR json_extract(old.body, '$.username') IS NOT json_extract(new.body, '$.username')
+            OR json_extract(old.body, '$.userId') IS NOT json_extract(new.body, '$.userId')
+            OR json_extract(old.body, '$.phone') IS NOT json_extract(new.body, '$.phone') BEGIN
+          UPDATE contacts_fts SET name = coalesce(json_extract(new.body, '$.name'), ''),
+              attrs = coalesce((SELECT group_concat(value, ' ') FROM json_each(new.body, '$.attributes')), ''),
+              ids = replace(trim(coalesce(json_extract(new.body, '$.username'), '') || ' ' || coalesce(json_extract(new.body, '$.userId'), '') || ' ' || coalesce(json_extract(new.body, '$.phone'), '')), '.', ' ')
+            WHERE rowid = (SELECT id FROM contacts_search_ids WHERE org = new.org AND audience_external_id = new.audience_external_id);
+        END;
+        INSERT INTO contacts_fts (rowid, name, phone, attrs, ids)
+          SELECT i.id, coalesce(json_extract(c.body, '$.name'), ''), substr(c.audience_external_id, 1, instr(c.audience_external_id || ':', ':') - 1),
+            coalesce((SELECT group_concat(value, ' ') FROM json_each(c.body, '$.attributes')), ''), replace(trim(coalesce(json_extract(c.body, '$.username'), '') || ' ' || coalesce(json_extract(c.body, '$.userId'), '') || ' ' || coalesce(json_extract(c.body, '$.phone'), '')), '.', ' ')
+          FROM contacts c JOIN contacts_search_ids i ON i.org = c.org AND i.audience_external_id = c.audience_external_id;
+      `);
+    },
   },
 ];
 
