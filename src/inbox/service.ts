@@ -140,7 +140,10 @@ export class InboxService {
 
   async get(principal: Principal, audienceExternalId: string) {
     requireScope(principal, 'inbox:read');
-    const record = await this.d.conversations.get(principal.organizationId, audienceExternalId);
+    // By the canonical id, or by another id of the same person (their BSUID form, their phone form).
+    const record =
+      (await this.d.conversations.get(principal.organizationId, audienceExternalId)) ??
+      (await this.d.conversations.get(principal.organizationId, await this.d.contacts.resolve(principal.organizationId, audienceExternalId)));
     if (record === null) throw notFound('conversation');
     const [summary] = await this.withUnread(principal, [record], await this.summaries(principal.organizationId, [record]));
     // The agents' timeline: messages, system entries and private notes, in the order they happened.

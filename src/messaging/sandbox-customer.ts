@@ -14,6 +14,8 @@ export interface PhoneMessage {
   text?: string;
   buttons?: { id: string; title: string }[];
   quickReplies?: { index: number; text: string }[];
+  /** The business asks for the customer's number: they can share it (`…/contact-shares`). */
+  requestsContactInfo?: boolean;
   /** A file the customer sent: its media id on the network and type. */
   media?: { id: string; mimeType: string; filename?: string };
   /** A template message as the customer sees it: its texts filled, its buttons (quick replies are tapped through `quickReplies`). */
@@ -102,6 +104,7 @@ export class SandboxCustomer {
 function phoneView(m: SandboxMessage): PhoneMessage {
   const v: PhoneMessage = { id: m.id, direction: m.direction, at: new Date(m.at).toISOString(), type: m.sent?.type ?? m.received?.type ?? 'unknown', message: m.sent ?? m.received };
   if (m.status) v.status = m.status;
+  if (m.requestsContactInfo === true) v.requestsContactInfo = true;
   const s = m.sent;
   if (s?.type === 'text') v.text = s.text.body;
   if (s?.type === 'interactive') v.text = s.interactive.body.text;

@@ -25,6 +25,28 @@ describe('a conversation in Chromium: its timeline, notes, labels, and taking it
     expect(bob.status).toBe(201);
   });
 
+  it('a customer who hides their number: the head says so and shows their username and BSUID; the agent asks for the number, the customer shares it from their phone, and the head shows it', async () => {
+    const made = await suite.svc.call('POST', `/v1/sandbox/channels/${channel.id}/customers`, { key: suite.org.adminKey, body: { phone: '4915112359999', username: 'quiet.cleo', hidePhone: true } });
+    expect(made.status).toBe(201);
+    const userId = made.body.customer.userId as string;
+    await customerWrites(userId, 'Please call me back');
+    const id = `${userId}:${channel.phoneNumberId}`;
+    const ann = await suite.signedIn(`agent@${suite.org.id}.test`);
+    const page = ann.page;
+    await page.goto(`${suite.svc.url}/inbox/${encodeURIComponent(id)}`);
+    await page.getByTestId('phone-hidden').waitFor();
+    expect(await page.getByTestId('conv-username').textContent()).toContain('@quiet.cleo');
+    expect(await page.getByTestId('conv-user-id').textContent()).toBe(userId);
+    // Asked by the agent who holds the conversation.
+    expect(await page.getByRole('button', { name: 'Ask for their number' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Take' }).click();
+    await page.getByRole('button', { name: 'Ask for their number' }).click();
+    await page.getByTestId('customer-panel').getByRole('button', { name: 'Share my number' }).click();
+    await page.getByTestId('phone-hidden').waitFor({ state: 'detached' });
+    await page.locator('.conv-head .sub').filter({ hasText: '+4915112359999' }).waitFor();
+    await screenshot(page, 'conversation-shared-number');
+  });
+
   it('moves a bot conversation to the queue and takes it, with system entries in the thread; a private note the customer never receives; a label put on, filtered by, taken off', async () => {
     const phone = '4915112350001';
     const id = `${phone}:${channel.phoneNumberId}`;

@@ -1094,6 +1094,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/conversations/{id}/request-phone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask a customer who hides their number to share it (Meta's contact-information request); the number they share is linked to their contact */
+        post: operations["requestConversationPhone"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/conversations/{id}/resolve": {
         parameters: {
             query?: never;
@@ -1482,6 +1499,23 @@ export interface paths {
         put?: never;
         /** Sandbox: the customer taps a reply button of an interactive message they received */
         post: operations["sandboxTapButton"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/channels/{channelId}/customers/{phone}/contact-shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sandbox: the customer shares their phone number in answer to the business's contact-information request */
+        post: operations["sandboxShareContactInfo"];
         delete?: never;
         options?: never;
         head?: never;
@@ -19485,6 +19519,305 @@ export interface operations {
             };
         };
     };
+    requestConversationPhone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the contact's audienceExternalId, `<phone>:<phone number id>`
+                 * @example 4915112345678:106540352242922
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Could you share your phone number so we can call you back?"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description what the request says (a default asks politely) */
+                    text?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description sent: the network accepted the request */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
+                     *       "sessionId": "3f2b8c1e-9a4d-4c7e-b1f0-2d6e8a9c4b10"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description the network's message id (wamid) */
+                        messageId: string;
+                        sessionId: string;
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description invalid request: a field, the query or the JSON itself */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "invalid request: a field, the query or the JSON itself"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope inbox:write, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope inbox:write, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such conversation in the organization */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such conversation in the organization"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `phone_already_known`: the customer has shared their number; or the conversation is held by another agent */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "phone_already_known",
+                     *         "message": "the customer has shared their number; or the conversation is held by another agent"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `outside_customer_service_window`: a request goes only inside the 24-hour window; `not_a_chat_channel`: a web chat visitor */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "outside_customer_service_window",
+                     *         "message": "a request goes only inside the 24-hour window; not_a_chat_channel: a web chat visitor"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the chat network rejected the message; its code in errorDetails.code */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "network_rejected",
+                     *         "message": "the chat network rejected the message: (#131026) Message undeliverable"
+                     *       },
+                     *       "errorDetails": {
+                     *         "code": 131026,
+                     *         "title": "Message undeliverable",
+                     *         "message": "Unable to deliver message. The recipient is not a WhatsApp user or has not accepted the latest terms."
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        errorDetails: {
+                            code: number;
+                            message: string;
+                            title: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "the conversation is busy or moving between nodes; retry after Retry-After with the same Idempotency-Key"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
     resolveConversation: {
         parameters: {
             query?: never;
@@ -26304,6 +26637,247 @@ export interface operations {
         };
         responses: {
             /** @description tapped */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA==",
+                     *       "delivered": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description true when the service's webhook receiver took it at the first attempt (otherwise it is redelivered) */
+                        delivered: boolean;
+                        /** @description the network id of the customer's message */
+                        messageId: string;
+                    };
+                };
+            };
+            /** @description invalid body, no such button on that message, or a file the network would not take */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "validation_failed",
+                     *         "message": "messageId is required",
+                     *         "details": [
+                     *           {
+                     *             "field": "body.messageId",
+                     *             "message": "messageId is required",
+                     *             "code": "invalid_type"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "missing or invalid credentials"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key lacks the scope message:send, or `csrf_failed` (session cookie without X-CSRF-Token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "csrf_failed",
+                     *         "message": "the key lacks the scope message:send, or csrf_failed (session cookie without X-CSRF-Token)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such channel in the organization, or no such message on this phone */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "no such channel in the organization, or no such message on this phone"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description not_a_sandbox_channel: the channel is not on the sandbox network */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "not_a_sandbox_channel",
+                     *         "message": "the channel is not on the sandbox network"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            code: string;
+                            details?: unknown;
+                            message: string;
+                        };
+                        /** @constant */
+                        success: false;
+                    };
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "the request body is too large"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "the body is not application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_attempts`: too many failed authentications from this address or for this key; wait for Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "too_many_attempts",
+                     *         "message": "too many failed authentications from this address or for this key; wait for Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `storage_unavailable` (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "storage_unavailable",
+                     *         "message": "storage_unavailable (a full disk, an I/O error, Redis unreachable) or another retryable outage: nothing of the request was kept; retry after Retry-After"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sandboxShareContactInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ch_Q8wLr3VnT5kZx2Hb */
+                channelId: string;
+                /** @example 4915112345678 */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "messageId": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQyQzE3QjRGMjU4RDlBMEU3AA=="
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the request they answer */
+                    messageId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description shared */
             201: {
                 headers: {
                     [name: string]: unknown;

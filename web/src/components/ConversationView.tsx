@@ -165,7 +165,16 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
           <a href="/inbox" data-route class="back">← Inbox</a>
           <h1 id="conv-title">{displayName(conv)}</h1>
           <p class="sub">
-            {webChat ? `Web chat visitor ${conv.phone}` : `+${conv.phone}`} · {channel?.name ?? conv.channelId}
+            {webChat ? `Web chat visitor ${conv.phone}` : conv.phone !== null ? `+${conv.phone}` : <span data-testid="phone-hidden">number hidden by the customer</span>}
+            {!webChat && conv.username !== null && <span data-testid="conv-username">{' · '}@{conv.username}</span>}
+            {!webChat && conv.userId !== null && (
+              <span class="muted" title="WhatsApp business-scoped user id">
+                {' · '}
+                <code data-testid="conv-user-id">{conv.userId}</code>
+              </span>
+            )}
+            {' · '}
+            {channel?.name ?? conv.channelId}
             {conv.contactId !== null && (
               <>
                 {' · '}
@@ -188,6 +197,11 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
             {conv.status !== 'assigned' && (
               <button type="button" class="primary" disabled={busy} onClick={() => void act('Could not take it', () => post('take'))}>
                 Take
+              </button>
+            )}
+            {!webChat && conv.phone === null && mineOrAdmin && (
+              <button type="button" disabled={busy || !open} title={open ? undefined : 'only inside the 24-hour window'} onClick={() => void act('Could not ask for the number', () => post('request-phone')).then((done) => (done && void load(), done))}>
+                Ask for their number
               </button>
             )}
             {conv.status === 'bot' && (
@@ -267,7 +281,7 @@ export function ConversationView({ id, user, channels }: { id: string; user: Ses
           onReply={reply}
           onTemplate={template}
           onNote={note}
-          placeholders={{ 'contact.name': displayName(conv), 'contact.phone': `+${conv.phone}`, 'agent.name': user.name }}
+          placeholders={{ 'contact.name': displayName(conv), 'contact.phone': conv.phone === null ? '' : `+${conv.phone}`, 'agent.name': user.name }}
           onTyping={() => {
             if (Date.now() - lastTyping.current > 3000) {
               lastTyping.current = Date.now();

@@ -12,6 +12,7 @@ interface PhoneMessage {
   text?: string;
   buttons?: { id: string; title: string }[];
   quickReplies?: { index: number; text: string }[];
+  requestsContactInfo?: boolean;
   media?: { id: string; mimeType: string; filename?: string };
   template?: PhoneTemplate;
 }
@@ -174,7 +175,7 @@ export function CustomerPanel({ channelId, phone, profileName }: { channelId: st
 
   return (
     <aside class="customer-panel" aria-label="Customer simulator" data-testid="customer-panel">
-      <h2>Customer's phone <span class="muted">+{phone}</span></h2>
+      <h2>Customer's phone <span class="muted">{/^\d/.test(phone) ? `+${phone}` : phone}</span></h2>
       <ol class="phone">
         {messages.map((m) => (
           <li key={m.id} class={m.direction === 'from_customer' ? 'mine' : 'theirs'} data-direction={m.direction}>
@@ -194,6 +195,11 @@ export function CustomerPanel({ channelId, phone, profileName }: { channelId: st
                 {q.text}
               </button>
             ))}
+            {m.requestsContactInfo && (
+              <button type="button" disabled={busy} onClick={() => void act(() => ok(api.POST('/v1/sandbox/channels/{channelId}/customers/{phone}/contact-shares', { params: { path }, body: { messageId: m.id } })))}>
+                Share my number
+              </button>
+            )}
             {m.direction === 'to_customer' && m.status && <span class="status">{m.status}</span>}
           </li>
         ))}

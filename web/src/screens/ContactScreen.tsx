@@ -53,7 +53,7 @@ export function ContactScreen({ user, contactId }: { user: SessionUser; contactI
   const { contact, conversation, sessions } = detail;
   const tickets = (detail.tickets ?? []) as unknown as TicketShape[];
   const channel = channels.find((c) => c.id === conversation?.channelId);
-  const name = contact.name ?? `+${contact.phone}`;
+  const name = contact.name ?? shownName(contact);
   // A PATCH answers the contact without its labels: those stay as they were.
   const changed = (c: Contact) => setDetail({ ...detail, contact: { ...detail.contact, ...c } });
 
@@ -77,7 +77,19 @@ export function ContactScreen({ user, contactId }: { user: SessionUser; contactI
       )}
       <dl class="facts">
         <dt>Phone</dt>
-        <dd data-testid="contact-phone">+{contact.phone}</dd>
+        <dd data-testid="contact-phone">{contact.phone === null ? <span class="muted">hidden by the customer</span> : `+${contact.phone}`}</dd>
+        {contact.username !== null && (
+          <>
+            <dt>WhatsApp username</dt>
+            <dd data-testid="contact-username">@{contact.username}</dd>
+          </>
+        )}
+        {contact.userId !== null && (
+          <>
+            <dt>WhatsApp user id</dt>
+            <dd data-testid="contact-user-id"><code>{contact.userId}</code></dd>
+          </>
+        )}
         <dt>Channel</dt>
         <dd>{channel?.name ?? conversation?.channelId ?? <span class="muted">none</span>}</dd>
         <dt>First seen</dt>
@@ -139,7 +151,7 @@ function ContactName({ contact, onChanged }: { contact: Contact; onChanged: (c: 
   if (!editing) {
     return (
       <div class="row">
-        <h1 id="contact-title">{contact.name ?? `+${contact.phone}`}</h1>
+        <h1 id="contact-title">{contact.name ?? shownName(contact)}</h1>
         <button type="button" class="link" onClick={() => (setValue(contact.name ?? ''), setEditing(true))}>Rename</button>
       </div>
     );
@@ -156,7 +168,7 @@ function ContactName({ contact, onChanged }: { contact: Contact; onChanged: (c: 
   };
   return (
     <form class="row" onSubmit={save} aria-label="Rename">
-      <h1 id="contact-title" class="sr">{contact.name ?? `+${contact.phone}`}</h1>
+      <h1 id="contact-title" class="sr">{contact.name ?? shownName(contact)}</h1>
       <label>
         Name
         <input name="name" value={value} maxLength={200} onInput={(e) => setValue(e.currentTarget.value)} />
@@ -272,4 +284,10 @@ function Attributes({ contact, onChanged }: { contact: Contact; onChanged: (c: C
       {error && <p class="error" role="alert">{error}</p>}
     </section>
   );
+}
+
+/** What a nameless contact is called: their number, or their username (or WhatsApp user id) when they hide it. */
+function shownName(c: Pick<Contact, 'phone' | 'username' | 'userId'>): string {
+  if (c.phone !== null) return `+${c.phone}`;
+  return c.username !== null ? `@${c.username}` : (c.userId ?? 'WhatsApp user');
 }

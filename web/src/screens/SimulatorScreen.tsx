@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, ok } from '../api/client';
+import { api, ok, request } from '../api/client';
 import { describeError } from '../api/errors';
 import type { ChannelDetail, ChannelInfo } from '../api/types';
 import { CustomerPanel } from '../components/CustomerPanel';
@@ -45,14 +45,35 @@ function WhatsAppSimulator({ channels }: { channels: ChannelInfo[] }) {
   const [channelId, setChannelId] = useState(channels[0]?.id ?? '');
   const [phone, setPhone] = useState('15550001111');
   const [name, setName] = useState('Test Customer');
+  const [username, setUsername] = useState('');
+  const [hidePhone, setHidePhone] = useState(false);
+  const [failed, setFailed] = useState<string | null>(null);
+  // `phone`: how the simulated phone is named, their number or (a customer with a username) their business-scoped user id.
   const [started, setStarted] = useState<{ channelId: string; phone: string; name: string } | null>(null);
+  /** A customer with a username is made on the sandbox network first: it gives them their BSUID. */
+  const start = async () => {
+    setFailed(null);
+    const digits = phone.replace(/\D/g, '');
+    if (username.trim() === '') return setStarted({ channelId, phone: digits, name: name.trim() });
+    try {
+      const made = await request<{ customer: { userId: string } }>('POST', `/v1/sandbox/channels/${encodeURIComponent(channelId)}/customers`, {
+        ...(digits === '' ? {} : { phone: digits }),
+        username: username.trim(),
+        hidePhone,
+        ...(name.trim() === '' ? {} : { profileName: name.trim() }),
+      });
+      setStarted({ channelId, phone: made.customer.userId, name: name.trim() });
+    } catch (e) {
+      setFailed(describeError(e));
+    }
+  };
   if (channels.length === 0) return <section class="panel"><p>There is no channel on the sandbox network in this organization.</p></section>;
   const channel = channels.find((c) => c.id === started?.channelId);
   return (
     <>
       <section class="panel">
         <p class="muted">Write as a customer of a sandbox channel: the message reaches the service as a real, signed network webhook.</p>
-        <form class="row wrap" onSubmit={(e) => { e.preventDefault(); setStarted({ channelId, phone: phone.replace(/\D/g, ''), name: name.trim() }); }}>
+        <form class="row wrap" onSubmit={(e) => { e.preventDefault(); void start(); }}>
           <label>
             Channel
             <select value={channelId} onChange={(e) => setChannelId(e.currentTarget.value)} name="channel">
@@ -63,7 +84,15 @@ function WhatsAppSimulator({ channels }: { channels: ChannelInfo[] }) {
           </label>
           <label>
             Customer phone (digits)
-            <input name="phone" inputMode="numeric" pattern="[0-9]{6,15}" value={phone} onInput={(e) => setPhone(e.currentTarget.value)} required />
+            <input name="phone" inputMode="numeric" pattern="[0-9]{6,15}" value={phone} onInput={(e) => setPhone(e.currentTarget.value)} required={username.trim() === ''} />
+          </label>
+          <label>
+            WhatsApp username (optional)
+            <input name="username" value={username} maxLength={35} onInput={(e) => setUsername(e.currentTarget.value)} />
+          </label>
+          <label class="check">
+            <input type="checkbox" name="hidePhone" checked={hidePhone} disabled={username.trim() === ''} onChange={(e) => setHidePhone(e.currentTarget.checked)} />
+            Hide the number
           </label>
           <label>
             Profile name
@@ -71,9 +100,10 @@ function WhatsAppSimulator({ channels }: { channels: ChannelInfo[] }) {
           </label>
           <button type="submit" class="primary">Open the phone</button>
         </form>
+        {failed && <p class="error" role="alert">{failed}</p>}
         {started && channel?.phoneNumberId && (
           <p>
-            In the inbox this is <a href={`/inbox/${encodeURIComponent(`${started.phone}:${channel.phoneNumberId}`)}`} data-route>conversation +{started.phone}</a>.
+            In the inbox this is <a href={`/inbox/${encodeURIComponent(`${started.phone}:${channel.phoneNumberId}`)}`} data-route>conversation {/^\d/.test(started.phone) ? `+${started.phone}` : started.phone}</a>.
           </p>
         )}
       </section>
