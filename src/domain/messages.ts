@@ -83,7 +83,7 @@ export interface NetworkErrorDetails {
 }
 
 /** What a system entry of the timeline records (`sender: "system"`). */
-export const TIMELINE_EVENTS = ['handover_requested', 'taken', 'transferred', 'handed_back', 'resolved', 'reopened', 'ticket_created', 'assigned', 'rule_fired', 'automation_failed', 'waiting_for_opening', 'sla_breached', 'label_added', 'priority_set', 'team_assigned'] as const;
+export const TIMELINE_EVENTS = ['handover_requested', 'taken', 'transferred', 'handed_back', 'resolved', 'reopened', 'ticket_created', 'assigned', 'rule_fired', 'automation_failed', 'waiting_for_opening', 'sla_breached', 'label_added', 'priority_set', 'team_assigned', 'contact_merged'] as const;
 export type TimelineEvent = (typeof TIMELINE_EVENTS)[number];
 
 /** Who caused a timeline entry: an agent (dashboard user), the bot (MCP), a script (an API key), an automation, or the customer. */

@@ -95,6 +95,8 @@ export interface Contact {
   userId?: string;
   parentUserId?: string;
   username?: string;
+  /** Merged into the contact with this canonical id: another id of the same person, found later. */
+  mergedInto?: string;
   /** Custom key/value attributes the organization keeps about the contact (absent on contacts that never had any). */
   attributes?: Record<string, string>;
   createdAt: string;

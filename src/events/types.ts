@@ -35,6 +35,7 @@ export const EVENT_TYPES = [
   'conversation.assigned',
   'conversation.resolved',
   'conversation.note_added',
+  'contact.merged',
   'conversation.labels_changed',
   'conversation.sla_breached',
   'automation.fired',

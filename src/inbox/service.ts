@@ -366,10 +366,14 @@ export class InboxService {
     // By contact id, or by any audienceExternalId of the person (their phone form or their BSUID form).
     const contact = CONTACT_ID_PATTERN.test(id) ? await this.d.contacts.get(principal.organizationId, id) : await this.d.contacts.getById(principal.organizationId, id);
     if (contact === null) throw notFound('contact');
-    const [sessions, record] = await Promise.all([
+    const [own, record, ids] = await Promise.all([
       this.d.messages.contactSessions(principal.organizationId, contact.audienceExternalId),
       this.d.conversations.get(principal.organizationId, contact.audienceExternalId),
+      this.d.contacts.aliasesOf(principal.organizationId, contact.audienceExternalId),
     ]);
+    // A contact merged into this one keeps its sessions where they were written: they are this person's too.
+    const merged = await Promise.all(ids.filter((x) => x !== contact.audienceExternalId).map((x) => this.d.messages.contactSessions(principal.organizationId, x)));
+    const sessions = merged.length === 0 ? own : [...own, ...merged.flat()].sort((a, b) => b.openedAt.localeCompare(a.openedAt));
     const conversation = record === null ? null : (await this.withUnread(principal, [record], await this.summaries(principal.organizationId, [record])))[0]!;
     const labels = (await this.d.labels.labelsOf(principal.organizationId, 'contact', [contact.id])).get(contact.id) ?? [];
     return {

@@ -17,6 +17,7 @@ import type { GraphTemplateComponent } from '../domain/templates.js';
 import { isThrottling } from '../network/graph-api.js';
 import { checkTemplateComponents, renderTemplateBody } from '../network/template-rules.js';
 import type { MessagingCommand, MessagingReplies, SendReply } from '../actors/conversation/messaging.js';
+import type { ConversationCommand, ConversationReplies } from '../actors/conversation/actor.js';
 import {
   apiV1Components,
   buttonsMessage,
@@ -38,9 +39,9 @@ import {
 } from './requests.js';
 import { publicMessage } from '../domain/messages.js';
 
-/** Delivers a messaging command to the contact's conversation actor and returns its reply. */
+/** Delivers a command to the contact's conversation actor and returns its reply. */
 export interface ConversationGateway {
-  ask<C extends MessagingCommand>(organizationId: string, audienceExternalId: string, command: C, idempotencyKey?: string): Promise<MessagingReplies[C['kind']]>;
+  ask<C extends MessagingCommand | ConversationCommand>(organizationId: string, audienceExternalId: string, command: C, idempotencyKey?: string): Promise<(MessagingReplies & ConversationReplies)[C['kind']]>;
 }
 
 export interface MessagingServiceDeps {

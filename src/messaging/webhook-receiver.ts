@@ -14,7 +14,7 @@ export interface NetworkWebhookReceiverDeps {
   channels: ChannelRepo;
   messages: SessionMessageRepo;
   /** Who a customer is: the ids the network shows for them lead to one contact. */
-  contacts: Pick<ContactRepo, 'identify' | 'resolve'>;
+  contacts: Pick<ContactRepo, 'identify' | 'resolve' | 'get' | 'merge'>;
   conversations: ConversationGateway;
   log: Logger;
 }
@@ -137,6 +137,25 @@ export class NetworkWebhookReceiver {
     return safeEqual(other.credentials.appSecret, receiving.credentials.appSecret) ? other : null;
   }
 
+  /**
+   * A webhook named two contacts that exist as one person: `loser` joins
+   * `winner` (the phone's, the spec's form). In this order, each step once by
+   * its key, so a crash in between is finished by the network's redelivery:
+   * the loser's conversation leaves the lists (its actor takes no new
+   * message after step 3), the winner's gets a `contact_merged` entry and
+   * the `contact.merged` event, and then every id of the loser is linked to
+   * the winner. No message moves: the loser's history stays where it was
+   * written and is read as the winner's.
+   */
+  private async merge(org: string, winner: string, loser: string): Promise<void> {
+    if (winner === loser) return;
+    const key = `contact.merge:${loser}>${winner}`;
+    const lost = await this.d.contacts.get(org, loser);
+    await this.d.conversations.ask(org, loser, { kind: 'contact.merged_away', into: winner }, key);
+    await this.d.conversations.ask(org, winner, { kind: 'contact.merged_in', from: loser, fromContactId: lost?.audienceExternalId === loser ? lost.id : null }, key);
+    if (await this.d.contacts.merge(org, winner, loser)) this.d.log.info('two contacts found to be one person were merged', { organizationId: org, winner, loser });
+  }
+
   private async audienceOf(channel: WhatsAppChannel, ev: NetworkEvent): Promise<{ aeid: string; messageRecordId?: string } | null> {
     const org = channel.organizationId;
     const pn = channel.phoneNumberId;
@@ -148,9 +167,7 @@ export class NetworkWebhookReceiver {
         .map((x) => `${x}:${pn}`)
         .filter((x, i, all) => all.indexOf(x) === i);
       const placed = await this.d.contacts.identify(org, ids);
-      if (placed.conflicting.length > 0) {
-        this.d.log.warn('a webhook names two known contacts as one person; the message goes to the first, the contacts stay apart', { channelId: channel.id, canonical: placed.canonical, conflicting: placed.conflicting });
-      }
+      for (const id of placed.conflicting) await this.merge(org, placed.canonical, await this.d.contacts.resolve(org, id));
       return { aeid: placed.canonical };
     }
     // The message names its contact exactly; the recipient's ids are the fallback (a send still being recorded).

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseWebhook } from '../../src/network/inbound.js';
 import { aliveGraphVersions, graphVersionExpired, splitGraphBase } from '../../src/network/graph-versions.js';
+import { signHubSignature } from '../../src/network/signature.js';
+import type { WhatsAppChannel } from '../../src/store/channels/port.js';
 import { eventually, orderUpdate, useTwoOrgs } from './messaging-helpers.js';
 
 const BSUID = 'US.13491208655302741918';
@@ -206,5 +208,78 @@ describe('one contact per person, in the embedded service', () => {
     expect(never.status).toBe(400);
     const ready = await fetch(`${orgs.svc.url}/readyz`);
     expect(((await ready.json()) as { graphApi?: unknown }).graphApi).toEqual({});
+  });
+});
+
+describe('a merge of two contacts that turn out to be one person', () => {
+  const orgs = useTwoOrgs({ events: 'a' });
+  const call = (method: string, path: string, body?: unknown, key = orgs.a.adminKey) => orgs.svc.call(method, path, { key, body });
+
+  it('a phone contact and a BSUID contact linked by a later webhook: one contact, both histories, a contact_merged entry and a contact.merged event; nothing lost or doubled', async () => {
+    const channel = (await orgs.svc.running.services.messaging.stores.channels.get(orgs.a.id, orgs.a.channelId)) as WhatsAppChannel;
+    const pn = channel.phoneNumberId;
+    let n = 0;
+    const write = async (who: { phone?: string; userId?: string }, text: string) => {
+      const message: Record<string, unknown> = { id: `wamid.merge.${n++}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: text } };
+      const contact: Record<string, unknown> = { profile: { name: 'Mia' } };
+      if (who.phone !== undefined) (message.from = who.phone), (contact.wa_id = who.phone);
+      if (who.userId !== undefined) (message.from_user_id = who.userId), (contact.user_id = who.userId);
+      const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: channel.businessAccountId, changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: pn }, contacts: [contact], messages: [message] } }] }] });
+      const r = await fetch(`${orgs.svc.url}/webhooks/whatsapp/${channel.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signHubSignature(channel.credentials.appSecret, body) }, body });
+      expect(r.status).toBe(200);
+    };
+    const phone = '4915130000001';
+    const userId = 'US.40000000000000000001';
+    await write({ phone }, 'first, by phone');
+    await write({ userId }, 'second, by BSUID: no link known yet');
+    const byPhone = (await call('GET', `/v1/contacts/${phone}:${pn}`)).body.contact;
+    const byUser = (await call('GET', `/v1/contacts/${userId}:${pn}`)).body.contact;
+    expect(byPhone.id).not.toBe(byUser.id);
+    // Meta shows both ids together: the two contacts are one person.
+    await write({ phone, userId }, 'third, by both');
+    const merged = await call('GET', `/v1/contacts/${userId}:${pn}`);
+    expect(merged.body.contact).toMatchObject({ id: byPhone.id, audienceExternalId: `${phone}:${pn}` });
+    expect(merged.body.sessions).toHaveLength(2);
+    const texts: string[] = [];
+    for (const s of merged.body.sessions as { sessionId: string }[]) {
+      for (const m of (await call('GET', `/v1/sessions/${s.sessionId}/messages`)).body as { sender: string; content: { text?: string } }[]) if (m.sender === 'contact') texts.push(m.content.text ?? '');
+    }
+    expect(texts.sort()).toEqual(['first, by phone', 'second, by BSUID: no link known yet', 'third, by both']);
+    // One conversation in the lists; the merged one's id reaches it.
+    const list = (await call('GET', '/v1/conversations?view=all&limit=100')).body.conversations as { audienceExternalId: string }[];
+    expect(list.filter((c) => c.audienceExternalId === `${phone}:${pn}` || c.audienceExternalId === `${userId}:${pn}`).map((c) => c.audienceExternalId)).toEqual([`${phone}:${pn}`]);
+    const conv = (await call('GET', `/v1/conversations/${userId}:${pn}`)).body;
+    expect(conv.conversation.audienceExternalId).toBe(`${phone}:${pn}`);
+    const thread = (await call('GET', `/v1/sessions/${conv.conversation.sessionId}/messages?notes=true`)).body as { system?: { event: string; from?: string } }[];
+    expect(thread.filter((m) => m.system?.event === 'contact_merged')).toEqual([expect.objectContaining({ system: expect.objectContaining({ from: `${userId}:${pn}` }) })]);
+    const ev = await eventually(async () => orgs.events('contact.merged')[0]);
+    expect(ev.data).toMatchObject({ audienceExternalId: `${phone}:${pn}`, contactId: byPhone.id, mergedAudienceExternalId: `${userId}:${pn}`, mergedContactId: byUser.id });
+    // From now on a BSUID-only message is the person's.
+    await write({ userId }, 'fourth, by BSUID again');
+    const last = await call('GET', `/v1/sessions/${conv.conversation.sessionId}/messages`);
+    expect((last.body as { content: { text?: string } }[]).some((m) => m.content.text === 'fourth, by BSUID again')).toBe(true);
+    expect(orgs.events('contact.merged')).toHaveLength(1);
+    // Another organization sees nothing of it.
+    expect((await call('GET', `/v1/contacts/${userId}:${pn}`, undefined, orgs.b.adminKey)).status).toBe(404);
+  });
+
+  it('a system message that the customer changed their number (and so their BSUID): the new ids reach the same person and history', async () => {
+    const channel = (await orgs.svc.running.services.messaging.stores.channels.get(orgs.a.id, orgs.a.channelId)) as WhatsAppChannel;
+    const pn = channel.phoneNumberId;
+    const post = async (messages: Record<string, unknown>[], contacts?: Record<string, unknown>[]) => {
+      const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: channel.businessAccountId, changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: pn }, ...(contacts ? { contacts } : {}), messages } }] }] });
+      const r = await fetch(`${orgs.svc.url}/webhooks/whatsapp/${channel.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signHubSignature(channel.credentials.appSecret, body) }, body });
+      expect(r.status).toBe(200);
+    };
+    const ts = String(Math.floor(Date.now() / 1000));
+    await post([{ from: '4915140000001', from_user_id: 'US.50000000000000000001', id: 'wamid.cn.1', timestamp: ts, type: 'text', text: { body: 'old number' } }], [{ profile: { name: 'Ola' }, wa_id: '4915140000001', user_id: 'US.50000000000000000001' }]);
+    // No contacts array on system messages.
+    await post([{ from: '4915140000001', id: 'wamid.cn.2', timestamp: ts, type: 'system', system: { body: 'User Ola changed from 4915140000001 to 4915140000002', wa_id: '4915140000002', type: 'user_changed_number', user_id: 'US.50000000000000000002', previous_user_id: 'US.50000000000000000001' } }]);
+    await post([{ from: '4915140000002', from_user_id: 'US.50000000000000000002', id: 'wamid.cn.3', timestamp: ts, type: 'text', text: { body: 'new number' } }], [{ profile: { name: 'Ola' }, wa_id: '4915140000002', user_id: 'US.50000000000000000002' }]);
+    const c = (await call('GET', `/v1/contacts/4915140000002:${pn}`)).body;
+    expect(c.contact.audienceExternalId).toBe(`4915140000001:${pn}`);
+    expect((await call('GET', `/v1/contacts/US.50000000000000000002:${pn}`)).body.contact.id).toBe(c.contact.id);
+    const history = (await call('GET', `/v1/sessions/${c.sessions[0].sessionId}/messages`)).body as { content: { type: string; text?: string } }[];
+    expect(history.map((m) => m.content.text)).toEqual(['old number', 'User Ola changed from 4915140000001 to 4915140000002', 'new number']);
   });
 });

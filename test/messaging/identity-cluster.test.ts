@@ -59,9 +59,19 @@ describe('placing a person across nodes', () => {
       });
       expect(history.map((m: { content: { text: string } }) => m.content.text).sort()).toEqual(['by BSUID', 'by phone and BSUID']);
     }
+    // Two contacts of one person, made on two nodes, merged by a webhook that names both ids.
+    const mia = { phone: '4915188000001', userId: 'US.70000000000000000001' };
+    expect((await post(n1, { from: mia.phone, id: 'wamid.m.1', timestamp: ts, type: 'text', text: { body: 'by phone' } }, { profile: { name: 'Mia' }, wa_id: mia.phone })).status).toBe(200);
+    expect((await post(n2, { from_user_id: mia.userId, id: 'wamid.m.2', timestamp: ts, type: 'text', text: { body: 'by BSUID' } }, { profile: { name: 'Mia' }, user_id: mia.userId })).status).toBe(200);
+    expect((await post(n2, { from: mia.phone, from_user_id: mia.userId, id: 'wamid.m.3', timestamp: ts, type: 'text', text: { body: 'by both' } }, { profile: { name: 'Mia' }, wa_id: mia.phone, user_id: mia.userId })).status).toBe(200);
+    const miaContact = await n1.call('GET', `/v1/contacts/${mia.userId}:${channel.phoneNumberId}`, { key: org.adminKey });
+    expect(miaContact.body.contact.audienceExternalId).toBe(`${mia.phone}:${channel.phoneNumberId}`);
+    expect(miaContact.body.sessions).toHaveLength(2);
+    expect((await n2.call('GET', `/v1/conversations/${mia.userId}:${channel.phoneNumberId}`, { key: org.adminKey })).body.conversation.audienceExternalId).toBe(`${mia.phone}:${channel.phoneNumberId}`);
     // Every person once in the organization's conversations.
     const all = await n1.call('GET', '/v1/conversations?view=all&limit=100', { key: org.adminKey });
     const mine = all.body.conversations.filter((c: { userId: string | null }) => people.some((p) => p.userId === c.userId));
     expect(mine).toHaveLength(people.length);
+    expect(all.body.conversations.filter((c: { audienceExternalId: string }) => c.audienceExternalId.startsWith(mia.userId))).toEqual([]);
   });
 });

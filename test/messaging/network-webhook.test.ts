@@ -143,7 +143,7 @@ describe('network webhook receiver, when recording fails', () => {
       channels: { getGlobal: async () => channel, getByPhoneNumberId: async () => null } as never,
       messages: { getByNetworkId: async () => null } as never,
       // Every person is new: their first id names them.
-      contacts: { identify: async (_org: string, ids: readonly string[]) => ({ canonical: ids[0]!, conflicting: [] }), resolve: async (_org: string, id: string) => id },
+      contacts: { identify: async (_org: string, ids: readonly string[]) => ({ canonical: ids[0]!, conflicting: [] }), resolve: async (_org: string, id: string) => id, get: async () => null, merge: async () => false },
       conversations: gateway,
       log: silentLogger,
     });

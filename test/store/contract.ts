@@ -416,6 +416,17 @@ export function runStoreContract(name: string, create: () => Promise<Store>): vo
       await store.contacts.identify(org3, ['4915100000004:9']);
       await store.contacts.identify(org3, ['US.888:9']);
       expect(await store.contacts.identify(org3, ['4915100000004:9', 'US.888:9'])).toEqual({ canonical: '4915100000004:9', conflicting: ['US.888:9'] });
+      // Merged: every id of the loser leads to the winner's contact, once.
+      await store.contacts.upsert({ id: 'w', organizationId: org3, audienceExternalId: '4915100000004:9', name: 'Mia', createdAt: now() });
+      await store.contacts.upsert({ id: 'l', organizationId: org3, audienceExternalId: 'US.888:9', name: null, createdAt: now() });
+      await store.contacts.identify(org3, ['US.888:9', 'US.889:9']);
+      expect(await store.contacts.merge(org3, '4915100000004:9', 'US.888:9')).toBe(true);
+      expect(await store.contacts.merge(org3, '4915100000004:9', 'US.888:9')).toBe(false);
+      expect(await store.contacts.resolve(org3, 'US.888:9')).toBe('4915100000004:9');
+      expect(await store.contacts.resolve(org3, 'US.889:9')).toBe('4915100000004:9');
+      expect((await store.contacts.get(org3, 'US.888:9'))?.id).toBe('w');
+      expect((await store.contacts.list(org3)).map((c) => c.id)).toEqual(['w']);
+      expect(await store.contacts.identify(org3, ['4915100000004:9', 'US.888:9'])).toEqual({ canonical: '4915100000004:9', conflicting: [] });
     });
 
     it('lists tickets whose subject or description has every word of a text, with the other filters, never another organization\'s', async () => {

@@ -53,6 +53,10 @@ export const conversationCommandSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('handover.resolve'), ...contactRef, by: z.string().min(1), onlyFrom: z.string().min(1).optional() }),
   /** A private note of an agent, into the latest session's timeline. */
   z.object({ kind: z.literal('note.add'), ...contactRef, agentId: z.string().min(1), text: z.string().min(1).max(MAX_NOTE_LENGTH) }),
+  /** This contact was merged into `into` (the same person): the conversation leaves the lists; its history stays. */
+  z.object({ kind: z.literal('contact.merged_away'), into: z.string().min(1).max(200) }),
+  /** The contact `from` was merged into this one: a `contact_merged` entry, and a `contact.merged` event. */
+  z.object({ kind: z.literal('contact.merged_in'), from: z.string().min(1).max(200), fromContactId: z.string().nullable() }),
   /** A ticket was created for this contact: a system entry in the latest session's timeline. */
   z.object({ kind: z.literal('timeline.ticket'), ticketId: z.string().min(1), subject: z.string().optional(), actor: timelineActor }),
   z.object({ kind: z.literal('state.get') }),
@@ -111,6 +115,8 @@ export interface ConversationReplies {
   'handover.resolve': HandoverReply;
   'note.add': NoteReply;
   'timeline.ticket': { success: boolean; sessionId: string | null };
+  'contact.merged_away': { merged: boolean };
+  'contact.merged_in': { merged: boolean; sessionId: string | null };
   'state.get': ConversationState;
   'automation.tick': { fired: string[] };
   'automation.failed': { recorded: boolean };
@@ -139,6 +145,14 @@ export interface HandoverEventData {
   ruleId?: string;
   /** For `handover.requested`: who asked (an agent, the bot over MCP, a script with an API key, an automation). */
   requestedBy?: TimelineActor;
+}
+
+/** Data of `contact.merged`: the contact `mergedAudienceExternalId` names turned out to be this one's person, and is part of it now. */
+export interface ContactMergedEventData {
+  audienceExternalId: string;
+  contactId: string | null;
+  mergedAudienceExternalId: string;
+  mergedContactId: string | null;
 }
 
 /** Data of `conversation.note_added`: a private note, for the organization's agents (and webhooks), never the customer. */
@@ -305,6 +319,16 @@ export const conversationHandlers: HandlerMap<ConversationState, ConversationCom
 
   'state.get': (s) => ({ state: s, reply: s }),
 
+  'contact.merged_away': (s, cmd) => (s.mergedInto === cmd.into ? { state: s, reply: { merged: false } } : { state: { ...s, mergedInto: cmd.into }, reply: { merged: true } }),
+
+  'contact.merged_in': (s, cmd, { now, newId }) => {
+    const data: ContactMergedEventData = { audienceExternalId: s.audienceExternalId, contactId: s.contactId, mergedAudienceExternalId: cmd.from, mergedContactId: cmd.fromContactId };
+    const merged: DomainEvent<ContactMergedEventData> = { id: newId(), type: 'contact.merged', organizationId: s.organizationId, createdAt: now.toISOString(), data };
+    if (s.session === null) return { state: s, reply: { merged: true, sessionId: null }, events: [merged] };
+    const draft = systemDraft(newId(), s.session.id, now, entry('contact_merged', { from: cmd.from }));
+    return { state: withTimeline(s, [draft]), reply: { merged: true, sessionId: s.session.id }, events: [merged] };
+  },
+
   'automation.failed': (s, cmd, { now }) => {
     const entry = systemDraft(`autofail:${cmd.failureId}`, cmd.sessionId, now, {
       event: 'automation_failed',
@@ -447,8 +471,9 @@ export function conversationActorSpec(
             const channelId = await channelIdOf(messaging.channels, state.organizationId, state.audienceExternalId);
             for (const d of state.timeline) await messaging.messages.append(timelineMessage(state, d, channelId));
           }
-          // A contact nobody ever wrote to or named has nothing to list.
+          // A contact nobody ever wrote to or named has nothing to list; one merged into another leaves the lists.
           if (index === undefined || (state.contactId === null && state.session === null)) return;
+          if (state.mergedInto !== undefined) return void (await index.remove(state.organizationId, state.audienceExternalId));
           const record = conversationRecord(state, version, now);
           if ((await index.put(record)) && onListed !== undefined) return () => onListed(record);
         };

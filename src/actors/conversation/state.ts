@@ -40,6 +40,12 @@ export interface ConversationState {
    */
   teamId?: string;
   /**
+   * The contact was merged into the one with this id (the same person, found
+   * by another of their ids): the conversation leaves the lists, and every
+   * new message of the person goes to the other one's actor.
+   */
+  mergedInto?: string;
+  /**
    * Keyed sends that may be at the network: recorded (fenced) before the
    * request leaves, removed when the send's outcome is recorded. A successor
    * that finds one does not send blindly: it waits for a status of that

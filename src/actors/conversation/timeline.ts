@@ -70,6 +70,8 @@ export function systemEntryText(e: SystemEntry): string {
       return `Label "${e.label ?? ''}" added by ${who(e.by)}${e.ruleName === undefined ? '' : ` (rule "${e.ruleName}")`}`;
     case 'priority_set':
       return `Ticket ${e.ticketId ?? ''} priority set to ${e.priority ?? ''} by ${who(e.by)}${e.ruleName === undefined ? '' : ` (rule "${e.ruleName}")`}`;
+    case 'contact_merged':
+      return `Merged with ${e.from ?? 'another contact'}: the same person, found by another of their ids; both histories are this contact's`;
     case 'automation_failed':
       return `Automation rule "${e.ruleName ?? e.ruleId ?? ''}" could not ${e.action === 'auto_reply' ? 'send its auto-reply' : `carry out ${e.action ?? 'an action'}`}: ${e.reason ?? 'unknown reason'}`;
   }

@@ -24,6 +24,8 @@ export interface ConversationIndexRepo {
    */
   put(record: ConversationRecord): Promise<boolean>;
   get(organizationId: string, audienceExternalId: string): Promise<ConversationRecord | null>;
+  /** Takes a conversation off the lists (its contact was merged into another); its history stays. */
+  remove(organizationId: string, audienceExternalId: string): Promise<void>;
   /**
    * Queued conversations oldest first (the order agents should take them);
    * any other selection most recently updated first. `assigneeId` selects

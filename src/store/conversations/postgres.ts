@@ -78,6 +78,9 @@ export function createPostgresConversationIndex(db: PgDb): ConversationIndexRepo
     async get(org, aeid) {
       return (await db.rows<{ body: ConversationRecord }>(GET, [org, aeid]))[0]?.body ?? null;
     },
+    async remove(org, aeid) {
+      await db.query('DELETE FROM conversations WHERE org = $1 AND audience_external_id = $2', [org, aeid]);
+    },
     async list(q) {
       const { page, pageArgs, count, countArgs } = conversationList(q);
       const [rows, total] = await Promise.all([db.rows<{ body: ConversationRecord }>(numbered(page), pageArgs), db.rows<{ n: string }>(numbered(count), countArgs)]);

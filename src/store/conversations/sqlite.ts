@@ -17,6 +17,9 @@ export function createSqliteConversationIndex(db: SqliteDb): ConversationIndexRe
     async put(r) {
       return db.run(() => s(PUT_CONVERSATION).run(...putArgs(r)).changes === 1);
     },
+    async remove(org, aeid) {
+      await db.run(() => s('DELETE FROM conversations WHERE org = ? AND audience_external_id = ?').run(org, aeid));
+    },
     async get(org, aeid) {
       const row = s(SELECT_CONVERSATION).get(org, aeid) as { body: string } | undefined;
       return row === undefined ? null : (JSON.parse(row.body) as ConversationRecord);

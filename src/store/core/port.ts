@@ -72,6 +72,15 @@ export interface ContactRepo {
    * Returns the stored contact, or null if there is none.
    */
   noteIdentity(organizationId: string, audienceExternalId: string, identity: ContactIdentity, name: string | null): Promise<Contact | null>;
+  /**
+   * Merges the person `loser` names into the one `winner` names: every id
+   * linked to the loser is linked to the winner, the loser's own id among
+   * them, and the loser's contact is marked `mergedInto` the winner (`get`
+   * of any of its ids answers the winner's). Once across nodes; a repeat
+   * changes nothing. Returns false when the loser was merged already (or is
+   * the winner).
+   */
+  merge(organizationId: string, winner: string, loser: string): Promise<boolean>;
   /** Every id linked to the contact with this canonical id (itself included once linked). */
   aliasesOf(organizationId: string, canonical: string): Promise<string[]>;
   /**

@@ -206,7 +206,8 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
           `SELECT body FROM contacts WHERE org = $1 AND audience_external_id = coalesce((SELECT canonical FROM contact_ids WHERE org = $1 AND id = $2), $2)`,
           [organizationId, audienceExternalId],
         );
-        return rows[0]?.body ?? null;
+        const found = rows[0]?.body ?? null;
+        return found?.mergedInto === undefined ? found : contactOf(organizationId, found.mergedInto);
       },
       async resolve(organizationId, audienceExternalId) {
         const rows = await db.rows<{ canonical: string }>('SELECT canonical FROM contact_ids WHERE org = $1 AND id = $2', [organizationId, audienceExternalId]);
@@ -258,6 +259,18 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
         );
         return rows[0]?.body ?? contactOf(organizationId, audienceExternalId);
       },
+      async merge(organizationId, winner, loser) {
+        if (winner === loser) return false;
+        return db.tx(async (c) => {
+          for (const id of [winner, loser].sort()) await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7))', [`${organizationId}/${id}`]);
+          const { rows } = await c.query<{ canonical: string }>('SELECT canonical FROM contact_ids WHERE org = $1 AND id = $2', [organizationId, loser]);
+          if (rows[0]?.canonical === winner) return false;
+          await c.query('UPDATE contact_ids SET canonical = $2 WHERE org = $1 AND canonical = $3', [organizationId, winner, loser]);
+          await c.query('INSERT INTO contact_ids (org, id, canonical) VALUES ($1, $2, $3) ON CONFLICT (org, id) DO UPDATE SET canonical = excluded.canonical', [organizationId, loser, winner]);
+          await c.query(`UPDATE contacts SET body = body || jsonb_build_object('mergedInto', $3::text) WHERE org = $1 AND audience_external_id = $2`, [organizationId, loser, winner]);
+          return true;
+        });
+      },
       async aliasesOf(organizationId, canonical) {
         return (await db.rows<{ id: string }>('SELECT id FROM contact_ids WHERE org = $1 AND canonical = $2 ORDER BY id', [organizationId, canonical])).map((r) => r.id);
       },
@@ -282,7 +295,7 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
         });
       },
       async list(organizationId) {
-        return (await db.rows<{ body: Contact }>('SELECT body FROM contacts WHERE org = $1', [organizationId])).map((r) => r.body);
+        return (await db.rows<{ body: Contact }>("SELECT body FROM contacts WHERE org = $1 AND body->'mergedInto' IS NULL", [organizationId])).map((r) => r.body);
       },
     },
     tickets: {

@@ -165,7 +165,7 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
       },
       async get(organizationId, audienceExternalId) {
         const found = contactOf(organizationId, audienceExternalId);
-        if (found !== null) return found;
+        if (found !== null) return found.mergedInto === undefined ? found : contactOf(organizationId, found.mergedInto);
         const canonical = canonicalOf(organizationId, audienceExternalId);
         return canonical === undefined || canonical === audienceExternalId ? null : contactOf(organizationId, canonical);
       },
@@ -201,6 +201,18 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
           return next;
         });
       },
+      async merge(organizationId, winner, loser) {
+        if (winner === loser) return false;
+        return db.run(() => {
+          const loserRow = canonicalOf(organizationId, loser);
+          if (loserRow === winner) return false;
+          s('UPDATE contact_ids SET canonical = ? WHERE org = ? AND canonical = ?').run(winner, organizationId, loser);
+          s('INSERT INTO contact_ids (org, id, canonical) VALUES (?, ?, ?) ON CONFLICT (org, id) DO UPDATE SET canonical = excluded.canonical').run(organizationId, loser, winner);
+          const c = contactOf(organizationId, loser);
+          if (c !== null) s('UPDATE contacts SET body = ? WHERE org = ? AND audience_external_id = ?').run(JSON.stringify({ ...c, mergedInto: winner }), organizationId, loser);
+          return true;
+        });
+      },
       async aliasesOf(organizationId, canonical) {
         return (s('SELECT id FROM contact_ids WHERE org = ? AND canonical = ? ORDER BY id').all(organizationId, canonical) as { id: string }[]).map((r) => r.id);
       },
@@ -227,7 +239,7 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
         });
       },
       async list(organizationId) {
-        return (s('SELECT body FROM contacts WHERE org = ?').all(organizationId) as { body: string }[]).map((r) => JSON.parse(r.body) as Contact);
+        return (s('SELECT body FROM contacts WHERE org = ?').all(organizationId) as { body: string }[]).map((r) => JSON.parse(r.body) as Contact).filter((c) => c.mergedInto === undefined);
       },
     },
     tickets: {

@@ -7064,7 +7064,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, conversation.labels_changed, conversation.sla_breached, automation.fired, automation.webhook, automation.failed, *); "*" for all */
+                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, contact.merged, conversation.labels_changed, conversation.sla_breached, automation.fired, automation.webhook, automation.failed, *); "*" for all */
                     events: string[];
                     /** @description https URL of the receiver */
                     url: string;
@@ -7558,7 +7558,7 @@ export interface operations {
                 "application/json": {
                     /** @description false disables deliveries; true re-enables (after a 410, for example) */
                     enabled?: boolean;
-                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, conversation.labels_changed, conversation.sla_breached, automation.fired, automation.webhook, automation.failed, *); "*" for all */
+                    /** @description event names (message_status, inbound_message, message.sent, resource.created, resource.updated, ticket.created, ticket.updated, ticket.commented, handover.requested, handover.opened, conversation.assigned, conversation.resolved, conversation.note_added, contact.merged, conversation.labels_changed, conversation.sla_breached, automation.fired, automation.webhook, automation.failed, *); "*" for all */
                     events?: string[];
                 };
             };
@@ -17208,7 +17208,7 @@ export interface operations {
                                         userId?: string;
                                     };
                                     /** @enum {string} */
-                                    event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed" | "waiting_for_opening" | "sla_breached" | "label_added" | "priority_set" | "team_assigned";
+                                    event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed" | "waiting_for_opening" | "sla_breached" | "label_added" | "priority_set" | "team_assigned" | "contact_merged";
                                     /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
                                     from?: string | null;
                                     /** @description team_assigned: the team whose queue it was in before */
@@ -18483,7 +18483,7 @@ export interface operations {
                                     userId?: string;
                                 };
                                 /** @enum {string} */
-                                event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed" | "waiting_for_opening" | "sla_breached" | "label_added" | "priority_set" | "team_assigned";
+                                event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed" | "waiting_for_opening" | "sla_breached" | "label_added" | "priority_set" | "team_assigned" | "contact_merged";
                                 /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
                                 from?: string | null;
                                 /** @description team_assigned: the team whose queue it was in before */
@@ -29144,7 +29144,7 @@ export interface operations {
                                 userId?: string;
                             };
                             /** @enum {string} */
-                            event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed" | "waiting_for_opening" | "sla_breached" | "label_added" | "priority_set" | "team_assigned";
+                            event: "handover_requested" | "taken" | "transferred" | "handed_back" | "resolved" | "reopened" | "ticket_created" | "assigned" | "rule_fired" | "automation_failed" | "waiting_for_opening" | "sla_breached" | "label_added" | "priority_set" | "team_assigned" | "contact_merged";
                             /** @description the agent who held the conversation before (transferred, handed_back, resolved) */
                             from?: string | null;
                             /** @description team_assigned: the team whose queue it was in before */
