@@ -222,8 +222,14 @@ describe('a merge of two contacts that turn out to be one person', () => {
     const write = async (who: { phone?: string; userId?: string }, text: string) => {
       const message: Record<string, unknown> = { id: `wamid.merge.${n++}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: text } };
       const contact: Record<string, unknown> = { profile: { name: 'Mia' } };
-      if (who.phone !== undefined) (message.from = who.phone), (contact.wa_id = who.phone);
-      if (who.userId !== undefined) (message.from_user_id = who.userId), (contact.user_id = who.userId);
+      if (who.phone !== undefined) {
+        message.from = who.phone;
+        contact.wa_id = who.phone;
+      }
+      if (who.userId !== undefined) {
+        message.from_user_id = who.userId;
+        contact.user_id = who.userId;
+      }
       const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: channel.businessAccountId, changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: pn }, contacts: [contact], messages: [message] } }] }] });
       const r = await fetch(`${orgs.svc.url}/webhooks/whatsapp/${channel.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signHubSignature(channel.credentials.appSecret, body) }, body });
       expect(r.status).toBe(200);
