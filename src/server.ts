@@ -30,14 +30,15 @@ import { createWebhooks, type Webhooks } from './webhooks/index.js';
 import { ResourceService } from './resources/index.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { resourceRoutes } from './http/routes/resources.js';
-import { Messaging, actorConversationGateway } from './messaging/index.js';
+import { Messaging, conversationGateway } from './messaging/index.js';
+import { ConversationClient, HandoverService } from './conversations/index.js';
 import { messageRoutes } from './http/routes/messages.js';
 import { sessionRoutes } from './http/routes/sessions.js';
 import { labelRoutes } from './http/routes/labels.js';
 import { networkWebhookRoutes } from './http/routes/network-webhook.js';
 import { channelAdminRoutes, channelRoutes } from './http/routes/channels.js';
 import { sandboxDirectoryRoutes, sandboxRoutes } from './http/routes/sandbox.js';
-import { CONVERSATION_ACTOR, ConversationTimers, HandoverService, conversationKey, openActors, timelineActorOf, type ActorSystem } from './actors/index.js';
+import { ConversationTimers, openActors, timelineActorOf, type ActorSystem } from './actors/index.js';
 import { SandboxOrigins } from './http/sandbox-origins.js';
 import { MetricsRegistry } from './metrics.js';
 import { serviceObservers, type ServiceObservers } from './service-metrics.js';
@@ -227,7 +228,9 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   closers.push(() => timers.stop());
   const cannedReplies = new CannedReplyService(backing.kind === 'clustered' ? createPostgresCannedReplyStore(backing.pg) : createSqliteCannedReplyStore(backing.db), clock);
   const teams = new TeamService(backing.kind === 'clustered' ? createPostgresTeamStore(backing.pg) : createSqliteTeamStore(backing.db), store.users, clock);
-  const handover = new HandoverService(store.contacts, actors.system);
+  // The one way every front and service reaches a contact's conversation.
+  const conversationClient = new ConversationClient(actors.system, store.contacts);
+  const handover = new HandoverService(store.contacts, conversationClient);
   const automation = new AutomationService({
     rules: messaging.stores.automationRules,
     isActiveUser: async (org, userId) => {
@@ -237,17 +240,17 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     isTeam: async (org, teamId) => (await teams.find(org, teamId)) !== null,
     clock,
   });
-  messaging.attach(actorConversationGateway(actors.system));
+  messaging.attach(conversationGateway(conversationClient));
   // Automation's replies, from the rules' events (stopped before the actors and the log).
   const automationEffects = new AutomationEffects({
     events,
     messaging: messaging.service,
     tickets,
     recordEntry: async (org, aeid, entry) => {
-      await actors.system.ask({ type: CONVERSATION_ACTOR, key: conversationKey(org, aeid) }, { kind: 'automation.entry', ...entry }, { idempotencyKey: `automation.entry:${entry.entryId}` });
+      await conversationClient.askPlaced(org, aeid, { kind: 'automation.entry', ...entry }, { idempotencyKey: `automation.entry:${entry.entryId}` });
     },
     recordFailure: async (org, aeid, failure) => {
-      await actors.system.ask({ type: CONVERSATION_ACTOR, key: conversationKey(org, aeid) }, { kind: 'automation.failed', ...failure }, { idempotencyKey: `automation.failed:${failure.failureId}` });
+      await conversationClient.askPlaced(org, aeid, { kind: 'automation.failed', ...failure }, { idempotencyKey: `automation.failed:${failure.failureId}` });
     },
     clock,
     log: log.child({ component: 'automation' }),
@@ -267,7 +270,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     messages: messaging.stores.messages,
     search: messaging.stores.search,
     messaging: messaging.service,
-    actors: actors.system,
+    conversationClient,
     clock,
   });
   // A ticket made for a contact shows in its conversation's timeline. The ticket is made either way: a
@@ -296,7 +299,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     online: (org) => presence.online(org),
     capacities: async (org) => new Map((await store.users.list(org)).flatMap((u) => (typeof u.capacity === 'number' ? [[u.id, u.capacity] as const] : []))),
     store: backing.kind === 'clustered' ? createRedisAssignmentStore(backing.redis.client, config.KEY_PREFIX) : createMemoryAssignmentStore(),
-    actors: actors.system,
+    conversations: conversationClient,
     events,
     clock,
     log: log.child({ component: 'auto-assign' }),
@@ -336,7 +339,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
   closers.push(() => inboxSockets.close());
   metrics.gauge('switchboard_inbox_sockets', 'Live inbox WebSockets open on this node.', () => inboxSockets.stats().sockets);
   metrics.gauge('switchboard_inbox_buffered_bytes', 'Bytes queued but not yet sent to this node\'s inbox sockets (slow clients).', () => inboxSockets.stats().bufferedBytes);
-  const webchat = new WebChat({ config, clock, log, messaging, contacts: store.contacts, conversations: actorConversationGateway(actors.system), feed: events, inboxBus: bus, notices: visitorNotices });
+  const webchat = new WebChat({ config, clock, log, messaging, contacts: store.contacts, conversations: conversationGateway(conversationClient), feed: events, inboxBus: bus, notices: visitorNotices });
   closers.push(() => webchat.close());
   metrics.gauge('switchboard_webchat_visitor_sockets', 'Web chat visitors\' WebSockets open on this node.', () => webchat.sockets.size);
   const tools = await ConnectedTools.open({ config, log, clock, version: VERSION, backing, authenticate: (key, address) => authenticator.apiKey(key, address) });
@@ -348,7 +351,7 @@ export async function createServices(config: Config, opts: ServiceOptions = {}):
     version: VERSION,
     log,
     authenticate: (key, address) => authenticator.apiKey(key, address),
-    platform: { tickets, conversations: { handover, messaging: messaging.service, contacts: store.contacts, channels: messaging.channels, actors: actors.system }, inbox },
+    platform: { tickets, conversations: { handover, messaging: messaging.service, contacts: store.contacts, channels: messaging.channels, conversations: conversationClient }, inbox },
     allowedHosts: config.MCP_ALLOWED_HOSTS,
     allowedOrigins: config.MCP_ALLOWED_ORIGINS,
     publicUrls: [config.PUBLIC_URL, config.MCP_PUBLIC_URL],

@@ -27,18 +27,14 @@ export {
   assignAgent,
   currentSession,
   isWithHuman,
-  isWithinServiceWindow,
   openHandover,
   requestHandover,
   takeConversation,
   transferConversation,
-  serviceWindowClosesAt,
-  SERVICE_WINDOW_MS,
   HANDOVER_REFUSALS,
   type HandoverRefusal,
   type Transition,
 } from './conversation/rules.js';
-export { HandoverService } from './conversation/handover.js';
 export { ConversationTimers, type ConversationTimersOptions } from './conversation/timers.js';
 export { AUTOMATION } from './conversation/routing.js';
 export { openActors, type OpenedActors } from './open.js';

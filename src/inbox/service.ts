@@ -4,7 +4,9 @@ import type { Clock } from '../clock.js';
 import { CONVERSATION_VIEWS, unreadCount, type ConversationCountQuery, type ConversationKey, type ConversationRecord, type ConversationSort, type ConversationStatus, type ConversationView, type SlaFilter } from '../domain/conversation.js';
 import { changedContact, contactIdentityView, type Contact, type ContactChange, type Principal } from '../domain/types.js';
 import { CONTACT_ID_PATTERN, contactAddressOf, isWebChatContactId } from '../domain/contact-id.js';
-import { CONVERSATION_ACTOR, conversationKey, serviceWindowClosesAt, timelineActorOf, type ActorClient, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverReply, type NoteReply } from '../actors/index.js';
+import { customerServiceWindow } from '../domain/service-window.js';
+import { timelineActorOf, type ConversationCommand, type HandoverReply, type NoteReply } from '../actors/index.js';
+import type { ConversationClient } from '../conversations/index.js';
 import { publicMessage, type TimelineActor } from '../domain/messages.js';
 import type { GraphTemplateComponent } from '../domain/templates.js';
 import { buttonsMessage, contactsMessage, DEFAULT_PHONE_REQUEST_TEXT, locationMessage, mediaMessage, reactionMessage, requestContactInfoMessage, textMessage, type MessagingService, type OutboundSend } from '../messaging/index.js';
@@ -24,7 +26,8 @@ export interface InboxServiceDeps {
   messages: SessionMessageRepo;
   search: SearchIndex;
   messaging: MessagingService;
-  actors: ActorSystem;
+  /** The one way to the contacts' conversation actors. */
+  conversationClient: ConversationClient;
   labels: LabelService;
   /** The organization's teams: a team filter and a queue to a team name one. */
   teams?: { find(organizationId: string, id: string): Promise<{ id: string } | null>; teamsOf(organizationId: string, userId: string): Promise<string[]> };
@@ -52,11 +55,7 @@ export const MAX_CONTACT_ATTRIBUTES = 50;
  * the actor, on its current state.
  */
 export class InboxService {
-  private readonly actors: ActorClient<ConversationCommand, ConversationReplies>;
-
-  constructor(private readonly d: InboxServiceDeps) {
-    this.actors = d.actors.client<ConversationCommand, ConversationReplies>(CONVERSATION_ACTOR);
-  }
+  constructor(private readonly d: InboxServiceDeps) {}
 
   // ------------------------------------------------------------------ reading
 
@@ -181,7 +180,6 @@ export class InboxService {
     return Promise.all(
       records.map(async (r) => {
         const [contact, channelId] = await Promise.all([this.d.contacts.get(organizationId, r.audienceExternalId), channelOf(r.audienceExternalId)]);
-        const closes = serviceWindowClosesAt(r.lastInboundAt);
         return {
           id: r.audienceExternalId,
           audienceExternalId: r.audienceExternalId,
@@ -197,7 +195,7 @@ export class InboxService {
           sessionStatus: r.sessionStatus,
           labels: labels.get(r.audienceExternalId) ?? [],
           teamId: r.teamId ?? null,
-          window: { open: closes !== null && now.getTime() < closes.getTime(), closesAt: closes?.toISOString() ?? null },
+          window: windowView(r.lastInboundAt, now),
           lastInboundAt: r.lastInboundAt,
           sla: r.sla ?? null,
           updatedAt: r.updatedAt,
@@ -239,8 +237,7 @@ export class InboxService {
   async addNote(principal: Principal, audienceExternalId: string, text: string, idempotencyKey?: string) {
     requireScope(principal, 'inbox:write');
     const contact = await this.contact(principal, audienceExternalId);
-    const key = conversationKey(principal.organizationId, audienceExternalId);
-    const r = (await this.actors.ask(key, { kind: 'note.add', contactId: contact.id, agentId: principal.userId, text }, idempotencyKey === undefined ? {} : { idempotencyKey: `inbox.note:${principal.userId}:${idempotencyKey}` })) as NoteReply;
+    const r = (await this.d.conversationClient.askPlaced(principal.organizationId, contact.audienceExternalId, { kind: 'note.add', contactId: contact.id, agentId: principal.userId, text }, idempotencyKey === undefined ? {} : { idempotencyKey: `inbox.note:${principal.userId}:${idempotencyKey}` })) as NoteReply;
     if (!r.success || r.messageId === undefined) throw new AppError(409, 'no_conversation', 'the contact has had no conversation yet: there is nothing to note on');
     const note = await this.d.messages.get(principal.organizationId, r.messageId);
     if (note === null) throw new AppError(503, 'not_ready', 'the note is recorded but not stored yet; retry with the same Idempotency-Key', undefined, { retryAfterSeconds: 1 });
@@ -253,7 +250,7 @@ export class InboxService {
    * key). A contact with no conversation yet has no timeline to show it in.
    */
   async ticketCreated(organizationId: string, ticket: { id: string; subject: string; audienceExternalId: string }, actor: TimelineActor): Promise<void> {
-    await this.actors.ask(conversationKey(organizationId, ticket.audienceExternalId), { kind: 'timeline.ticket', ticketId: ticket.id, subject: ticket.subject, actor }, { idempotencyKey: `timeline.ticket:${ticket.id}` });
+    await this.d.conversationClient.ask(organizationId, ticket.audienceExternalId, { kind: 'timeline.ticket', ticketId: ticket.id, subject: ticket.subject, actor }, { idempotencyKey: `timeline.ticket:${ticket.id}` });
   }
 
   async transfer(principal: Principal, audienceExternalId: string, agentId: string, idempotencyKey?: string) {
@@ -434,7 +431,7 @@ export class InboxService {
 
   /** A caller's key names one operation of one user: the same key on take and hand back are two commands. */
   private ask(principal: Principal, audienceExternalId: string, op: ConversationAction, command: ConversationCommand, idempotencyKey?: string): Promise<HandoverReply> {
-    return this.actors.ask(conversationKey(principal.organizationId, audienceExternalId), command, idempotencyKey === undefined ? {} : { idempotencyKey: `inbox.${op}:${principal.userId}:${idempotencyKey}` }) as Promise<HandoverReply>;
+    return this.d.conversationClient.askPlaced(principal.organizationId, audienceExternalId, command, idempotencyKey === undefined ? {} : { idempotencyKey: `inbox.${op}:${principal.userId}:${idempotencyKey}` }) as Promise<HandoverReply>;
   }
 
   private async after(principal: Principal, audienceExternalId: string, r: HandoverReply) {
@@ -520,4 +517,10 @@ function publicContact(c: Contact) {
 function identityOf(c: Pick<Contact, 'audienceExternalId'> & Partial<Pick<Contact, 'phone' | 'userId' | 'parentUserId' | 'username'>>) {
   if (isWebChatContactId(c.audienceExternalId)) return { phone: contactAddressOf(c.audienceExternalId), userId: null, parentUserId: null, username: null };
   return contactIdentityView(c);
+}
+
+/** The 24-hour window as a conversation summary shows it: open or not, and when it closes (or closed). */
+function windowView(lastInboundAt: string | null, now: Date): { open: boolean; closesAt: string | null } {
+  const w = customerServiceWindow(lastInboundAt, now);
+  return w.open ? { open: true, closesAt: w.closesAt } : { open: false, closesAt: w.closedAt };
 }

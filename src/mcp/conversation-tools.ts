@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { CONVERSATION_ACTOR, conversationKey, HANDOVER_REFUSALS, type ActorSystem, type ConversationCommand, type ConversationReplies, type HandoverService } from '../actors/index.js';
+import { HANDOVER_REFUSALS } from '../actors/index.js';
+import type { ConversationClient, HandoverService } from '../conversations/index.js';
 import { requireScope } from '../app/principal.js';
 import { audienceExternalId } from '../app/schemas.js';
 import { isAppError, notFound } from '../errors.js';
@@ -22,8 +23,8 @@ export interface ConversationToolDeps {
   contacts: ContactRepo;
   /** The organization's channels (list_channels); without it the tool is not offered. */
   channels?: { list(organizationId: string): Promise<ChannelView[]> };
-  /** The actor runtime: the contact's conversation actor knows its latest session. */
-  actors: ActorSystem;
+  /** The contact's conversation actor knows its latest session. */
+  conversations: ConversationClient;
 }
 
 const contactId = audienceExternalId.describe(
@@ -31,12 +32,12 @@ const contactId = audienceExternalId.describe(
 );
 
 export function conversationTools(d: ConversationToolDeps): ToolDef[] {
-  const conversations = d.actors.client<ConversationCommand, ConversationReplies>(CONVERSATION_ACTOR);
 
   /** The contact's latest session id; null when the contact never had a conversation. */
   async function latestSession(organizationId: string, aeid: string): Promise<string | null> {
-    if ((await d.contacts.get(organizationId, aeid)) === null) throw notFound('contact');
-    const state = await conversations.ask(conversationKey(organizationId, aeid), { kind: 'state.get' });
+    const contact = await d.contacts.get(organizationId, aeid);
+    if (contact === null) throw notFound('contact');
+    const state = await d.conversations.askPlaced(organizationId, contact.audienceExternalId, { kind: 'state.get' });
     return state.session?.id ?? null;
   }
 

@@ -1,5 +1,5 @@
 export { Messaging, SANDBOX_GRAPH_PATH, type MessagingOpenDeps } from './module.js';
-export { actorConversationGateway } from './gateway.js';
+export { conversationGateway } from './gateway.js';
 export { MessagingService, audienceExternalIdOf, type AgentSend, type ConversationGateway, type MessagingServiceDeps, type TemplateSendObserver, type TemplateSendOutcome, type TemplateSendResult } from './service.js';
 export {
   ChannelService,
@@ -19,7 +19,6 @@ export {
 } from './channels.js';
 export { NetworkWebhookReceiver, type ReceiveResult } from './webhook-receiver.js';
 export * from './requests.js';
-export * from './rules.js';
 export type * from './events.js';
 export { SandboxCustomer, type PhoneMessage } from './sandbox-customer.js';
 export { routingPatch, routingView, mergeRouting, type RoutingPatch } from './routing-settings.js';

@@ -39,7 +39,11 @@ import {
 } from './requests.js';
 import { publicMessage } from '../domain/messages.js';
 
-/** Delivers a command to the contact's conversation actor and returns its reply. */
+/**
+ * Delivers a command to the contact's conversation actor and returns its
+ * reply. The id is the person's canonical one: the services resolve what a
+ * caller gave (`ContactRepo.resolve`) before they ask.
+ */
 export interface ConversationGateway {
   ask<C extends MessagingCommand | ConversationCommand>(organizationId: string, audienceExternalId: string, command: C, idempotencyKey?: string): Promise<(MessagingReplies & ConversationReplies)[C['kind']]>;
 }

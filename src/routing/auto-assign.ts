@@ -1,4 +1,4 @@
-import { CONVERSATION_ACTOR, conversationKey, type ActorClient, type ActorSystem, type ConversationCommand, type ConversationReplies } from '../actors/index.js';
+import type { ConversationClient } from '../conversations/index.js';
 import type { Clock } from '../clock.js';
 import type { ConversationRecord } from '../domain/conversation.js';
 import { routingOf, type ChannelRouting } from '../domain/routing.js';
@@ -18,7 +18,8 @@ export interface AutoAssignerDeps {
   /** The agents' own capacities (users with one set); an agent not in it has no limit of their own. */
   capacities(organizationId: string): Promise<Map<string, number>>;
   store: AssignmentStore;
-  actors: ActorSystem;
+  /** The one way to the contacts' conversation actors. */
+  conversations: ConversationClient;
   events: EventLog;
   clock: Clock;
   log: Logger;
@@ -71,12 +72,9 @@ export class AutoAssigner {
   private sub: EventSubscription | null = null;
   private readonly running = new Map<string, { again: boolean; done: Promise<void> }>();
   private readonly retries = new Map<string, NodeJS.Timeout>();
-  private readonly conversations: ActorClient<ConversationCommand, ConversationReplies>;
   private stopped = false;
 
-  constructor(private readonly d: AutoAssignerDeps) {
-    this.conversations = d.actors.client<ConversationCommand, ConversationReplies>(CONVERSATION_ACTOR);
-  }
+  constructor(private readonly d: AutoAssignerDeps) {}
 
   async start(): Promise<void> {
     this.sub ??= await this.d.events.consume(this.d.consumerName ?? 'auto-assign', (e) => this.handle(e), { concurrency: 8, types: TRIGGERS });
@@ -168,7 +166,8 @@ export class AutoAssigner {
       const agentId = candidates[0];
       if (agentId === undefined || c.contactId === null) continue;
       if (!(await held())) return;
-      const reply = await this.conversations.ask(conversationKey(org, c.audienceExternalId), { kind: 'handover.auto_assign', contactId: c.contactId, agentId, teamId: c.teamId ?? null });
+      // From the conversation index: the canonical id.
+      const reply = await this.d.conversations.askPlaced(org, c.audienceExternalId, { kind: 'handover.auto_assign', contactId: c.contactId, agentId, teamId: c.teamId ?? null });
       if (!reply.success) continue;
       loads.set(agentId, (loads.get(agentId) ?? 0) + 1);
       const at = Math.max(this.d.clock.now(), ...last.values()) + 1;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { assignAgent, currentSession, isWithHuman, isWithinServiceWindow, openHandover, requestHandover, serviceWindowClosesAt, type HandoverState } from '../../src/actors/index.js';
+import { assignAgent, currentSession, isWithHuman, openHandover, requestHandover, type HandoverState } from '../../src/actors/index.js';
+import { isWithinServiceWindow, serviceWindowClosesAt } from '../../src/domain/service-window.js';
 
 const now = new Date('2030-05-01T10:00:00Z');
 const bot: HandoverState = { status: 'bot' };

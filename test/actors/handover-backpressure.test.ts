@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONVERSATION_ACTOR, conversationActorSpec, createEmbeddedActorSystem, durableActor, HandoverService, type ActorSystem } from '../../src/actors/index.js';
+import { CONVERSATION_ACTOR, conversationActorSpec, createEmbeddedActorSystem, durableActor, type ActorSystem } from '../../src/actors/index.js';
+import { ConversationClient, HandoverService } from '../../src/conversations/index.js';
 import type { Principal } from '../../src/domain/types.js';
 import type { DomainEvent, EventPublisher } from '../../src/events/types.js';
 import { createHttpApp } from '../../src/http/app.js';
@@ -38,7 +39,7 @@ describe('handover under backpressure', () => {
     system.register(CONVERSATION_ACTOR, durableActor(conversationActorSpec(10), { store: actorStore, events }));
     await system.start();
     const app = createHttpApp({
-      routes: handoverRoutes(new HandoverService(store.contacts, system)),
+      routes: handoverRoutes(new HandoverService(store.contacts, new ConversationClient(system, store.contacts))),
       log: silentLogger,
       bodyLimit: '16kb',
       authenticate: async () => principal,

@@ -8,7 +8,8 @@ import type { MessagingHandlerDeps } from '../../src/actors/conversation/messagi
 import type { Principal } from '../../src/domain/types.js';
 import type { DomainEvent } from '../../src/events/types.js';
 import { silentLogger } from '../../src/log.js';
-import { MessagingService, NetworkWebhookReceiver, actorConversationGateway, type ConversationGateway } from '../../src/messaging/index.js';
+import { MessagingService, NetworkWebhookReceiver, conversationGateway, type ConversationGateway } from '../../src/messaging/index.js';
+import { ConversationClient } from '../../src/conversations/index.js';
 import { signHubSignature, type ChatNetwork, type SendOutcome } from '../../src/network/index.js';
 import type { ActorStateRef } from '../../src/store/actors/port.js';
 import { SqliteActorStore } from '../../src/store/actors/sqlite.js';
@@ -157,7 +158,7 @@ async function world() {
     system.register(CONVERSATION_ACTOR, durableActor(conversationActorSpec(100, deps), { store: actorStore, events }));
     await system.start();
     systems.push(system);
-    gateway = actorConversationGateway(system);
+    gateway = conversationGateway(new ConversationClient(system, deps.contacts));
     return system;
   };
   let system = await start();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { nextStatus, type MessageStatus } from '../../src/domain/message-status.js';
-import { customerServiceWindow, laterInbound } from '../../src/messaging/rules.js';
+import { customerServiceWindow, laterInbound } from '../../src/domain/service-window.js';
 import { checkTemplateComponents, renderTemplateBody, renderTemplateMessage, shapeFromDefinition, templateStatusIssue } from '../../src/network/template-rules.js';
 import { SANDBOX_TEMPLATES } from '../../src/network/sandbox/index.js';
 import type { GraphTemplateComponent } from '../../src/domain/templates.js';

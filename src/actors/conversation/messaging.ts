@@ -15,7 +15,7 @@ import { nextStatus, type MessageStatus } from '../../domain/message-status.js';
 import type { MessageContent, SessionMessage } from '../../domain/messages.js';
 import type { ContactIdentity } from '../../domain/types.js';
 import { contactAddressOf } from '../../domain/contact-id.js';
-import { customerServiceWindow, laterInbound } from '../../messaging/rules.js';
+import { customerServiceWindow, laterInbound } from '../../domain/service-window.js';
 import type { InboundMessageEventData, MessageSentEventData, MessageStatusEventData } from '../../messaging/events.js';
 import type { HandlerContext, HandlerMap } from '../durable.js';
 import { currentSession, isWithHuman } from './rules.js';

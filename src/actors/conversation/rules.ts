@@ -57,18 +57,6 @@ export function isWithHuman(h: HandoverState): boolean {
   return h.status !== 'bot';
 }
 
-export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
-
-/** The chat network's customer-service window: free-form sends are allowed until 24 h after the contact's last message. */
-export function serviceWindowClosesAt(lastInboundAt: string | null): Date | null {
-  return lastInboundAt === null ? null : new Date(Date.parse(lastInboundAt) + SERVICE_WINDOW_MS);
-}
-
-export function isWithinServiceWindow(lastInboundAt: string | null, now: Date): boolean {
-  const closes = serviceWindowClosesAt(lastInboundAt);
-  return closes !== null && now.getTime() < closes.getTime();
-}
-
 /**
  * The conversation new activity belongs to: the latest one while it is open,
  * otherwise a new one with `newSessionId`. Returns the same session object

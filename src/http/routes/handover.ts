@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { HandoverService } from '../../actors/index.js';
+import type { HandoverService } from '../../conversations/index.js';
 import { audienceExternalId, errorSchema } from '../../app/schemas.js';
 import { badRequest } from '../../errors.js';
 import { EXAMPLE_IDS } from '../openapi-examples.js';

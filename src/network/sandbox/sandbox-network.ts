@@ -3,7 +3,7 @@ import type { Clock } from '../../clock.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { RateLimiter } from '../../store/ratelimit/port.js';
-import { CUSTOMER_SERVICE_WINDOW_MS } from '../../messaging/rules.js';
+import { CUSTOMER_SERVICE_WINDOW_MS } from '../../domain/service-window.js';
 import {
   graphError,
   graphTemplateDefinitionSchema,

@@ -247,6 +247,8 @@ export function systemText(e: SystemEntry, me: SessionUser): string {
       return `Queued for team ${e.teamId ?? ''} by ${by}${e.ruleName ? ` (rule “${e.ruleName}”)` : ''}`;
     case 'rule_fired':
       return `Automation rule “${e.ruleName ?? e.ruleId ?? ''}” fired`;
+    case 'contact_merged':
+      return `Merged with ${e.from ?? 'another contact'}: the same person, found by another of their ids`;
     case 'automation_failed':
       return `Automation rule “${e.ruleName ?? e.ruleId ?? ''}” could not ${e.action === 'auto_reply' ? 'send its auto-reply' : 'carry out an action'}: ${e.reason ?? 'unknown reason'}`;
     case 'waiting_for_opening':

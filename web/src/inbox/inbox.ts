@@ -1,4 +1,5 @@
 import { request } from '../api/client';
+import { CUSTOMER_SERVICE_WINDOW_MS } from '../../../src/domain/service-window';
 import type { ConversationCounts, ConversationDetail, ConversationSummary, ConversationViewPage, SessionUser } from '../api/types';
 import { Observable } from '../state';
 import { CONVERSATION_EVENTS, conversationIdOf, isEventFrame, ticketIdOf, type ClientCommand, type ConversationRow, type EventFrame, type ServerFrame } from './frames';
@@ -17,7 +18,6 @@ export interface QueuedNotice {
 type ConversationListener = (f: EventFrame | null) => void;
 type RowListener = (c: ConversationSummary) => void;
 
-const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Counts are fetched again this long after the last row change of a burst. */
 const COUNTS_DELAY_MS = 250;
 
@@ -35,7 +35,7 @@ export function displayName(c: Pick<ConversationSummary, 'contactName' | 'phone'
 
 /** A known summary with a `conversation` frame's row applied. */
 function patched(k: ConversationSummary, r: ConversationRow): ConversationSummary {
-  const closes = r.lastInboundAt === null ? null : Date.parse(r.lastInboundAt) + SERVICE_WINDOW_MS;
+  const closes = r.lastInboundAt === null ? null : Date.parse(r.lastInboundAt) + CUSTOMER_SERVICE_WINDOW_MS;
   return {
     ...k,
     contactId: r.contactId,

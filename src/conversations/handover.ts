@@ -1,11 +1,10 @@
-import { requireScope } from '../../app/principal.js';
-import { notFound } from '../../errors.js';
-import type { Principal } from '../../domain/types.js';
-import type { ContactRepo } from '../../store/core/port.js';
-import type { ActorClient, ActorSystem } from '../system.js';
-import { CONVERSATION_ACTOR, type ConversationCommand, type ConversationReplies, type HandoverReply } from './actor.js';
-import { conversationKey } from './state.js';
-import { timelineActorOf } from './timeline.js';
+import { requireScope } from '../app/principal.js';
+import { notFound } from '../errors.js';
+import type { Principal } from '../domain/types.js';
+import type { ContactRepo } from '../store/core/port.js';
+import type { HandoverReply } from '../actors/conversation/actor.js';
+import { timelineActorOf } from '../actors/conversation/timeline.js';
+import type { ConversationClient } from './client.js';
 
 /** A caller's key names one operation: the same key on request and open are two commands. */
 const scoped = (op: string, key: string | undefined) => (key === undefined ? undefined : `handover.${op}:${key}`);
@@ -18,14 +17,10 @@ const scoped = (op: string, key: string | undefined) => (key === undefined ? und
  * itself (like TicketService), so every front end gets the same refusal.
  */
 export class HandoverService {
-  private readonly conversations: ActorClient<ConversationCommand, ConversationReplies>;
-
   constructor(
-    private readonly contacts: ContactRepo,
-    actors: ActorSystem,
-  ) {
-    this.conversations = actors.client<ConversationCommand, ConversationReplies>(CONVERSATION_ACTOR);
-  }
+    private readonly contacts: Pick<ContactRepo, 'get'>,
+    private readonly conversations: ConversationClient,
+  ) {}
 
   private async contact(principal: Principal, audienceExternalId: string) {
     const contact = await this.contacts.get(principal.organizationId, audienceExternalId);
@@ -37,8 +32,9 @@ export class HandoverService {
   async request(principal: Principal, audienceExternalId: string, idempotencyKey?: string, via?: 'mcp'): Promise<HandoverReply> {
     requireScope(principal, 'conversation:handover:request');
     const contact = await this.contact(principal, audienceExternalId);
-    return this.conversations.ask(
-      conversationKey(principal.organizationId, audienceExternalId),
+    return this.conversations.askPlaced(
+      principal.organizationId,
+      contact.audienceExternalId,
       { kind: 'handover.request', contactId: contact.id, actor: timelineActorOf(principal, via) },
       { idempotencyKey: scoped('request', idempotencyKey) },
     );
@@ -48,6 +44,6 @@ export class HandoverService {
   async open(principal: Principal, audienceExternalId: string, idempotencyKey?: string): Promise<HandoverReply> {
     requireScope(principal, 'conversation:handover:open');
     const contact = await this.contact(principal, audienceExternalId);
-    return this.conversations.ask(conversationKey(principal.organizationId, audienceExternalId), { kind: 'handover.open', contactId: contact.id, actor: timelineActorOf(principal) }, { idempotencyKey: scoped('open', idempotencyKey) });
+    return this.conversations.askPlaced(principal.organizationId, contact.audienceExternalId, { kind: 'handover.open', contactId: contact.id, actor: timelineActorOf(principal) }, { idempotencyKey: scoped('open', idempotencyKey) });
   }
 }

@@ -1,0 +1,2 @@
+export { ConversationClient, type AnyConversationCommand, type AnyConversationReplies, type AskOptions } from './client.js';
+export { HandoverService } from './handover.js';
