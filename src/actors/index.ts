@@ -15,12 +15,11 @@ export {
   conversationHandlers,
   type ConversationCommand,
   type ConversationReplies,
-  type HandoverEventData,
   type HandoverReply,
-  type NoteEventData,
   type NoteReply,
   MAX_NOTE_LENGTH,
 } from './conversation/actor.js';
+export type { AutomationReason, ContactMergedEventData, HandoverEventData, NoteEventData } from './conversation/events.js';
 export { systemEntryText, timelineActorOf } from './conversation/timeline.js';
 export { conversationKey, initialConversationState, parseConversationKey, type ConversationState, type HandoverState, type Session, type SessionStatus } from './conversation/state.js';
 export {

@@ -38,6 +38,8 @@ const ANSWERS: Record<string, { status: number; code: string; why: string }> = {
   webChatSendAttachment: { status: 404, code: 'channel_not_found', why: "the demo's channel is a WhatsApp number; visitors send files on a web chat channel, with the token their start gave" },
   uploadWebChatAttachment: { status: 404, code: 'not_found', why: "the demo's conversations are on a WhatsApp number; files are uploaded for a web chat visitor's conversation" },
   webChatSend: { status: 404, code: 'channel_not_found', why: "the demo's channel is a WhatsApp number; visitors write on a web chat channel, with the token their start gave" },
+  requestConversationPhone: { status: 409, code: 'phone_already_known', why: "the demo's customer writes with their number; the request is for one who hides it (a BSUID-only conversation)" },
+  sandboxShareContactInfo: { status: 400, code: 'not_a_contact_request', why: "the customer shares their number in answer to the business's request (requestConversationPhone), not to any message" },
 };
 
 /**

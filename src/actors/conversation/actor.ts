@@ -8,7 +8,8 @@ import { assignAgent, currentSession, openHandover, requestHandover, takeConvers
 import type { ConversationIndexRepo } from '../../store/conversations/port.js';
 import type { ConversationRecord } from '../../domain/conversation.js';
 import { conversationRecord } from './projection.js';
-import { afterHandoverChange, AUTOMATION, fireDue, type AutomationReason } from './routing.js';
+import { afterHandoverChange, AUTOMATION, fireDue } from './routing.js';
+import type { ContactMergedEventData, HandoverEventData, NoteEventData } from './events.js';
 import { initialConversationState, type ConversationState, type HandoverState, type Session, type TimelineDraft } from './state.js';
 import { TIMELINE_ACTORS, type SystemEntry, type TimelineActor } from '../../domain/messages.js';
 import { noteDraft, systemDraft, timelineMessage, withTimeline } from './timeline.js';
@@ -121,50 +122,6 @@ export interface ConversationReplies {
   'automation.tick': { fired: string[] };
   'automation.failed': { recorded: boolean };
   'automation.entry': { recorded: boolean };
-}
-
-/** Data of `handover.requested` / `handover.opened` / `conversation.assigned` / `conversation.resolved` events. */
-export interface HandoverEventData {
-  audienceExternalId: string;
-  contactId: string;
-  sessionId: string;
-  /** For `handover.opened` and `conversation.resolved`: who had the conversation before it went back to the bot. */
-  previous?: HandoverState;
-  /** For `conversation.assigned`: the agent who has it now, who had it before, and how it came to them. */
-  agentId?: string;
-  previousAgentId?: string | null;
-  via?: 'take' | 'transfer' | 'automation' | 'auto_assign';
-  /** For `handover.requested` and `conversation.team_assigned`: the team whose queue it is in (and the one it was in before, if any). */
-  teamId?: string;
-  previousTeamId?: string | null;
-  /** The user who acted, when a user did; `automation` when routing or a rule did. */
-  by?: string;
-  /** Why automation acted (`by: "automation"`): the channel's first responder, the bot's fallback, or a rule. */
-  reason?: AutomationReason;
-  /** The rule that acted, when one did. */
-  ruleId?: string;
-  /** For `handover.requested`: who asked (an agent, the bot over MCP, a script with an API key, an automation). */
-  requestedBy?: TimelineActor;
-}
-
-/** Data of `contact.merged`: the contact `mergedAudienceExternalId` names turned out to be this one's person, and is part of it now. */
-export interface ContactMergedEventData {
-  audienceExternalId: string;
-  contactId: string | null;
-  mergedAudienceExternalId: string;
-  mergedContactId: string | null;
-}
-
-/** Data of `conversation.note_added`: a private note, for the organization's agents (and webhooks), never the customer. */
-export interface NoteEventData {
-  audienceExternalId: string;
-  contactId: string;
-  sessionId: string;
-  /** The note's `_id` in the session's history. */
-  messageId: string;
-  agentId: string;
-  text: string;
-  createdAt: string;
 }
 
 function event(type: string, s: ConversationState, id: string, now: Date, data: HandoverEventData): DomainEvent<HandoverEventData> {

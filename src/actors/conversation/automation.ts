@@ -1,7 +1,7 @@
 import type { AutomationFailedData, AutomationFiredData, AutomationRule, RuleInput } from '../../domain/automation.js';
 import { firingRules } from '../../domain/automation.js';
 import type { DomainEvent } from '../../events/types.js';
-import type { HandoverEventData } from './actor.js';
+import type { HandoverEventData } from './events.js';
 import type { BusinessHours } from '../../domain/routing.js';
 import { AUTOMATION, queueForTeam, queueOrWait, type Routed } from './routing.js';
 import { assignAgent } from './rules.js';

@@ -1,6 +1,6 @@
 import type { DomainEvent } from '../../events/types.js';
 import { nextOpening, type BusinessHours, type ChannelRouting } from '../../domain/routing.js';
-import type { HandoverEventData } from './actor.js';
+import type { AutomationReason, HandoverEventData } from './events.js';
 import { requestHandover } from './rules.js';
 import type { AutomationState, ConversationState, TimelineDraft } from './state.js';
 import { systemDraft, withTimeline } from './timeline.js';
@@ -16,7 +16,7 @@ import { breachDue, responseGiven, runningTarget } from './sla.js';
 export const AUTOMATION = 'automation';
 
 /** Why automation queued a conversation. */
-export type AutomationReason = 'first_responder' | 'bot_fallback' | 'rule';
+export type { AutomationReason } from './events.js';
 
 export interface Routed {
   state: ConversationState;
