@@ -12,9 +12,11 @@ import { defineTool, type ToolDef } from './tool.js';
 const channelId = address.channelId.describe(
   "The chat channel to send from (with `to`): the channelId of the customer's inbound_message webhook, or one from list_channels. Or give audienceExternalId instead of channelId and to.",
 );
-const to = address.to.describe("The customer's phone number in international format, digits only, no + or spaces, e.g. \"4915112345678\" (with channelId).");
+const to = address.to.describe(
+  "The customer's phone number in international format, digits only, no + or spaces, e.g. \"4915112345678\", or, for a customer who hides their number, their business-scoped user id, e.g. \"US.13491208655302741918\" (with channelId).",
+);
 const audienceExternalId = address.audienceExternalId.describe(
-  'The contact instead of channelId + to: `<phone>:<phone number id>`, e.g. "4915112345678:106540352242922", the audienceExternalId of a ticket or an inbound_message webhook.',
+  'The contact instead of channelId + to: `<phone>:<phone number id>`, e.g. "4915112345678:106540352242922", or `<business-scoped user id>:<phone number id>` for a customer first seen without a number; the audienceExternalId of a ticket or an inbound_message webhook.',
 );
 const idempotencyKey = z
   .string()

@@ -196,7 +196,8 @@ export class ChannelService {
   /**
    * Every WhatsApp channel of the deployment with the Graph API version its
    * requests use and Meta's expiry of it (`/readyz`, and the start-up
-   * warning). Read at most once a minute.
+   * warning). Read at most once a minute; a channel this node creates or
+   * changes shows at once (another node's, within the minute).
    */
   async graphApiVersions(): Promise<Record<string, { version: string; expiresOn: string | null }>> {
     const now = this.d.clock.now();
@@ -295,6 +296,7 @@ export class ChannelService {
       if (body.graphApiVersion !== undefined) channel.graphApiVersion = body.graphApiVersion;
     }
     await this.d.channels.create(channel);
+    this.graphApiSeen = null;
     let templateSync: { ok: boolean; synced?: number; error?: string };
     try {
       const r = await this.syncTemplates(orgId, channel.id);
@@ -346,6 +348,7 @@ export class ChannelService {
         : { ...c, name: body.name ?? c.name, updatedAt: this.now() };
     if (body.routing !== undefined) next.routing = mergeRouting(routingOf(c), body.routing);
     await this.d.channels.update(next);
+    this.graphApiSeen = null;
     return this.view(next);
   }
 

@@ -184,6 +184,18 @@ describe('MCP platform tools: handover, history and sends', () => {
     expect(errorText(await call(ca, 'send_text_message', { channelId: 'nope', to: '4915200000003', text: { body: 'hi' } }))).toMatch(/channel_not_found/);
   });
 
+  it('reaches a customer who hides their number by BSUID, by `to` or by their BSUID-form audienceExternalId; another organization cannot', async () => {
+    const made = await orgs.svc.call('POST', `/v1/sandbox/channels/${orgs.a.channelId}/customers`, { key: orgs.a.adminKey, body: { username: 'mcp.quiet', hidePhone: true } });
+    const userId = made.body.customer.userId as string;
+    expect((await orgs.svc.call('POST', `/v1/sandbox/channels/${orgs.a.channelId}/customers/${userId}/messages`, { key: orgs.a.adminKey, body: { text: 'hello from a hidden number' } })).status).toBe(201);
+    const aeid = `${userId}:${orgs.a.phoneNumberId}`;
+    expect(structured(await call(ca, 'send_text_message', text(orgs.a, userId, 'Hi, by BSUID'))).success).toBe(true);
+    expect(structured(await call(ca, 'send_text_message', { audienceExternalId: aeid, text: { body: 'Hi again' } })).success).toBe(true);
+    const h = structured(await call(ca, 'get_conversation_history', { audienceExternalId: aeid }));
+    expect(h.messages.map((m: { content: { text?: string } }) => m.content.text)).toEqual(['hello from a hidden number', 'Hi, by BSUID', 'Hi again']);
+    expect(errorText(await call(cb, 'get_conversation_history', { audienceExternalId: aeid }))).toMatch(/not found|no such/i);
+  });
+
   it('reports each missing scope as a tool error naming it', async () => {
     const c = await mcpClient(url, await orgs.a.keyWith(['mcp:access', 'tickets:read']));
     const aeid = await openContact(orgs.a, '4915200000004');

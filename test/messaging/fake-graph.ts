@@ -76,7 +76,12 @@ export function fakeGraphApp(requests: { path: string; body: unknown; auth: stri
         res.status(200).json({ ok: true });
         return;
       default:
-        res.status(200).json({ messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to }], messages: [{ id: `wamid.HBgLMTY1MDM4Nzk0MzkVAgARGBJDQjZCMzlEQUE4OTJBMTE4RTUA${sent++ === 0 ? '' : sent}` }] });
+        {
+          // A send by business-scoped user id (`recipient`) is answered with the id as `user_id`, no `wa_id`.
+          const recipient = (req.body as { recipient?: string }).recipient;
+          const contact = to === undefined && recipient !== undefined ? { input: recipient, user_id: recipient } : { input: to, wa_id: to };
+          res.status(200).json({ messaging_product: 'whatsapp', contacts: [contact], messages: [{ id: `wamid.HBgLMTY1MDM4Nzk0MzkVAgARGBJDQjZCMzlEQUE4OTJBMTE4RTUA${sent++ === 0 ? '' : sent}` }] });
+        }
     }
   });
   app.get('/v27.0/:waba/message_templates', (req, res) => {
