@@ -30,8 +30,9 @@ export interface MessageStatusEventData {
   sessionId: string;
   /** The customer's phone number, or their business-scoped user id when the message went to that. */
   recipientId: string;
-  /** The customer's business-scoped user id, when the network named it. */
+  /** The customer's business-scoped user id and WhatsApp username, when known (from the status, or the customer's last message). */
   userId: string | null;
+  username: string | null;
   errors?: NetworkErrorDetails[];
 }
 

@@ -269,6 +269,20 @@ describe('a merge of two contacts that turn out to be one person', () => {
     expect((await call('GET', `/v1/contacts/${userId}:${pn}`, undefined, orgs.b.adminKey)).status).toBe(404);
   });
 
+  it('message_status events name the BSUID and the username of a customer who hides their number', async () => {
+    const made = await call('POST', `/v1/sandbox/channels/${orgs.a.channelId}/customers`, { username: 'status.user', hidePhone: true });
+    const userId = made.body.customer.userId as string;
+    await call('POST', `/v1/sandbox/channels/${orgs.a.channelId}/customers/${userId}/messages`, { text: 'hi' });
+    const aeid = `${userId}:${orgs.a.phoneNumberId}`;
+    await eventually(async () => (await call('GET', `/v1/conversations/${aeid}`)).status === 200);
+    const sent = await call('POST', '/v1/messages/text', { audienceExternalId: aeid, text: { body: 'hello' } });
+    expect(sent.status).toBeLessThan(300);
+    const inbound = await eventually(async () => orgs.events('inbound_message', (d) => d.audienceExternalId === aeid)[0]);
+    expect(inbound.data).toMatchObject({ from: userId, phone: null, userId, username: 'status.user' });
+    const status = await eventually(async () => orgs.events('message_status', (d) => d.messageId === sent.body.messageId && d.status === 'delivered')[0]);
+    expect(status.data).toMatchObject({ audienceExternalId: aeid, recipientId: userId, userId, username: 'status.user' });
+  });
+
   it('a system message that the customer changed their number (and so their BSUID): the new ids reach the same person and history', async () => {
     const channel = (await orgs.svc.running.services.messaging.stores.channels.get(orgs.a.id, orgs.a.channelId)) as WhatsAppChannel;
     const pn = channel.phoneNumberId;

@@ -52,7 +52,7 @@ export function inboundHandler(deps: MessagingHandlerDeps): Pick<HandlerMap<Conv
         s.session !== null && s.session.status === 'resolved' && session.id !== s.session.id
           ? [systemDraft(`reopen:${e.networkMessageId}`, session.id, ctx.now, { event: 'reopened', by: { type: 'contact' } })]
           : [];
-      const taken: ConversationState = { ...s, contactId, session: counted, lastInboundAt: laterInbound(s.lastInboundAt, at) };
+      const taken: ConversationState = { ...s, contactId, session: counted, lastInboundAt: laterInbound(s.lastInboundAt, at), ...customerOf(s, e) };
       // The channel's routing: straight to the queue, or the bot's fallback timer (its settings are read as of this message).
       const [channel, ruleSet] = await Promise.all([deps.channels.get(s.organizationId, cmd.channelId), deps.rules?.get(s.organizationId)]);
       const routing = channel === null ? DEFAULT_ROUTING : routingOf(channel);
@@ -155,3 +155,10 @@ function labelEffects(labels: LabelRepo, organizationId: string, audienceExterna
   };
 }
 
+/** The customer's ids as this message names them, when they differ from what the state keeps (else nothing, so the state stays as it is). */
+function customerOf(s: ConversationState, e: { customer?: { userId?: string; username?: string } }): { customer?: { userId?: string; username?: string } } {
+  const userId = e.customer?.userId ?? s.customer?.userId;
+  const username = e.customer?.username ?? s.customer?.username;
+  if (userId === s.customer?.userId && username === s.customer?.username) return {};
+  return { customer: { ...(userId === undefined ? {} : { userId }), ...(username === undefined ? {} : { username }) } };
+}

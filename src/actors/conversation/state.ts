@@ -45,6 +45,8 @@ export interface ConversationState {
    * new message of the person goes to the other one's actor.
    */
   mergedInto?: string;
+  /** The customer's BSUID and WhatsApp username as their last message named them: status events name them without a read. */
+  customer?: { userId?: string; username?: string };
   /**
    * Keyed sends that may be at the network: recorded (fenced) before the
    * request leaves, removed when the send's outcome is recorded. A successor

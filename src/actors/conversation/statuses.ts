@@ -124,7 +124,8 @@ export function statusChange(s: ConversationState, m: SessionMessage, e: StatusR
     audienceExternalId: m.audienceExternalId,
     sessionId: m.sessionId,
     recipientId: e.recipientId ?? contactAddressOf(m.audienceExternalId),
-    userId: e.recipientUserId ?? null,
+    userId: e.recipientUserId ?? s.customer?.userId ?? null,
+    username: s.customer?.username ?? null,
   };
   if (e.errors.length > 0) {
     updated.errors = e.errors;
