@@ -20,10 +20,10 @@ export const CONTACT_ID_MESSAGE =
  * their number.
  */
 export const BSUID_PATTERN = /^[A-Z]{2}\.[0-9A-Za-z]{1,128}$/;
-/** A parent BSUID, shared across the portfolios of a managed business: `US.ENT.11815799212886844830`. */
-export const PARENT_BSUID_PATTERN = /^[A-Z]{2}\.ENT\.[0-9A-Za-z]{1,128}$/;
 /** A customer's phone number as the network writes it: international digits, no +. */
 export const PHONE_DIGITS_PATTERN = /^[1-9][0-9]{6,14}$/;
+/** How a send or the sandbox names a chat-network customer: their phone digits, or their BSUID. */
+export const CUSTOMER_ADDRESS_PATTERN = /^(?:[1-9][0-9]{6,14}|[A-Z]{2}\.[0-9A-Za-z]{1,128})$/;
 
 export const isBusinessScopedUserId = (s: string): boolean => BSUID_PATTERN.test(s);
 

@@ -1,3 +1,4 @@
+import { contactAddressOf, isBusinessScopedUserId, PHONE_DIGITS_PATTERN } from './contact-id.js';
 export const TICKET_STATUSES = ['open', 'in_progress', 'resolved', 'closed'] as const;
 export const TICKET_PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
 export const USER_ROLES = ['admin', 'agent'] as const;
@@ -117,10 +118,10 @@ export interface ContactIdentity {
  * phone number.
  */
 export function contactIdentityView(c: Pick<Contact, 'audienceExternalId' | 'phone' | 'userId' | 'parentUserId' | 'username'>): { phone: string | null; userId: string | null; parentUserId: string | null; username: string | null } {
-  const head = c.audienceExternalId.slice(0, c.audienceExternalId.indexOf(':'));
+  const head = contactAddressOf(c.audienceExternalId);
   return {
-    phone: c.phone ?? (/^[1-9][0-9]{6,14}$/.test(head) ? head : null),
-    userId: c.userId ?? (/^[A-Z]{2}\./.test(head) ? head : null),
+    phone: c.phone ?? (PHONE_DIGITS_PATTERN.test(head) ? head : null),
+    userId: c.userId ?? (isBusinessScopedUserId(head) ? head : null),
     parentUserId: c.parentUserId ?? null,
     username: c.username ?? null,
   };

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { DEFAULT_GRAPH_API_VERSION } from '../network/graph-versions.js';
 import type { AddressInfo } from 'node:net';
 import express, { type RequestHandler } from 'express';
 import { sandboxPort, type Config, type SandboxOrigin } from '../config.js';
@@ -8,8 +9,6 @@ import type { Messaging } from '../messaging/index.js';
 import { sandboxGraphRouter } from '../network/sandbox/index.js';
 import { CALENDAR_SCOPE, GMAIL_SCOPE, SANDBOX_CLIENT_ID, SANDBOX_PROVIDERS_PATH, type ConnectedTools } from '../tools/index.js';
 
-/** The Graph API version the sandbox network's paths carry (the adapter's default). */
-const GRAPH_VERSION = 'v27.0';
 
 export type SandboxBaseUrls = Record<SandboxOrigin, string | null>;
 
@@ -114,7 +113,7 @@ export class SandboxOrigins {
         if (c.kind !== 'whatsapp_cloud') continue;
         channels.push({ channelId: c.id, name: c.name, phoneNumberId: c.phoneNumberId, businessAccountId: c.businessAccountId, accessToken: c.credentials.accessToken });
       }
-      out.graph = { apiVersion: GRAPH_VERSION, channels };
+      out.graph = { apiVersion: DEFAULT_GRAPH_API_VERSION, channels };
     }
     return out;
   }

@@ -346,7 +346,7 @@ export class InboxService {
           (c.name ?? '').toLowerCase().includes(needle) ||
           (c.username ?? '').toLowerCase().includes(needle.replace(/^@/, '')) ||
           (c.userId ?? '').toLowerCase() === needle ||
-          c.audienceExternalId.slice(0, c.audienceExternalId.indexOf(':')).toLowerCase() === needle ||
+          contactAddressOf(c.audienceExternalId).toLowerCase() === needle ||
           (digits !== undefined && digits !== '' && (contactAddressOf(c.audienceExternalId).includes(digits) || (c.phone ?? '').includes(digits))),
       )
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || a.id.localeCompare(b.id));

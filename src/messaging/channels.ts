@@ -14,9 +14,9 @@ import {
   TEMPLATE_STATUSES,
   type GraphTemplateDefinition,
 } from '../network/graph-api.js';
-import { MediaTooLargeError, NetworkRejectedError, NetworkUnavailableError, type ChatNetwork, type NetworkMedia } from '../network/port.js';
+import { MediaTooLargeError, NetworkRejectedError, NetworkUnavailableError, networkAccountOf, type ChatNetwork, type NetworkMedia } from '../network/port.js';
 import { shapeFromDefinition } from '../network/template-rules.js';
-import { GRAPH_API_VERSIONS, graphVersionInfo } from '../network/graph-versions.js';
+import { GRAPH_API_VERSIONS, graphVersionInfo, type GraphApiInUse } from '../network/graph-versions.js';
 import type { SandboxNetwork } from '../network/sandbox/index.js';
 import { isLoopback } from '../webhooks/index.js';
 import { routingOf, type ChannelRouting } from '../domain/routing.js';
@@ -143,7 +143,7 @@ export interface ChannelView {
   /** Sends per second the number is paced to. */
   messagesPerSecond?: number;
   /** The Graph API version its requests use, and when Meta retires it (null: no date published). */
-  graphApi?: { version: string; expiresOn: string | null };
+  graphApi?: GraphApiInUse;
   allowedOrigins?: string[];
   /** A web chat's widget settings. */
   widget?: WidgetSettings;
@@ -199,20 +199,20 @@ export class ChannelService {
    * warning). Read at most once a minute; a channel this node creates or
    * changes shows at once (another node's, within the minute).
    */
-  async graphApiVersions(): Promise<Record<string, { version: string; expiresOn: string | null }>> {
+  async graphApiVersions(): Promise<Record<string, GraphApiInUse>> {
     const now = this.d.clock.now();
     if (this.graphApiSeen !== null && now - this.graphApiSeen.at < 60_000) return this.graphApiSeen.value;
-    const out: Record<string, { version: string; expiresOn: string | null }> = {};
+    const out: Record<string, GraphApiInUse> = {};
     for (const org of await this.d.organizations.list()) {
       for (const c of await this.d.channels.list(org.id)) if (c.kind === 'whatsapp_cloud' && c.network === 'graph') out[c.id] = this.graphApiOf(c);
     }
     this.graphApiSeen = { at: now, value: out };
     return out;
   }
-  private graphApiSeen: { at: number; value: Record<string, { version: string; expiresOn: string | null }> } | null = null;
+  private graphApiSeen: { at: number; value: Record<string, GraphApiInUse> } | null = null;
 
   /** The Graph API version a channel's requests use, with Meta's expiry date of it. */
-  graphApiOf(c: WhatsAppChannel): { version: string; expiresOn: string | null } {
+  graphApiOf(c: WhatsAppChannel): GraphApiInUse {
     const version = c.graphApiVersion ?? this.d.defaultGraphApiVersion;
     return { version, expiresOn: graphVersionInfo(version)?.expiresOn ?? null };
   }
@@ -428,7 +428,7 @@ export class ChannelService {
     }
     const c = await this.whatsapp(orgId, channelId);
     try {
-      return await this.d.networkFor(c).downloadMedia({ accessToken: c.credentials.accessToken, ...(c.graphApiVersion === undefined ? {} : { graphApiVersion: c.graphApiVersion }) }, mediaId, MEDIA_PROXY_MAX_BYTES);
+      return await this.d.networkFor(c).downloadMedia(networkAccountOf(c), mediaId, MEDIA_PROXY_MAX_BYTES);
     } catch (e) {
       if (e instanceof MediaTooLargeError) throw new AppError(422, 'media_too_large', `files over ${MEDIA_PROXY_MAX_BYTES / 1024 / 1024} MiB are not passed through; fetch it with the Graph API`);
       if (e instanceof NetworkRejectedError) {
@@ -446,7 +446,7 @@ export class ChannelService {
     const c = await this.whatsapp(orgId, channelId);
     let defs: GraphTemplateDefinition[];
     try {
-      defs = await this.d.networkFor(c).listTemplates({ businessAccountId: c.businessAccountId, accessToken: c.credentials.accessToken, ...(c.graphApiVersion === undefined ? {} : { graphApiVersion: c.graphApiVersion }) });
+      defs = await this.d.networkFor(c).listTemplates(networkAccountOf(c));
     } catch (e) {
       if (e instanceof NetworkRejectedError) {
         const r = e.rejection;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { MEDIA_TYPES, type MessageContent } from '../domain/messages.js';
 import type { GraphMedia, GraphTemplateComponent, GraphTemplateParameter } from '../domain/templates.js';
 import type { GraphContactCard, GraphMessage } from '../network/graph-api.js';
-import { CONTACT_ID_MESSAGE, CONTACT_ID_PATTERN } from '../domain/contact-id.js';
+import { CONTACT_ID_MESSAGE, CONTACT_ID_PATTERN, CUSTOMER_ADDRESS_PATTERN } from '../domain/contact-id.js';
 
 /*
  * Request bodies of the send endpoints (spec: Template message, Reply-buttons
@@ -22,10 +22,7 @@ export const phoneDigits = z
  */
 export const recipientAddress = z
   .string()
-  .regex(
-    /^(?:[1-9][0-9]{6,14}|[A-Z]{2}\.[0-9A-Za-z]{1,128})$/,
-    'must be an international phone number (7 to 15 digits, no +, spaces or dashes) or a business-scoped user id like US.13491208655302741918',
-  );
+  .regex(CUSTOMER_ADDRESS_PATTERN, 'must be an international phone number (7 to 15 digits, no +, spaces or dashes) or a business-scoped user id like US.13491208655302741918');
 
 const httpsUrl = z
   .string()

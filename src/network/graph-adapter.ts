@@ -67,11 +67,6 @@ export class GraphApiNetwork implements ChatNetwork {
     return `${host}/${account?.graphApiVersion ?? this.options.version ?? version ?? DEFAULT_GRAPH_API_VERSION}`;
   }
 
-  /** The version requests for this account go out with. */
-  versionFor(account: Pick<NetworkAccount, 'graphApiVersion'>): string {
-    return this.base(account).slice(this.base(account).lastIndexOf('/') + 1);
-  }
-
   async send(account: NetworkAccount, to: string, message: GraphMessage, callbackData?: string): Promise<SendOutcome> {
     // A business-scoped user id goes in `recipient`, a phone number in `to` (Meta's rule when both are given: `to` wins).
     const body: GraphSendRequest = isBusinessScopedUserId(to)

@@ -7,8 +7,8 @@
  * When a version expires Meta does not refuse its calls: it serves them with
  * the oldest version still available, and the `facebook-api-version`
  * response header names the version that answered. So an expired version
- * fails late and quietly, by behaving differently; a node warns 90 days
- * ahead (`expiringGraphVersions`) instead.
+ * fails late and quietly, by behaving differently; a node warns
+ * `GRAPH_VERSION_WARNING_DAYS` ahead instead.
  */
 export interface GraphApiVersionInfo {
   version: string;
@@ -42,7 +42,11 @@ export const GRAPH_API_VERSIONS: readonly GraphApiVersionInfo[] = [
  */
 export const DEFAULT_GRAPH_API_VERSION = 'v27.0';
 
-export const GRAPH_VERSION_PATTERN = /^v\d{1,3}\.\d$/;
+/** A channel's Graph API version as responses show it, with Meta's expiry of it (null: not published yet). */
+export interface GraphApiInUse {
+  version: string;
+  expiresOn: string | null;
+}
 
 /** How long before a version's expiry a node starts warning about it. */
 export const GRAPH_VERSION_WARNING_DAYS = 90;

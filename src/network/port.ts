@@ -10,6 +10,13 @@ export interface NetworkAccount {
   graphApiVersion?: string;
 }
 
+/** A WhatsApp channel's account on the network: its number, business account, token and Graph API version. */
+export function networkAccountOf(c: { phoneNumberId: string; businessAccountId: string; credentials: { accessToken: string }; graphApiVersion?: string }): NetworkAccount {
+  const a: NetworkAccount = { phoneNumberId: c.phoneNumberId, businessAccountId: c.businessAccountId, accessToken: c.credentials.accessToken };
+  if (c.graphApiVersion !== undefined) a.graphApiVersion = c.graphApiVersion;
+  return a;
+}
+
 /** The network refused the request; nothing was sent. */
 export interface NetworkRejection extends NetworkErrorDetails {
   httpStatus: number;

@@ -214,10 +214,17 @@ describe('one contact per person, in the embedded service', () => {
 describe('a merge of two contacts that turn out to be one person', () => {
   const orgs = useTwoOrgs({ events: 'a' });
   const call = (method: string, path: string, body?: unknown, key = orgs.a.adminKey) => orgs.svc.call(method, path, { key, body });
+  const channelOfA = async () => (await orgs.svc.running.services.messaging.stores.channels.get(orgs.a.id, orgs.a.channelId)) as WhatsAppChannel;
+  /** The network's signed `messages` webhook to organization A's channel, as Meta shapes it (no contacts array on system messages). */
+  const post = async (messages: Record<string, unknown>[], contacts?: Record<string, unknown>[]) => {
+    const channel = await channelOfA();
+    const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: channel.businessAccountId, changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: channel.phoneNumberId }, ...(contacts ? { contacts } : {}), messages } }] }] });
+    const r = await fetch(`${orgs.svc.url}/webhooks/whatsapp/${channel.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signHubSignature(channel.credentials.appSecret, body) }, body });
+    expect(r.status).toBe(200);
+  };
 
   it('a phone contact and a BSUID contact linked by a later webhook: one contact, both histories, a contact_merged entry and a contact.merged event; nothing lost or doubled', async () => {
-    const channel = (await orgs.svc.running.services.messaging.stores.channels.get(orgs.a.id, orgs.a.channelId)) as WhatsAppChannel;
-    const pn = channel.phoneNumberId;
+    const pn = (await channelOfA()).phoneNumberId;
     let n = 0;
     const write = async (who: { phone?: string; userId?: string }, text: string) => {
       const message: Record<string, unknown> = { id: `wamid.merge.${n++}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: text } };
@@ -230,9 +237,7 @@ describe('a merge of two contacts that turn out to be one person', () => {
         message.from_user_id = who.userId;
         contact.user_id = who.userId;
       }
-      const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: channel.businessAccountId, changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: pn }, contacts: [contact], messages: [message] } }] }] });
-      const r = await fetch(`${orgs.svc.url}/webhooks/whatsapp/${channel.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signHubSignature(channel.credentials.appSecret, body) }, body });
-      expect(r.status).toBe(200);
+      await post([message], [contact]);
     };
     const phone = '4915130000001';
     const userId = 'US.40000000000000000001';
@@ -284,13 +289,7 @@ describe('a merge of two contacts that turn out to be one person', () => {
   });
 
   it('a system message that the customer changed their number (and so their BSUID): the new ids reach the same person and history', async () => {
-    const channel = (await orgs.svc.running.services.messaging.stores.channels.get(orgs.a.id, orgs.a.channelId)) as WhatsAppChannel;
-    const pn = channel.phoneNumberId;
-    const post = async (messages: Record<string, unknown>[], contacts?: Record<string, unknown>[]) => {
-      const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: channel.businessAccountId, changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: pn }, ...(contacts ? { contacts } : {}), messages } }] }] });
-      const r = await fetch(`${orgs.svc.url}/webhooks/whatsapp/${channel.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signHubSignature(channel.credentials.appSecret, body) }, body });
-      expect(r.status).toBe(200);
-    };
+    const pn = (await channelOfA()).phoneNumberId;
     const ts = String(Math.floor(Date.now() / 1000));
     await post([{ from: '4915140000001', from_user_id: 'US.50000000000000000001', id: 'wamid.cn.1', timestamp: ts, type: 'text', text: { body: 'old number' } }], [{ profile: { name: 'Ola' }, wa_id: '4915140000001', user_id: 'US.50000000000000000001' }]);
     // No contacts array on system messages.

@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.js';
 import { messagesPerSecondOf, type WhatsAppChannel } from '../../store/channels/port.js';
-import { NetworkUnavailableError } from '../../network/port.js';
+import { networkAccountOf, NetworkUnavailableError } from '../../network/port.js';
 import { isThrottling } from '../../network/graph-api.js';
 import type { SessionMessage } from '../../domain/messages.js';
 import { customerServiceWindow } from '../../domain/service-window.js';
@@ -197,7 +197,7 @@ export function sendHandler(deps: MessagingHandlerDeps): Pick<HandlerMap<Convers
         throw e;
       }
       const { channel, network } = prepared;
-      const account = { phoneNumberId: channel.phoneNumberId, businessAccountId: channel.businessAccountId, accessToken: channel.credentials.accessToken, ...(channel.graphApiVersion === undefined ? {} : { graphApiVersion: channel.graphApiVersion }) };
+      const account = networkAccountOf(channel);
       if (copyCharge !== undefined) {
         // Reserved under an id of its own per attempt (a re-run of this attempt is not charged twice),
         // before the checkpoint: without the credits no further copy leaves, and the send stays in flight.

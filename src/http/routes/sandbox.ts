@@ -8,11 +8,12 @@ import { bearerToken } from '../app.js';
 import { AppError } from '../../errors.js';
 import type { Principal } from '../../domain/types.js';
 import { CUSTOMER_MEDIA_TYPES, SANDBOX_MEDIA_MAX_BYTES } from '../../network/sandbox/index.js';
+import { CUSTOMER_ADDRESS_PATTERN } from '../../domain/contact-id.js';
 
 /** A simulated customer: by phone number, or by the business-scoped user id of one made with `POST …/customers`. */
 const customerRef = z
   .string()
-  .regex(/^(?:[1-9][0-9]{6,14}|[A-Z]{2}\.[0-9A-Za-z]{1,128})$/, "must be the customer's phone number (7 to 15 digits, no +) or their business-scoped user id, like US.13491208655302741918");
+  .regex(CUSTOMER_ADDRESS_PATTERN, "must be the customer's phone number (7 to 15 digits, no +) or their business-scoped user id, like US.13491208655302741918");
 const params = z.object({ channelId: z.string().min(1).max(128), phone: customerRef });
 const profileName = z.string().trim().min(1).max(100).optional().describe("the customer's WhatsApp profile name");
 const actionResult = z.object({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineRoute, type RouteDef } from '../route.js';
 import { docsPage } from '../docs-page.js';
+import type { GraphApiInUse } from '../../network/graph-versions.js';
 
 export interface ReadinessCheck {
   name: string;
@@ -32,7 +33,7 @@ export function systemRoutes(opts: {
   openApi: () => Record<string, unknown>;
   shuttingDown: () => boolean;
   /** Each real-network channel's Graph API version and Meta's expiry of it. */
-  graphApi?: () => Promise<Record<string, { version: string; expiresOn: string | null }>>;
+  graphApi?: () => Promise<Record<string, GraphApiInUse>>;
 }): RouteDef[] {
   const statusSchema = z.object({
     status: z.string(),

@@ -4,6 +4,7 @@ import { AppError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { RateLimiter } from '../../store/ratelimit/port.js';
 import { CUSTOMER_SERVICE_WINDOW_MS } from '../../domain/service-window.js';
+import { CUSTOMER_ADDRESS_PATTERN, PHONE_DIGITS_PATTERN } from '../../domain/contact-id.js';
 import {
   graphError,
   graphTemplateDefinitionSchema,
@@ -171,12 +172,6 @@ export class SandboxNetwork {
     // By BSUID: the portfolio's user it names (unknown: nobody to deliver to); by number: that number's customer.
     const who = await this.customerOf(account, parsed.to);
     if (who === null) return graphError(100, `Invalid parameter: recipient (${parsed.to}) is not a WhatsApp user of this business`, trace());
-    if (parsed.byUserId === true && msg.type === 'template') {
-      const t = await this.o.state.getTemplate(account.businessAccountId, msg.template.name, msg.template.language.code);
-      if (t !== null && t.category.toUpperCase() === 'AUTHENTICATION') {
-        return graphError(131062, 'Authentication templates need a phone number: send to the customer\'s phone number in to', trace());
-      }
-    }
     const record: SandboxMessage = {
       id: wamid(),
       phoneNumberId,
@@ -193,6 +188,9 @@ export class SandboxNetwork {
       const t = await this.o.state.getTemplate(account.businessAccountId, msg.template.name, msg.template.language.code);
       if (t === null) {
         return graphError(132001, `template name (${msg.template.name}) does not exist in ${msg.template.language.code}`, trace());
+      }
+      if (parsed.byUserId === true && t.category.toUpperCase() === 'AUTHENTICATION') {
+        return graphError(131062, 'Authentication templates need a phone number: send to the customer\'s phone number in to', trace());
       }
       const statusIssue = templateStatusIssue(t.status);
       if (statusIssue) return graphError(statusIssue.code, `${statusIssue.message}: ${t.name} (${t.language})`, trace());
@@ -500,7 +498,7 @@ export class SandboxNetwork {
    */
   private async customerOf(account: SandboxAccount, ref: string): Promise<SandboxCustomer | null> {
     const waba = account.businessAccountId;
-    if (/^[1-9][0-9]{6,14}$/.test(ref)) {
+    if (PHONE_DIGITS_PATTERN.test(ref)) {
       const known = await this.o.state.customerByPhone(waba, ref);
       if (known !== null) return known;
       const c: SandboxCustomer = { businessAccountId: waba, userId: derivedUserId(waba, ref), phone: ref, hidePhone: false };
@@ -534,7 +532,7 @@ export class SandboxNetwork {
   ): Promise<CustomerActionResult> {
     const account = await this.o.state.getAccount(phoneNumberId);
     if (account === null) throw new AppError(404, 'not_found', 'no such sandbox phone number');
-    if (!/^[1-9][0-9]{6,14}$/.test(ref) && !/^[A-Z]{2}\.[0-9A-Za-z]{1,128}$/.test(ref)) {
+    if (!CUSTOMER_ADDRESS_PATTERN.test(ref)) {
       throw new AppError(400, 'validation_failed', 'the customer is a number of 7 to 15 digits, no +, or the business-scoped user id of a customer made with POST /v1/sandbox/channels/{channelId}/customers');
     }
     const who = await this.customerOf(account, ref);

@@ -1,6 +1,6 @@
 import { numbered, type PgDb } from '../../store/index.js';
-import { sandboxMessageSql } from './state-sql.js';
-import { SANDBOX_CONVERSATION_KEEP, SANDBOX_MEDIA_KEEP, type SandboxAccount, type SandboxCustomer, type SandboxMedia, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
+import { sandboxCustomerRecords, sandboxMessageSql } from './state-sql.js';
+import { SANDBOX_CONVERSATION_KEEP, SANDBOX_MEDIA_KEEP, type SandboxAccount, type SandboxMedia, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
 
 const sql = sandboxMessageSql('sandbox_messages');
 const UPDATE = numbered(sql.update);
@@ -92,16 +92,6 @@ export function createPostgresSandboxState(db: PgDb): SandboxState {
     async getMedia(id) {
       return (await db.rows<{ body: SandboxMedia }>('SELECT body FROM sandbox_media WHERE id = $1', [id]))[0]?.body ?? null;
     },
-    async putCustomer(c) {
-      await db.put('sbxCustomers', `${c.businessAccountId}/${c.userId}`, c);
-      if (c.phone !== undefined) await db.put('sbxCustomerPhones', `${c.businessAccountId}/${c.phone}`, c.userId);
-    },
-    async getCustomer(waba, userId) {
-      return (await db.get<SandboxCustomer>('sbxCustomers', `${waba}/${userId}`)) ?? null;
-    },
-    async customerByPhone(waba, phone) {
-      const userId = await db.get<string>('sbxCustomerPhones', `${waba}/${phone}`);
-      return userId === undefined ? null : ((await db.get<SandboxCustomer>('sbxCustomers', `${waba}/${userId}`)) ?? null);
-    },
+    ...sandboxCustomerRecords(db),
   };
 }

@@ -1,6 +1,6 @@
 import type { SqliteDb } from '../../store/index.js';
-import { sandboxMessageSql } from './state-sql.js';
-import { SANDBOX_CONVERSATION_KEEP, SANDBOX_MEDIA_KEEP, type SandboxAccount, type SandboxCustomer, type SandboxMedia, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
+import { sandboxCustomerRecords, sandboxMessageSql } from './state-sql.js';
+import { SANDBOX_CONVERSATION_KEEP, SANDBOX_MEDIA_KEEP, type SandboxAccount, type SandboxMedia, type SandboxMessage, type SandboxState, type SandboxTemplate } from './state.js';
 
 /**
  * The sandbox network's state in its own SQLite database (it stands for a
@@ -88,16 +88,6 @@ export function createSqliteSandboxState(db: SqliteDb): SandboxState {
     async getMedia(id) {
       return media.get(id) ?? null;
     },
-    async putCustomer(c) {
-      await db.put('sbxCustomers', `${c.businessAccountId}/${c.userId}`, c);
-      if (c.phone !== undefined) await db.put('sbxCustomerPhones', `${c.businessAccountId}/${c.phone}`, c.userId);
-    },
-    async getCustomer(waba, userId) {
-      return (await db.get<SandboxCustomer>('sbxCustomers', `${waba}/${userId}`)) ?? null;
-    },
-    async customerByPhone(waba, phone) {
-      const userId = await db.get<string>('sbxCustomerPhones', `${waba}/${phone}`);
-      return userId === undefined ? null : ((await db.get<SandboxCustomer>('sbxCustomers', `${waba}/${userId}`)) ?? null);
-    },
+    ...sandboxCustomerRecords(db),
   };
 }

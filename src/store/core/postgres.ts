@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { placedAlready, placement } from './contact-placement.js';
 import { conflict } from '../../errors.js';
 import { postgresTicketTextMatch } from '../search/postgres.js';
 import { changedContact, type ApiKeyRecord, type Contact, type Organization, type Ticket, type TicketActivity, type User } from '../../domain/types.js';
@@ -219,9 +220,8 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
           const by = new Map(rows.map((r) => [r.id, r.canonical]));
           return ids.map((id) => by.get(id));
         };
-        const known = await read(db);
-        const first = known[0];
-        if (first !== undefined && known.every((c) => c === first)) return { canonical: first, conflicting: [] };
+        const already = placedAlready(await read(db));
+        if (already !== undefined) return { canonical: already, conflicting: [] };
         return db.tx(async (c) => {
           // One person's ids are linked one turn at a time on every node: each id's lock, in one order.
           for (const id of [...ids].sort()) await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7))', [`${organizationId}/${id}`]);
@@ -232,14 +232,7 @@ export function createPostgresStore(db: PgDb, redis: RedisClient, opts: Postgres
               ? { rows: [] as { audience_external_id: string }[] }
               : await c.query<{ audience_external_id: string }>('SELECT audience_external_id FROM contacts WHERE org = $1 AND audience_external_id = ANY($2::text[])', [organizationId, unknown]);
           const contacts = new Set(legacy.map((r) => r.audience_external_id));
-          const now = rows.map((k, i) => k ?? (contacts.has(ids[i]!) ? ids[i]! : undefined));
-          const canonical = now.find((k) => k !== undefined) ?? ids[0]!;
-          const conflicting: string[] = [];
-          const link: string[] = [];
-          ids.forEach((id, i) => {
-            if (now[i] !== undefined && now[i] !== canonical) conflicting.push(id);
-            else if (rows[i] === undefined) link.push(id);
-          });
+          const { canonical, conflicting, link } = placement(ids, rows, (id) => contacts.has(id));
           if (link.length > 0) {
             await c.query('INSERT INTO contact_ids (org, id, canonical) SELECT $1, unnest($2::text[]), $3 ON CONFLICT DO NOTHING', [organizationId, link, canonical]);
           }

@@ -5,6 +5,7 @@ import { changedContact, identifiedContact, type ApiKeyRecord, type Contact, typ
 import { canonicalTicket, changeEntry, creationEntry, formatTicketId } from '../../domain/ticket-rules.js';
 import type { DomainEvent } from '../../domain/events.js';
 import type { NewTicket, Store, TicketCommentedData, TicketEventStamp, TicketPage, TicketQuery } from './port.js';
+import { placedAlready, placement } from './contact-placement.js';
 import { countedFilter, pageTotal, ticketFilter, totalFilter, totalSql } from './ticket-query.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { createMemoryFailureCounter, createSqliteAuthSessionRepo } from '../auth/index.js';
@@ -64,14 +65,11 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
 
   const canonicalOf = (org: string, id: string) => (s('SELECT canonical FROM contact_ids WHERE org = ? AND id = ?').get(org, id) as { canonical: string } | undefined)?.canonical;
   /** The canonical ids of the given ids (or undefined where unknown), in one read. */
-  const canonicalsOf = (org: string, ids: readonly string[]) =>
-    ids.length === 1
-      ? [canonicalOf(org, ids[0]!)]
-      : (() => {
-          const rows = s(`SELECT id, canonical FROM contact_ids WHERE org = ? AND id IN (${ids.map(() => '?').join(', ')})`).all(org, ...ids) as { id: string; canonical: string }[];
-          const by = new Map(rows.map((r) => [r.id, r.canonical]));
-          return ids.map((id) => by.get(id));
-        })();
+  const canonicalsOf = (org: string, ids: readonly string[]) => {
+    const rows = s(`SELECT id, canonical FROM contact_ids WHERE org = ? AND id IN (${ids.map(() => '?').join(', ')})`).all(org, ...ids) as { id: string; canonical: string }[];
+    const by = new Map(rows.map((r) => [r.id, r.canonical]));
+    return ids.map((id) => by.get(id));
+  };
 
   return {
     kind: 'embedded',
@@ -173,20 +171,13 @@ export function createSqliteStore(db: SqliteDb, clock: Clock = systemClock): Sto
         return canonicalOf(organizationId, audienceExternalId) ?? audienceExternalId;
       },
       async identify(organizationId, ids) {
-        const known = canonicalsOf(organizationId, ids);
-        const first = known[0];
-        if (first !== undefined && known.every((c) => c === first)) return { canonical: first, conflicting: [] };
+        const already = placedAlready(canonicalsOf(organizationId, ids));
+        if (already !== undefined) return { canonical: already, conflicting: [] };
         return db.run(() => {
           // Again inside the write: what another turn linked meanwhile counts. A contact from before ids
           // were linked is known by its own id.
-          const rows = canonicalsOf(organizationId, ids);
-          const now = rows.map((c, i) => c ?? (contactOf(organizationId, ids[i]!) !== null ? ids[i]! : undefined));
-          const canonical = now.find((c) => c !== undefined) ?? ids[0]!;
-          const conflicting: string[] = [];
-          ids.forEach((id, i) => {
-            if (now[i] !== undefined && now[i] !== canonical) conflicting.push(id);
-            else if (rows[i] === undefined) s('INSERT INTO contact_ids (org, id, canonical) VALUES (?, ?, ?)').run(organizationId, id, canonical);
-          });
+          const { canonical, conflicting, link } = placement(ids, canonicalsOf(organizationId, ids), (id) => contactOf(organizationId, id) !== null);
+          for (const id of link) s('INSERT INTO contact_ids (org, id, canonical) VALUES (?, ?, ?)').run(organizationId, id, canonical);
           return { canonical, conflicting };
         });
       },
